@@ -1,0 +1,458 @@
+"""Cassettes: vcrpy configuration, a readable serializer, request matching, the manifest.
+
+Layout: ``cassettes/<set>/<configuration>/<question-id>.yaml`` (one episode each, model and
+Open-Meteo interactions in order) plus ``cassettes/<set>/manifest.json``.
+
+- Matching: method, path, query and the JSON body compared as parsed JSON. Host and port are
+  not matched, so a set recorded on loopback replays under any URL.
+- Storage: JSON bodies are stored parsed (``parsed_body``), Chinese unescaped; only
+  ``content-type`` headers are kept (authorization, api keys, cookies, ``x-stainless-*``,
+  dates and request ids never reach a cassette); loopback ports are dropped from URIs.
+- Replay: record mode ``none``; a request that is not recorded raises :class:`CassetteMiss`
+  (what differs from the closest recorded request, and how to re-record); an interaction left
+  unplayed raises :class:`UnplayedInteractions`; a malformed file raises
+  :class:`CassetteError` naming the file and the interaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+import vcr
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from vcr.errors import CannotOverwriteExistingCassetteException
+
+KEPT_HEADERS = {"content-type"}
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+MATCH_ON = ("method", "path", "query", "json_body")
+MANIFEST_FORMAT = 1
+
+
+class CassetteError(ValueError):
+    """A cassette or manifest file is missing or malformed; the message names the file
+    (and the interaction, counted from 1)."""
+
+
+class UnplayedInteractions(AssertionError):
+    """The episode finished but the cassette holds recorded interactions it never requested."""
+
+
+class CassetteMiss(RuntimeError):
+    """Replay met a request that is not in the cassette. The message says which episode,
+    what differs from the closest recorded request, and the command that re-records it."""
+
+
+# ---- serializer --------------------------------------------------------------------------
+
+
+def _parse_json_body(body: Any) -> Any:
+    if isinstance(body, bytes):
+        try:
+            body = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    if not isinstance(body, str) or not body.strip():
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _str_presenter)
+
+
+class JsonBodySerializer:
+    """vcrpy serializer: YAML with JSON bodies stored parsed under ``parsed_body``."""
+
+    @staticmethod
+    def serialize(cassette_dict: dict[str, Any]) -> str:
+        for interaction in cassette_dict["interactions"]:
+            request = interaction["request"]
+            parsed = _parse_json_body(request.get("body"))
+            if parsed is not None:
+                del request["body"]
+                request["parsed_body"] = parsed
+            body = interaction["response"].get("body", {})
+            parsed = _parse_json_body(body.get("string"))
+            if parsed is not None:
+                interaction["response"]["body"] = {"parsed_body": parsed}
+        return yaml.dump(
+            cassette_dict, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100
+        )
+
+    @staticmethod
+    def deserialize(text: str) -> dict[str, Any]:
+        data: dict[str, Any] = yaml.safe_load(text)
+        for interaction in data.get("interactions", []):
+            request = interaction["request"]
+            if "parsed_body" in request:
+                request["body"] = json.dumps(request.pop("parsed_body"), ensure_ascii=False)
+            body = interaction["response"].get("body", {})
+            if "parsed_body" in body:
+                interaction["response"]["body"] = {
+                    "string": json.dumps(body["parsed_body"], ensure_ascii=False)
+                }
+        return data
+
+
+# ---- matching and filtering --------------------------------------------------------------
+
+
+def _json_body_matcher(r1: Any, r2: Any) -> None:
+    b1, b2 = _parse_json_body(r1.body), _parse_json_body(r2.body)
+    if b1 is None and b2 is None:
+        if (r1.body or b"") != (r2.body or b""):
+            raise AssertionError("bodies differ")
+        return
+    if b1 != b2:
+        raise AssertionError("JSON bodies differ")
+
+
+def _before_record_request(request: Any) -> Any:
+    request.headers = {k: v for k, v in request.headers.items() if k.lower() in KEPT_HEADERS}
+    parts = urlsplit(request.uri)
+    if parts.hostname in LOOPBACK:
+        request.uri = urlunsplit(parts._replace(netloc=parts.hostname or ""))
+    return request
+
+
+def _before_record_response(response: dict[str, Any]) -> dict[str, Any]:
+    response["headers"] = {
+        k: v for k, v in response.get("headers", {}).items() if k.lower() in KEPT_HEADERS
+    }
+    return response
+
+
+def make_vcr(record_mode: Literal["none", "all", "once"] = "none") -> vcr.VCR:
+    """A VCR configured as the module docstring says."""
+    v = vcr.VCR(
+        record_mode=record_mode,
+        match_on=MATCH_ON,
+        serializer="toolreplay-yaml",
+        before_record_request=_before_record_request,
+        before_record_response=_before_record_response,
+        decode_compressed_response=True,
+    )
+    v.register_serializer("toolreplay-yaml", JsonBodySerializer)
+    v.register_matcher("json_body", _json_body_matcher)
+    return v
+
+
+# ---- validation of files read from disk ----------------------------------------------------
+
+
+class _RequestModel(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    method: str
+    uri: str
+
+
+class _ResponseModel(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    status: dict[str, Any]
+    body: dict[str, Any]
+
+
+class _InteractionModel(BaseModel):
+    request: _RequestModel
+    response: _ResponseModel
+
+
+def read_cassette(path: Path) -> list[dict[str, Any]]:
+    """The interactions of a cassette as stored (bodies parsed), validated.
+
+    Raises :class:`CassetteError` naming ``path`` and, for a malformed interaction, its
+    number (from 1) and the missing or wrong field."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CassetteError(f"cassette not found: {path}") from None
+    except yaml.YAMLError as exc:
+        raise CassetteError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
+        raise CassetteError(f"{path}: not a cassette (no 'interactions' list)")
+    for i, raw in enumerate(data["interactions"], start=1):
+        try:
+            _InteractionModel.model_validate(raw)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(x) for x in err["loc"])
+            raise CassetteError(f"{path}: interaction {i}: {where}: {err['msg']}") from None
+    interactions: list[dict[str, Any]] = data["interactions"]
+    return interactions
+
+
+# ---- miss explanations ------------------------------------------------------------------
+
+
+def _describe_body_difference(sent: Any, recorded: Any) -> list[str]:
+    """What differs between two chat-completions bodies, in the field's terms."""
+    if not isinstance(sent, dict) or not isinstance(recorded, dict):
+        return ["the request body differs"]
+    out: list[str] = []
+    for key in sorted(set(sent) | set(recorded)):
+        a, b = sent.get(key), recorded.get(key)
+        if a == b:
+            continue
+        if key == "messages" and isinstance(a, list) and isinstance(b, list):
+            out.extend(_describe_messages(a, b))
+        elif key == "tools":
+            out.extend(_describe_tools(a or [], b or []))
+        elif key in ("temperature", "top_p", "seed", "max_tokens", "tool_choice",
+                     "parallel_tool_calls", "model"):  # fmt: skip
+            out.append(f"sampling parameter `{key}`: sent {a!r}, recorded {b!r}")
+        else:
+            out.append(f"field `{key}`: sent {_short(a)}, recorded {_short(b)}")
+    return out
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+    return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+def _first_difference(a: str, b: str) -> str:
+    i = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return f"at character {i}: sent {_short(a[max(0, i - 20) : i + 40])}, recorded {_short(b[max(0, i - 20) : i + 40])}"
+
+
+def _describe_messages(sent: list[Any], recorded: list[Any]) -> list[str]:
+    out: list[str] = []
+    if len(sent) != len(recorded):
+        out.append(f"messages: sent {len(sent)}, recorded {len(recorded)}")
+    for i, (a, b) in enumerate(zip(sent, recorded, strict=False)):
+        if a == b:
+            continue
+        role = a.get("role") if isinstance(a, dict) else "?"
+        name = "system prompt" if role == "system" else f"message {i + 1} ({role})"
+        ca, cb = (a or {}).get("content"), (b or {}).get("content")
+        if isinstance(ca, str) and isinstance(cb, str) and ca != cb:
+            out.append(f"{name} content differs {_first_difference(ca, cb)}")
+        else:
+            out.append(f"{name} differs: sent {_short(a)}, recorded {_short(b)}")
+        break  # later messages follow from the first difference
+    return out
+
+
+def _describe_tools(sent: list[Any], recorded: list[Any]) -> list[str]:
+    def by_name(tools: list[Any]) -> dict[str, Any]:
+        return {t.get("function", {}).get("name"): t for t in tools if isinstance(t, dict)}
+
+    a, b = by_name(sent), by_name(recorded)
+    out = [f"tool schema `{n}` sent but not recorded" for n in sorted(set(a) - set(b))]
+    out += [f"tool schema `{n}` recorded but not sent" for n in sorted(set(b) - set(a))]
+    for n in sorted(set(a) & set(b)):
+        fa, fb = a[n].get("function", {}), b[n].get("function", {})
+        if fa.get("description") != fb.get("description"):
+            out.append(
+                f"tool schema `{n}` description differs "
+                f"{_first_difference(str(fa.get('description')), str(fb.get('description')))}"
+            )
+        elif a[n] != b[n]:
+            out.append(f"tool schema `{n}` parameters differ")
+    return out
+
+
+def explain_miss(
+    exc: CannotOverwriteExistingCassetteException, episode: str, rerecord: str
+) -> CassetteMiss:
+    """Turn vcrpy's miss into a :class:`CassetteMiss` in the field's terms."""
+    req = exc.failed_request
+    cassette = exc.cassette
+    played = sum(1 for i in range(len(cassette.requests)) if cassette.play_counts[i])
+    lines = [
+        f"cassette miss in episode {episode}: {req.method} {urlsplit(req.uri).path} "
+        f"is not in {cassette._path} (request {played + 1}; "
+        f"{played} of {len(cassette.requests)} recorded interactions played)."
+    ]
+    same_path = [
+        (i, r)
+        for i, r in enumerate(cassette.requests)
+        if urlsplit(r.uri).path == urlsplit(req.uri).path and r.method == req.method
+    ]
+    unplayed = [(i, r) for i, r in same_path if not cassette.play_counts[i]]
+    candidates = unplayed or same_path
+    if not candidates:
+        lines.append("No recorded request has this method and path.")
+    else:
+        sent = _parse_json_body(req.body)
+
+        def distance(item: tuple[int, Any]) -> int:
+            rec = _parse_json_body(item[1].body)
+            if isinstance(sent, dict) and isinstance(rec, dict):
+                return sum(1 for k in set(sent) | set(rec) if sent.get(k) != rec.get(k))
+            return 0 if item[1].query == req.query else 1
+
+        index, closest = min(candidates, key=distance)
+        lines.append(f"Closest recorded request: interaction {index + 1}. What differs:")
+        if sent is not None or _parse_json_body(closest.body) is not None:
+            diffs = _describe_body_difference(sent, _parse_json_body(closest.body))
+        else:
+            diffs = []
+        if closest.query != req.query:
+            rq, sq = dict(closest.query), dict(req.query)
+            for key in sorted(set(rq) | set(sq)):
+                if rq.get(key) != sq.get(key):
+                    diffs.append(f"query `{key}`: sent {sq.get(key)!r}, recorded {rq.get(key)!r}")
+        lines.extend(f"  - {d}" for d in diffs or ["(nothing the matchers compare; repeated call?)"])
+    lines.append(f"If the change is intended, re-record this episode: {rerecord}")
+    return CassetteMiss("\n".join(lines))
+
+
+def find_miss(exc: BaseException) -> CannotOverwriteExistingCassetteException | None:
+    """The vcrpy miss behind ``exc`` (the SDK wraps it in a connection error), if any."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, CannotOverwriteExistingCassetteException):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+@contextmanager
+def replay_cassette(path: Path, episode: str, rerecord: str) -> Iterator[Any]:
+    """Replay one episode's cassette with record mode ``none``.
+
+    Raises :class:`CassetteError` (missing/malformed), :class:`CassetteMiss` (a request not
+    recorded) or :class:`UnplayedInteractions` (recorded interactions never requested)."""
+    read_cassette(path)
+    try:
+        with make_vcr("none").use_cassette(str(path)) as cassette:
+            yield cassette
+            if not cassette.all_played:
+                left = [
+                    f"interaction {i + 1}: {r.method} {urlsplit(r.uri).path}"
+                    for i, r in enumerate(cassette.requests)
+                    if not cassette.play_counts[i]
+                ]
+                raise UnplayedInteractions(
+                    f"episode {episode} left {len(left)} recorded interaction(s) of {path} "
+                    f"unplayed ({'; '.join(left)}): the host made fewer requests than were "
+                    f"recorded. Re-record if intended: {rerecord}"
+                )
+    except (CassetteMiss, UnplayedInteractions, CassetteError):
+        raise
+    except Exception as exc:
+        miss = find_miss(exc)
+        if miss is None:
+            raise
+        raise explain_miss(miss, episode, rerecord) from None
+
+
+# ---- manifest ------------------------------------------------------------------------------
+
+
+def sha256_json(value: Any) -> str:
+    """SHA-256 of ``value`` as canonical JSON (sorted keys, UTF-8)."""
+    canon = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canon.encode("utf-8")).hexdigest()
+
+
+class EpisodeRecord(BaseModel):
+    """What the manifest keeps of one recorded episode."""
+
+    model_config = ConfigDict(extra="forbid")
+    cassette: str
+    wall_time_s: float
+    prompt_tokens: int
+    completion_tokens: int
+    rounds: int
+
+
+class Manifest(BaseModel):
+    """``cassettes/<set>/manifest.json``: provenance of a cassette set.
+
+    ``provenance`` is ``stand-in`` (the bundled test-double model and fixture server) or
+    ``live``. ``today`` is the date put in the system prompt, used again at replay.
+    Hashes detect stale cassettes: the system prompt template and each toolset's schemas."""
+
+    model_config = ConfigDict(extra="forbid")
+    format: Literal[1] = MANIFEST_FORMAT
+    cassette_set: str
+    provenance: Literal["stand-in", "live"]
+    model: str
+    model_base_url: str
+    endpoint_host: str
+    geocoding_url: str
+    forecast_url: str
+    recorded_on: str
+    today: str
+    eval_file: str
+    packages: dict[str, str]
+    system_prompt_sha256: str
+    tool_schemas_sha256: dict[str, str]
+    settings: dict[str, Any]
+    episodes: dict[str, EpisodeRecord] = Field(default_factory=dict)
+
+
+def manifest_path(set_dir: Path) -> Path:
+    return set_dir / "manifest.json"
+
+
+def read_manifest(set_dir: Path) -> Manifest:
+    """Load and validate ``manifest.json``; :class:`CassetteError` naming the file otherwise."""
+    path = manifest_path(set_dir)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CassetteError(
+            f"no cassette set at {set_dir} ({path.name} missing); record one with "
+            f"`toolreplay record --stand-in --set {set_dir.name}`"
+        ) from None
+    except ValueError as exc:
+        raise CassetteError(f"{path}: not valid JSON: {exc}") from None
+    try:
+        return Manifest.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise CassetteError(f"{path}: {where}: {err['msg']}") from None
+
+
+def write_manifest(set_dir: Path, manifest: Manifest) -> None:
+    text = json.dumps(manifest.model_dump(), ensure_ascii=False, indent=2, sort_keys=False)
+    manifest_path(set_dir).write_text(text + "\n", encoding="utf-8")
+
+
+def redact_url(url: str) -> tuple[str, str]:
+    """``(url without loopback port, host)`` for the manifest."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if host in LOOPBACK:
+        url = urlunsplit(parts._replace(netloc=host))
+    return url, host
+
+
+def episode_key(configuration: str, question_id: str) -> str:
+    return f"{configuration}/{question_id}"
+
+
+def cassette_path(set_dir: Path, configuration: str, question_id: str) -> Path:
+    return set_dir / configuration / f"{question_id}.yaml"
+
+
+def episode_usage(record: EpisodeRecord | None) -> Mapping[str, int]:
+    if record is None:
+        return {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    return {
+        "prompt_tokens": record.prompt_tokens,
+        "completion_tokens": record.completion_tokens,
+        "total_tokens": record.prompt_tokens + record.completion_tokens,
+    }

@@ -1,0 +1,204 @@
+"""Eval files (``evals/*.yaml``): questions, their expectations and the stand-in's hints.
+
+The YAML file is validated with pydantic at the boundary and turned into frozen dataclasses.
+Shapes::
+
+    EvalSuite(name, system_prompt, questions: tuple[Question, ...], experiment: ExperimentSpec)
+    Question(id, text, measure, day, places: tuple[Place, ...], narrates_followups)
+    Place(query, region)
+
+Errors: :class:`EvalFileError` names the file and the offending field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+Measure = Literal["temperature", "precipitation", "comparison"]
+Day = Literal["today", "tomorrow"]
+HEURISTICS = ("admin_seat", "population_order", "shi_retry")
+
+
+class EvalFileError(ValueError):
+    """An eval file is missing, is not YAML, or does not match the schema."""
+
+
+@dataclass(frozen=True)
+class Place:
+    """A place a question is about.
+
+    ``query`` is the name the model asks the geocoder first (e.g. ``宁德``); ``region`` is the
+    first-level division (Open-Meteo ``admin1``, e.g. ``福建省``) the right place lies in.
+    """
+
+    query: str
+    region: str
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question of an eval.
+
+    ``measure`` is what a correct answer must quantify: ``temperature`` (°C),
+    ``precipitation`` (mm) or ``comparison`` (temperatures of several places).
+    ``day`` is ``today`` or ``tomorrow`` (index 0 or 1 of Open-Meteo's ``daily`` series).
+    ``narrates_followups`` is a stand-in hint: it writes a sentence alongside follow-up calls.
+    """
+
+    id: str
+    text: str
+    measure: Measure
+    day: Day
+    places: tuple[Place, ...]
+    narrates_followups: bool
+
+    @property
+    def day_index(self) -> int:
+        """Index into Open-Meteo's ``daily`` arrays: 0 today, 1 tomorrow."""
+        return 0 if self.day == "today" else 1
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """Which configurations to run and the settings every arm shares."""
+
+    hosts: tuple[str, ...]
+    toolsets: tuple[str, ...]
+    max_rounds: int
+    token_budget: int
+    temperature: float
+    ablations: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class EvalSuite:
+    """A whole eval file: system prompt template (``{today}`` placeholder), questions, spec."""
+
+    name: str
+    system_prompt_template: str
+    questions: tuple[Question, ...]
+    experiment: ExperimentSpec
+    path: str
+
+    def system_prompt(self, today: str) -> str:
+        """The system prompt with ``{today}`` (an ISO date such as ``2026-09-17``) filled in."""
+        return self.system_prompt_template.replace("{today}", today)
+
+    def question(self, question_id: str) -> Question:
+        """The question with this id; :class:`KeyError` naming the known ids otherwise."""
+        for q in self.questions:
+            if q.id == question_id:
+                return q
+        known = ", ".join(q.id for q in self.questions)
+        raise KeyError(f"no question {question_id!r} in {self.path} (known: {known})")
+
+    def question_for_text(self, text: str) -> Question | None:
+        """The question whose text is exactly ``text``, or None."""
+        return next((q for q in self.questions if q.text == text), None)
+
+
+# ---- boundary models -------------------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _PlaceModel(_Strict):
+    query: str = Field(min_length=1)
+    region: str = Field(min_length=1)
+
+
+class _StandinModel(_Strict):
+    narrates_followups: bool = False
+
+
+class _QuestionModel(_Strict):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    text: str = Field(min_length=1)
+    measure: Measure
+    day: Day = "today"
+    places: list[_PlaceModel] = Field(min_length=1)
+    standin: _StandinModel = _StandinModel()
+
+
+class _SamplingModel(_Strict):
+    temperature: float = 0.0
+
+
+class _ExperimentModel(_Strict):
+    hosts: list[Literal["single", "loop"]] = ["single", "loop"]
+    toolsets: list[Literal["oneshot", "atomic"]] = ["oneshot", "atomic"]
+    max_rounds: int = Field(default=6, ge=2, le=50)
+    token_budget: int = Field(default=20000, ge=1)
+    sampling: _SamplingModel = _SamplingModel()
+    ablations: list[Literal["admin_seat", "population_order", "shi_retry"]] = []
+
+
+class _EvalModel(_Strict):
+    version: Literal[1]
+    name: str
+    system_prompt: str
+    experiment: _ExperimentModel = _ExperimentModel()
+    questions: list[_QuestionModel] = Field(min_length=1)
+
+    @field_validator("questions")
+    @classmethod
+    def _unique_ids(cls, value: list[_QuestionModel]) -> list[_QuestionModel]:
+        ids = [q.id for q in value]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"duplicate question ids: {', '.join(dupes)}")
+        return value
+
+
+def load_eval(path: str | Path) -> EvalSuite:
+    """Read and validate an eval file.
+
+    Raises :class:`EvalFileError` (naming ``path`` and the failing field) when the file is
+    missing, not YAML, or not of the schema above.
+    """
+    p = Path(path)
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise EvalFileError(f"eval file not found: {p}") from None
+    except yaml.YAMLError as exc:
+        raise EvalFileError(f"{p}: not valid YAML: {exc}") from None
+    try:
+        model = _EvalModel.model_validate(raw)
+    except ValidationError as exc:
+        lines = [
+            f"  {'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in exc.errors()
+        ]
+        raise EvalFileError(f"{p}: does not match the eval schema:\n" + "\n".join(lines)) from None
+    exp = model.experiment
+    return EvalSuite(
+        name=model.name,
+        system_prompt_template=model.system_prompt,
+        questions=tuple(
+            Question(
+                id=q.id,
+                text=q.text,
+                measure=q.measure,
+                day=q.day,
+                places=tuple(Place(query=pl.query, region=pl.region) for pl in q.places),
+                narrates_followups=q.standin.narrates_followups,
+            )
+            for q in model.questions
+        ),
+        experiment=ExperimentSpec(
+            hosts=tuple(exp.hosts),
+            toolsets=tuple(exp.toolsets),
+            max_rounds=exp.max_rounds,
+            token_budget=exp.token_budget,
+            temperature=exp.sampling.temperature,
+            ablations=tuple(exp.ablations),
+        ),
+        path=str(p),
+    )

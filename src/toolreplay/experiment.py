@@ -1,0 +1,175 @@
+"""Experiments: configurations (host × toolset × baseline variant) run over an eval's
+questions, replayed from a cassette set or recorded into one.
+
+Configuration names: ``single+oneshot``, ``loop+atomic``...; a baseline variant with one
+heuristic off is ``single+oneshot-no_shi_retry``. The HTTP clients (``httpx.Client`` for the
+model, ``requests.Session`` for Open-Meteo) are made here and passed down.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import httpx
+import requests
+
+from .cassettes import (
+    Manifest,
+    cassette_path,
+    episode_key,
+    read_manifest,
+    replay_cassette,
+)
+from .episode import Episode, Message
+from .evals import HEURISTICS, EvalSuite, Question
+from .hosts import HOST_NAMES, LoopLimits, run_host
+from .model import ChatModel, ModelSettings, OpenAIChatModel
+from .openmeteo import OpenMeteoClient
+from .toolsets import TOOLSET_NAMES, Heuristics, make_toolset
+
+NAME_RE = re.compile(r"^(single|loop)\+(oneshot|atomic)(?:-no_([a-z_]+))?$")
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """Host × toolset, optionally with one baseline heuristic ablated (oneshot only)."""
+
+    host: str
+    toolset: str
+    ablated: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.host not in HOST_NAMES:
+            raise ValueError(f"unknown host {self.host!r}; known: {', '.join(HOST_NAMES)}")
+        if self.toolset not in TOOLSET_NAMES:
+            raise ValueError(f"unknown toolset {self.toolset!r}; known: {', '.join(TOOLSET_NAMES)}")
+        if self.ablated is not None and (self.toolset != "oneshot" or self.ablated not in HEURISTICS):
+            raise ValueError(f"cannot ablate {self.ablated!r} from {self.toolset}")
+
+    @property
+    def name(self) -> str:
+        base = f"{self.host}+{self.toolset}"
+        return f"{base}-no_{self.ablated}" if self.ablated else base
+
+    @property
+    def heuristics(self) -> Heuristics | None:
+        if self.toolset != "oneshot":
+            return None
+        return Heuristics().without(self.ablated) if self.ablated else Heuristics()
+
+    @classmethod
+    def parse(cls, name: str) -> Configuration:
+        """Inverse of :attr:`name`; :class:`ValueError` naming the accepted forms."""
+        m = NAME_RE.match(name)
+        if not m:
+            raise ValueError(
+                f"bad configuration name {name!r}: use HOST+TOOLSET[-no_HEURISTIC], "
+                "e.g. loop+atomic or single+oneshot-no_shi_retry"
+            )
+        return cls(m.group(1), m.group(2), m.group(3))
+
+
+def study_configurations(suite: EvalSuite) -> list[Configuration]:
+    """The 2×2 in the study's order: toolset-major (oneshot first), single before loop."""
+    spec = suite.experiment
+    return [Configuration(h, t) for t in spec.toolsets for h in spec.hosts]
+
+
+def ablation_configurations(suite: EvalSuite) -> list[Configuration]:
+    """The oneshot baseline with each ablated heuristic, under every host."""
+    spec = suite.experiment
+    if "oneshot" not in spec.toolsets:
+        return []
+    return [Configuration(h, "oneshot", a) for a in spec.ablations for h in spec.hosts]
+
+
+def initial_messages(suite: EvalSuite, question: Question, today: str) -> list[Message]:
+    """``[system, user]``: the system prompt with ``today`` filled in, then the question."""
+    return [
+        {"role": "system", "content": suite.system_prompt(today)},
+        {"role": "user", "content": question.text},
+    ]
+
+
+def run_episode(
+    suite: EvalSuite,
+    config: Configuration,
+    question: Question,
+    *,
+    model: ChatModel,
+    open_meteo: OpenMeteoClient,
+    today: str,
+) -> Episode:
+    """Run one episode live (whatever sits under the clients: network, vcrpy, a double)."""
+    toolset = make_toolset(config.toolset, open_meteo, config.heuristics)
+    limits = LoopLimits(suite.experiment.max_rounds, suite.experiment.token_budget)
+    episode = run_host(
+        config.host, model, toolset, initial_messages(suite, question, today), limits
+    )
+    return replace(episode, configuration=config.name, question_id=question.id, question=question.text)
+
+
+def rerecord_command(set_name: str, provenance: str, keys: Iterable[str]) -> str:
+    flag = "--stand-in" if provenance == "stand-in" else "--live"
+    only = " ".join(f"--only {k}" for k in keys)
+    return f"toolreplay record {flag} --set {set_name} {only}".strip()
+
+
+def replay_episode(
+    set_dir: Path,
+    manifest: Manifest,
+    suite: EvalSuite,
+    config: Configuration,
+    question: Question,
+) -> Episode:
+    """Replay one episode from its cassette (record mode ``none``, no key read or needed).
+
+    The recorded wall time and the prompt date come from the manifest. Raises
+    :class:`~toolreplay.cassettes.CassetteMiss`, :class:`~toolreplay.cassettes.UnplayedInteractions`
+    or :class:`~toolreplay.cassettes.CassetteError`."""
+    key = episode_key(config.name, question.id)
+    settings = ModelSettings(
+        base_url=manifest.model_base_url,
+        model=manifest.model,
+        api_key=None,
+        temperature=suite.experiment.temperature,
+    )
+    rerecord = rerecord_command(manifest.cassette_set, manifest.provenance, [key])
+    with httpx.Client() as http, requests.Session() as session:
+        model = OpenAIChatModel(settings, http)
+        client = OpenMeteoClient(session, manifest.geocoding_url, manifest.forecast_url)
+        with replay_cassette(cassette_path(set_dir, config.name, question.id), key, rerecord):
+            episode = run_episode(
+                suite, config, question, model=model, open_meteo=client, today=manifest.today
+            )
+    record = manifest.episodes.get(key)
+    return replace(episode, wall_time_s=record.wall_time_s if record else 0.0)
+
+
+def replay_set(
+    set_dir: Path,
+    suite: EvalSuite,
+    configs: Sequence[Configuration],
+    progress: Progress | None = None,
+) -> list[Episode]:
+    """Replay every configuration × question of the set, in order."""
+    manifest = read_manifest(set_dir)
+    episodes = []
+    for config in configs:
+        for question in suite.questions:
+            if progress:
+                progress(episode_key(config.name, question.id))
+            episodes.append(replay_episode(set_dir, manifest, suite, config, question))
+    return episodes
+
+
+def timed(fn: Callable[[], Episode]) -> tuple[Episode, float]:
+    start = time.perf_counter()
+    episode = fn()
+    return episode, round(time.perf_counter() - start, 3)

@@ -1,0 +1,61 @@
+"""A tiny JSON-over-HTTP server on loopback, shared by the stand-in model and the
+Open-Meteo fixture server. Built on the standard library's ``ThreadingHTTPServer``.
+
+:func:`serve` runs ``app(method, path, query, body) -> (status, json_body)`` on
+``127.0.0.1`` (a free port) in a background thread and yields its base URL.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+JsonApp = Callable[[str, str, dict[str, str], bytes], tuple[int, Any]]
+
+
+def _handler(app: JsonApp) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _serve(self) -> None:
+            parts = urlsplit(self.path)
+            query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            try:
+                status, payload = app(self.command, parts.path, query, body)
+            except Exception as exc:  # a bug in a double must be visible, not a hang
+                status, payload = 500, {"error": True, "reason": f"{type(exc).__name__}: {exc}"}
+            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = _serve
+        do_POST = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            return
+
+    return Handler
+
+
+@contextmanager
+def serve(app: JsonApp) -> Iterator[str]:
+    """Serve ``app`` on ``http://127.0.0.1:<free port>`` until the block exits."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(app))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

@@ -1,0 +1,245 @@
+"""Recording cassette sets: ``--stand-in`` (offline, against the bundled stand-in model and
+Open-Meteo fixture server on loopback) or ``--live`` (a real OpenAI-compatible endpoint and the
+real Open-Meteo API; needs a key).
+
+Recording writes into a fresh temporary folder beside the set and moves the result into place
+only when every episode succeeded: a failed recording never overwrites good cassettes.
+Re-recording chosen episodes (``only``) replaces just those cassettes and manifest entries.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import httpx
+import requests
+
+from .cassettes import (
+    CassetteError,
+    EpisodeRecord,
+    Manifest,
+    cassette_path,
+    episode_key,
+    make_vcr,
+    manifest_path,
+    read_manifest,
+    redact_url,
+    sha256_json,
+    write_manifest,
+)
+from .evals import EvalSuite
+from .experiment import Configuration, Progress, run_episode, timed
+from .fixture_server import load_fixtures, open_meteo_fixture_server
+from .model import KEY_VARIABLES, ModelSettings, OpenAIChatModel
+from .openmeteo import FORECAST_URL, GEOCODING_URL, OpenMeteoClient
+from .standin import STANDIN_MODEL, standin_server
+from .toolsets import all_tool_schemas
+
+PACKAGES = ("toolreplay", "openai", "httpx", "requests", "vcrpy")
+
+
+class RecordingError(RuntimeError):
+    """Recording could not start or did not finish; nothing in the set was changed."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where recording goes and what it talks to."""
+
+    provenance: str  # "stand-in" or "live"
+    model: ModelSettings
+    geocoding_url: str
+    forecast_url: str
+    today: str
+
+
+def package_versions() -> dict[str, str]:
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "unknown"
+    return out
+
+
+def schema_hashes() -> dict[str, str]:
+    return {name: sha256_json(list(schemas)) for name, schemas in all_tool_schemas().items()}
+
+
+def _record_into(
+    folder: Path,
+    suite: EvalSuite,
+    target: Target,
+    episodes: Sequence[tuple[Configuration, str]],
+    progress: Progress | None,
+) -> dict[str, EpisodeRecord]:
+    records: dict[str, EpisodeRecord] = {}
+    recorder = make_vcr("all")
+    for config, question_id in episodes:
+        question = suite.question(question_id)
+        key = episode_key(config.name, question_id)
+        if progress:
+            progress(key)
+        path = cassette_path(folder, config.name, question_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with httpx.Client(timeout=120) as http, requests.Session() as session:
+            model = OpenAIChatModel(target.model, http, max_retries=2)
+            client = OpenMeteoClient(session, target.geocoding_url, target.forecast_url)
+            with recorder.use_cassette(str(path)):
+                episode, seconds = timed(
+                    lambda: run_episode(
+                        suite, config, question, model=model, open_meteo=client, today=target.today
+                    )
+                )
+        if episode.stop_reason == "error":
+            raise RecordingError(f"episode {key} failed: {episode.error}")
+        records[key] = EpisodeRecord(
+            cassette=str(path.relative_to(folder)),
+            wall_time_s=seconds,
+            prompt_tokens=episode.usage.prompt_tokens,
+            completion_tokens=episode.usage.completion_tokens,
+            rounds=len(episode.rounds),
+        )
+    return records
+
+
+def record_set(
+    set_dir: Path,
+    suite: EvalSuite,
+    configs: Sequence[Configuration],
+    target: Target,
+    *,
+    only: Sequence[str] = (),
+    progress: Progress | None = None,
+) -> Manifest:
+    """Record ``configs`` × the suite's questions into ``set_dir`` (or only the episode keys
+    ``only``, e.g. ``loop+atomic/ningde``, into an existing set). Returns the new manifest.
+
+    Raises :class:`RecordingError` when an episode fails or an ``only`` key is unknown; the
+    set on disk is then untouched."""
+    wanted = [(c, q.id) for c in configs for q in suite.questions]
+    if only:
+        known = {episode_key(c.name, q): (c, q) for c, q in wanted}
+        unknown = [k for k in only if k not in known]
+        if unknown:
+            raise RecordingError(
+                f"unknown episode(s): {', '.join(unknown)}; episodes look like "
+                f"CONFIGURATION/QUESTION-ID, e.g. {next(iter(known))}"
+            )
+        wanted = [known[k] for k in only]
+        if not manifest_path(set_dir).exists():
+            raise RecordingError(f"--only needs an existing set; {set_dir} has no manifest")
+    set_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".recording-{set_dir.name}-", dir=set_dir.parent))
+    try:
+        records = _record_into(staging, suite, target, wanted, progress)
+        model_url, host = redact_url(target.model.base_url)
+        previous = read_manifest(set_dir) if only else None
+        manifest = Manifest(
+            cassette_set=set_dir.name,
+            provenance=target.provenance,  # type: ignore[arg-type]
+            model=target.model.model,
+            model_base_url=model_url,
+            endpoint_host=host,
+            geocoding_url=redact_url(target.geocoding_url)[0],
+            forecast_url=redact_url(target.forecast_url)[0],
+            recorded_on=dt.date.today().isoformat(),
+            today=target.today,
+            eval_file=Path(suite.path).as_posix(),
+            packages=package_versions(),
+            system_prompt_sha256=sha256_json(suite.system_prompt_template),
+            tool_schemas_sha256=schema_hashes(),
+            settings={
+                "temperature": suite.experiment.temperature,
+                "max_rounds": suite.experiment.max_rounds,
+                "token_budget": suite.experiment.token_budget,
+            },
+            episodes={**(previous.episodes if previous else {}), **records},
+        )
+        if previous is not None:
+            if previous.provenance != manifest.provenance or previous.today != manifest.today:
+                raise RecordingError(
+                    f"{set_dir} was recorded {previous.provenance} for {previous.today}; "
+                    f"re-recording part of it {manifest.provenance} for {manifest.today} would mix "
+                    "two recordings. Re-record the whole set instead."
+                )
+            for key in records:
+                dest = set_dir / records[key].cassette
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(staging / records[key].cassette, dest)
+            write_manifest(set_dir, manifest)
+        else:
+            write_manifest(staging, manifest)
+            backup = None
+            if set_dir.exists():
+                backup = set_dir.with_name(f".{set_dir.name}.previous")
+                shutil.rmtree(backup, ignore_errors=True)
+                set_dir.rename(backup)
+            staging.rename(set_dir)
+            if backup is not None:
+                shutil.rmtree(backup)
+        return manifest
+    except CassetteError as exc:
+        raise RecordingError(str(exc)) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def record_stand_in(
+    set_dir: Path,
+    suite: EvalSuite,
+    configs: Sequence[Configuration],
+    *,
+    only: Sequence[str] = (),
+    progress: Progress | None = None,
+) -> Manifest:
+    """Record against the stand-in model and the Open-Meteo fixture server (both on
+    loopback, started and stopped here). The prompt date is the fixtures' ``today``."""
+    with standin_server(suite) as model_url, open_meteo_fixture_server() as om_url:
+        target = Target(
+            provenance="stand-in",
+            model=ModelSettings(base_url=model_url, model=STANDIN_MODEL, api_key="stand-in",
+                                temperature=suite.experiment.temperature),
+            geocoding_url=f"{om_url}/v1/search",
+            forecast_url=f"{om_url}/v1/forecast",
+            today=str(load_fixtures()["today"]),
+        )
+        return record_set(set_dir, suite, configs, target, only=only, progress=progress)
+
+
+def record_live(
+    set_dir: Path,
+    suite: EvalSuite,
+    configs: Sequence[Configuration],
+    settings: ModelSettings,
+    *,
+    only: Sequence[str] = (),
+    progress: Progress | None = None,
+) -> Manifest:
+    """Record against a real endpoint (``settings``) and the public Open-Meteo API. The prompt
+    date is today in Asia/Shanghai. :class:`RecordingError` when no key is set."""
+    if not settings.api_key:
+        raise RecordingError(
+            "live recording needs an API key: set "
+            + " or ".join(KEY_VARIABLES)
+            + " (the key is sent to the endpoint only; it is never written to a cassette)."
+            " To record offline instead, use `toolreplay record --stand-in`."
+        )
+    settings = ModelSettings(settings.base_url, settings.model, settings.api_key,
+                             suite.experiment.temperature)  # fmt: skip
+    target = Target(
+        provenance="live",
+        model=settings,
+        geocoding_url=GEOCODING_URL,
+        forecast_url=FORECAST_URL,
+        today=dt.datetime.now(ZoneInfo("Asia/Shanghai")).date().isoformat(),
+    )
+    return record_set(set_dir, suite, configs, target, only=only, progress=progress)

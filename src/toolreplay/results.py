@@ -1,0 +1,112 @@
+"""``reports/results.json``: the judged episodes and per-configuration summary.
+
+Shape (keys kept stable; fields may be added)::
+
+    {"format": 1, "cassette_set": "reference", "provenance": {...}, "judge": "measured-value",
+     "configurations": [{"name", "passed", "total", "avg_rounds", "avg_tool_calls",
+                         "recorded_wall_time_s", "avg_tokens", "stop_reasons"}, ...],
+     "episodes": [{"configuration", "question_id", "question", "answer", "passed", "verdict",
+                   "rounds", "tool_calls", "tool_chain", "calls", "stop_reason", "usage",
+                   "recorded_wall_time_s", "transcript"}, ...]}
+
+Written with sorted-free, fixed key order and ``ensure_ascii=False``; regenerating from the same
+cassettes gives byte-identical output (times are the manifest's recorded ones).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .cassettes import Manifest
+from .episode import Episode
+from .judge import Judge
+
+RESULTS_FORMAT = 1
+
+
+def episode_record(episode: Episode, judge: Judge) -> dict[str, Any]:
+    """One episode as a results.json entry, judged by ``judge``."""
+    verdict = judge.judge(episode.answer)
+    calls = [
+        {"round": rnd.index, "name": r.call.name, "arguments": r.call.parsed_arguments()}
+        for rnd in episode.rounds
+        for r in rnd.results
+    ]
+    return {
+        "configuration": episode.configuration,
+        "question_id": episode.question_id,
+        "question": episode.question,
+        "answer": episode.answer,
+        "passed": verdict.passed,
+        "verdict": verdict.explanation,
+        "rounds": len(episode.rounds),
+        "tool_calls": len(episode.tool_calls),
+        "tool_chain": episode.tool_chain,
+        "calls": calls,
+        "pending_tool_calls": [
+            {"name": c.name, "arguments": c.parsed_arguments()} for c in episode.pending_tool_calls
+        ],
+        "stop_reason": episode.stop_reason,
+        "usage": episode.usage.to_dict(),
+        "recorded_wall_time_s": episode.wall_time_s,
+        "transcript": list(episode.transcript),
+    }
+
+
+def summarize(records: Sequence[dict[str, Any]], names: Sequence[str]) -> list[dict[str, Any]]:
+    """Per configuration (in ``names`` order): passed/total, average rounds and tool calls
+    (2 decimals), recorded wall time summed (s), average total tokens, stop-reason counts."""
+    out = []
+    for name in names:
+        eps = [r for r in records if r["configuration"] == name]
+        n = len(eps) or 1
+        out.append(
+            {
+                "name": name,
+                "passed": sum(1 for r in eps if r["passed"]),
+                "total": len(eps),
+                "avg_rounds": round(sum(r["rounds"] for r in eps) / n, 2),
+                "avg_tool_calls": round(sum(r["tool_calls"] for r in eps) / n, 2),
+                "recorded_wall_time_s": round(sum(r["recorded_wall_time_s"] for r in eps), 3),
+                "avg_tokens": round(sum(r["usage"]["total_tokens"] for r in eps) / n, 1),
+                "stop_reasons": dict(sorted(Counter(r["stop_reason"] for r in eps).items())),
+            }
+        )
+    return out
+
+
+def provenance(manifest: Manifest) -> dict[str, Any]:
+    return {
+        "provenance": manifest.provenance,
+        "model": manifest.model,
+        "endpoint_host": manifest.endpoint_host,
+        "recorded_on": manifest.recorded_on,
+        "today": manifest.today,
+        "packages": manifest.packages,
+    }
+
+
+def build_results(
+    manifest: Manifest,
+    episodes: Sequence[Episode],
+    configuration_names: Sequence[str],
+    judge: Judge,
+) -> dict[str, Any]:
+    records = [episode_record(e, judge) for e in episodes]
+    return {
+        "format": RESULTS_FORMAT,
+        "cassette_set": manifest.cassette_set,
+        "provenance": provenance(manifest),
+        "judge": judge.name,
+        "configurations": summarize(records, configuration_names),
+        "episodes": records,
+    }
+
+
+def write_results(path: Path, results: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
