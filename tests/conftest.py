@@ -1,0 +1,64 @@
+"""Shared fixtures. Tests never touch the network: pytest runs with ``--block-network``
+(pytest-recording) and cassettes replay with record mode ``none``; the only sockets are the
+stand-in and fixture servers on loopback, started by the tests that record."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from toolreplay.cassettes import read_manifest
+from toolreplay.episode import Episode
+from toolreplay.evals import EvalSuite, load_eval
+from toolreplay.experiment import replay_set, study_configurations
+from toolreplay.judge import FULL_JUDGE
+from toolreplay.results import build_results
+
+REPO = Path(__file__).resolve().parents[1]
+EVAL_FILE = REPO / "evals" / "weather.yaml"
+REFERENCE = REPO / "cassettes" / "reference"
+
+
+@pytest.fixture(scope="session")
+def suite() -> EvalSuite:
+    return load_eval(EVAL_FILE)
+
+
+@pytest.fixture(scope="session")
+def reference_episodes(suite: EvalSuite) -> dict[tuple[str, str], Episode]:
+    """Every committed study episode, replayed once per test session."""
+    episodes = replay_set(REFERENCE, suite, study_configurations(suite))
+    return {(e.configuration, e.question_id): e for e in episodes}
+
+
+@pytest.fixture(scope="session")
+def reference_results(suite: EvalSuite, reference_episodes: dict) -> dict:
+    names = [c.name for c in study_configurations(suite)]
+    return build_results(read_manifest(REFERENCE), list(reference_episodes.values()), names, FULL_JUDGE)
+
+
+def _loopback_works() -> bool:
+    server = socket.socket()
+    try:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        with socket.create_connection(server.getsockname(), timeout=2):
+            return True
+    except OSError:
+        return False
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def loopback() -> None:
+    """Loopback must carry traffic for the recording tests. In a fresh network namespace
+    (``unshare --net``) ``lo`` starts down: bring it up there (root only), else skip."""
+    if _loopback_works():
+        return
+    subprocess.run(["ip", "link", "set", "dev", "lo", "up"], capture_output=True, check=False)
+    if not _loopback_works():
+        pytest.skip("loopback interface is down and cannot be brought up here")
