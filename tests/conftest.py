@@ -37,7 +37,8 @@ def reference_episodes(suite: EvalSuite) -> dict[tuple[str, str], Episode]:
 @pytest.fixture(scope="session")
 def reference_results(suite: EvalSuite, reference_episodes: dict) -> dict:
     names = [c.name for c in study_configurations(suite)]
-    return build_results(read_manifest(REFERENCE), list(reference_episodes.values()), names, FULL_JUDGE)
+    episodes = list(reference_episodes.values())
+    return build_results(read_manifest(REFERENCE), episodes, names, FULL_JUDGE)
 
 
 def _loopback_works() -> bool:

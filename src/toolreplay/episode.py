@@ -33,9 +33,11 @@ class ToolCall:
     def signature(self) -> str:
         """``name(args)`` with arguments canonicalised (sorted keys), for repeat detection."""
         args = self.parsed_arguments()
-        canon = json.dumps(args, sort_keys=True, ensure_ascii=False) if not isinstance(
-            args, str
-        ) else args
+        canon = (
+            json.dumps(args, sort_keys=True, ensure_ascii=False)
+            if not isinstance(args, str)
+            else args
+        )
         return f"{self.name}({canon})"
 
     def to_message(self) -> dict[str, Any]:

@@ -173,9 +173,7 @@ def load_eval(path: str | Path) -> EvalSuite:
     try:
         model = _EvalModel.model_validate(raw)
     except ValidationError as exc:
-        lines = [
-            f"  {'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in exc.errors()
-        ]
+        lines = [f"  {'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in exc.errors()]
         raise EvalFileError(f"{p}: does not match the eval schema:\n" + "\n".join(lines)) from None
     exp = model.experiment
     return EvalSuite(

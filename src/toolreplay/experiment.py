@@ -9,7 +9,6 @@ model, ``requests.Session`` for Open-Meteo) are made here and passed down.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -49,7 +48,9 @@ class Configuration:
             raise ValueError(f"unknown host {self.host!r}; known: {', '.join(HOST_NAMES)}")
         if self.toolset not in TOOLSET_NAMES:
             raise ValueError(f"unknown toolset {self.toolset!r}; known: {', '.join(TOOLSET_NAMES)}")
-        if self.ablated is not None and (self.toolset != "oneshot" or self.ablated not in HEURISTICS):
+        if self.ablated is not None and (
+            self.toolset != "oneshot" or self.ablated not in HEURISTICS
+        ):
             raise ValueError(f"cannot ablate {self.ablated!r} from {self.toolset}")
 
     @property
@@ -112,7 +113,9 @@ def run_episode(
     episode = run_host(
         config.host, model, toolset, initial_messages(suite, question, today), limits
     )
-    return replace(episode, configuration=config.name, question_id=question.id, question=question.text)
+    return replace(
+        episode, configuration=config.name, question_id=question.id, question=question.text
+    )
 
 
 def rerecord_command(set_name: str, provenance: str, keys: Iterable[str]) -> str:
@@ -167,9 +170,3 @@ def replay_set(
                 progress(episode_key(config.name, question.id))
             episodes.append(replay_episode(set_dir, manifest, suite, config, question))
     return episodes
-
-
-def timed(fn: Callable[[], Episode]) -> tuple[Episode, float]:
-    start = time.perf_counter()
-    episode = fn()
-    return episode, round(time.perf_counter() - start, 3)

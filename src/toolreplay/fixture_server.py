@@ -88,7 +88,9 @@ class OpenMeteoFixtures:
             lat = float(query["latitude"])
             lon = float(query["longitude"])
         except KeyError:
-            return _error(400, "Parameter 'latitude' and 'longitude' must have the same number of elements")
+            return _error(
+                400, "Parameter 'latitude' and 'longitude' must have the same number of elements"
+            )
         except ValueError:
             return _error(400, "Latitude and longitude must be numbers")
         if not -90 <= lat <= 90:
@@ -111,12 +113,16 @@ class OpenMeteoFixtures:
         for v in current_vars:
             if cell is not None and v not in cell["current"]:
                 return _error(
-                    400, f"Cannot initialize ForecastVariable from invalid String value {v} for key current"
+                    400,
+                    "Cannot initialize ForecastVariable from invalid String value "
+                    f"{v} for key current",
                 )
         for v in daily_vars:
             if cell is not None and v not in cell["daily"]:
                 return _error(
-                    400, f"Invalid value: Cannot initialize ForecastVariableDaily from invalid String value {v}"
+                    400,
+                    "Invalid value: Cannot initialize ForecastVariableDaily from invalid "
+                    f"String value {v}",
                 )
         if cell is None:
             return _error(404, f"toolreplay fixture server has no grid cell near {lat},{lon}")

@@ -51,7 +51,9 @@ def _handler(app: JsonApp) -> type[BaseHTTPRequestHandler]:
 def serve(app: JsonApp) -> Iterator[str]:
     """Serve ``app`` on ``http://127.0.0.1:<free port>`` until the block exits."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(app))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

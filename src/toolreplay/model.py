@@ -91,6 +91,8 @@ class OpenAIChatModel:
     def complete(
         self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None
     ) -> ModelReply:
+        from openai.types.chat import ChatCompletionMessageFunctionToolCall
+
         kwargs: dict[str, Any] = {}
         if tools:
             kwargs = {"tools": list(tools), "tool_choice": "auto", "parallel_tool_calls": True}
@@ -105,7 +107,7 @@ class OpenAIChatModel:
         calls = tuple(
             ToolCall(tc.id, tc.function.name, tc.function.arguments or "")
             for tc in (msg.tool_calls or [])
-            if getattr(tc, "function", None) is not None
+            if isinstance(tc, ChatCompletionMessageFunctionToolCall)
         )
         usage = Usage(
             resp.usage.prompt_tokens if resp.usage else 0,
@@ -114,7 +116,9 @@ class OpenAIChatModel:
         return ModelReply(msg.content, calls, choice.finish_reason or "stop", usage)
 
 
-ScriptStep = ModelReply | Callable[[Sequence[Message], Sequence[Mapping[str, Any]] | None], ModelReply]
+ScriptStep = (
+    ModelReply | Callable[[Sequence[Message], Sequence[Mapping[str, Any]] | None], ModelReply]
+)
 
 
 @dataclass

@@ -113,7 +113,9 @@ class OpenMeteoClient:
             ) from None
         reason = str(body.get("reason", "")) if isinstance(body, dict) else ""
         if response.status_code == 400:
-            raise BadRequest(f"Open-Meteo rejected the request: {reason}", status=400, reason=reason)
+            raise BadRequest(
+                f"Open-Meteo rejected the request: {reason}", status=400, reason=reason
+            )
         if response.status_code == 429:
             raise RateLimited(f"Open-Meteo rate limit: {reason}", status=429, reason=reason)
         if response.status_code != 200 or not isinstance(body, dict):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -35,7 +36,7 @@ from .cassettes import (
     write_manifest,
 )
 from .evals import EvalSuite
-from .experiment import Configuration, Progress, run_episode, timed
+from .experiment import Configuration, Progress, run_episode
 from .fixture_server import load_fixtures, open_meteo_fixture_server
 from .model import KEY_VARIABLES, ModelSettings, OpenAIChatModel
 from .openmeteo import FORECAST_URL, GEOCODING_URL, OpenMeteoClient
@@ -94,11 +95,11 @@ def _record_into(
             model = OpenAIChatModel(target.model, http, max_retries=2)
             client = OpenMeteoClient(session, target.geocoding_url, target.forecast_url)
             with recorder.use_cassette(str(path)):
-                episode, seconds = timed(
-                    lambda: run_episode(
-                        suite, config, question, model=model, open_meteo=client, today=target.today
-                    )
+                started = time.perf_counter()
+                episode = run_episode(
+                    suite, config, question, model=model, open_meteo=client, today=target.today
                 )
+                seconds = round(time.perf_counter() - started, 3)
         if episode.stop_reason == "error":
             raise RecordingError(f"episode {key} failed: {episode.error}")
         records[key] = EpisodeRecord(
@@ -206,8 +207,12 @@ def record_stand_in(
     with standin_server(suite) as model_url, open_meteo_fixture_server() as om_url:
         target = Target(
             provenance="stand-in",
-            model=ModelSettings(base_url=model_url, model=STANDIN_MODEL, api_key="stand-in",
-                                temperature=suite.experiment.temperature),
+            model=ModelSettings(
+                base_url=model_url,
+                model=STANDIN_MODEL,
+                api_key="stand-in",
+                temperature=suite.experiment.temperature,
+            ),
             geocoding_url=f"{om_url}/v1/search",
             forecast_url=f"{om_url}/v1/forecast",
             today=str(load_fixtures()["today"]),

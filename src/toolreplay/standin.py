@@ -91,7 +91,9 @@ class StandinPolicy:
                 if not _related(city, st.place):
                     continue
                 st.geocoded.append(city)
-                candidates = [result["place"]] if name == "get_weather" else result.get("candidates", [])
+                candidates = (
+                    [result["place"]] if name == "get_weather" else result.get("candidates", [])
+                )
                 fit = next((c for c in candidates if c.get("admin1") == st.place.region), None)
                 if fit is None:
                     st.wrong = candidates[0] if candidates else None
@@ -194,7 +196,8 @@ class StandinPolicy:
         now = f"当前气温 {cur['temperature_2m']['value']}°C，" if cur else ""
         return (
             f"{where}{day_word}{d['weather']}，{now}"
-            f"最高 {d['temperature_2m_max']['value']}°C，最低 {d['temperature_2m_min']['value']}°C。"
+            f"最高 {d['temperature_2m_max']['value']}°C，"
+            f"最低 {d['temperature_2m_min']['value']}°C。"
         )
 
     # ---- wire format ---------------------------------------------------------------------
@@ -222,7 +225,7 @@ class StandinPolicy:
             message["tool_calls"] = tool_calls
         prompt_chars = len(json.dumps([messages, body.get("tools")], ensure_ascii=False))
         completion_chars = len(content or "") + sum(
-            len(tc["function"]["arguments"]) + 20 for tc in tool_calls
+            len(json.dumps(args, ensure_ascii=False)) + 20 for _, args in calls
         )
         prompt_tokens, completion_tokens = prompt_chars // 2, completion_chars // 2 + 1
         return {
@@ -251,7 +254,11 @@ class StandinPolicy:
         self, method: str, path: str, query: dict[str, str], body: bytes
     ) -> tuple[int, Any]:
         if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
-            return 404, {"error": {"message": f"stand-in serves POST /v1/chat/completions, not {method} {path}"}}
+            return 404, {
+                "error": {
+                    "message": f"stand-in serves POST /v1/chat/completions, not {method} {path}"
+                }
+            }
         try:
             request = json.loads(body or b"{}")
         except ValueError:

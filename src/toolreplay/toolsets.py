@@ -77,9 +77,7 @@ def is_admin_seat(candidate: Mapping[str, Any]) -> bool:
     return candidate.get("feature_code") in ADMIN_SEAT_CODES
 
 
-def choose_place(
-    candidates: list[dict[str, Any]], heuristics: Heuristics
-) -> dict[str, Any] | None:
+def choose_place(candidates: list[dict[str, Any]], heuristics: Heuristics) -> dict[str, Any] | None:
     """Pick one geocoding candidate the way the reference baseline does.
 
     Population order (a stable sort, largest first; missing population counts as 0) comes

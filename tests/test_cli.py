@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from toolreplay.cli import app
+
+from .conftest import EVAL_FILE, REPO
+
+runner = CliRunner()
+
+
+def run_cli(*args: str):
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+def test_run_prints_the_table_and_writes_identical_results_twice(tmp_path):
+    common = ["--eval", str(EVAL_FILE), "--cassettes", str(REPO / "cassettes")]
+    first = run_cli("run", *common, "--out", str(tmp_path / "a"))
+    second = run_cli("run", *common, "--out", str(tmp_path / "b"))
+    assert first.exit_code == 0, first.output
+    assert second.exit_code == 0, second.output
+    assert "single+atomic" in first.output and "0/4" in first.output and "3.25" in first.output
+    a = (tmp_path / "a" / "results.json").read_bytes()
+    assert a == (tmp_path / "b" / "results.json").read_bytes()
+    results = json.loads(a)
+    assert results["cassette_set"] == "reference"
+    assert [c["name"] for c in results["configurations"]] == [
+        "single+oneshot", "loop+oneshot", "single+atomic", "loop+atomic",
+    ]  # fmt: skip
+    ep = results["episodes"][0]
+    for key in ("configuration", "question_id", "question", "answer", "passed", "rounds",
+                "tool_calls", "tool_chain", "stop_reason"):  # fmt: skip
+        assert key in ep
+
+
+def test_record_live_without_key_refuses_clearly(tmp_path, monkeypatch):
+    monkeypatch.delenv("DASHSCOPE_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    result = runner.invoke(
+        app, ["record", "--live", "--cassettes", str(tmp_path), "--eval", str(EVAL_FILE)]
+    )
+    assert result.exit_code == 2
+    assert "needs an API key" in result.output
+    assert not any(tmp_path.iterdir())
+
+
+def test_record_needs_exactly_one_mode(tmp_path):
+    result = runner.invoke(app, ["record", "--eval", str(EVAL_FILE), "--cassettes", str(tmp_path)])
+    assert result.exit_code == 2 and "exactly one of --stand-in or --live" in result.output
+
+
+def test_bad_eval_file_is_named(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("version: 1\nname: x\nsystem_prompt: s\nquestions: [{id: A, text: t}]\n")
+    result = runner.invoke(app, ["run", "--eval", str(bad)])
+    assert result.exit_code == 2
+    assert str(bad) in result.output and "questions.0" in result.output
+
+
+def test_help_explains_commands():
+    result = run_cli("--help")
+    assert "run" in result.output and "record" in result.output
+    assert "--stand-in" in run_cli("record", "--help").output

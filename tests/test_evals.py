@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import pytest
+
+from toolreplay.evals import EvalFileError, load_eval
+
+
+def test_weather_eval_has_the_four_study_questions(suite):
+    assert [q.id for q in suite.questions] == ["ningde", "beijing", "hottest", "shanghai-rain"]
+    assert suite.question("shanghai-rain").measure == "precipitation"
+    assert suite.question("shanghai-rain").day_index == 1
+    assert [p.region for p in suite.question("hottest").places] == ["北京市", "上海市", "广东省"]
+    assert "2026-01-01" in suite.system_prompt("2026-01-01")
+    assert suite.experiment.ablations == ("admin_seat", "population_order", "shi_retry")
+
+
+def test_unknown_question_id_lists_known_ids(suite):
+    with pytest.raises(KeyError, match="known: ningde, beijing"):
+        suite.question("nope")
+
+
+HEAD = "version: 1\nname: x\nsystem_prompt: s\nquestions:\n"
+Q = " - {{id: {id}, text: {text}, measure: {measure}, places: [{{query: q, region: r}}]}}\n"
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("version: 1\nname: x\n", "system_prompt"),
+        (
+            HEAD + Q.format(id="a", text="t", measure="wind"),
+            "measure",
+        ),
+        (
+            HEAD
+            + Q.format(id="a", text="t", measure="temperature")
+            + Q.format(id="a", text="u", measure="temperature"),
+            "duplicate question ids: a",
+        ),
+        (": : :", "not valid YAML"),
+    ],
+)
+def test_bad_eval_files_name_the_problem(tmp_path, text, needle):
+    path = tmp_path / "e.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(EvalFileError, match=needle):
+        load_eval(path)
+
+
+def test_missing_eval_file(tmp_path):
+    with pytest.raises(EvalFileError, match="not found"):
+        load_eval(tmp_path / "none.yaml")

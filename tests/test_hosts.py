@@ -1,0 +1,148 @@
+"""Host control flow with an in-process scripted model (no HTTP)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from toolreplay.episode import ModelReply, ToolCall, Usage
+from toolreplay.hosts import LoopLimits, run_loop, run_single
+from toolreplay.model import ScriptedModel
+from toolreplay.toolsets import Toolset
+
+SCHEMA = {
+    "type": "function",
+    "function": {
+        "name": "echo",
+        "description": "echo",
+        "parameters": {
+            "type": "object",
+            "properties": {"x": {"type": "integer"}},
+            "required": ["x"],
+        },
+    },
+}
+MESSAGES = [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}]
+
+
+def echo_toolset() -> Toolset:
+    return Toolset("echo", (SCHEMA,), {"echo": lambda x: {"x": x, "unit": "°C"}})
+
+
+def call(x: int, cid: str = "c") -> ToolCall:
+    return ToolCall(f"{cid}{x}", "echo", json.dumps({"x": x}))
+
+
+def tools_reply(*calls: ToolCall, content: str | None = None, tokens: int = 10) -> ModelReply:
+    return ModelReply(content, calls, "tool_calls", Usage(tokens, 1))
+
+
+def text(content: str | None, tokens: int = 10) -> ModelReply:
+    return ModelReply(content, (), "stop", Usage(tokens, 1))
+
+
+def test_single_executes_parallel_calls_and_asks_again_with_tools():
+    model = ScriptedModel([tools_reply(call(1), call(2)), text("21°C")])
+    ep = run_single(model, echo_toolset(), MESSAGES)
+    assert [tools is not None for _, tools in model.requests] == [True, True]
+    assert ep.tool_chain == ["echo", "echo"]
+    assert ep.answer == "21°C" and ep.stop_reason == "converged" and len(ep.rounds) == 2
+    # request 2 holds the assistant message and both tool messages
+    roles = [m["role"] for m in model.requests[1][0]]
+    assert roles == ["system", "user", "assistant", "tool", "tool"]
+
+
+def test_single_returns_empty_string_when_second_reply_still_calls_tools():
+    model = ScriptedModel([tools_reply(call(1)), tools_reply(call(2))])
+    ep = run_single(model, echo_toolset(), MESSAGES)
+    assert ep.answer == ""
+    assert ep.stop_reason == "max_rounds"
+    assert [c.name for c in ep.pending_tool_calls] == ["echo"]
+    assert len(ep.tool_calls) == 1  # the second call was never executed
+
+
+def test_single_keeps_narration_alongside_unexecuted_calls():
+    model = ScriptedModel([tools_reply(call(1)), tools_reply(call(2), content="我将重新查询。")])
+    ep = run_single(model, echo_toolset(), MESSAGES)
+    assert ep.answer == "我将重新查询。"
+    assert ep.transcript[-1]["tool_calls"][0]["function"]["name"] == "echo"
+
+
+def test_single_without_tool_calls_is_one_round():
+    model = ScriptedModel([text("你好")])
+    ep = run_single(model, echo_toolset(), MESSAGES)
+    assert (len(ep.rounds), ep.answer, ep.stop_reason) == (1, "你好", "converged")
+
+
+def test_loop_chains_until_the_model_stops_calling_tools():
+    model = ScriptedModel([tools_reply(call(1)), tools_reply(call(2)), text("done 3°C")])
+    ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=6))
+    assert ep.stop_reason == "converged"
+    assert len(ep.rounds) == 3 and ep.tool_chain == ["echo", "echo"]
+    assert all(tools is not None for _, tools in model.requests)
+
+
+def test_loop_sends_the_last_round_without_tools():
+    model = ScriptedModel([tools_reply(call(1)), tools_reply(call(2)), text("final")])
+    ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=3))
+    assert [tools is not None for _, tools in model.requests] == [True, True, False]
+    assert ep.stop_reason == "max_rounds" and ep.answer == "final"
+    assert ep.rounds[-1].tools_offered is False
+
+
+def test_loop_detects_repeated_signatures_and_forces_an_answer():
+    # same call with the same arguments (keys reordered) in two consecutive rounds
+    a = ToolCall("a", "echo", '{"x": 1}')
+    b = ToolCall("b", "echo", '{ "x":1 }')
+    model = ScriptedModel([tools_reply(a), tools_reply(b), text("forced")])
+    ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=10))
+    assert ep.stop_reason == "repeated"
+    assert [tools is not None for _, tools in model.requests] == [True, True, False]
+    assert ep.answer == "forced"
+
+
+def test_loop_stops_on_token_budget():
+    model = ScriptedModel([tools_reply(call(1), tokens=600), tools_reply(call(2)), text("x")])
+    ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=10, token_budget=500))
+    assert ep.stop_reason == "budget"
+    assert [tools is not None for _, tools in model.requests] == [True, False]
+    assert ep.usage.total_tokens == 601 + 11
+
+
+def test_loop_forced_final_round_that_still_calls_tools_gives_empty_answer():
+    model = ScriptedModel([tools_reply(call(1)), tools_reply(call(1))])
+    ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=2))
+    assert ep.answer == "" and ep.stop_reason == "max_rounds"
+    assert len(ep.pending_tool_calls) == 1
+
+
+def test_tool_errors_go_back_to_the_model_as_tool_messages():
+    bad = ToolCall("bad", "echo", '{"x": "not an int"}')
+    broken = ToolCall("broken", "echo", "{not json")
+    unknown = ToolCall("u", "nope", "{}")
+    model = ScriptedModel([tools_reply(bad, broken, unknown), text("ok")])
+    ep = run_loop(model, echo_toolset(), MESSAGES)
+    results = ep.rounds[0].results
+    assert all(r.error for r in results)
+    assert "invalid arguments" in results[0].content
+    assert "not valid JSON" in results[1].content
+    assert "unknown tool" in results[2].content
+    assert ep.stop_reason == "converged"
+
+
+def test_model_api_error_ends_episode_with_stop_reason_error():
+    import httpx
+    from openai import APIStatusError
+
+    def boom(messages, tools):
+        request = httpx.Request("POST", "http://x/v1/chat/completions")
+        raise APIStatusError("overloaded", response=httpx.Response(503, request=request), body=None)
+
+    ep = run_loop(ScriptedModel([boom]), echo_toolset(), MESSAGES)
+    assert ep.stop_reason == "error" and ep.answer == "" and "overloaded" in (ep.error or "")
+
+
+def test_scripted_model_refuses_unscripted_requests():
+    with pytest.raises(AssertionError):
+        run_loop(ScriptedModel([tools_reply(call(1))]), echo_toolset(), MESSAGES)

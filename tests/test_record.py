@@ -1,0 +1,105 @@
+"""Recording with the stand-in model and fixture server on loopback, then replaying."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+import toolreplay.record as record_mod
+from toolreplay.cassettes import read_manifest
+from toolreplay.experiment import Configuration, replay_set, study_configurations
+from toolreplay.judge import FULL_JUDGE
+from toolreplay.model import ModelSettings
+from toolreplay.record import RecordingError, record_live, record_stand_in
+from toolreplay.results import build_results
+
+from .conftest import REFERENCE
+
+
+def comparable(results: dict) -> dict:
+    """Results without provenance and recorded wall times (they differ per recording)."""
+    out = {k: v for k, v in results.items() if k != "provenance"}
+    out["configurations"] = [
+        {k: v for k, v in c.items() if k != "recorded_wall_time_s"}
+        for c in results["configurations"]
+    ]
+    out["episodes"] = [
+        {k: v for k, v in e.items() if k != "recorded_wall_time_s"} for e in results["episodes"]
+    ]
+    return out
+
+
+def test_stand_in_recording_replays_to_the_committed_results(
+    suite, tmp_path, loopback, reference_results
+):
+    configs = study_configurations(suite)
+    set_dir = tmp_path / "reference"
+    manifest = record_stand_in(set_dir, suite, configs)
+    assert manifest.provenance == "stand-in" and len(manifest.episodes) == 16
+    episodes = replay_set(set_dir, suite, configs)
+    fresh = build_results(read_manifest(set_dir), episodes, [c.name for c in configs], FULL_JUDGE)
+    assert comparable(fresh) == comparable(reference_results)
+    # and the cassettes themselves are byte-identical to the committed ones
+    for path in set_dir.glob("*/*.yaml"):
+        assert path.read_bytes() == (REFERENCE / path.relative_to(set_dir)).read_bytes(), path
+
+
+def test_failed_recording_leaves_the_set_untouched(suite, tmp_path, loopback, monkeypatch):
+    set_dir = tmp_path / "reference"
+    shutil.copytree(REFERENCE, set_dir)
+    before = {p: p.read_bytes() for p in set_dir.rglob("*") if p.is_file()}
+    real = record_mod.run_episode
+    calls = []
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("endpoint went away")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(record_mod, "run_episode", flaky)
+    with pytest.raises(RuntimeError, match="went away"):
+        record_stand_in(set_dir, suite, study_configurations(suite))
+    after = {p: p.read_bytes() for p in set_dir.rglob("*") if p.is_file()}
+    assert after == before
+    assert not list(tmp_path.glob(".recording-*")), "staging folder left behind"
+
+
+def test_rerecord_only_chosen_episodes(suite, tmp_path, loopback):
+    set_dir = tmp_path / "reference"
+    shutil.copytree(REFERENCE, set_dir)
+    target = set_dir / "loop+atomic" / "ningde.yaml"
+    target.write_text(
+        target.read_text(encoding="utf-8").replace("宁德", "宁得", 1), encoding="utf-8"
+    )
+    other = (set_dir / "loop+atomic" / "beijing.yaml").stat().st_mtime_ns
+    record_stand_in(set_dir, suite, [Configuration("loop", "atomic")], only=["loop+atomic/ningde"])
+    assert target.read_bytes() == (REFERENCE / "loop+atomic" / "ningde.yaml").read_bytes()
+    assert (set_dir / "loop+atomic" / "beijing.yaml").stat().st_mtime_ns == other
+    assert len(read_manifest(set_dir).episodes) == len(read_manifest(REFERENCE).episodes)
+
+
+def test_unknown_only_key_is_refused(suite, tmp_path):
+    with pytest.raises(RecordingError, match="unknown episode"):
+        record_stand_in(
+            tmp_path / "s", suite, study_configurations(suite), only=["loop+atomic/nope"]
+        )
+
+
+def test_live_recording_without_key_refuses(suite, tmp_path):
+    with pytest.raises(RecordingError, match="DASHSCOPE_API_KEY or OPENAI_API_KEY"):
+        record_live(
+            tmp_path / "live", suite, study_configurations(suite), ModelSettings(api_key=None)
+        )
+    assert not (tmp_path / "live").exists()
+
+
+def test_manifest_records_provenance_and_hashes():
+    m = read_manifest(REFERENCE)
+    assert m.provenance == "stand-in" and m.model == "toolreplay-standin"
+    assert m.endpoint_host == "127.0.0.1" and m.today == "2026-09-17"
+    assert set(m.tool_schemas_sha256) == {"oneshot", "atomic"}
+    assert len(m.system_prompt_sha256) == 64
+    assert len(m.episodes) == 40
+    assert all(e.prompt_tokens > 0 and e.rounds >= 1 for e in m.episodes.values())

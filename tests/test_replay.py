@@ -1,0 +1,145 @@
+"""Replay every committed episode and check the study's figures, offline."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+
+import pytest
+import yaml
+
+from toolreplay.cassettes import CassetteError, CassetteMiss, UnplayedInteractions
+from toolreplay.experiment import (
+    Configuration,
+    ablation_configurations,
+    replay_set,
+    study_configurations,
+)
+
+from .conftest import REFERENCE
+
+STUDY_TABLE = {
+    "single+oneshot": (4, 4, 2.0, 1.5),
+    "loop+oneshot": (4, 4, 2.0, 1.5),
+    "single+atomic": (0, 4, 2.0, 1.5),
+    "loop+atomic": (4, 4, 3.25, 3.25),
+}
+
+
+def test_reference_set_reproduces_the_studys_table(reference_results):
+    got = {
+        c["name"]: (c["passed"], c["total"], c["avg_rounds"], c["avg_tool_calls"])
+        for c in reference_results["configurations"]
+    }
+    assert got == STUDY_TABLE
+
+
+def test_loop_atomic_chains(reference_episodes):
+    ningde = reference_episodes[("loop+atomic", "ningde")]
+    assert [(c.name, c.parsed_arguments()) for c in ningde.tool_calls] == [
+        ("geocode_city", {"city": "宁德"}),
+        ("geocode_city", {"city": "宁德市"}),
+        ("get_weather_by_coords", {"latitude": 26.6617, "longitude": 119.5228}),
+    ]
+    assert len(ningde.rounds) == 4
+    hottest = reference_episodes[("loop+atomic", "hottest")]
+    assert hottest.tool_chain == ["geocode_city"] * 3 + ["get_weather_by_coords"] * 3
+    assert len(hottest.rounds) == 3
+    assert [len(r.results) for r in hottest.rounds] == [3, 3, 0]
+
+
+def test_every_loop_episode_converged(reference_episodes):
+    loops = [e for (c, _), e in reference_episodes.items() if c.startswith("loop")]
+    assert len(loops) == 8 and {e.stop_reason for e in loops} == {"converged"}
+
+
+def test_single_atomic_fails_in_both_forms(reference_episodes):
+    answers = {q: reference_episodes[("single+atomic", q)].answer for q in
+               ("ningde", "beijing", "hottest", "shanghai-rain")}  # fmt: skip
+    assert answers["beijing"] == "" and answers["hottest"] == ""
+    assert "我将重新查询" in answers["ningde"]
+    assert "接下来我将查询" in answers["shanghai-rain"]
+
+
+@pytest.mark.parametrize("config", ["ablations"])
+def test_every_ablation_episode_replays(suite, config):
+    episodes = replay_set(REFERENCE, suite, ablation_configurations(suite))
+    assert len(episodes) == 24
+    flipped = {
+        (e.configuration, e.question_id) for e in episodes if not e.answer or "我将" in e.answer
+    }
+    assert flipped == {("single+oneshot-no_shi_retry", "ningde")}
+
+
+def test_replay_uses_the_manifests_date_not_the_clock(reference_episodes):
+    system = reference_episodes[("loop+atomic", "beijing")].transcript[0]["content"]
+    assert "2026-09-17" in system
+
+
+def copy_set(tmp_path):
+    dest = tmp_path / "reference"
+    shutil.copytree(REFERENCE, dest)
+    return dest
+
+
+def test_changed_system_prompt_is_an_explained_miss(suite, tmp_path):
+    changed = replace(
+        suite, system_prompt_template=suite.system_prompt_template.replace("天气助手", "天气助理")
+    )
+    with pytest.raises(CassetteMiss) as exc:
+        replay_set(REFERENCE, changed, [Configuration("single", "oneshot")])
+    msg = str(exc.value)
+    assert "single+oneshot/ningde" in msg
+    assert "system prompt" in msg
+    assert "toolreplay record --stand-in --set reference --only single+oneshot/ningde" in msg
+    assert "Connection error" not in msg
+
+
+def test_unplayed_interaction_fails(suite, tmp_path):
+    dest = copy_set(tmp_path)
+    path = dest / "loop+oneshot" / "beijing.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["interactions"].append(data["interactions"][-1])
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    with pytest.raises(UnplayedInteractions, match="loop\\+oneshot/beijing"):
+        replay_set(dest, suite, [Configuration("loop", "oneshot")])
+
+
+def test_extra_request_is_a_miss(suite, tmp_path):
+    # the loop host replaying a single-host cassette makes more requests than recorded
+    dest = copy_set(tmp_path)
+    shutil.rmtree(dest / "loop+atomic")
+    shutil.copytree(dest / "single+atomic", dest / "loop+atomic")
+    with pytest.raises(CassetteMiss, match="3 of 3 recorded interactions played"):
+        replay_set(dest, suite, [Configuration("loop", "atomic")])
+
+
+def test_malformed_cassette_names_file_and_interaction(suite, tmp_path):
+    dest = copy_set(tmp_path)
+    path = dest / "single+oneshot" / "beijing.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    del data["interactions"][1]["request"]["method"]
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    with pytest.raises(CassetteError) as exc:
+        replay_set(dest, suite, [Configuration("single", "oneshot")])
+    assert "single+oneshot/beijing.yaml: interaction 2: request.method" in str(exc.value)
+
+
+def test_missing_set_says_how_to_record(suite, tmp_path):
+    with pytest.raises(CassetteError, match="toolreplay record --stand-in"):
+        replay_set(tmp_path / "nope", suite, study_configurations(suite))
+
+
+def test_cassettes_hold_no_secrets_or_volatile_headers():
+    for path in REFERENCE.rglob("*.yaml"):
+        text = path.read_text(encoding="utf-8").lower()
+        for needle in (
+            "authorization",
+            "api-key",
+            "x-stainless",
+            "cookie",
+            "date:",
+            "sk-",
+            "bearer",
+        ):
+            assert needle not in text, f"{needle} in {path}"

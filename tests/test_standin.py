@@ -1,0 +1,72 @@
+"""The stand-in model's reply is a function of the request body alone."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from toolreplay.cassettes import read_cassette
+from toolreplay.standin import StandinPolicy
+
+from .conftest import REFERENCE
+
+
+def model_interactions():
+    for path in sorted(REFERENCE.glob("*/*.yaml")):
+        for i in read_cassette(path):
+            if i["request"]["uri"].endswith("/chat/completions"):
+                yield path, i["request"]["parsed_body"], i["response"]["body"]["parsed_body"]
+
+
+def canon(body) -> str:
+    return json.dumps(body, sort_keys=True, ensure_ascii=False)
+
+
+def test_same_request_gets_the_same_reply_whichever_host_sent_it():
+    replies = defaultdict(set)
+    configs = defaultdict(set)
+    for path, request, response in model_interactions():
+        replies[canon(request)].add(canon(response))
+        configs[canon(request)].add(path.parent.name.split("+")[0])
+    shared = [k for k, hosts in configs.items() if hosts == {"single", "loop"}]
+    # the single and loop hosts send identical requests in rounds 1-2: there must be many
+    assert len(shared) >= 16
+    for key in shared:
+        assert len(replies[key]) == 1, "one request body, two different replies"
+
+
+def test_policy_reproduces_every_recorded_reply_from_the_body_alone(suite):
+    policy = StandinPolicy(suite)
+    count = 0
+    for _path, request, response in model_interactions():
+        assert policy.reply(request) == response
+        count += 1
+    assert count > 80
+
+
+def test_single_atomic_second_request_is_the_loops_second_request():
+    def bodies(config: str) -> list[str]:
+        path = Path(REFERENCE, config, "beijing.yaml")
+        return [
+            canon(i["request"]["parsed_body"])
+            for i in read_cassette(path)
+            if i["request"]["uri"].endswith("/chat/completions")
+        ]
+
+    single, loop = bodies("single+atomic"), bodies("loop+atomic")
+    assert single == loop[:2]
+
+
+def test_withheld_tools_without_data_yields_no_numbers(suite):
+    question = suite.question("beijing")
+    body = {
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": "s"},
+            {"role": "user", "content": question.text},
+        ],
+    }
+    reply = StandinPolicy(suite).reply(body)["choices"][0]["message"]
+    assert "tool_calls" not in reply
+    assert not any(ch.isdigit() for ch in reply["content"])
