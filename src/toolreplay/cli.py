@@ -21,7 +21,8 @@ from rich.table import Table
 from .cassettes import CassetteError, CassetteMiss, UnplayedInteractions
 from .evals import EvalFileError, EvalSuite, load_eval
 from .experiment import Configuration, ablation_configurations, replay_set, study_configurations
-from .judge import FULL_JUDGE
+from .audit import Audit, run_audit
+from .judge import FULL_JUDGE, NARROW_JUDGE
 from .model import model_settings
 from .record import RecordingError, record_live, record_stand_in
 from .results import build_results, write_results
@@ -109,9 +110,76 @@ def run(
     except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
         raise _fail(str(exc)) from None
     results = build_results(manifest, episodes, [c.name for c in configs], FULL_JUDGE)
+    with _progress(len(ablation_configurations(suite)) * len(suite.questions), "auditing") as step:
+        audit = run_audit(
+            set_dir,
+            suite,
+            FULL_JUDGE,
+            episodes={(e.configuration, e.question_id): e for e in episodes},
+            progress=step,
+        )
+    results["fidelity"] = audit.to_dict()
     write_results(out_dir / "results.json", results)
     out.print(_table(results))
+    _print_audit_summary(audit)
     out.print(f"wrote {out_dir / 'results.json'}")
+    if not audit.passed:
+        raise _fail("fidelity audit failed (see above; `toolreplay audit` for the evidence)", 1)
+
+
+def _print_audit_summary(audit: Audit) -> None:
+    failed = [c for c in audit.checks if not c.passed]
+    if failed:
+        out.print(f"[red]fidelity: {len(failed)} of {len(audit.checks)} checks failed:[/] "
+                  + ", ".join(c.name for c in failed))
+    else:
+        out.print(f"[green]fidelity: all {len(audit.checks)} checks passed[/]")
+
+
+def _print_audit(audit: Audit) -> None:
+    for check in audit.checks:
+        mark = "[green]PASS[/]" if check.passed else "[bold red]FAIL[/]"
+        out.print(f"{mark} [bold]{check.name}[/]: {check.explanation}", highlight=False,
+                  soft_wrap=True)
+        for line in check.evidence:
+            out.print(f"       - {line}", highlight=False, markup=False, soft_wrap=True)
+    tables = audit.tables
+    faithful, near = tables["faithful"], tables["near_miss"]
+    table = Table(title="faithful vs. near-miss")
+    table.add_column("configuration")
+    table.add_column(f"faithful\n({faithful['judge']} judge)", justify="right")
+    table.add_column(f"near-miss\n(no 市 retry, {near['judge']} judge)", justify="right")
+    for a, b in zip(faithful["rows"], near["rows"], strict=True):
+        table.add_row(a["name"], f"{a['passed']}/{a['total']}", f"{b['passed']}/{b['total']}")
+    out.print(table)
+
+
+@app.command()
+def audit(
+    eval_path: EvalOpt = Path("evals/weather.yaml"),
+    cassettes: CassettesOpt = Path("cassettes"),
+    set_name: SetOpt = "reference",
+    narrow_judge: Annotated[
+        bool, typer.Option(help="Audit as if the narrow (°C only) judge were in use.")
+    ] = False,
+) -> None:
+    """Prove the comparison is fair: baseline heuristics present and exercised, ablations,
+    judge breadth, the near-miss table, arm parity, completeness. Exits 1 when a check fails."""
+    suite = _load(eval_path)
+    set_dir = cassettes / set_name
+    judge = NARROW_JUDGE if narrow_judge else FULL_JUDGE
+    total = (len(study_configurations(suite)) + len(ablation_configurations(suite))) * len(
+        suite.questions
+    )
+    try:
+        with _progress(total, "auditing") as step:
+            result = run_audit(set_dir, suite, judge, progress=step)
+    except CassetteError as exc:
+        raise _fail(str(exc)) from None
+    _print_audit(result)
+    if not result.passed:
+        raise _fail("fidelity audit failed: " + ", ".join(
+            c.name for c in result.checks if not c.passed), 1)
 
 
 @app.command()

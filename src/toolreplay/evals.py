@@ -65,7 +65,10 @@ class Question:
 
 @dataclass(frozen=True)
 class ExperimentSpec:
-    """Which configurations to run and the settings every arm shares."""
+    """Which configurations to run and the settings every arm shares.
+
+    ``baseline`` names the heuristics switched on in the oneshot baseline (all three unless the
+    eval file says otherwise; the fidelity audit fails when one is missing)."""
 
     hosts: tuple[str, ...]
     toolsets: tuple[str, ...]
@@ -73,6 +76,7 @@ class ExperimentSpec:
     token_budget: int
     temperature: float
     ablations: tuple[str, ...]
+    baseline: tuple[str, ...] = HEURISTICS
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,7 @@ class _ExperimentModel(_Strict):
     token_budget: int = Field(default=20000, ge=1)
     sampling: _SamplingModel = _SamplingModel()
     ablations: list[Literal["admin_seat", "population_order", "shi_retry"]] = []
+    baseline: list[Literal["admin_seat", "population_order", "shi_retry"]] = list(HEURISTICS)
 
 
 class _EvalModel(_Strict):
@@ -197,6 +202,7 @@ def load_eval(path: str | Path) -> EvalSuite:
             token_budget=exp.token_budget,
             temperature=exp.sampling.temperature,
             ablations=tuple(exp.ablations),
+            baseline=tuple(exp.baseline),
         ),
         path=str(p),
     )

@@ -42,6 +42,7 @@ class Configuration:
     host: str
     toolset: str
     ablated: str | None = None
+    baseline: tuple[str, ...] = HEURISTICS  # heuristics on in the oneshot baseline
 
     def __post_init__(self) -> None:
         if self.host not in HOST_NAMES:
@@ -62,7 +63,8 @@ class Configuration:
     def heuristics(self) -> Heuristics | None:
         if self.toolset != "oneshot":
             return None
-        return Heuristics().without(self.ablated) if self.ablated else Heuristics()
+        base = Heuristics(**{name: name in self.baseline for name in HEURISTICS})
+        return base.without(self.ablated) if self.ablated else base
 
     @classmethod
     def parse(cls, name: str) -> Configuration:
@@ -79,11 +81,11 @@ class Configuration:
 def study_configurations(suite: EvalSuite) -> list[Configuration]:
     """The 2×2 in the study's order: toolset-major (oneshot first), single before loop."""
     spec = suite.experiment
-    return [Configuration(h, t) for t in spec.toolsets for h in spec.hosts]
+    return [Configuration(h, t, baseline=spec.baseline) for t in spec.toolsets for h in spec.hosts]
 
 
 def ablation_configurations(suite: EvalSuite) -> list[Configuration]:
-    """The oneshot baseline with each ablated heuristic, under every host."""
+    """The full oneshot baseline with each ablated heuristic, under every host."""
     spec = suite.experiment
     if "oneshot" not in spec.toolsets:
         return []

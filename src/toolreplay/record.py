@@ -162,6 +162,7 @@ def record_set(
                 "temperature": suite.experiment.temperature,
                 "max_rounds": suite.experiment.max_rounds,
                 "token_budget": suite.experiment.token_budget,
+                "baseline_heuristics": list(suite.experiment.baseline),
             },
             episodes={**(previous.episodes if previous else {}), **records},
         )

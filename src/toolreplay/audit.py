@@ -1,0 +1,538 @@
+"""Fidelity audit: is the comparison fair?
+
+Six checks, each with ``passed``, a one-line ``explanation`` and its ``evidence`` lines:
+
+1. ``baseline_heuristics``: the oneshot baseline runs with all three reference heuristics on
+   (admin-seat preference, population order, 市 retry), both as configured now and as recorded
+   (manifest), and each is exercised by at least one recorded episode (from the recorded
+   Open-Meteo traffic: the geocoding answers and the retry queries).
+2. ``ablation``: the baseline replayed with each heuristic removed (its own cassettes); which
+   questions flip.
+3. ``judge_breadth``: every question's declared measure is one the judge in use can accept;
+   every episode is re-judged with the narrow (°C only) judge to show what would flip.
+4. ``near_miss``: weakened baseline (市 retry removed) + narrow judge, next to the faithful
+   table; the faithful table is only faithful when checks 1 and 3 pass.
+5. ``arm_parity``: every configuration used the same model, sampling parameters, system prompt,
+   question set, round cap and (per toolset) tool descriptions, read from the recorded request
+   bodies and the manifest, not from today's code.
+6. ``completeness``: every configuration × question has a cassette and replays with every
+   interaction played; the manifest's prompt and tool-schema hashes match the code.
+
+:func:`run_audit` returns an :class:`Audit`; ``Audit.to_dict()`` is the ``"fidelity"`` entry of
+``reports/results.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from .cassettes import (
+    CassetteError,
+    CassetteMiss,
+    Manifest,
+    UnplayedInteractions,
+    cassette_path,
+    episode_key,
+    read_cassette,
+    read_manifest,
+    sha256_json,
+)
+from .episode import Episode
+from .evals import HEURISTICS, EvalSuite
+from .experiment import (
+    Configuration,
+    Progress,
+    ablation_configurations,
+    rerecord_command,
+    replay_episode,
+    study_configurations,
+)
+from .judge import NARROW_JUDGE, Judge
+from .record import schema_hashes
+from .toolsets import is_admin_seat
+
+WEAKENED = "shi_retry"  # the heuristic the study's first baseline had lost
+
+
+@dataclass(frozen=True)
+class Check:
+    """One fidelity check: ``name``, ``passed``, one-line ``explanation``, ``evidence`` lines."""
+
+    name: str
+    passed: bool
+    explanation: str
+    evidence: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "passed": self.passed,
+            "explanation": self.explanation,
+            "evidence": list(self.evidence),
+        }
+
+
+@dataclass(frozen=True)
+class Audit:
+    """Checks, the side-by-side tables, ablation flips and narrow-judge flips."""
+
+    checks: tuple[Check, ...]
+    tables: Mapping[str, Mapping[str, Any]]
+    ablations: tuple[Mapping[str, Any], ...]
+    judge_flips: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    def check(self, name: str) -> Check:
+        return next(c for c in self.checks if c.name == name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "checks": [c.to_dict() for c in self.checks],
+            "tables": {k: dict(v) for k, v in self.tables.items()},
+            "ablations": [dict(a) for a in self.ablations],
+            "judge_flips": [dict(f) for f in self.judge_flips],
+        }
+
+
+# ---- replay ------------------------------------------------------------------------------
+
+Key = tuple[str, str]
+
+
+def _replay_all(
+    set_dir: Path,
+    manifest: Manifest,
+    suite: EvalSuite,
+    configs: Sequence[Configuration],
+    have: Mapping[Key, Episode],
+    progress: Progress | None,
+) -> tuple[dict[Key, Episode], dict[Key, str]]:
+    episodes: dict[Key, Episode] = {}
+    errors: dict[Key, str] = {}
+    for config in configs:
+        for q in suite.questions:
+            key = (config.name, q.id)
+            if key in have:
+                episodes[key] = have[key]
+                continue
+            if progress:
+                progress(episode_key(*key))
+            try:
+                episodes[key] = replay_episode(set_dir, manifest, suite, config, q)
+            except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
+                errors[key] = str(exc).splitlines()[0]
+    return episodes, errors
+
+
+def _table(
+    title: str,
+    names: Sequence[str],
+    suite: EvalSuite,
+    episodes: Mapping[Key, Episode],
+    judge: Judge,
+    source: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """``{"title", "judge", "rows": [{"name", "passed", "total"}]}``; ``source`` maps a row
+    name to the configuration whose episodes stand for it (e.g. a weakened baseline)."""
+    rows = []
+    for name in names:
+        src = (source or {}).get(name, name)
+        eps = [episodes[(src, q.id)] for q in suite.questions if (src, q.id) in episodes]
+        rows.append(
+            {
+                "name": name,
+                "source": src,
+                "passed": sum(1 for e in eps if judge.judge(e.answer).passed),
+                "total": len(eps),
+            }
+        )
+    return {"title": title, "judge": judge.name, "rows": rows}
+
+
+def _fmt(table: Mapping[str, Any]) -> str:
+    return ", ".join(f"{r['name']} {r['passed']}/{r['total']}" for r in table["rows"])
+
+
+# ---- check 1: heuristics present and exercised -------------------------------------------
+
+
+def _searches(path: Path) -> list[tuple[str, list[dict[str, Any]]]]:
+    """``(name, results)`` of every geocoding request recorded in a cassette, in order."""
+    out = []
+    for i in read_cassette(path):
+        uri = i["request"]["uri"]
+        if urlsplit(uri).path.endswith("/search"):
+            name = parse_qs(urlsplit(uri).query).get("name", [""])[0]
+            body = i["response"]["body"].get("parsed_body") or {}
+            out.append((name, body.get("results", [])))
+    return out
+
+
+def _place(c: Mapping[str, Any]) -> str:
+    return f"{c.get('name')} ({c.get('admin1', '?')} {c.get('feature_code', '?')})"
+
+
+def exercised_heuristics(path: Path) -> dict[str, list[str]]:
+    """Which baseline heuristics a recorded oneshot episode exercised, with evidence text.
+
+    ``admin_seat``: a geocoding answer mixed admin seats and other places, so the preference
+    excluded candidates; ``population_order``: an answer had 2+ candidates to order;
+    ``shi_retry``: a query for ``X`` without admin seat was followed by one for ``X市``."""
+    found: dict[str, list[str]] = {h: [] for h in HEURISTICS}
+    searches = _searches(path)
+    for n, (name, results) in enumerate(searches):
+        seats = [c for c in results if is_admin_seat(c)]
+        others = [c for c in results if not is_admin_seat(c)]
+        if seats and others:
+            found["admin_seat"].append(
+                f"{name}: preferred {_place(seats[0])} over "
+                + ", ".join(_place(c) for c in others)
+            )
+        if len(results) >= 2:
+            pops = " > ".join(f"{c.get('population', 0):,}" for c in results)
+            found["population_order"].append(f"{name}: ordered {len(results)} candidates ({pops})")
+        nxt = searches[n + 1][0] if n + 1 < len(searches) else None
+        if not seats and nxt == name + "市":
+            first = _place(results[0]) if results else "no candidate"
+            found["shi_retry"].append(f"{name}: no admin seat ({first}); re-queried {nxt}")
+    return found
+
+
+def _check_baseline(
+    set_dir: Path, suite: EvalSuite, manifest: Manifest, oneshot: Sequence[Configuration]
+) -> Check:
+    configured = tuple(suite.experiment.baseline)
+    recorded = tuple(manifest.settings.get("baseline_heuristics", HEURISTICS))
+    evidence = [
+        f"configured ({suite.path}): {', '.join(configured) or 'none'}",
+        f"recorded (manifest): {', '.join(recorded) or 'none'}",
+    ]
+    missing = [h for h in HEURISTICS if h not in configured or h not in recorded]
+    unexercised = []
+    for h in HEURISTICS:
+        where = []
+        for config in oneshot:
+            for q in suite.questions:
+                path = cassette_path(set_dir, config.name, q.id)
+                if path.exists():
+                    where += [f"{config.name}/{q.id}: {e}" for e in exercised_heuristics(path)[h]]
+        if where:
+            evidence.append(f"{h} exercised by {len(where)} episode(s), e.g. {where[0]}")
+        else:
+            unexercised.append(h)
+            evidence.append(f"{h} exercised by no recorded episode")
+    if missing:
+        return Check(
+            "baseline_heuristics",
+            False,
+            f"the oneshot baseline runs without {', '.join(missing)}: it is weaker than the "
+            "reference, so any win against it is inflated",
+            tuple(evidence),
+        )
+    if unexercised:
+        return Check(
+            "baseline_heuristics",
+            False,
+            f"{', '.join(unexercised)} never decided anything in the recorded episodes: add a "
+            "question that needs it",
+            tuple(evidence),
+        )
+    return Check(
+        "baseline_heuristics",
+        True,
+        "all three reference heuristics are on and each is exercised by a recorded episode",
+        tuple(evidence),
+    )
+
+
+# ---- check 5: arm parity -----------------------------------------------------------------
+
+
+def _first_model_requests(path: Path) -> list[dict[str, Any]]:
+    return [
+        i["request"]["parsed_body"]
+        for i in read_cassette(path)
+        if urlsplit(i["request"]["uri"]).path.endswith("/chat/completions")
+        and isinstance(i["request"].get("parsed_body"), dict)
+    ]
+
+
+def _check_parity(
+    set_dir: Path, suite: EvalSuite, manifest: Manifest, configs: Sequence[Configuration]
+) -> Check:
+    seen: dict[str, dict[str, set[str]]] = {}
+    questions: dict[str, set[str]] = {}
+    tools: dict[str, dict[str, set[str]]] = {}
+    for config in configs:
+        for q in suite.questions:
+            path = cassette_path(set_dir, config.name, q.id)
+            if not path.exists():
+                continue
+            for body in _first_model_requests(path):
+                msgs = body.get("messages", [])
+                fields = {
+                    "model": body.get("model"),
+                    "temperature": body.get("temperature"),
+                    "top_p": body.get("top_p"),
+                    "tool_choice": body.get("tool_choice"),
+                    "parallel_tool_calls": body.get("parallel_tool_calls"),
+                    "system prompt": next(
+                        (m.get("content") for m in msgs if m.get("role") == "system"), None
+                    ),
+                }
+                for name, value in fields.items():
+                    if name in ("tool_choice", "parallel_tool_calls") and "tools" not in body:
+                        continue  # only sent with tools (the loop's last round has none)
+                    shown = json.dumps(value, ensure_ascii=False)
+                    if name == "system prompt":
+                        shown = "sha256 " + sha256_json(value)[:12]
+                    seen.setdefault(name, {}).setdefault(shown, set()).add(config.name)
+                user = next((m.get("content") for m in msgs if m.get("role") == "user"), "")
+                questions.setdefault(config.name, set()).add(str(user))
+                if "tools" in body:
+                    digest = sha256_json(body["tools"])[:12]
+                    tools.setdefault(config.toolset, {}).setdefault(digest, set()).add(config.name)
+    evidence, broken = [], []
+    for name, values in seen.items():
+        if set(values) == {"null"}:
+            continue  # not sent by any arm
+        if len(values) > 1:
+            broken.append(name)
+            for value, where in sorted(values.items()):
+                evidence.append(f"{name} {value} in {', '.join(sorted(where))}")
+        else:
+            value, where = next(iter(values.items()))
+            evidence.append(f"{name}: {value} in all {len(where)} configurations")
+    qsets = {frozenset(v) for v in questions.values()}
+    if len(qsets) > 1:
+        broken.append("question set")
+        evidence += [f"questions of {c}: {len(v)}" for c, v in sorted(questions.items())]
+    else:
+        evidence.append(f"question set: the same {len(next(iter(qsets), []))} questions everywhere")
+    for toolset, digests in sorted(tools.items()):
+        if len(digests) > 1:
+            broken.append(f"{toolset} tool descriptions")
+            evidence += [f"{toolset} tools sha256 {d} in {', '.join(sorted(w))}"
+                         for d, w in sorted(digests.items())]  # fmt: skip
+        else:
+            d, w = next(iter(digests.items()))
+            evidence.append(f"{toolset} tool schemas: sha256 {d} in {', '.join(sorted(w))}")
+    cap = manifest.settings.get("max_rounds")
+    evidence.append(f"round cap: loop {cap} (manifest), single 2 (by design)")
+    if cap != suite.experiment.max_rounds:
+        broken.append("round cap")
+        evidence.append(f"eval file now says max_rounds {suite.experiment.max_rounds}")
+    if broken:
+        return Check("arm_parity", False, f"arms differ in: {', '.join(broken)}", tuple(evidence))
+    return Check(
+        "arm_parity",
+        True,
+        "every configuration used the same model, sampling, system prompt, questions and "
+        "round cap; hosts sharing a toolset saw identical tool descriptions",
+        tuple(evidence),
+    )
+
+
+# ---- check 6: completeness and staleness ---------------------------------------------------
+
+
+def _check_completeness(
+    suite: EvalSuite,
+    manifest: Manifest,
+    configs: Sequence[Configuration],
+    errors: Mapping[Key, str],
+) -> Check:
+    total = len(configs) * len(suite.questions)
+    evidence = [f"{total - len(errors)} of {total} episodes replayed with every interaction played"]
+    evidence += [f"{c}/{q}: {msg}" for (c, q), msg in sorted(errors.items())]
+    stale = []
+    if manifest.system_prompt_sha256 != sha256_json(suite.system_prompt_template):
+        stale.append("system prompt")
+    now = schema_hashes()
+    stale += [
+        f"{name} tool schemas"
+        for name, digest in sorted(now.items())
+        if manifest.tool_schemas_sha256.get(name) != digest
+    ]
+    rerecord = rerecord_command(manifest.cassette_set, manifest.provenance, [])
+    if stale:
+        evidence.append(f"changed since recording: {', '.join(stale)}; re-record: {rerecord}")
+    else:
+        evidence.append("manifest hashes of the system prompt and tool schemas match the code")
+    if errors or stale:
+        what = []
+        if errors:
+            what.append(f"{len(errors)} episode(s) missing or not replayable")
+        if stale:
+            what.append("the set is stale")
+        return Check("completeness", False, f"{'; '.join(what)}: {rerecord}", tuple(evidence))
+    return Check(
+        "completeness",
+        True,
+        "every configuration × question has a complete, current cassette",
+        tuple(evidence),
+    )
+
+
+# ---- the audit -----------------------------------------------------------------------------
+
+
+def run_audit(
+    set_dir: Path,
+    suite: EvalSuite,
+    judge: Judge,
+    *,
+    episodes: Mapping[Key, Episode] | None = None,
+    progress: Progress | None = None,
+) -> Audit:
+    """Run every check on the cassette set at ``set_dir``.
+
+    ``judge`` is the judge in use; ``episodes`` may hold study episodes already replayed (keyed
+    ``(configuration, question_id)``) so they are not replayed twice. Replay failures are
+    reported by the ``completeness`` check, not raised. Raises
+    :class:`~toolreplay.cassettes.CassetteError` only when the manifest is missing or malformed.
+    """
+    manifest = read_manifest(set_dir)
+    study = study_configurations(suite)
+    ablated = ablation_configurations(suite)
+    all_eps, errors = _replay_all(
+        set_dir, manifest, suite, [*study, *ablated], episodes or {}, progress
+    )
+    names = [c.name for c in study]
+
+    # 1. baseline heuristics
+    oneshot = [c for c in study if c.toolset == "oneshot"]
+    c1 = _check_baseline(set_dir, suite, manifest, oneshot)
+
+    # 2. ablation
+    ablations = []
+    ab_evidence = []
+    for config in ablated:
+        base = Configuration(config.host, config.toolset, baseline=suite.experiment.baseline).name
+        flips = []
+        for q in suite.questions:
+            a, b = all_eps.get((base, q.id)), all_eps.get((config.name, q.id))
+            if a is None or b is None:
+                continue
+            before, after = judge.judge(a.answer).passed, judge.judge(b.answer).passed
+            if before != after:
+                flips.append({"question_id": q.id, "from": before, "to": after})
+        eps = [all_eps[(config.name, q.id)] for q in suite.questions if (config.name, q.id) in all_eps]
+        passed = sum(1 for e in eps if judge.judge(e.answer).passed)
+        ablations.append(
+            {
+                "heuristic": config.ablated,
+                "configuration": config.name,
+                "baseline_configuration": base,
+                "passed": passed,
+                "total": len(eps),
+                "flips": flips,
+            }
+        )
+        shown = ", ".join(
+            f"{f['question_id']} {'pass' if f['from'] else 'fail'}→{'pass' if f['to'] else 'fail'}"
+            for f in flips
+        )
+        ab_evidence.append(f"{config.name}: {passed}/{len(eps)}; flips: {shown or 'none'}")
+    ab_missing = [k for k in errors if k[0] in {c.name for c in ablated}]
+    flipped = [a for a in ablations if a["flips"]]
+    c2 = Check(
+        "ablation",
+        not ab_missing and bool(ablated),
+        (
+            f"{len(ablated)} ablated baselines replayed; "
+            + (
+                "; ".join(
+                    f"without {a['heuristic']}, {a['baseline_configuration']} drops to "
+                    f"{a['passed']}/{a['total']} ({', '.join(f['question_id'] for f in a['flips'])})"
+                    for a in flipped
+                )
+                or "no question flips"
+            )
+            if ablated and not ab_missing
+            else "ablated baselines missing or not replayable"
+        ),
+        tuple(ab_evidence),
+    )
+
+    # 3. judge breadth
+    narrow = [q for q in suite.questions if not judge.accepts(q.measure)]
+    judge_flips = []
+    for (config_name, qid), ep in sorted(all_eps.items()):
+        if config_name not in names:
+            continue
+        full, thin = judge.judge(ep.answer).passed, NARROW_JUDGE.judge(ep.answer).passed
+        if full != thin:
+            judge_flips.append(
+                {"configuration": config_name, "question_id": qid, "from": full, "to": thin}
+            )
+    j_evidence = [f"{q.id}: measures {q.measure}" for q in suite.questions]
+    j_evidence += [
+        f"narrow judge ({NARROW_JUDGE.name}) flips {f['configuration']}/{f['question_id']} "
+        f"{'pass' if f['from'] else 'fail'}→{'pass' if f['to'] else 'fail'}"
+        for f in judge_flips
+    ]
+    c3 = Check(
+        "judge_breadth",
+        not narrow,
+        (
+            f"judge {judge.name} cannot accept what "
+            + ", ".join(f"{q.id} ({q.measure})" for q in narrow)
+            + " measures"
+            if narrow
+            else f"judge {judge.name} accepts every declared measure; the narrow "
+            f"{NARROW_JUDGE.name} judge would flip {len(judge_flips)} episode(s)"
+        ),
+        tuple(j_evidence),
+    )
+
+    # 4. near-miss table
+    weakened = {
+        c.name: Configuration(c.host, c.toolset, WEAKENED, suite.experiment.baseline).name
+        for c in study
+        if c.toolset == "oneshot" and WEAKENED in suite.experiment.ablations
+    }
+    faithful = _table(
+        "Faithful baseline, judge in use", names, suite, all_eps, judge
+    )
+    near = _table(
+        "Weakened baseline (no 市 retry), narrow judge (°C only)",
+        names,
+        suite,
+        all_eps,
+        NARROW_JUDGE,
+        weakened,
+    )
+    c4 = Check(
+        "near_miss",
+        c1.passed and c3.passed and len(weakened) > 0,
+        (
+            f"faithful: {_fmt(faithful)}; weakened baseline + narrow judge would have read: "
+            f"{_fmt(near)}"
+        ),
+        (
+            f"faithful table uses the full baseline and judge {judge.name}"
+            + ("" if c1.passed and c3.passed else " — but checks 1 or 3 failed, so it is not"),
+            f"near-miss table replays {', '.join(weakened.values()) or 'nothing'} "
+            f"and judges with {NARROW_JUDGE.name}",
+        ),
+    )
+
+    # 5. arm parity; 6. completeness
+    c5 = _check_parity(set_dir, suite, manifest, study)
+    c6 = _check_completeness(suite, manifest, [*study, *ablated], errors)
+    return Audit(
+        (c1, c2, c3, c4, c5, c6),
+        {"faithful": faithful, "near_miss": near},
+        tuple(ablations),
+        tuple(judge_flips),
+    )

@@ -1,0 +1,147 @@
+"""The fidelity audit on the committed set, and the failures it must catch."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from toolreplay.audit import run_audit
+from toolreplay.cli import app
+from toolreplay.judge import FULL_JUDGE, NARROW_JUDGE
+
+from .conftest import EVAL_FILE, REFERENCE, REPO
+
+CHECKS = [
+    "baseline_heuristics",
+    "ablation",
+    "judge_breadth",
+    "near_miss",
+    "arm_parity",
+    "completeness",
+]
+
+
+@pytest.fixture(scope="module")
+def audit(suite, reference_episodes):
+    return run_audit(REFERENCE, suite, FULL_JUDGE, episodes=reference_episodes)
+
+
+def rows(table):
+    return {r["name"]: (r["passed"], r["total"]) for r in table["rows"]}
+
+
+def test_committed_set_passes_every_check(audit):
+    assert [c.name for c in audit.checks] == CHECKS
+    assert audit.passed, [c for c in audit.checks if not c.passed]
+    for check in audit.checks:
+        assert check.explanation and check.evidence
+
+
+def test_both_tables(audit):
+    assert rows(audit.tables["faithful"]) == {
+        "single+oneshot": (4, 4),
+        "loop+oneshot": (4, 4),
+        "single+atomic": (0, 4),
+        "loop+atomic": (4, 4),
+    }
+    assert rows(audit.tables["near_miss"]) == {
+        "single+oneshot": (2, 4),
+        "loop+oneshot": (3, 4),
+        "single+atomic": (0, 4),
+        "loop+atomic": (3, 4),
+    }
+
+
+def test_ablation_flips_only_ningde_without_shi_retry(audit):
+    flips = {a["configuration"]: a["flips"] for a in audit.ablations}
+    assert flips["single+oneshot-no_shi_retry"] == [
+        {"question_id": "ningde", "from": True, "to": False}
+    ]
+    assert all(not f for c, f in flips.items() if c != "single+oneshot-no_shi_retry")
+    by_config = {a["configuration"]: a["passed"] for a in audit.ablations}
+    assert by_config["single+oneshot-no_shi_retry"] == 3
+
+
+def test_each_heuristic_is_exercised(audit):
+    evidence = "\n".join(audit.check("baseline_heuristics").evidence)
+    assert "shi_retry exercised by 2 episode(s)" in evidence
+    assert "re-queried 宁德市" in evidence
+    assert "preferred 北京 (北京市 PPLC)" in evidence
+
+
+def test_narrow_judge_flips_the_rain_question(audit):
+    assert {(f["configuration"], f["question_id"]) for f in audit.judge_flips} == {
+        ("single+oneshot", "shanghai-rain"),
+        ("loop+oneshot", "shanghai-rain"),
+        ("loop+atomic", "shanghai-rain"),
+    }
+
+
+def test_baseline_without_shi_retry_fails_the_baseline_check(suite):
+    weakened = replace(
+        suite, experiment=replace(suite.experiment, baseline=("admin_seat", "population_order"))
+    )
+    result = run_audit(REFERENCE, weakened, FULL_JUDGE)
+    assert not result.passed
+    check = result.check("baseline_heuristics")
+    assert not check.passed and "shi_retry" in check.explanation
+    # the recorded baseline no longer matches what the weakened code sends
+    assert not result.check("completeness").passed
+
+
+def test_narrow_judge_fails_judge_breadth(suite, reference_episodes):
+    result = run_audit(REFERENCE, suite, NARROW_JUDGE, episodes=reference_episodes)
+    check = result.check("judge_breadth")
+    assert not check.passed
+    assert "shanghai-rain (precipitation)" in check.explanation
+    assert result.check("baseline_heuristics").passed
+
+
+def test_stale_system_prompt_fails_completeness_with_the_rerecord_command(suite):
+    changed = replace(suite, system_prompt_template=suite.system_prompt_template + "。")
+    check = run_audit(REFERENCE, changed, FULL_JUDGE).check("completeness")
+    assert not check.passed
+    assert "toolreplay record --stand-in --set reference" in check.explanation
+    assert any("system prompt" in e for e in check.evidence)
+
+
+def test_arm_parity_reads_recorded_bodies(suite, tmp_path):
+    dest = tmp_path / "reference"
+    shutil.copytree(REFERENCE, dest)
+    path = dest / "loop+atomic" / "beijing.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for interaction in data["interactions"]:
+        body = interaction["request"].get("parsed_body")
+        if isinstance(body, dict) and "temperature" in body:
+            body["temperature"] = 0.7
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    check = run_audit(dest, suite, FULL_JUDGE).check("arm_parity")
+    assert not check.passed and "temperature" in check.explanation
+    assert any("0.7 in loop+atomic" in e for e in check.evidence)
+
+
+def test_missing_ablation_cassette_fails(suite, reference_episodes, tmp_path):
+    dest = tmp_path / "reference"
+    shutil.copytree(REFERENCE, dest)
+    (dest / "single+oneshot-no_shi_retry" / "ningde.yaml").unlink()
+    result = run_audit(dest, suite, FULL_JUDGE, episodes=reference_episodes)
+    assert not result.check("ablation").passed
+    assert not result.check("completeness").passed
+    assert any("single+oneshot-no_shi_retry/ningde" in e for e in result.check("completeness").evidence)
+
+
+def test_audit_command_exit_codes():
+    runner = CliRunner()
+    common = ["--eval", str(EVAL_FILE), "--cassettes", str(REPO / "cassettes")]
+    ok = runner.invoke(app, ["audit", *common])
+    assert ok.exit_code == 0, ok.output
+    for name in CHECKS:
+        assert f"PASS {name}" in ok.output
+    assert "near-miss" in ok.output and "2/4" in ok.output
+    bad = runner.invoke(app, ["audit", *common, "--narrow-judge"])
+    assert bad.exit_code == 1
+    assert "FAIL judge_breadth" in bad.output
