@@ -131,7 +131,9 @@ def test_missing_ablation_cassette_fails(suite, reference_episodes, tmp_path):
     result = run_audit(dest, suite, FULL_JUDGE, episodes=reference_episodes)
     assert not result.check("ablation").passed
     assert not result.check("completeness").passed
-    assert any("single+oneshot-no_shi_retry/ningde" in e for e in result.check("completeness").evidence)
+    assert any(
+        "single+oneshot-no_shi_retry/ningde" in e for e in result.check("completeness").evidence
+    )
 
 
 def test_audit_command_exit_codes():

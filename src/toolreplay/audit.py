@@ -31,6 +31,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import httpx
+import requests
+
 from .cassettes import (
     CassetteError,
     CassetteMiss,
@@ -48,8 +51,8 @@ from .experiment import (
     Configuration,
     Progress,
     ablation_configurations,
-    rerecord_command,
     replay_episode,
+    rerecord_command,
     study_configurations,
 )
 from .judge import NARROW_JUDGE, Judge
@@ -118,18 +121,21 @@ def _replay_all(
 ) -> tuple[dict[Key, Episode], dict[Key, str]]:
     episodes: dict[Key, Episode] = {}
     errors: dict[Key, str] = {}
-    for config in configs:
-        for q in suite.questions:
-            key = (config.name, q.id)
-            if key in have:
-                episodes[key] = have[key]
-                continue
-            if progress:
-                progress(episode_key(*key))
-            try:
-                episodes[key] = replay_episode(set_dir, manifest, suite, config, q)
-            except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
-                errors[key] = str(exc).splitlines()[0]
+    with httpx.Client() as http, requests.Session() as session:
+        for config in configs:
+            for q in suite.questions:
+                key = (config.name, q.id)
+                if key in have:
+                    episodes[key] = have[key]
+                    continue
+                if progress:
+                    progress(episode_key(*key))
+                try:
+                    episodes[key] = replay_episode(
+                        set_dir, manifest, suite, config, q, http=http, session=session
+                    )
+                except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
+                    errors[key] = str(exc).splitlines()[0]
     return episodes, errors
 
 
@@ -194,8 +200,7 @@ def exercised_heuristics(path: Path) -> dict[str, list[str]]:
         others = [c for c in results if not is_admin_seat(c)]
         if seats and others:
             found["admin_seat"].append(
-                f"{name}: preferred {_place(seats[0])} over "
-                + ", ".join(_place(c) for c in others)
+                f"{name}: preferred {_place(seats[0])} over " + ", ".join(_place(c) for c in others)
             )
         if len(results) >= 2:
             pops = " > ".join(f"{c.get('population', 0):,}" for c in results)
@@ -383,6 +388,20 @@ def _check_completeness(
     )
 
 
+def _ablation_summary(
+    ablated: Sequence[Configuration], ablations: Sequence[Mapping[str, Any]], missing: bool
+) -> str:
+    if not ablated or missing:
+        return "ablated baselines missing or not replayable"
+    changes = [
+        f"without {a['heuristic']}, {a['baseline_configuration']} scores "
+        f"{a['passed']}/{a['total']} ({', '.join(f['question_id'] for f in a['flips'])} flips)"
+        for a in ablations
+        if a["flips"]
+    ]
+    return f"{len(ablated)} ablated baselines replayed; " + ("; ".join(changes) or "no flips")
+
+
 # ---- the audit -----------------------------------------------------------------------------
 
 
@@ -426,7 +445,9 @@ def run_audit(
             before, after = judge.judge(a.answer).passed, judge.judge(b.answer).passed
             if before != after:
                 flips.append({"question_id": q.id, "from": before, "to": after})
-        eps = [all_eps[(config.name, q.id)] for q in suite.questions if (config.name, q.id) in all_eps]
+        eps = [
+            all_eps[(config.name, q.id)] for q in suite.questions if (config.name, q.id) in all_eps
+        ]
         passed = sum(1 for e in eps if judge.judge(e.answer).passed)
         ablations.append(
             {
@@ -444,23 +465,10 @@ def run_audit(
         )
         ab_evidence.append(f"{config.name}: {passed}/{len(eps)}; flips: {shown or 'none'}")
     ab_missing = [k for k in errors if k[0] in {c.name for c in ablated}]
-    flipped = [a for a in ablations if a["flips"]]
     c2 = Check(
         "ablation",
         not ab_missing and bool(ablated),
-        (
-            f"{len(ablated)} ablated baselines replayed; "
-            + (
-                "; ".join(
-                    f"without {a['heuristic']}, {a['baseline_configuration']} drops to "
-                    f"{a['passed']}/{a['total']} ({', '.join(f['question_id'] for f in a['flips'])})"
-                    for a in flipped
-                )
-                or "no question flips"
-            )
-            if ablated and not ab_missing
-            else "ablated baselines missing or not replayable"
-        ),
+        _ablation_summary(ablated, ablations, bool(ab_missing)),
         tuple(ab_evidence),
     )
 
@@ -501,9 +509,7 @@ def run_audit(
         for c in study
         if c.toolset == "oneshot" and WEAKENED in suite.experiment.ablations
     }
-    faithful = _table(
-        "Faithful baseline, judge in use", names, suite, all_eps, judge
-    )
+    faithful = _table("Faithful baseline, judge in use", names, suite, all_eps, judge)
     near = _table(
         "Weakened baseline (no 市 retry), narrow judge (°C only)",
         names,
