@@ -103,3 +103,26 @@ def test_manifest_records_provenance_and_hashes():
     assert len(m.system_prompt_sha256) == 64
     assert len(m.episodes) == 40
     assert all(e.prompt_tokens > 0 and e.rounds >= 1 for e in m.episodes.values())
+
+
+def test_live_path_never_writes_the_key(suite, tmp_path, loopback):
+    """The live recording path, pointed at the stand-in and fixture servers with a fake key."""
+    from toolreplay.fixture_server import open_meteo_fixture_server
+    from toolreplay.standin import standin_server
+
+    key = "sk-test-0123456789abcdefghijklmnop"
+    with standin_server(suite) as model_url, open_meteo_fixture_server() as om:
+        manifest = record_live(
+            tmp_path / "live",
+            suite,
+            [Configuration("loop", "atomic")],
+            ModelSettings(base_url=model_url, model="toolreplay-standin", api_key=key),
+            geocoding_url=f"{om}/v1/search",
+            forecast_url=f"{om}/v1/forecast",
+            only=(),
+        )
+    assert manifest.provenance == "live" and len(manifest.episodes) == 4
+    for path in (tmp_path / "live").rglob("*"):
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            assert key not in text and "authorization" not in text.lower(), path

@@ -227,11 +227,14 @@ def record_live(
     configs: Sequence[Configuration],
     settings: ModelSettings,
     *,
+    geocoding_url: str = GEOCODING_URL,
+    forecast_url: str = FORECAST_URL,
     only: Sequence[str] = (),
     progress: Progress | None = None,
 ) -> Manifest:
-    """Record against a real endpoint (``settings``) and the public Open-Meteo API. The prompt
-    date is today in Asia/Shanghai. :class:`RecordingError` when no key is set."""
+    """Record against a real endpoint (``settings``) and Open-Meteo (the public API unless
+    ``geocoding_url``/``forecast_url`` say otherwise). The prompt date is today in
+    Asia/Shanghai. :class:`RecordingError` when no key is set."""
     if not settings.api_key:
         raise RecordingError(
             "live recording needs an API key: set "
@@ -244,8 +247,8 @@ def record_live(
     target = Target(
         provenance="live",
         model=settings,
-        geocoding_url=GEOCODING_URL,
-        forecast_url=FORECAST_URL,
+        geocoding_url=geocoding_url,
+        forecast_url=forecast_url,
         today=dt.datetime.now(ZoneInfo("Asia/Shanghai")).date().isoformat(),
     )
     return record_set(set_dir, suite, configs, target, only=only, progress=progress)
