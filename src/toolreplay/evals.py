@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 Measure = Literal["temperature", "precipitation", "comparison"]
 Day = Literal["today", "tomorrow"]
-HEURISTICS = ("admin_seat", "population_order", "shi_retry")
+HeuristicName = Literal["admin_seat", "population_order", "shi_retry"]
+HEURISTICS: tuple[HeuristicName, ...] = ("admin_seat", "population_order", "shi_retry")
 
 
 class EvalFileError(ValueError):
@@ -141,8 +142,8 @@ class _ExperimentModel(_Strict):
     max_rounds: int = Field(default=6, ge=2, le=50)
     token_budget: int = Field(default=20000, ge=1)
     sampling: _SamplingModel = _SamplingModel()
-    ablations: list[Literal["admin_seat", "population_order", "shi_retry"]] = []
-    baseline: list[Literal["admin_seat", "population_order", "shi_retry"]] = list(HEURISTICS)
+    ablations: list[HeuristicName] = []
+    baseline: list[HeuristicName] = list(HEURISTICS)
 
 
 class _EvalModel(_Strict):
