@@ -9,6 +9,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.json import JSONSnapshotExtension
+from syrupy.filters import props
 
 from toolreplay.cassettes import read_manifest
 from toolreplay.episode import Episode
@@ -20,6 +23,19 @@ from toolreplay.results import build_results
 REPO = Path(__file__).resolve().parents[1]
 EVAL_FILE = REPO / "evals" / "weather.yaml"
 REFERENCE = REPO / "cassettes" / "reference"
+
+pytest_plugins = ("pytester",)
+
+#: Left out of every snapshot, at any depth: token usage and wall time change with every
+#: recording and say nothing about behaviour.
+VOLATILE = props("usage", "wall_time_s")
+
+
+@pytest.fixture
+def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    """syrupy's ``snapshot``, writing one readable JSON file per snapshot (Chinese unescaped,
+    keys sorted) and dropping :data:`VOLATILE` values."""
+    return snapshot.with_defaults(extension_class=JSONSnapshotExtension, exclude=VOLATILE)
 
 
 @pytest.fixture(scope="session")

@@ -26,6 +26,7 @@ from .judge import FULL_JUDGE, NARROW_JUDGE
 from .model import model_settings
 from .record import RecordingError, record_live, record_stand_in
 from .results import build_results, write_results
+from .snapshots import SnapshotUpdateError, check_can_update, pinned_keys, update_snapshots
 
 app = typer.Typer(
     help="Record, replay and evaluate LLM tool-calling loops, offline and deterministically.",
@@ -78,13 +79,16 @@ def _progress(total: int, label: str) -> Iterator[callable]:  # type: ignore[val
 def _table(results: dict) -> Table:
     table = Table(title=f"cassette set: {results['cassette_set']} "
                         f"({results['provenance']['provenance']}, model {results['provenance']['model']})")
-    for col in ("configuration", "passed", "avg rounds", "avg tool calls", "stop reasons"):
-        table.add_column(col, justify="left" if col in ("configuration", "stop reasons") else "right")
+    left = ("configuration", "stop reasons", "failure modes")
+    for col in ("configuration", "passed", "avg rounds", "avg tool calls", *left[1:]):
+        table.add_column(col, justify="left" if col in left else "right",
+                         no_wrap=col in ("configuration", "failure modes"))
     for c in results["configurations"]:
         reasons = ", ".join(f"{k} {v}" for k, v in c["stop_reasons"].items())
+        modes = "\n".join(f"{k} {v}" for k, v in c["failure_modes"].items()) or "-"
         table.add_row(
             c["name"], f"{c['passed']}/{c['total']}", f"{c['avg_rounds']:.2f}",
-            f"{c['avg_tool_calls']:.2f}", reasons,
+            f"{c['avg_tool_calls']:.2f}", reasons, modes,
         )
     return table
 
@@ -193,12 +197,25 @@ def record(
     base_url: Annotated[str | None, typer.Option(help="Endpoint base URL (default: $TOOLREPLAY_BASE_URL, else DashScope compatible mode).")] = None,
     model: Annotated[str | None, typer.Option(help="Model name (default: $TOOLREPLAY_MODEL, else qwen-plus).")] = None,
     ablations: Annotated[bool, typer.Option(help="Also record the baseline variants with one heuristic off.")] = True,
+    update_snapshots_: Annotated[
+        bool,
+        typer.Option(
+            "--update-snapshots",
+            help="Then rewrite the recorded episodes' snapshots (pytest --snapshot-update on "
+            "tests/test_snapshots.py; reference set only, run from the repo root).",
+        ),
+    ] = False,
 ) -> None:
     """Record a cassette set: every configuration × question (and the ablated baselines).
     Writes cassettes/<set>/ only when every episode succeeded."""
     if stand_in == live:
         raise _fail("choose exactly one of --stand-in or --live")
     suite = _load(eval_path)
+    if update_snapshots_:
+        try:
+            check_can_update(Path.cwd(), cassettes / set_name)
+        except SnapshotUpdateError as exc:
+            raise _fail(str(exc)) from None
     configs: list[Configuration] = study_configurations(suite)
     if ablations:
         configs += ablation_configurations(suite)
@@ -218,6 +235,12 @@ def record(
         f"recorded {total} episode(s) into {set_dir} "
         f"({manifest.provenance}, model {manifest.model}, prompt date {manifest.today})"
     )
+    if update_snapshots_:
+        pinned = [k for k in keys if k in pinned_keys(suite)]
+        if keys and not pinned:
+            out.print("no snapshot pins these episodes (ablated baselines); none updated")
+        elif code := update_snapshots(Path.cwd(), pinned):
+            raise _fail(f"updating snapshots failed (pytest exit code {code})", code)
 
 
 def main() -> None:

@@ -4,10 +4,16 @@ Shape (keys kept stable; fields may be added)::
 
     {"format": 1, "cassette_set": "reference", "provenance": {...}, "judge": "measured-value",
      "configurations": [{"name", "passed", "total", "avg_rounds", "avg_tool_calls",
-                         "recorded_wall_time_s", "avg_tokens", "stop_reasons"}, ...],
+                         "recorded_wall_time_s", "avg_tokens", "stop_reasons",
+                         "failure_modes"}, ...],
      "episodes": [{"configuration", "question_id", "question", "answer", "passed", "verdict",
                    "rounds", "tool_calls", "tool_chain", "calls", "stop_reason", "usage",
-                   "recorded_wall_time_s", "transcript"}, ...]}
+                   "recorded_wall_time_s", "failure_modes", "transcript"}, ...]}
+
+An episode's ``failure_modes`` is a list of :meth:`toolreplay.failures.FailureMode.to_dict`
+(``{"mode", "explanation", "evidence": {"message_index", "span", "text", "tool_call"}}``); a
+configuration's ``failure_modes`` counts the episodes carrying each mode
+(``{"empty_answer": 2, ...}``, modes with no episode left out).
 
 Written with sorted-free, fixed key order and ``ensure_ascii=False``; regenerating from the same
 cassettes gives byte-identical output (times are the manifest's recorded ones).
@@ -23,6 +29,7 @@ from typing import Any
 
 from .cassettes import Manifest
 from .episode import Episode
+from .failures import classify, mode_counts
 from .judge import Judge
 
 RESULTS_FORMAT = 1
@@ -53,13 +60,15 @@ def episode_record(episode: Episode, judge: Judge) -> dict[str, Any]:
         "stop_reason": episode.stop_reason,
         "usage": episode.usage.to_dict(),
         "recorded_wall_time_s": episode.wall_time_s,
+        "failure_modes": [f.to_dict() for f in classify(episode, judge)],
         "transcript": list(episode.transcript),
     }
 
 
 def summarize(records: Sequence[dict[str, Any]], names: Sequence[str]) -> list[dict[str, Any]]:
     """Per configuration (in ``names`` order): passed/total, average rounds and tool calls
-    (2 decimals), recorded wall time summed (s), average total tokens, stop-reason counts."""
+    (2 decimals), recorded wall time summed (s), average total tokens, stop-reason counts,
+    failure-mode counts (episodes per mode)."""
     out = []
     for name in names:
         eps = [r for r in records if r["configuration"] == name]
@@ -74,6 +83,9 @@ def summarize(records: Sequence[dict[str, Any]], names: Sequence[str]) -> list[d
                 "recorded_wall_time_s": round(sum(r["recorded_wall_time_s"] for r in eps), 3),
                 "avg_tokens": round(sum(r["usage"]["total_tokens"] for r in eps) / n, 1),
                 "stop_reasons": dict(sorted(Counter(r["stop_reason"] for r in eps).items())),
+                "failure_modes": mode_counts(
+                    [f["mode"] for f in r["failure_modes"]] for r in eps
+                ),
             }
         )
     return out

@@ -1,0 +1,104 @@
+"""A change to what the host sends makes replay fail with an explained cassette miss: which
+episode, what differs from the closest recorded request in the field's terms, and the command
+that re-records it; never the SDK's "Connection error"."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from toolreplay import openmeteo
+from toolreplay.cassettes import CassetteMiss, read_manifest
+from toolreplay.evals import EvalSuite
+from toolreplay.experiment import Configuration, replay_episode
+from toolreplay.toolsets import GEOCODE_CITY_SCHEMA
+
+REFERENCE = Path(__file__).resolve().parents[1] / "cassettes" / "reference"
+
+
+def replay(suite: EvalSuite, configuration: str, question_id: str) -> None:
+    replay_episode(
+        REFERENCE,
+        read_manifest(REFERENCE),
+        suite,
+        Configuration.parse(configuration),
+        suite.question(question_id),
+    )
+
+
+def miss(suite: EvalSuite, configuration: str = "loop+atomic", question: str = "ningde") -> str:
+    with pytest.raises(CassetteMiss) as info:
+        replay(suite, configuration, question)
+    text = str(info.value)
+    assert "Connection error" not in text
+    assert f"cassette miss in episode {configuration}/{question}" in text
+    assert (
+        f"re-record this episode: toolreplay record --stand-in --set reference "
+        f"--only {configuration}/{question}"
+    ) in text
+    return text
+
+
+def test_unchanged_episode_replays(suite: EvalSuite) -> None:
+    replay(suite, "loop+atomic", "ningde")
+
+
+def test_one_character_of_the_system_prompt(suite: EvalSuite) -> None:
+    template = suite.system_prompt_template.replace("天气助手", "天气助理", 1)
+    assert template != suite.system_prompt_template
+    text = miss(dataclasses.replace(suite, system_prompt_template=template))
+    assert "request 1; 0 of 7 recorded interactions played" in text
+    assert "system prompt content differs at character 7" in text
+    assert "天气助理" in text and "天气助手" in text
+
+
+def test_one_character_of_a_tool_description(
+    suite: EvalSuite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fn = GEOCODE_CITY_SCHEMA["function"]
+    monkeypatch.setitem(fn, "description", fn["description"].replace("经纬度", "经纬庋", 1))
+    text = miss(suite, "single+atomic", "beijing")
+    assert "tool schema `geocode_city` description differs at character 9" in text
+    assert "get_weather_by_coords" not in text  # the untouched schema is not blamed
+
+
+def test_a_tool_parameter(suite: EvalSuite, monkeypatch: pytest.MonkeyPatch) -> None:
+    params = GEOCODE_CITY_SCHEMA["function"]["parameters"]
+    city = dict(params["properties"]["city"], minLength=2)
+    monkeypatch.setitem(params, "properties", {"city": city})
+    assert "tool schema `geocode_city` parameters differ (parameter `city`)" in miss(suite)
+
+
+def test_a_sampling_parameter(suite: EvalSuite) -> None:
+    experiment = dataclasses.replace(suite.experiment, temperature=0.7)
+    text = miss(dataclasses.replace(suite, experiment=experiment))
+    assert "sampling parameter `temperature`: sent 0.7, recorded 0.0" in text
+
+
+def test_tools_withheld_earlier(suite: EvalSuite) -> None:
+    experiment = dataclasses.replace(suite.experiment, max_rounds=2)
+    text = miss(dataclasses.replace(suite, experiment=experiment))
+    assert "request 3; 2 of 7 recorded interactions played" in text
+    offered = "geocode_city, get_weather_by_coords"
+    assert f"tools withheld: the recorded request offered {offered}" in text
+    assert "tool_choice" not in text  # follows from the tools withheld, not listed apart
+
+
+def test_an_open_meteo_query(suite: EvalSuite, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(openmeteo, "CURRENT_VARIABLES", ("temperature_2m",))
+    text = miss(suite, "single+oneshot", "beijing")
+    assert "GET /v1/forecast is not in" in text
+    assert "query `current`: sent 'temperature_2m', recorded 'temperature_2m," in text
+
+
+def test_a_changed_tool_result_names_the_tool_message(
+    suite: EvalSuite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolreplay import toolsets
+
+    monkeypatch.setitem(toolsets.WMO_CODES_ZH, 3, "多云转阴")  # Beijing's weather code
+    text = miss(suite, "loop+oneshot", "beijing")
+    assert "message 4 (tool result of get_weather, call_1_1) content differs" in text
+    assert "多云转阴" in text

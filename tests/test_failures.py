@@ -1,0 +1,411 @@
+"""The failure classifier: each mode on episodes built with ScriptedModel and the hosts, the
+serialised evidence shape, and the committed reference set's labels in results and the CLI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from toolreplay.cli import app
+from toolreplay.episode import Episode, ModelReply, ToolCall, ToolResult, Usage
+from toolreplay.failures import (
+    EMPTY_ANSWER,
+    FABRICATED_VALUE,
+    FAILURE_MODES,
+    NO_MEASUREMENT,
+    UNFULFILLED_PROMISE,
+    FailureMode,
+    classify,
+    find_promise,
+    mode_counts,
+    sentences,
+    tool_values,
+)
+from toolreplay.hosts import LoopLimits, run_host
+from toolreplay.judge import NARROW_JUDGE, find_measured_values
+from toolreplay.model import ScriptedModel
+from toolreplay.toolsets import GET_WEATHER_SCHEMA, Toolset
+
+REPO = Path(__file__).resolve().parents[1]
+QUESTION = "北京今天多少度？"
+
+WEATHER: dict[str, Any] = {
+    "place": {"name": "北京", "admin1": "北京市", "latitude": 31.2222, "longitude": 116.3972},
+    "current": {"time": "2026-09-17T15:30", "temperature_2m": {"value": 26.1, "unit": "°C"}},
+    "daily": [
+        {
+            "date": "2026-09-17",
+            "weather_code": 3,
+            "temperature_2m_max": {"value": 28.6, "unit": "°C"},
+            "precipitation_sum": {"value": 2.6, "unit": "mm"},
+            "wind_speed_10m_max": {"value": 8.1, "unit": "km/h"},
+        }
+    ],
+}
+
+
+@dataclass(frozen=True)
+class TextTool:
+    """A toolset whose every result is ``text`` as is (plain text, not JSON)."""
+
+    text: str
+    schemas: tuple[dict[str, Any], ...] = (GET_WEATHER_SCHEMA,)
+
+    def execute(self, c: ToolCall) -> ToolResult:
+        return ToolResult(c, self.text)
+
+
+def call(city: str = "北京", n: int = 1) -> ToolCall:
+    return ToolCall(f"call_{n}", "get_weather", json.dumps({"city": city}, ensure_ascii=False))
+
+
+def reply(content: str | None, *calls: ToolCall) -> ModelReply:
+    return ModelReply(content, calls, "tool_calls" if calls else "stop", Usage(10, 5))
+
+
+def run(
+    host: str,
+    script: Sequence[ModelReply],
+    result: Any = WEATHER,
+    limits: LoopLimits | None = None,
+) -> Episode:
+    """One episode of ``host`` over a ``get_weather`` tool that returns ``result`` (a dict is
+    sent as JSON, a string as is)."""
+
+    toolset: Any = (
+        TextTool(result)
+        if isinstance(result, str)
+        else Toolset("fake", (GET_WEATHER_SCHEMA,), {"get_weather": lambda city: result})
+    )
+    messages = [{"role": "system", "content": "天气助手"}, {"role": "user", "content": QUESTION}]
+    return run_host(host, ScriptedModel(list(script)), toolset, messages, limits)
+
+
+def answered(text: str, result: Any = WEATHER) -> Episode:
+    """The loop host: one get_weather call, then ``text`` as the final answer."""
+    return run("loop", [reply(None, call()), reply(text)], result)
+
+
+def modes(labels: Sequence[FailureMode]) -> list[str]:
+    return [f.mode for f in labels]
+
+
+def quoted(episode: Episode, label: FailureMode) -> str:
+    """The text the label's span points at in the transcript."""
+    ev = label.evidence
+    assert ev.message_index is not None and ev.span is not None
+    return str(episode.transcript[ev.message_index]["content"])[ev.span[0] : ev.span[1]]
+
+
+# ---- empty_answer (form A) ------------------------------------------------------------------
+
+
+def test_content_none_with_pending_tool_calls_is_an_empty_answer() -> None:
+    episode = run("single", [reply(None, call()), reply(None, call("北京市", 2))])
+    assert episode.answer == "" and episode.pending_tool_calls
+    [label] = classify(episode)
+    assert label.mode == EMPTY_ANSWER
+    assert label.evidence.message_index == len(episode.transcript) - 1
+    assert episode.transcript[label.evidence.message_index]["content"] is None
+    assert label.evidence.tool_call == call("北京市", 2)
+    assert label.evidence.span is None
+    assert "never executed" in label.explanation and "北京市" in label.explanation
+
+
+def test_empty_string_content_with_no_tool_calls_is_an_empty_answer() -> None:
+    episode = run("single", [reply("")])
+    [label] = classify(episode)
+    assert label.mode == EMPTY_ANSWER
+    assert label.evidence.tool_call is None
+    assert "neither text nor tool calls" in label.explanation
+
+
+def test_forced_final_round_that_returns_nothing_is_an_empty_answer() -> None:
+    episode = run("loop", [reply(None, call()), reply(None)], limits=LoopLimits(max_rounds=2))
+    assert episode.stop_reason == "max_rounds" and not episode.rounds[-1].tools_offered
+    assert not episode.pending_tool_calls
+    [label] = classify(episode)
+    assert label.mode == EMPTY_ANSWER
+    assert "withheld" in label.explanation
+    assert label.evidence.message_index == len(episode.transcript) - 1
+
+
+def test_tool_calls_in_a_forced_final_round_are_pending() -> None:
+    script = [reply(None, call()), reply("", call("北京市", 2))]
+    episode = run("loop", script, limits=LoopLimits(max_rounds=2))
+    [label] = classify(episode)
+    assert label.mode == EMPTY_ANSWER
+    assert label.evidence.tool_call is not None and label.evidence.tool_call.name == "get_weather"
+
+
+def test_an_episode_that_ended_on_an_api_error_is_an_empty_answer_without_a_message() -> None:
+    transcript = ({"role": "system", "content": "x"}, {"role": "user", "content": QUESTION})
+    episode = Episode("loop+atomic", "beijing", QUESTION, transcript, (), "error", "", Usage(),
+                      error="APIStatusError: 503")  # fmt: skip
+    [label] = classify(episode)
+    assert label.mode == EMPTY_ANSWER
+    assert label.evidence.message_index is None
+    assert "APIStatusError: 503" in label.explanation
+
+
+# ---- unfulfilled_promise (form B) -----------------------------------------------------------
+
+
+def test_promise_with_a_pending_tool_call_points_at_sentence_and_call() -> None:
+    text = "刚才的候选地点在西藏，显然不对。我将重新查询，明确指定「北京市」。"
+    episode = run("single", [reply(None, call()), reply(text, call("北京市", 2))])
+    [label] = classify(episode)
+    assert label.mode == UNFULFILLED_PROMISE
+    assert label.evidence.text == "我将重新查询，明确指定「北京市」。"
+    assert quoted(episode, label) == label.evidence.text
+    assert label.evidence.tool_call == call("北京市", 2)
+    assert "max_rounds" in label.explanation
+
+
+@pytest.mark.parametrize(
+    ("text", "sentence"),
+    [
+        ("好的。我将重新查询北京的天气。", "我将重新查询北京的天气。"),
+        ("数据不全，让我再查一下。", "数据不全，让我再查一下。"),
+        ("已找到北京的坐标。接下来我将查询今天的天气预报。", "接下来我将查询今天的天气预报。"),
+        ("Sorry. I'll look that up.", "I'll look that up."),
+        ("That place is wrong, let me check again!", "That place is wrong, let me check again!"),
+    ],
+)
+def test_promise_without_a_measured_value(text: str, sentence: str) -> None:
+    episode = answered(text)
+    [label] = classify(episode)
+    assert label.mode == UNFULFILLED_PROMISE
+    assert label.evidence.text == sentence
+    assert quoted(episode, label) == sentence
+    assert label.evidence.tool_call is None  # the loop converged: nothing pending
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["北京现在 26°C。让我再查一下明天的。", "It is 26°C now; let me check tomorrow's forecast."],
+)
+def test_promise_beside_a_measured_value_is_no_failure(text: str) -> None:
+    assert classify(answered(text)) == ()
+
+
+def test_promise_with_coordinates_only_is_still_a_promise() -> None:
+    text = "已找到北京（北京市）的坐标（31.2222, 116.3972），接下来我将查询今天的天气预报。"
+    assert find_measured_values(text) == ()
+    [label] = classify(answered(text))
+    assert label.mode == UNFULFILLED_PROMISE
+    assert label.evidence.span == (0, len(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "抱歉，我还没有拿到北京的天气数据，现在无法给出具体数值。",
+        "您可以稍后再查询。",
+        "我将无法查询。",
+        "我们现在查到的数据显示北京阴。",
+        "我先前查询了北京，结果为空。",
+        "如果需要，我可以帮您查询明天的天气。",
+        "Let me know if you need anything else.",
+        "I will not check again.",
+    ],
+)
+def test_no_promise(text: str) -> None:
+    assert find_promise(text) is None
+    assert modes(classify(answered(text))) == [NO_MEASUREMENT]
+
+
+def test_sentences_keep_decimals_together() -> None:
+    text = "坐标（31.2222, 121.4581）。Done. Next!"
+    expected = ["坐标（31.2222, 121.4581）。", "Done.", "Next!"]
+    assert [text[s:e] for s, e in sentences(text)] == expected
+
+
+# ---- fabricated_value -----------------------------------------------------------------------
+
+
+def test_value_copied_from_a_tool_result_is_grounded_and_one_present_nowhere_is_not() -> None:
+    assert classify(answered("北京现在 26.1°C。")) == ()
+    episode = answered("北京现在 31°C。")  # the tool result holds latitude 31.2222: not a °C
+    [label] = classify(episode)
+    assert label.mode == FABRICATED_VALUE
+    assert label.evidence.text == "31°C"
+    assert quoted(episode, label) == "31°C"
+    assert "nearest temperature in a tool result is 28.6°C" in label.explanation
+
+
+@pytest.mark.parametrize("unit", ["℃", "°C", "度", " 摄氏度"])
+def test_temperature_units_and_rounding(unit: str) -> None:
+    assert classify(answered(f"北京现在 26{unit}，最高 28.6{unit}。")) == ()
+    assert modes(classify(answered(f"北京现在 31{unit}。"))) == [FABRICATED_VALUE]
+
+
+def test_rounding_follows_the_precision_written() -> None:
+    assert classify(answered("最高约 29°C。")) == ()  # 28.6 rounds to 29
+    assert modes(classify(answered("最高 28.0°C。"))) == [FABRICATED_VALUE]  # 28.6 ≠ 28.0
+
+
+@pytest.mark.parametrize("unit", ["mm", " 毫米", "毫米"])
+def test_precipitation_units(unit: str) -> None:
+    assert classify(answered(f"预计降水量约 2.6{unit}。")) == ()
+    assert modes(classify(answered(f"预计降水量约 5{unit}。"))) == [FABRICATED_VALUE]
+
+
+def test_wind_speed_converted_between_units() -> None:
+    assert classify(answered("风速约 2.3 m/s。")) == ()  # 8.1 km/h = 2.25 m/s
+    assert modes(classify(answered("风速约 5 m/s。"))) == [FABRICATED_VALUE]
+
+
+def test_each_fabricated_value_is_its_own_label_in_order() -> None:
+    episode = answered("北京 26°C，上海 40°C，广州 50度。")
+    labels = classify(episode)
+    assert modes(labels) == [FABRICATED_VALUE, FABRICATED_VALUE]
+    assert [quoted(episode, f) for f in labels] == ["40°C", "50度"]
+
+
+def test_plain_text_tool_result_grounds_values() -> None:
+    assert classify(answered("现在 26°C。", result="北京：气温 26.1°C，湿度 71%")) == ()
+    labels = classify(answered("现在 33°C。", result="北京：气温 26.1°C"))
+    assert modes(labels) == [FABRICATED_VALUE]
+
+
+def test_values_with_no_tool_result_at_all_are_fabricated() -> None:
+    episode = run("single", [reply("北京今天 30°C。")])
+    [label] = classify(episode)
+    assert label.mode == FABRICATED_VALUE
+    assert "no tool result was returned" in label.explanation
+
+
+def test_tool_values_skip_coordinates_codes_and_dates() -> None:
+    episode = answered("北京现在 26.1°C。")
+    found = {(v.value, v.unit) for v in tool_values(episode.transcript)}
+    assert found == {(26.1, "°C"), (28.6, "°C"), (2.6, "mm"), (8.1, "km/h")}
+
+
+# ---- no_measurement, dates and coordinates --------------------------------------------------
+
+
+def test_answer_without_measurement_or_promise() -> None:
+    episode = answered("北京今天阴。")
+    [label] = classify(episode)
+    assert label.mode == NO_MEASUREMENT
+    assert label.evidence.text == "北京今天阴。" and quoted(episode, label) == "北京今天阴。"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-09-17 北京阴。",
+        "9月17日北京阴。",
+        "北京位于北纬39.9度、东经116.4度，今天阴。",
+        "北京的坐标是（39.9075, 116.3972），今天阴。",
+    ],
+)
+def test_numbers_in_dates_and_coordinates_are_not_measurements(text: str) -> None:
+    assert find_measured_values(text) == ()
+    assert modes(classify(answered(text))) == [NO_MEASUREMENT]
+
+
+def test_dates_beside_a_grounded_value_add_no_label() -> None:
+    assert classify(answered("2026-09-17（9月17日）北京最高 28.6°C。")) == ()
+
+
+def test_the_judge_decides_what_is_a_measurement() -> None:
+    episode = answered("北京现在 26度。")
+    assert classify(episode) == ()
+    assert modes(classify(episode, NARROW_JUDGE)) == [NO_MEASUREMENT]
+
+
+# ---- serialised shape and counts ------------------------------------------------------------
+
+
+def test_serialised_shape() -> None:
+    episode = run("single", [reply(None, call()), reply("让我再查一下。", call("北京市", 2))])
+    [label] = classify(episode)
+    data = json.loads(json.dumps(label.to_dict(), ensure_ascii=False))
+    assert data == {
+        "mode": "unfulfilled_promise",
+        "explanation": label.explanation,
+        "evidence": {
+            "message_index": 4,
+            "span": [0, 7],
+            "text": "让我再查一下。",
+            "tool_call": {"name": "get_weather", "arguments": {"city": "北京市"}},
+        },
+    }
+    empty = classify(run("single", [reply("")]))[0].to_dict()["evidence"]
+    assert empty == {"message_index": 2, "span": None, "text": None, "tool_call": None}
+
+
+def test_mode_counts_count_episodes_in_mode_order() -> None:
+    counts = mode_counts([["fabricated_value", "fabricated_value"], ["empty_answer"], []])
+    assert list(counts.items()) == [("empty_answer", 1), ("fabricated_value", 1)]
+    assert set(FAILURE_MODES) >= set(counts)
+
+
+# ---- the committed reference set ------------------------------------------------------------
+
+SINGLE_ATOMIC = {
+    "beijing": [EMPTY_ANSWER],
+    "hottest": [EMPTY_ANSWER],
+    "ningde": [UNFULFILLED_PROMISE],
+    "shanghai-rain": [UNFULFILLED_PROMISE],
+}
+
+
+def test_reference_single_atomic_shows_both_forms(
+    reference_episodes: dict[tuple[str, str], Episode],
+) -> None:
+    got = {
+        q: modes(classify(e)) for (c, q), e in reference_episodes.items() if c == "single+atomic"
+    }
+    assert got == SINGLE_ATOMIC
+    ningde = classify(reference_episodes[("single+atomic", "ningde")])[0]
+    assert ningde.evidence.text is not None and "我将重新查询" in ningde.evidence.text
+    assert ningde.evidence.tool_call is not None
+    assert ningde.evidence.tool_call.parsed_arguments() == {"city": "宁德市"}
+    rain = reference_episodes[("single+atomic", "shanghai-rain")]
+    assert "31.2222" in rain.answer and find_measured_values(rain.answer) == ()
+    hottest = classify(reference_episodes[("single+atomic", "hottest")])[0]
+    assert "3 tool calls" in hottest.explanation
+
+
+def test_reference_loops_and_single_oneshot_carry_no_label(
+    reference_episodes: dict[tuple[str, str], Episode],
+) -> None:
+    clean = {k: classify(e) for k, e in reference_episodes.items() if k[0] != "single+atomic"}
+    assert len(clean) == 12
+    assert all(labels == () for labels in clean.values()), clean
+
+
+def test_results_carry_failure_modes(reference_results: dict) -> None:
+    by_name = {c["name"]: c["failure_modes"] for c in reference_results["configurations"]}
+    assert by_name == {
+        "single+oneshot": {},
+        "loop+oneshot": {},
+        "single+atomic": {"empty_answer": 2, "unfulfilled_promise": 2},
+        "loop+atomic": {},
+    }
+    for record in reference_results["episodes"]:
+        got = [f["mode"] for f in record["failure_modes"]]
+        single_atomic = record["configuration"] == "single+atomic"
+        assert got == (SINGLE_ATOMIC[record["question_id"]] if single_atomic else [])
+        assert all(set(f) == {"mode", "explanation", "evidence"} for f in record["failure_modes"])
+
+
+def test_run_prints_failure_mode_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    result = CliRunner().invoke(app, ["run", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.output.splitlines() if "single+atomic" in line)
+    assert "empty_answer 2" in row
+    assert "unfulfilled_promise 2" in result.output
+    written = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    counts = {c["name"]: c["failure_modes"] for c in written["configurations"]}
+    assert counts["single+atomic"] == {"empty_answer": 2, "unfulfilled_promise": 2}
