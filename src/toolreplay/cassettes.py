@@ -70,7 +70,7 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when availabl
 
 
 def _load_yaml(text: str) -> Any:
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
+    return yaml.load(text, Loader=_Loader)
 
 
 class _Dumper(yaml.SafeDumper):

@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,10 +20,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from .audit import Audit, run_audit
 from .cassettes import CassetteError, CassetteMiss, UnplayedInteractions
 from .evals import EvalFileError, EvalSuite, load_eval
 from .experiment import Configuration, ablation_configurations, replay_set, study_configurations
-from .audit import Audit, run_audit
 from .judge import FULL_JUDGE, NARROW_JUDGE
 from .model import model_settings
 from .record import RecordingError, record_live, record_stand_in
@@ -34,7 +36,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
+# Piped output (CI logs, files) gets 120 columns rather than rich's 80, so tables do not fold.
+_WIDTH = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS") or 120)
+out = Console(width=_WIDTH)
 err = Console(stderr=True)
 
 EvalOpt = Annotated[Path, typer.Option("--eval", help="Eval file: questions and expectations.")]
