@@ -1,6 +1,7 @@
 """``toolreplay`` command line: a thin layer over the library.
 
     toolreplay run                 replay every configuration from cassettes, judge, write reports/
+    toolreplay report              re-render reports/index.html from reports/results.json
     toolreplay record --stand-in   record a cassette set offline (stand-in model + fixture server)
     toolreplay record --live       record against a real endpoint (needs DASHSCOPE_API_KEY or
                                    OPENAI_API_KEY)
@@ -24,6 +25,7 @@ from .experiment import Configuration, ablation_configurations, replay_set, stud
 from .judge import FULL_JUDGE
 from .model import model_settings
 from .record import RecordingError, record_live, record_stand_in
+from .report import ReportError, write_report
 from .results import build_results, write_results
 
 app = typer.Typer(
@@ -93,10 +95,12 @@ def run(
     eval_path: EvalOpt = Path("evals/weather.yaml"),
     cassettes: CassettesOpt = Path("cassettes"),
     set_name: SetOpt = "reference",
-    out_dir: Annotated[Path, typer.Option("--out", help="Where results.json goes.")] = Path("reports"),
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="Where results.json and index.html go.")
+    ] = Path("reports"),
 ) -> None:
     """Replay all configurations from a cassette set (offline, no key), judge every answer,
-    print the table and write reports/results.json."""
+    print the table and write reports/results.json and reports/index.html."""
     suite = _load(eval_path)
     configs = study_configurations(suite)
     set_dir = cassettes / set_name
@@ -110,8 +114,30 @@ def run(
         raise _fail(str(exc)) from None
     results = build_results(manifest, episodes, [c.name for c in configs], FULL_JUDGE)
     write_results(out_dir / "results.json", results)
+    try:
+        page = write_report(out_dir / "results.json", out_dir / "index.html")
+    except ReportError as exc:
+        raise _fail(str(exc)) from None
     out.print(_table(results))
     out.print(f"wrote {out_dir / 'results.json'}")
+    out.print(f"wrote {page}")
+
+
+@app.command()
+def report(
+    results: Annotated[Path, typer.Option("--results", help="Results file to render.")] = Path(
+        "reports/results.json"
+    ),
+    out_path: Annotated[Path, typer.Option("--out", help="Where the HTML page goes.")] = Path(
+        "reports/index.html"
+    ),
+) -> None:
+    """Re-render the HTML report from a results file, without replaying."""
+    try:
+        page = write_report(results, out_path)
+    except ReportError as exc:
+        raise _fail(str(exc)) from None
+    out.print(f"wrote {page}")
 
 
 @app.command()
