@@ -218,7 +218,7 @@ def _check_baseline(
     configured = tuple(suite.experiment.baseline)
     recorded = tuple(manifest.settings.get("baseline_heuristics", HEURISTICS))
     evidence = [
-        f"configured ({suite.path}): {', '.join(configured) or 'none'}",
+        f"configured (eval file {Path(suite.path).name}): {', '.join(configured) or 'none'}",
         f"recorded (manifest): {', '.join(recorded) or 'none'}",
     ]
     missing = [h for h in HEURISTICS if h not in configured or h not in recorded]

@@ -1,9 +1,10 @@
 """``toolreplay`` command line: a thin layer over the library.
 
-    toolreplay run                 replay every configuration from cassettes, judge, write reports/
-    toolreplay record --stand-in   record a cassette set offline (stand-in model + fixture server)
-    toolreplay record --live       record against a real endpoint (needs DASHSCOPE_API_KEY or
-                                   OPENAI_API_KEY)
+toolreplay run                 replay every configuration from cassettes, judge, write reports/
+toolreplay report              re-render reports/index.html from reports/results.json
+toolreplay record --stand-in   record a cassette set offline (stand-in model + fixture server)
+toolreplay record --live       record against a real endpoint (needs DASHSCOPE_API_KEY or
+                               OPENAI_API_KEY)
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .experiment import Configuration, ablation_configurations, replay_set, stud
 from .judge import FULL_JUDGE, NARROW_JUDGE
 from .model import model_settings
 from .record import RecordingError, record_live, record_stand_in
+from .report import ReportError, write_report
 from .results import build_results, write_results
 from .snapshots import SnapshotUpdateError, check_can_update, pinned_keys, update_snapshots
 
@@ -43,7 +45,9 @@ err = Console(stderr=True)
 
 EvalOpt = Annotated[Path, typer.Option("--eval", help="Eval file: questions and expectations.")]
 CassettesOpt = Annotated[Path, typer.Option(help="Folder holding cassette sets.")]
-SetOpt = Annotated[str, typer.Option("--set", help="Cassette set name (a folder under --cassettes).")]
+SetOpt = Annotated[
+    str, typer.Option("--set", help="Cassette set name (a folder under --cassettes).")
+]
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -81,18 +85,27 @@ def _progress(total: int, label: str) -> Iterator[callable]:  # type: ignore[val
 
 
 def _table(results: dict) -> Table:
-    table = Table(title=f"cassette set: {results['cassette_set']} "
-                        f"({results['provenance']['provenance']}, model {results['provenance']['model']})")
+    table = Table(
+        title=f"cassette set: {results['cassette_set']} "
+        f"({results['provenance']['provenance']}, model {results['provenance']['model']})"
+    )
     left = ("configuration", "stop reasons", "failure modes")
     for col in ("configuration", "passed", "avg rounds", "avg tool calls", *left[1:]):
-        table.add_column(col, justify="left" if col in left else "right",
-                         no_wrap=col in ("configuration", "failure modes"))
+        table.add_column(
+            col,
+            justify="left" if col in left else "right",
+            no_wrap=col in ("configuration", "failure modes"),
+        )
     for c in results["configurations"]:
         reasons = ", ".join(f"{k} {v}" for k, v in c["stop_reasons"].items())
         modes = "\n".join(f"{k} {v}" for k, v in c["failure_modes"].items()) or "-"
         table.add_row(
-            c["name"], f"{c['passed']}/{c['total']}", f"{c['avg_rounds']:.2f}",
-            f"{c['avg_tool_calls']:.2f}", reasons, modes,
+            c["name"],
+            f"{c['passed']}/{c['total']}",
+            f"{c['avg_rounds']:.2f}",
+            f"{c['avg_tool_calls']:.2f}",
+            reasons,
+            modes,
         )
     return table
 
@@ -102,10 +115,12 @@ def run(
     eval_path: EvalOpt = Path("evals/weather.yaml"),
     cassettes: CassettesOpt = Path("cassettes"),
     set_name: SetOpt = "reference",
-    out_dir: Annotated[Path, typer.Option("--out", help="Where results.json goes.")] = Path("reports"),
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="Where results.json and index.html go.")
+    ] = Path("reports"),
 ) -> None:
     """Replay all configurations from a cassette set (offline, no key), judge every answer,
-    print the table and write reports/results.json."""
+    print the table and write reports/results.json and reports/index.html."""
     suite = _load(eval_path)
     configs = study_configurations(suite)
     set_dir = cassettes / set_name
@@ -128,18 +143,42 @@ def run(
         )
     results["fidelity"] = audit.to_dict()
     write_results(out_dir / "results.json", results)
+    try:
+        page = write_report(out_dir / "results.json", out_dir / "index.html")
+    except ReportError as exc:
+        raise _fail(str(exc)) from None
     out.print(_table(results))
     _print_audit_summary(audit)
     out.print(f"wrote {out_dir / 'results.json'}")
+    out.print(f"wrote {page}")
     if not audit.passed:
         raise _fail("fidelity audit failed (see above; `toolreplay audit` for the evidence)", 1)
+
+
+@app.command()
+def report(
+    results: Annotated[Path, typer.Option("--results", help="Results file to render.")] = Path(
+        "reports/results.json"
+    ),
+    out_path: Annotated[Path, typer.Option("--out", help="Where the HTML page goes.")] = Path(
+        "reports/index.html"
+    ),
+) -> None:
+    """Re-render the HTML report from a results file, without replaying."""
+    try:
+        page = write_report(results, out_path)
+    except ReportError as exc:
+        raise _fail(str(exc)) from None
+    out.print(f"wrote {page}")
 
 
 def _print_audit_summary(audit: Audit) -> None:
     failed = [c for c in audit.checks if not c.passed]
     if failed:
-        out.print(f"[red]fidelity: {len(failed)} of {len(audit.checks)} checks failed:[/] "
-                  + ", ".join(c.name for c in failed))
+        out.print(
+            f"[red]fidelity: {len(failed)} of {len(audit.checks)} checks failed:[/] "
+            + ", ".join(c.name for c in failed)
+        )
     else:
         out.print(f"[green]fidelity: all {len(audit.checks)} checks passed[/]")
 
@@ -147,8 +186,9 @@ def _print_audit_summary(audit: Audit) -> None:
 def _print_audit(audit: Audit) -> None:
     for check in audit.checks:
         mark = "[green]PASS[/]" if check.passed else "[bold red]FAIL[/]"
-        out.print(f"{mark} [bold]{check.name}[/]: {check.explanation}", highlight=False,
-                  soft_wrap=True)
+        out.print(
+            f"{mark} [bold]{check.name}[/]: {check.explanation}", highlight=False, soft_wrap=True
+        )
         for line in check.evidence:
             out.print(f"       - {line}", highlight=False, markup=False, soft_wrap=True)
     tables = audit.tables
@@ -186,21 +226,49 @@ def audit(
         raise _fail(str(exc)) from None
     _print_audit(result)
     if not result.passed:
-        raise _fail("fidelity audit failed: " + ", ".join(
-            c.name for c in result.checks if not c.passed), 1)
+        raise _fail(
+            "fidelity audit failed: " + ", ".join(c.name for c in result.checks if not c.passed), 1
+        )
 
 
 @app.command()
 def record(
-    stand_in: Annotated[bool, typer.Option("--stand-in", help="Record offline against the bundled stand-in model and Open-Meteo fixture server.")] = False,
-    live: Annotated[bool, typer.Option("--live", help="Record against a real OpenAI-compatible endpoint and Open-Meteo (needs a key).")] = False,
+    stand_in: Annotated[
+        bool,
+        typer.Option(
+            "--stand-in",
+            help="Record offline against the bundled stand-in model and Open-Meteo fixture server.",
+        ),
+    ] = False,
+    live: Annotated[
+        bool,
+        typer.Option(
+            "--live",
+            help="Record against a real OpenAI-compatible endpoint and Open-Meteo (needs a key).",
+        ),
+    ] = False,
     eval_path: EvalOpt = Path("evals/weather.yaml"),
     cassettes: CassettesOpt = Path("cassettes"),
     set_name: SetOpt = "reference",
-    only: Annotated[list[str] | None, typer.Option("--only", help="Re-record just this episode (CONFIGURATION/QUESTION-ID); repeatable.")] = None,
-    base_url: Annotated[str | None, typer.Option(help="Endpoint base URL (default: $TOOLREPLAY_BASE_URL, else DashScope compatible mode).")] = None,
-    model: Annotated[str | None, typer.Option(help="Model name (default: $TOOLREPLAY_MODEL, else qwen-plus).")] = None,
-    ablations: Annotated[bool, typer.Option(help="Also record the baseline variants with one heuristic off.")] = True,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--only", help="Re-record just this episode (CONFIGURATION/QUESTION-ID); repeatable."
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            help="Endpoint base URL (default: $TOOLREPLAY_BASE_URL, "
+            "else DashScope compatible mode)."
+        ),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Model name (default: $TOOLREPLAY_MODEL, else qwen-plus).")
+    ] = None,
+    ablations: Annotated[
+        bool, typer.Option(help="Also record the baseline variants with one heuristic off.")
+    ] = True,
     update_snapshots_: Annotated[
         bool,
         typer.Option(

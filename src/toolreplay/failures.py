@@ -332,7 +332,7 @@ def _empty(episode: Episode, index: int | None) -> FailureMode:
         calls = ", ".join(_call_text(c) for c in pending)
         why = (
             f"the final reply has no text, only {_plural(len(pending), 'tool call')} the host "
-            f"never executed: {calls}; the host stopped ({episode.stop_reason}) and returned \"\""
+            f'never executed: {calls}; the host stopped ({episode.stop_reason}) and returned ""'
         )
     elif episode.stop_reason == "error" or index is None:
         why = f"the episode ended before any answer (stop reason {episode.stop_reason})"

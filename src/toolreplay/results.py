@@ -83,9 +83,7 @@ def summarize(records: Sequence[dict[str, Any]], names: Sequence[str]) -> list[d
                 "recorded_wall_time_s": round(sum(r["recorded_wall_time_s"] for r in eps), 3),
                 "avg_tokens": round(sum(r["usage"]["total_tokens"] for r in eps) / n, 1),
                 "stop_reasons": dict(sorted(Counter(r["stop_reason"] for r in eps).items())),
-                "failure_modes": mode_counts(
-                    [f["mode"] for f in r["failure_modes"]] for r in eps
-                ),
+                "failure_modes": mode_counts([f["mode"] for f in r["failure_modes"]] for r in eps),
             }
         )
     return out

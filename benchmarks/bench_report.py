@@ -1,0 +1,328 @@
+"""Benchmark: render the HTML report for 1,000 synthetic episodes.
+
+    python benchmarks/bench_report.py [--episodes N]
+
+Builds results shaped like ``reports/results.json`` (250 questions × 4 configurations; each
+transcript 5.5 messages on average: system, user, assistant tool calls, tool messages with
+Open-Meteo-shaped JSON, the answer; failure modes on the failed episodes; a fidelity audit),
+then reports:
+
+* ``render_report`` (results dict → ``str``): time (best of 3, no tracing) and peak traced
+  memory (``tracemalloc``; the results dict is built before tracing starts);
+* ``stream_report`` (results dict → a file, piece by piece): peak traced memory, i.e. what
+  rendering itself holds;
+* ``write_report`` (results.json → index.html, the path ``toolreplay run`` and
+  ``toolreplay report`` take): time and peak traced memory, reading the JSON included;
+* the output size in bytes (UTF-8).
+
+Requirement: ≤ 5 s, ≤ 10 MB of output and ≤ 10 MB peak for streamed rendering; exits 1 when
+one is exceeded. The other peaks are reported, not limited: the results for 1,000 episodes are
+themselves ~7 MB of Python objects (parsing their JSON peaks near 11 MB), and the ``str``
+``render_report`` returns is stored at 2 bytes a character once any CJK character is in it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from toolreplay.report import render_report, stream_report, write_report
+
+LIMIT_S = 5.0
+LIMIT_BYTES = 10 * 1024 * 1024
+CONFIGURATIONS = ("single+oneshot", "loop+oneshot", "single+atomic", "loop+atomic")
+CITIES = ("北京", "上海", "广州", "深圳", "宁德", "杭州", "成都", "武汉", "西安", "南京")
+SYSTEM = (
+    "你是一个天气助手。今天是 2026-09-17，时区 Asia/Shanghai。\n"
+    "用户问到天气、气温、降水时，先调用工具查询真实数据，再用中文回答，并给出带单位的具体数值。"
+)
+
+
+def _call(rnd: int, i: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": f"call_{rnd}_{i}",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args, ensure_ascii=False)},
+    }
+
+
+def _forecast(rng: random.Random, lat: float, lon: float) -> dict[str, Any]:
+    def unit(v: float, u: str) -> dict[str, Any]:
+        return {"value": round(v, 1), "unit": u}
+
+    return {
+        "latitude": lat,
+        "longitude": lon,
+        "timezone": "Asia/Shanghai",
+        "current": {
+            "time": "2026-09-17T15:30",
+            "temperature_2m": unit(rng.uniform(15, 35), "°C"),
+            "relative_humidity_2m": unit(rng.uniform(30, 90), "%"),
+            "weather": "局部多云",
+            "wind_speed_10m": unit(rng.uniform(0, 20), "km/h"),
+        },
+        "daily": [
+            {
+                "date": f"2026-09-{17 + d}",
+                "weather": rng.choice(("晴", "阴", "小雨", "毛毛雨")),
+                "temperature_2m_max": unit(rng.uniform(25, 36), "°C"),
+                "temperature_2m_min": unit(rng.uniform(15, 24), "°C"),
+                "precipitation_sum": unit(rng.uniform(0, 6), "mm"),
+            }
+            for d in range(3)
+        ],
+    }
+
+
+def _episode(rng: random.Random, n: int, configuration: str) -> dict[str, Any]:
+    city = CITIES[n % len(CITIES)]
+    question = f"{city}今天多少度？（第 {n} 题）"
+    lat, lon = round(rng.uniform(20, 45), 4), round(rng.uniform(100, 125), 4)
+    atomic = configuration.endswith("atomic")
+    failed = configuration == "single+atomic"
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": question},
+    ]
+    calls: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    if atomic:
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [_call(1, 1, "geocode_city", {"city": city})],
+            }
+        )
+        candidates = {
+            "query": city,
+            "candidates": [
+                {
+                    "name": city,
+                    "country": "中国",
+                    "admin1": "某省",
+                    "latitude": lat,
+                    "longitude": lon,
+                    "feature_code": "PPLA2",
+                    "population": rng.randint(10**5, 10**7),
+                }
+            ],
+        }
+        messages.append(
+            {
+                "role": "tool",
+                "tool_call_id": "call_1_1",
+                "content": json.dumps(candidates, ensure_ascii=False),
+            }
+        )
+        calls.append({"round": 1, "name": "geocode_city", "arguments": {"city": city}})
+        weather_args = {"latitude": lat, "longitude": lon}
+        if failed:
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [_call(2, 1, "get_weather_by_coords", weather_args)],
+                }
+            )
+            pending.append({"name": "get_weather_by_coords", "arguments": weather_args})
+        else:
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [_call(2, 1, "get_weather_by_coords", weather_args)],
+                }
+            )
+            calls.append({"round": 2, "name": "get_weather_by_coords", "arguments": weather_args})
+    else:
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [_call(1, 1, "get_weather", {"city": city})],
+            }
+        )
+        calls.append({"round": 1, "name": "get_weather", "arguments": {"city": city}})
+    forecast = _forecast(rng, lat, lon)
+    if not failed:
+        messages.append(
+            {
+                "role": "tool",
+                "tool_call_id": f"call_{len(calls)}_1",
+                "content": json.dumps(forecast, ensure_ascii=False),
+            }
+        )
+        now = forecast["current"]["temperature_2m"]["value"]
+        high = forecast["daily"][0]["temperature_2m_max"]["value"]
+        answer = f"{city}今天局部多云，当前气温 {now}°C，最高 {high}°C。"
+        messages.append({"role": "assistant", "content": answer})
+    else:
+        answer = ""
+    episode: dict[str, Any] = {
+        "configuration": configuration,
+        "question_id": f"q{n:04d}",
+        "question": question,
+        "answer": answer,
+        "passed": not failed,
+        "verdict": "measured value with unit" if not failed else "empty answer",
+        "rounds": len(calls) + 1,
+        "tool_calls": len(calls),
+        "tool_chain": [c["name"] for c in calls],
+        "calls": calls,
+        "pending_tool_calls": pending,
+        "stop_reason": "max_rounds" if failed else "converged",
+        "usage": {"prompt_tokens": 1400, "completion_tokens": 40, "total_tokens": 1440},
+        "recorded_wall_time_s": round(rng.uniform(0.05, 0.4), 3),
+        "transcript": messages,
+        "failure_modes": [],
+    }
+    if failed:
+        episode["failure_modes"].append(
+            {
+                "mode": "empty_answer",
+                "explanation": "The second reply holds only tool calls; content is None.",
+                "evidence": {
+                    "message_index": len(messages) - 1,
+                    "span": None,
+                    "text": None,
+                    "tool_call": pending[0],
+                },
+            }
+        )
+    return episode
+
+
+def synthetic_results(episodes: int, seed: int = 0) -> dict[str, Any]:
+    """Results with ``episodes`` episodes (questions × the 4 configurations)."""
+    rng = random.Random(seed)
+    eps = [
+        _episode(rng, n, configuration)
+        for n in range(episodes // len(CONFIGURATIONS))
+        for configuration in CONFIGURATIONS
+    ]
+    configurations = []
+    for name in CONFIGURATIONS:
+        mine = [e for e in eps if e["configuration"] == name]
+        configurations.append(
+            {
+                "name": name,
+                "passed": sum(e["passed"] for e in mine),
+                "total": len(mine),
+                "avg_rounds": round(sum(e["rounds"] for e in mine) / len(mine), 2),
+                "avg_tool_calls": round(sum(e["tool_calls"] for e in mine) / len(mine), 2),
+                "recorded_wall_time_s": round(sum(e["recorded_wall_time_s"] for e in mine), 3),
+                "avg_tokens": 1440.0,
+                "stop_reasons": {mine[0]["stop_reason"]: len(mine)},
+            }
+        )
+    return {
+        "format": 1,
+        "cassette_set": "bench",
+        "provenance": {
+            "provenance": "stand-in",
+            "model": "toolreplay-standin",
+            "endpoint_host": "127.0.0.1",
+            "recorded_on": "2026-11-29",
+            "today": "2026-09-17",
+            "packages": {"toolreplay": "0.1.0"},
+        },
+        "judge": "measured-value",
+        "configurations": configurations,
+        "episodes": eps,
+        "fidelity": {
+            "checks": [
+                {
+                    "name": "faithful baseline",
+                    "passed": True,
+                    "explanation": "synthetic",
+                    "evidence": ["all heuristics on"],
+                }
+            ],
+            "tables": {
+                "full": {
+                    "title": "full judge",
+                    "rows": [
+                        {"name": c["name"], "passed": c["passed"], "total": c["total"]}
+                        for c in configurations
+                    ],
+                }
+            },
+            "ablations": [],
+        },
+    }
+
+
+def _peak(fn: Callable[[], object]) -> int:
+    """Peak bytes traced by ``tracemalloc`` while ``fn`` runs."""
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[1])
+    parser.add_argument("--episodes", type=int, default=1000)
+    args = parser.parse_args()
+
+    results = synthetic_results(args.episodes)
+    messages = sum(len(e["transcript"]) for e in results["episodes"])
+    render_report(results)  # warm-up: template compilation
+
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        html = render_report(results)
+        times.append(time.perf_counter() - start)
+    size = len(html.encode("utf-8"))
+    del html
+    peak_str = _peak(lambda: render_report(results))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "results.json", Path(tmp) / "index.html"
+        with (Path(tmp) / "streamed.html").open("w", encoding="utf-8") as f:
+            peak_stream = _peak(lambda: stream_report(results, f.write))
+        src.write_text(json.dumps(results, ensure_ascii=False), encoding="utf-8")
+        start = time.perf_counter()
+        write_report(src, out)
+        write_time = time.perf_counter() - start
+        peak_file = _peak(lambda: write_report(src, out))
+        assert out.stat().st_size == size
+
+    mb = 2**20
+    print(
+        f"episodes           {len(results['episodes'])} "
+        f"({messages / len(results['episodes']):.1f} messages each)"
+    )
+    print(
+        f"render_report      {min(times):.2f} s (best of 3), peak {peak_str / mb:.1f} MB "
+        "(the returned str alone is most of it)"
+    )
+    print(f"stream_report      peak {peak_stream / mb:.1f} MB (rendering to a file)")
+    print(
+        f"write_report       {write_time:.2f} s, peak {peak_file / mb:.1f} MB "
+        "(reads and validates the JSON file, then streams)"
+    )
+    print(f"output size        {size / mb:.1f} MB ({size} bytes)")
+    ok = max(min(times), write_time) <= LIMIT_S and size <= LIMIT_BYTES
+    ok = ok and peak_stream <= LIMIT_BYTES
+    print(
+        f"limits             {LIMIT_S:.0f} s, {LIMIT_BYTES / mb:.0f} MB output, "
+        f"{LIMIT_BYTES / mb:.0f} MB streamed peak: {'OK' if ok else 'OVER LIMIT'}"
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
