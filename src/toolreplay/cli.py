@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from .audit import Audit, run_audit
-from .cassettes import CassetteError, CassetteMiss, UnplayedInteractions
+from .cassettes import CassetteError, CassetteMiss, UnplayedInteractions, read_manifest
 from .evals import EvalFileError, EvalSuite, load_eval
 from .experiment import Configuration, ablation_configurations, replay_set, study_configurations
 from .judge import FULL_JUDGE, NARROW_JUDGE
@@ -125,11 +125,9 @@ def run(
     configs = study_configurations(suite)
     set_dir = cassettes / set_name
     try:
+        manifest = read_manifest(set_dir)
         with _progress(len(configs) * len(suite.questions), "replaying") as step:
             episodes = replay_set(set_dir, suite, configs, progress=step)
-        from .cassettes import read_manifest
-
-        manifest = read_manifest(set_dir)
     except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
         raise _fail(str(exc)) from None
     results = build_results(manifest, episodes, [c.name for c in configs], FULL_JUDGE)
