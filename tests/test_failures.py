@@ -409,3 +409,16 @@ def test_run_prints_failure_mode_counts(tmp_path: Path, monkeypatch: pytest.Monk
     written = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     counts = {c["name"]: c["failure_modes"] for c in written["configurations"]}
     assert counts["single+atomic"] == {"empty_answer": 2, "unfulfilled_promise": 2}
+
+
+def test_a_value_of_another_measure_does_not_hide_a_promise() -> None:
+    ep = answered("北京今天风速 8.1 km/h，具体气温我将重新查询。")
+    labels = classify(ep, measure="temperature")
+    assert modes(labels) == ["unfulfilled_promise"]
+    assert "of temperature" in labels[0].explanation
+    assert modes(classify(ep)) == []  # without a measure, the wind speed answers
+
+
+def test_coordinates_written_in_degrees_are_not_temperatures() -> None:
+    ep = answered("宁德市的纬度为 26.66 度，经度为 119.52 度，接下来我将查询天气。")
+    assert modes(classify(ep, measure="temperature")) == ["unfulfilled_promise"]

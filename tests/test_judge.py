@@ -62,3 +62,44 @@ def test_narrow_judge_accepts_only_celsius():
 
 def test_empty_answer_explanation():
     assert FULL_JUDGE.judge("  ").explanation == "empty answer"
+
+
+@pytest.mark.parametrize(
+    "answer, measure, passed",
+    [
+        ("北京今天风速 12 km/h，具体气温我将重新查询。", "temperature", False),
+        ("上海明天湿度 80%。", "precipitation", False),
+        ("上海明天降水概率 60%。", "precipitation", True),
+        ("上海明天会下雨，降水约 2.6 毫米。", "precipitation", True),
+        ("上海明天 26°C。", "precipitation", False),
+        ("广州最热，33.4°C。", "comparison", False),
+        ("北京 31.1°C，广州 33.4°C，广州最热。", "comparison", True),
+        ("北京今天 30.9°C。", "temperature", True),
+    ],
+)
+def test_verdict_follows_the_questions_measure(answer, measure, passed):
+    assert FULL_JUDGE.judge(answer, measure).passed is passed
+
+
+def test_narrow_judge_cannot_pass_a_precipitation_question():
+    verdict = NARROW_JUDGE.judge("降水约 2.6 毫米，约 20°C", "precipitation")
+    assert not verdict.passed and "accepts no unit for precipitation" in verdict.explanation
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("北京今天26°，晴。", [(26.0, "temperature")]),
+        ("Beijing is 79°F today.", [(79.0, "temperature")]),
+        ("about 26 degrees", [(26.0, "temperature")]),
+        ("零下5度", [(-5.0, "temperature")]),
+        ("气温 −3.5℃", [(-3.5, "temperature")]),
+        ("累计 1,234 毫米", [(1234.0, "precipitation")]),
+        ("20-25°C", [(25.0, "temperature")]),
+        ("宁德市的纬度为 26.66 度，经度为 119.52 度", []),
+        ("坐标（31.2222°, 121.4581°）", []),
+        ("北纬39.9°", []),
+    ],
+)
+def test_units_signs_separators_and_coordinates(text, expected):
+    assert [(v.value, v.kind) for v in find_measured_values(text)] == expected

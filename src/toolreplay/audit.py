@@ -139,6 +139,11 @@ def _replay_all(
     return episodes, errors
 
 
+def _passes(judge: Judge, episode: Episode, suite: EvalSuite) -> bool:
+    """The verdict for ``episode``, judged for its question's declared measure."""
+    return judge.judge(episode.answer, suite.question(episode.question_id).measure).passed
+
+
 def _table(
     title: str,
     names: Sequence[str],
@@ -157,7 +162,7 @@ def _table(
             {
                 "name": name,
                 "source": src,
-                "passed": sum(1 for e in eps if judge.judge(e.answer).passed),
+                "passed": sum(1 for e in eps if _passes(judge, e, suite)),
                 "total": len(eps),
             }
         )
@@ -442,13 +447,13 @@ def run_audit(
             a, b = all_eps.get((base, q.id)), all_eps.get((config.name, q.id))
             if a is None or b is None:
                 continue
-            before, after = judge.judge(a.answer).passed, judge.judge(b.answer).passed
+            before, after = _passes(judge, a, suite), _passes(judge, b, suite)
             if before != after:
                 flips.append({"question_id": q.id, "from": before, "to": after})
         eps = [
             all_eps[(config.name, q.id)] for q in suite.questions if (config.name, q.id) in all_eps
         ]
-        passed = sum(1 for e in eps if judge.judge(e.answer).passed)
+        passed = sum(1 for e in eps if _passes(judge, e, suite))
         ablations.append(
             {
                 "heuristic": config.ablated,
@@ -478,7 +483,7 @@ def run_audit(
     for (config_name, qid), ep in sorted(all_eps.items()):
         if config_name not in names:
             continue
-        full, thin = judge.judge(ep.answer).passed, NARROW_JUDGE.judge(ep.answer).passed
+        full, thin = _passes(judge, ep, suite), _passes(NARROW_JUDGE, ep, suite)
         if full != thin:
             judge_flips.append(
                 {"configuration": config_name, "question_id": qid, "from": full, "to": thin}

@@ -130,7 +130,9 @@ def run(
             episodes = replay_set(set_dir, suite, configs, progress=step)
     except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
         raise _fail(str(exc)) from None
-    results = build_results(manifest, episodes, [c.name for c in configs], FULL_JUDGE)
+    results = build_results(
+        manifest, episodes, [c.name for c in configs], FULL_JUDGE, suite.measures
+    )
     with _progress(len(ablation_configurations(suite)) * len(suite.questions), "auditing") as step:
         audit = run_audit(
             set_dir,

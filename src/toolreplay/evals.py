@@ -102,6 +102,11 @@ class EvalSuite:
         known = ", ".join(q.id for q in self.questions)
         raise KeyError(f"no question {question_id!r} in {self.path} (known: {known})")
 
+    @property
+    def measures(self) -> dict[str, str]:
+        """Question id → declared measure (``temperature``, ``precipitation``, ``comparison``)."""
+        return {q.id: q.measure for q in self.questions}
+
     def question_for_text(self, text: str) -> Question | None:
         """The question whose text is exactly ``text``, or None."""
         return next((q for q in self.questions if q.text == text), None)

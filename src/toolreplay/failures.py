@@ -45,7 +45,15 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from .episode import Episode, ToolCall
-from .judge import FULL_JUDGE, NUMBER, UNIT_PATTERNS, Judge, MeasuredValue, find_measured_values
+from .judge import (
+    FULL_JUDGE,
+    NUMBER,
+    UNIT_PATTERNS,
+    Judge,
+    MeasuredValue,
+    find_measured_values,
+    relevant_values,
+)
 
 EMPTY_ANSWER = "empty_answer"
 UNFULFILLED_PROMISE = "unfulfilled_promise"
@@ -350,20 +358,26 @@ def _empty(episode: Episode, index: int | None) -> FailureMode:
     )
 
 
-def classify(episode: Episode, judge: Judge = FULL_JUDGE) -> tuple[FailureMode, ...]:
+def classify(
+    episode: Episode, judge: Judge = FULL_JUDGE, measure: str | None = None
+) -> tuple[FailureMode, ...]:
     """The failure modes of ``episode`` (see the module docstring), in :data:`FAILURE_MODES`
     order; ``()`` for an answer that holds only grounded measured values.
 
     ``judge`` supplies the unit patterns that decide what a measured value is (so with the
-    narrow judge "26度" is no measurement). Never raises for a well-formed episode."""
+    narrow judge "26度" is no measurement); with ``measure`` (the question's declared measure)
+    only values of that measure count as answering it, so "风速 12 km/h，气温我将重新查询" is
+    still an unfulfilled promise for a temperature question. Every value is checked for
+    grounding. Never raises for a well-formed episode."""
     index = _final_index(episode)
     answer = episode.answer
     if not answer.strip():
         return (_empty(episode, index),)
     values = find_measured_values(answer, judge.patterns)
+    relevant = relevant_values(answer, values, measure)
     pending = episode.pending_tool_calls
     labels: list[FailureMode] = []
-    if not values:
+    if not relevant:
         promise = find_promise(answer)
         if promise is not None:
             start, end = promise
@@ -376,7 +390,8 @@ def classify(episode: Episode, judge: Judge = FULL_JUDGE) -> tuple[FailureMode, 
                 FailureMode(
                     UNFULFILLED_PROMISE,
                     "the answer announces an action still to be taken and holds no measured "
-                    f"value, but the host has stopped ({episode.stop_reason}){tail}",
+                    f"value{' of ' + measure if measure else ''}, but the host has stopped "
+                    f"({episode.stop_reason}){tail}",
                     Evidence(index, promise, sentence, pending[0] if pending else None),
                 )
             )
@@ -384,12 +399,12 @@ def classify(episode: Episode, judge: Judge = FULL_JUDGE) -> tuple[FailureMode, 
             labels.append(
                 FailureMode(
                     NO_MEASUREMENT,
-                    f"the answer holds no measured value with a unit ({judge.name} judge) and "
+                    f"the answer holds no measured value with a unit "
+                    f"{'for ' + measure + ' ' if measure else ''}({judge.name} judge) and "
                     "announces no further action",
                     Evidence(index, (0, len(answer)), answer, None),
                 )
             )
-        return tuple(labels)
     pool = tool_values(episode.transcript)
     for value in values:
         match, nearest = grounding(answer, value, pool)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +35,10 @@ from .judge import Judge
 RESULTS_FORMAT = 1
 
 
-def episode_record(episode: Episode, judge: Judge) -> dict[str, Any]:
-    """One episode as a results.json entry, judged by ``judge``."""
-    verdict = judge.judge(episode.answer)
+def episode_record(episode: Episode, judge: Judge, measure: str | None = None) -> dict[str, Any]:
+    """One episode as a results.json entry, judged by ``judge`` for a question that measures
+    ``measure`` (``temperature``, ``precipitation``, ``comparison``; None: any value)."""
+    verdict = judge.judge(episode.answer, measure)
     calls = [
         {"round": rnd.index, "name": r.call.name, "arguments": r.call.parsed_arguments()}
         for rnd in episode.rounds
@@ -47,6 +48,7 @@ def episode_record(episode: Episode, judge: Judge) -> dict[str, Any]:
         "configuration": episode.configuration,
         "question_id": episode.question_id,
         "question": episode.question,
+        "measure": measure,
         "answer": episode.answer,
         "passed": verdict.passed,
         "verdict": verdict.explanation,
@@ -60,7 +62,7 @@ def episode_record(episode: Episode, judge: Judge) -> dict[str, Any]:
         "stop_reason": episode.stop_reason,
         "usage": episode.usage.to_dict(),
         "recorded_wall_time_s": episode.wall_time_s,
-        "failure_modes": [f.to_dict() for f in classify(episode, judge)],
+        "failure_modes": [f.to_dict() for f in classify(episode, judge, measure)],
         "transcript": list(episode.transcript),
     }
 
@@ -105,8 +107,12 @@ def build_results(
     episodes: Sequence[Episode],
     configuration_names: Sequence[str],
     judge: Judge,
+    measures: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    records = [episode_record(e, judge) for e in episodes]
+    """The results.json document; ``measures`` maps question ids to their declared measure
+    (from the eval file) so each answer is judged for what its question asks."""
+    m = measures or {}
+    records = [episode_record(e, judge, m.get(e.question_id)) for e in episodes]
     return {
         "format": RESULTS_FORMAT,
         "cassette_set": manifest.cassette_set,
