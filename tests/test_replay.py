@@ -143,3 +143,56 @@ def test_cassettes_hold_no_secrets_or_volatile_headers():
             "bearer",
         ):
             assert needle not in text, f"{needle} in {path}"
+
+
+def _drop(path):
+    def mutate(data):
+        node = data["interactions"][0]
+        for key in path[:-1]:
+            node = node[key]
+        del node[path[-1]]
+
+    return mutate
+
+
+def _set(path, value):
+    def mutate(data):
+        node = data["interactions"][0]
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+
+    return mutate
+
+
+@pytest.mark.parametrize(
+    "mutate, where",
+    [
+        (_drop(["response", "headers"]), "response.headers"),
+        (_drop(["request", "headers"]), "request.headers"),
+        (_drop(["request", "parsed_body"]), "request"),
+        (_set(["response", "status", "code"], "abc"), "response.status.code"),
+        (_drop(["response", "status", "message"]), "response.status.message"),
+        (_set(["response", "body", "parsed_body"], "not a reply"), "choices"),
+        (_set(["response", "body", "parsed_body"], {"choices": []}), "choices"),
+        (_set(["request", "headers"], ["content-type"]), "request.headers"),
+    ],
+)
+def test_malformed_interactions_are_named_not_crashes(suite, tmp_path, mutate, where):
+    dest = copy_set(tmp_path)
+    path = dest / "loop+atomic" / "ningde.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    mutate(data)
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    with pytest.raises(CassetteError) as exc:
+        replay_set(dest, suite, [Configuration("loop", "atomic")])
+    message = str(exc.value)
+    assert "loop+atomic/ningde.yaml: interaction 1" in message and where in message
+
+
+def test_non_utf8_cassette_is_named(suite, tmp_path):
+    dest = copy_set(tmp_path)
+    path = dest / "loop+atomic" / "ningde.yaml"
+    path.write_bytes(path.read_bytes()[:200] + b"\xff\xfe" + path.read_bytes()[200:])
+    with pytest.raises(CassetteError, match="ningde.yaml: not UTF-8"):
+        replay_set(dest, suite, [Configuration("loop", "atomic")])

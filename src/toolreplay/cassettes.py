@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,7 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import vcr
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from vcr.errors import CannotOverwriteExistingCassetteException
 
 KEPT_HEADERS = {"content-type"}
@@ -165,21 +166,70 @@ def make_vcr(record_mode: Literal["none", "all", "once"] = "none") -> vcr.VCR:
 # ---- validation of files read from disk ----------------------------------------------------
 
 
+Headers = dict[str, list[str]]
+
+
 class _RequestModel(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid", strict=True)
     method: str
     uri: str
+    headers: Headers
+    body: str | None = None
+    parsed_body: Any = None
+
+    @model_validator(mode="after")
+    def _has_body(self) -> _RequestModel:
+        if "body" not in self.model_fields_set and "parsed_body" not in self.model_fields_set:
+            raise ValueError("needs 'body' or 'parsed_body'")
+        return self
+
+
+class _StatusModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    code: int = Field(ge=100, le=599)
+    message: str
+
+
+class _BodyModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    string: str | None = None
+    parsed_body: Any = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> _BodyModel:
+        if len(self.model_fields_set) != 1:
+            raise ValueError("needs exactly one of 'string' or 'parsed_body'")
+        return self
 
 
 class _ResponseModel(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    status: dict[str, Any]
-    body: dict[str, Any]
+    model_config = ConfigDict(extra="forbid", strict=True)
+    status: _StatusModel
+    headers: Headers
+    body: _BodyModel
 
 
 class _InteractionModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     request: _RequestModel
     response: _ResponseModel
+
+    @model_validator(mode="after")
+    def _chat_reply_shape(self) -> _InteractionModel:
+        """A recorded 200 chat-completions reply must hold at least one choice."""
+        if not urlsplit(self.request.uri).path.endswith("/chat/completions"):
+            return self
+        if self.response.status.code != 200:
+            return self
+        body = self.response.body.parsed_body
+        if self.response.body.string is not None:
+            body = _parse_json_body(self.response.body.string)
+        choices = body.get("choices") if isinstance(body, dict) else None
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise ValueError("a chat-completions reply needs a non-empty 'choices' list")
+        if not isinstance(choices[0].get("message"), dict):
+            raise ValueError("the reply's first choice has no 'message' object")
+        return self
 
 
 def read_cassette(path: Path) -> list[dict[str, Any]]:
@@ -191,6 +241,8 @@ def read_cassette(path: Path) -> list[dict[str, Any]]:
         data = _load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CassetteError(f"cassette not found: {path}") from None
+    except UnicodeDecodeError as exc:
+        raise CassetteError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except yaml.YAMLError as exc:
         raise CassetteError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
@@ -200,7 +252,7 @@ def read_cassette(path: Path) -> list[dict[str, Any]]:
             _InteractionModel.model_validate(raw)
         except ValidationError as exc:
             err = exc.errors()[0]
-            where = ".".join(str(x) for x in err["loc"])
+            where = ".".join(str(x) for x in err["loc"]) or "interaction"
             raise CassetteError(f"{path}: interaction {i}: {where}: {err['msg']}") from None
     interactions: list[dict[str, Any]] = data["interactions"]
     return interactions
@@ -497,6 +549,21 @@ class Manifest(BaseModel):
     tool_schemas_sha256: dict[str, str]
     settings: dict[str, Any]
     episodes: dict[str, EpisodeRecord] = Field(default_factory=dict)
+
+
+SET_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
+
+
+def check_set_name(name: str) -> str:
+    """``name`` if it is a plain folder name (letters, digits, ``._+-``, not starting with a
+    dot, no ``..``); :class:`ValueError` otherwise. Guards recording, which replaces the
+    set's folder, from ever replacing ``cassettes/`` itself or anything outside it."""
+    if not SET_NAME_RE.match(name) or ".." in name:
+        raise ValueError(
+            f"bad cassette set name {name!r}: use a plain folder name such as reference or "
+            "live-qwen (letters, digits, '.', '_', '+', '-')"
+        )
+    return name
 
 
 def manifest_path(set_dir: Path) -> Path:

@@ -22,7 +22,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from .audit import Audit, run_audit
-from .cassettes import CassetteError, CassetteMiss, UnplayedInteractions, read_manifest
+from .cassettes import (
+    CassetteError,
+    CassetteMiss,
+    UnplayedInteractions,
+    check_set_name,
+    read_manifest,
+)
 from .evals import EvalFileError, EvalSuite, load_eval
 from .experiment import Configuration, ablation_configurations, replay_set, study_configurations
 from .judge import FULL_JUDGE, NARROW_JUDGE
@@ -45,8 +51,20 @@ err = Console(stderr=True)
 
 EvalOpt = Annotated[Path, typer.Option("--eval", help="Eval file: questions and expectations.")]
 CassettesOpt = Annotated[Path, typer.Option(help="Folder holding cassette sets.")]
+
+
+def _set_name(value: str) -> str:
+    try:
+        return check_set_name(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
 SetOpt = Annotated[
-    str, typer.Option("--set", help="Cassette set name (a folder under --cassettes).")
+    str,
+    typer.Option(
+        "--set", help="Cassette set name (a folder under --cassettes).", callback=_set_name
+    ),
 ]
 
 

@@ -27,6 +27,7 @@ from .cassettes import (
     EpisodeRecord,
     Manifest,
     cassette_path,
+    check_set_name,
     episode_key,
     make_vcr,
     manifest_path,
@@ -126,8 +127,13 @@ def record_set(
 
     Raises :class:`RecordingError` when an episode fails or an ``only`` key is unknown; the
     set on disk is then untouched."""
+    try:
+        check_set_name(set_dir.name)
+    except ValueError as exc:
+        raise RecordingError(str(exc)) from None
     wanted = [(c, q.id) for c in configs for q in suite.questions]
     if only:
+        only = list(dict.fromkeys(only))  # a key given twice is recorded once
         known = {episode_key(c.name, q): (c, q) for c, q in wanted}
         unknown = [k for k in only if k not in known]
         if unknown:
