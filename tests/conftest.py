@@ -79,3 +79,15 @@ def loopback() -> None:
     subprocess.run(["ip", "link", "set", "dev", "lo", "up"], capture_output=True, check=False)
     if not _loopback_works():
         pytest.skip("loopback interface is down and cannot be brought up here")
+
+
+PROXY_VARIABLES = ("ALL_PROXY", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests talk only to loopback servers: a proxy in the caller's environment must not
+    reroute them (replay itself ignores the environment; the live recording path does not)."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)

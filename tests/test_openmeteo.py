@@ -12,6 +12,7 @@ from toolreplay.openmeteo import BadRequest, NoMatch, OpenMeteoClient, RateLimit
 @pytest.fixture
 def client(loopback):
     with open_meteo_fixture_server() as base, requests.Session() as s:
+        s.trust_env = False  # loopback: no proxy
         yield OpenMeteoClient(s, f"{base}/v1/search", f"{base}/v1/forecast")
 
 
@@ -46,6 +47,7 @@ def test_forecast_shape_and_units(client):
 
 def test_http_429_is_rate_limited(loopback):
     with open_meteo_fixture_server(overloaded=True) as base, requests.Session() as s:
+        s.trust_env = False
         c = OpenMeteoClient(s, f"{base}/v1/search", f"{base}/v1/forecast")
         with pytest.raises(RateLimited) as exc:
             c.search("北京")

@@ -128,3 +128,15 @@ def test_live_path_never_writes_the_key(suite, tmp_path, loopback):
         if path.is_file():
             text = path.read_text(encoding="utf-8")
             assert key not in text and "authorization" not in text.lower(), path
+
+
+def test_unreachable_endpoint_is_a_clean_recording_error(suite, tmp_path, loopback):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    settings = ModelSettings(base_url=f"http://127.0.0.1:{port}/v1", api_key="k")
+    with pytest.raises(RecordingError, match="single\\+oneshot/ningde failed: APIConnectionError"):
+        record_live(tmp_path / "live", suite, [Configuration("single", "oneshot")], settings)
+    assert not (tmp_path / "live").exists()

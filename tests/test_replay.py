@@ -194,5 +194,5 @@ def test_non_utf8_cassette_is_named(suite, tmp_path):
     dest = copy_set(tmp_path)
     path = dest / "loop+atomic" / "ningde.yaml"
     path.write_bytes(path.read_bytes()[:200] + b"\xff\xfe" + path.read_bytes()[200:])
-    with pytest.raises(CassetteError, match="ningde.yaml: not UTF-8"):
+    with pytest.raises(CassetteError, match=r"ningde\.yaml: not UTF-8"):
         replay_set(dest, suite, [Configuration("loop", "atomic")])

@@ -31,9 +31,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import httpx
-import requests
-
 from .cassettes import (
     CassetteError,
     CassetteMiss,
@@ -51,6 +48,7 @@ from .experiment import (
     Configuration,
     Progress,
     ablation_configurations,
+    replay_clients,
     replay_episode,
     rerecord_command,
     study_configurations,
@@ -121,7 +119,7 @@ def _replay_all(
 ) -> tuple[dict[Key, Episode], dict[Key, str]]:
     episodes: dict[Key, Episode] = {}
     errors: dict[Key, str] = {}
-    with httpx.Client() as http, requests.Session() as session:
+    with replay_clients() as (http, session):
         for config in configs:
             for q in suite.questions:
                 key = (config.name, q.id)

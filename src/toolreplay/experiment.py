@@ -9,7 +9,8 @@ model, ``requests.Session`` for Open-Meteo) are made here and passed down.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -120,6 +121,16 @@ def run_episode(
     )
 
 
+@contextmanager
+def replay_clients() -> Iterator[tuple[httpx.Client, requests.Session]]:
+    """HTTP clients for replay. They ignore proxy and certificate settings from the
+    environment (``trust_env`` off): replay sends nothing, so ``ALL_PROXY`` and the like must
+    not matter."""
+    with httpx.Client(trust_env=False) as http, requests.Session() as session:
+        session.trust_env = False
+        yield http, session
+
+
 def rerecord_command(set_name: str, provenance: str, keys: Iterable[str]) -> str:
     flag = "--stand-in" if provenance == "stand-in" else "--live"
     only = " ".join(f"--only {k}" for k in keys)
@@ -144,7 +155,7 @@ def replay_episode(
     :class:`~toolreplay.cassettes.UnplayedInteractions` or
     :class:`~toolreplay.cassettes.CassetteError`."""
     if http is None or session is None:
-        with httpx.Client() as h, requests.Session() as s:
+        with replay_clients() as (h, s):
             return replay_episode(set_dir, manifest, suite, config, question, http=h, session=s)
     key = episode_key(config.name, question.id)
     settings = ModelSettings(
@@ -173,7 +184,7 @@ def replay_set(
     """Replay every configuration × question of the set, in order."""
     manifest = read_manifest(set_dir)
     episodes = []
-    with httpx.Client() as http, requests.Session() as session:
+    with replay_clients() as (http, session):
         for config in configs:
             for question in suite.questions:
                 if progress:

@@ -7,8 +7,10 @@
   tools, with a round cap (the last round is sent *without* tools), a repeated-signature check
   and a token budget (both force one final round without tools), and a stop reason.
 
-Both return an :class:`~toolreplay.episode.Episode`. Model API errors (HTTP status errors)
-end the episode with stop reason ``error``; anything else (e.g. a cassette miss) propagates.
+Both return an :class:`~toolreplay.episode.Episode`. Model API errors (``openai.APIError``:
+HTTP status errors, connection failures, malformed responses) end the episode with stop
+reason ``error``; anything else (e.g. a cassette miss, which the model client unwraps)
+propagates.
 """
 
 from __future__ import annotations
@@ -77,9 +79,9 @@ class _Run:
 
 
 def _api_errors() -> tuple[type[Exception], ...]:
-    from openai import APIStatusError
+    from openai import APIError
 
-    return (APIStatusError,)
+    return (APIError,)
 
 
 def _guard(body: Callable[[_Run], Episode], run: _Run) -> Episode:

@@ -96,12 +96,24 @@ class OpenAIChatModel:
         kwargs: dict[str, Any] = {}
         if tools:
             kwargs = {"tools": list(tools), "tool_choice": "auto", "parallel_tool_calls": True}
-        resp = self._client.chat.completions.create(
-            model=self.settings.model,
-            messages=list(messages),  # type: ignore[arg-type]
-            temperature=self.settings.temperature,
-            **kwargs,
-        )
+        from openai import APIConnectionError
+        from vcr.errors import CannotOverwriteExistingCassetteException
+
+        try:
+            resp = self._client.chat.completions.create(
+                model=self.settings.model,
+                messages=list(messages),  # type: ignore[arg-type]
+                temperature=self.settings.temperature,
+                **kwargs,
+            )
+        except APIConnectionError as exc:
+            # The SDK reports a vcrpy cassette miss as "Connection error."; surface the miss.
+            cause: BaseException | None = exc
+            while cause is not None:
+                if isinstance(cause, CannotOverwriteExistingCassetteException):
+                    raise cause from None
+                cause = cause.__cause__ or cause.__context__
+            raise
         choice = resp.choices[0]
         msg = choice.message
         calls = tuple(

@@ -60,6 +60,7 @@ class Target:
     geocoding_url: str
     forecast_url: str
     today: str
+    trust_env: bool = True  # proxies etc. from the environment; off for loopback servers
 
 
 def package_versions() -> dict[str, str]:
@@ -92,7 +93,11 @@ def _record_into(
             progress(key)
         path = cassette_path(folder, config.name, question_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with httpx.Client(timeout=120) as http, requests.Session() as session:
+        with (
+            httpx.Client(timeout=120, trust_env=target.trust_env) as http,
+            requests.Session() as session,
+        ):
+            session.trust_env = target.trust_env
             model = OpenAIChatModel(target.model, http, max_retries=2)
             client = OpenMeteoClient(session, target.geocoding_url, target.forecast_url)
             with recorder.use_cassette(str(path)):
@@ -223,6 +228,7 @@ def record_stand_in(
             geocoding_url=f"{om_url}/v1/search",
             forecast_url=f"{om_url}/v1/forecast",
             today=str(load_fixtures()["today"]),
+            trust_env=False,
         )
         return record_set(set_dir, suite, configs, target, only=only, progress=progress)
 
