@@ -140,3 +140,17 @@ def test_unreachable_endpoint_is_a_clean_recording_error(suite, tmp_path, loopba
     with pytest.raises(RecordingError, match="single\\+oneshot/ningde failed: APIConnectionError"):
         record_live(tmp_path / "live", suite, [Configuration("single", "oneshot")], settings)
     assert not (tmp_path / "live").exists()
+
+
+def test_partial_rerecord_refuses_to_mix_settings(suite, tmp_path, loopback):
+    from dataclasses import replace
+
+    set_dir = tmp_path / "reference"
+    shutil.copytree(REFERENCE, set_dir)
+    before = (set_dir / "manifest.json").read_bytes()
+    changed = replace(suite, experiment=replace(suite.experiment, max_rounds=8))
+    with pytest.raises(RecordingError, match="different settings"):
+        record_stand_in(
+            set_dir, changed, [Configuration("loop", "atomic")], only=["loop+atomic/ningde"]
+        )
+    assert (set_dir / "manifest.json").read_bytes() == before

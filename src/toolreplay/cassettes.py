@@ -571,7 +571,8 @@ def manifest_path(set_dir: Path) -> Path:
 
 
 def read_manifest(set_dir: Path) -> Manifest:
-    """Load and validate ``manifest.json``; :class:`CassetteError` naming the file otherwise."""
+    """Load and validate ``manifest.json``; :class:`CassetteError` naming the file otherwise.
+    ``cassette_set`` is the folder's name (whatever the set was called when recorded)."""
     path = manifest_path(set_dir)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -583,11 +584,13 @@ def read_manifest(set_dir: Path) -> Manifest:
     except ValueError as exc:
         raise CassetteError(f"{path}: not valid JSON: {exc}") from None
     try:
-        return Manifest.model_validate(raw)
+        manifest = Manifest.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"])
         raise CassetteError(f"{path}: {where}: {err['msg']}") from None
+    # A set is named by its folder: a copied or renamed set reports and re-records as itself.
+    return manifest.model_copy(update={"cassette_set": set_dir.name})
 
 
 def write_manifest(set_dir: Path, manifest: Manifest) -> None:

@@ -178,11 +178,25 @@ def record_set(
             episodes={**(previous.episodes if previous else {}), **records},
         )
         if previous is not None:
-            if previous.provenance != manifest.provenance or previous.today != manifest.today:
+            mixed = [
+                name
+                for name in (
+                    "provenance",
+                    "today",
+                    "model",
+                    "model_base_url",
+                    "settings",
+                    "system_prompt_sha256",
+                    "tool_schemas_sha256",
+                )
+                if getattr(previous, name) != getattr(manifest, name)
+            ]
+            if mixed:
                 raise RecordingError(
-                    f"{set_dir} was recorded {previous.provenance} for {previous.today}; "
-                    f"re-recording part of it {manifest.provenance} for {manifest.today} would mix "
-                    "two recordings. Re-record the whole set instead."
+                    f"{set_dir} was recorded with a different {', '.join(mixed)} "
+                    "(eval settings, prompt, tools, model or date); re-recording only part of "
+                    "it would mix two recordings in one set. Re-record the whole set instead "
+                    "(drop --only); nothing was changed."
                 )
             for key in records:
                 dest = set_dir / records[key].cassette
