@@ -147,3 +147,15 @@ def test_audit_command_exit_codes():
     bad = runner.invoke(app, ["audit", *common, "--narrow-judge"])
     assert bad.exit_code == 1
     assert "FAIL judge_breadth" in bad.output
+
+
+def test_edited_cassette_fails_completeness(suite, tmp_path):
+    dest = tmp_path / "reference"
+    shutil.copytree(REFERENCE, dest)
+    path = dest / "loop+atomic" / "ningde.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert "最高 30.2°C" in text
+    path.write_text(text.replace("最高 30.2°C", "最高 99.2°C"), encoding="utf-8")
+    check = run_audit(dest, suite, FULL_JUDGE).check("completeness")
+    assert not check.passed and "1 cassette(s) edited since recording" in check.explanation
+    assert any("loop+atomic/ningde" in e and "edited" in e for e in check.evidence)

@@ -24,6 +24,7 @@ Six checks, each with ``passed``, a one-line ``explanation`` and its ``evidence`
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -354,6 +355,7 @@ def _check_parity(
 
 
 def _check_completeness(
+    set_dir: Path,
     suite: EvalSuite,
     manifest: Manifest,
     configs: Sequence[Configuration],
@@ -362,6 +364,22 @@ def _check_completeness(
     total = len(configs) * len(suite.questions)
     evidence = [f"{total - len(errors)} of {total} episodes replayed with every interaction played"]
     evidence += [f"{c}/{q}: {msg}" for (c, q), msg in sorted(errors.items())]
+    edited = []
+    for config in configs:
+        for q in suite.questions:
+            key = episode_key(config.name, q.id)
+            record = manifest.episodes.get(key)
+            path = cassette_path(set_dir, config.name, q.id)
+            if record is None or not path.exists():
+                continue
+            if hashlib.sha256(path.read_bytes()).hexdigest() != record.cassette_sha256:
+                edited.append(key)
+    if edited:
+        evidence.append(
+            f"edited since recording (sha256 differs from the manifest): {', '.join(edited)}"
+        )
+    else:
+        evidence.append("every cassette's sha256 matches the manifest (no edits since recording)")
     stale = []
     if manifest.system_prompt_sha256 != sha256_json(suite.system_prompt_template):
         stale.append("system prompt")
@@ -376,10 +394,12 @@ def _check_completeness(
         evidence.append(f"changed since recording: {', '.join(stale)}; re-record: {rerecord}")
     else:
         evidence.append("manifest hashes of the system prompt and tool schemas match the code")
-    if errors or stale:
+    if errors or stale or edited:
         what = []
         if errors:
             what.append(f"{len(errors)} episode(s) missing or not replayable")
+        if edited:
+            what.append(f"{len(edited)} cassette(s) edited since recording")
         if stale:
             what.append("the set is stale")
         return Check("completeness", False, f"{'; '.join(what)}: {rerecord}", tuple(evidence))
@@ -538,7 +558,7 @@ def run_audit(
 
     # 5. arm parity; 6. completeness
     c5 = _check_parity(set_dir, suite, manifest, study)
-    c6 = _check_completeness(suite, manifest, [*study, *ablated], errors)
+    c6 = _check_completeness(set_dir, suite, manifest, [*study, *ablated], errors)
     return Audit(
         (c1, c2, c3, c4, c5, c6),
         {"faithful": faithful, "near_miss": near},

@@ -519,6 +519,7 @@ class EpisodeRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     cassette: str
+    cassette_sha256: str  # of the file's bytes as recorded; the audit detects later edits
     wall_time_s: float
     prompt_tokens: int
     completion_tokens: int

@@ -10,6 +10,7 @@ Re-recording chosen episodes (``only``) replaces just those cassettes and manife
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import shutil
 import tempfile
 import time
@@ -110,6 +111,7 @@ def _record_into(
             raise RecordingError(f"episode {key} failed: {episode.error}")
         records[key] = EpisodeRecord(
             cassette=str(path.relative_to(folder)),
+            cassette_sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
             wall_time_s=seconds,
             prompt_tokens=episode.usage.prompt_tokens,
             completion_tokens=episode.usage.completion_tokens,
