@@ -10,6 +10,7 @@ toolreplay record --live       record against a real endpoint (needs DASHSCOPE_A
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -78,6 +79,20 @@ def _load(eval_path: Path) -> EvalSuite:
         return load_eval(eval_path)
     except EvalFileError as exc:
         raise _fail(str(exc)) from None
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """Treat SIGTERM like Ctrl-C while recording, so the staging folder is removed."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @contextmanager
@@ -310,10 +325,10 @@ def record(
     if ablations:
         configs += ablation_configurations(suite)
     set_dir = cassettes / set_name
-    keys = only or []
+    keys = list(dict.fromkeys(only or []))
     total = len(keys) or len(configs) * len(suite.questions)
     try:
-        with _progress(total, "recording") as step:
+        with _progress(total, "recording") as step, _terminate_as_interrupt():
             if stand_in:
                 manifest = record_stand_in(set_dir, suite, configs, only=keys, progress=step)
             else:
@@ -321,6 +336,8 @@ def record(
                 manifest = record_live(set_dir, suite, configs, settings, only=keys, progress=step)
     except RecordingError as exc:
         raise _fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise _fail(f"interrupted; {set_dir} is unchanged", 130) from None
     out.print(
         f"recorded {total} episode(s) into {set_dir} "
         f"({manifest.provenance}, model {manifest.model}, prompt date {manifest.today})"
@@ -331,6 +348,9 @@ def record(
             out.print("no snapshot pins these episodes (ablated baselines); none updated")
         elif code := update_snapshots(Path.cwd(), pinned):
             raise _fail(f"updating snapshots failed (pytest exit code {code})", code)
+        # The committed reports come from these cassettes too: regenerate them in the same step.
+        out.print("regenerating reports/ from the re-recorded set")
+        run(eval_path=eval_path, cassettes=cassettes, set_name=set_name, out_dir=Path("reports"))
 
 
 def main() -> None:
