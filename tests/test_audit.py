@@ -91,6 +91,8 @@ def test_baseline_without_shi_retry_fails_the_baseline_check(suite):
     assert not check.passed and "shi_retry" in check.explanation
     # the recorded baseline no longer matches what the weakened code sends
     assert not result.check("completeness").passed
+    row = next(r for r in result.tables["faithful"]["rows"] if r["name"] == "single+oneshot")
+    assert row["total"] == 4 and row["missing"] >= 1  # not hidden from the table
 
 
 def test_narrow_judge_fails_judge_breadth(suite, reference_episodes):

@@ -50,3 +50,23 @@ def test_bad_eval_files_name_the_problem(tmp_path, text, needle):
 def test_missing_eval_file(tmp_path):
     with pytest.raises(EvalFileError, match="not found"):
         load_eval(tmp_path / "none.yaml")
+
+
+@pytest.mark.parametrize(
+    "experiment, needle",
+    [
+        ("{hosts: [single, single]}", "listed more than once: single"),
+        ("{hosts: []}", "experiment.hosts"),
+        ("{sampling: {temperature: .nan}}", "experiment.sampling.temperature"),
+        ("{max_rounds: 1}", "experiment.max_rounds"),
+    ],
+)
+def test_bad_experiment_settings_are_named(tmp_path, experiment, needle):
+    path = tmp_path / "e.yaml"
+    path.write_text(
+        HEAD.replace("questions:\n", f"experiment: {experiment}\nquestions:\n")
+        + Q.format(id="a", text="t", measure="temperature"),
+        encoding="utf-8",
+    )
+    with pytest.raises(EvalFileError, match=needle):
+        load_eval(path)

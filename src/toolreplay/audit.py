@@ -151,8 +151,10 @@ def _table(
     judge: Judge,
     source: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """``{"title", "judge", "rows": [{"name", "passed", "total"}]}``; ``source`` maps a row
-    name to the configuration whose episodes stand for it (e.g. a weakened baseline)."""
+    """``{"title", "judge", "rows": [{"name", "source", "passed", "total", "missing"}]}``;
+    ``source`` maps a row name to the configuration whose episodes stand for it (e.g. a
+    weakened baseline). ``total`` is every question; ``missing`` counts episodes that could not
+    be replayed (they count as not passed)."""
     rows = []
     for name in names:
         src = (source or {}).get(name, name)
@@ -162,7 +164,8 @@ def _table(
                 "name": name,
                 "source": src,
                 "passed": sum(1 for e in eps if _passes(judge, e, suite)),
-                "total": len(eps),
+                "total": len(suite.questions),  # an episode that did not replay counts as failed
+                "missing": len(suite.questions) - len(eps),
             }
         )
     return {"title": title, "judge": judge.name, "rows": rows}
@@ -478,7 +481,8 @@ def run_audit(
                 "configuration": config.name,
                 "baseline_configuration": base,
                 "passed": passed,
-                "total": len(eps),
+                "total": len(suite.questions),
+                "missing": len(suite.questions) - len(eps),
                 "flips": flips,
             }
         )
@@ -486,7 +490,12 @@ def run_audit(
             f"{f['question_id']} {'pass' if f['from'] else 'fail'}→{'pass' if f['to'] else 'fail'}"
             for f in flips
         )
-        ab_evidence.append(f"{config.name}: {passed}/{len(eps)}; flips: {shown or 'none'}")
+        missing = len(suite.questions) - len(eps)
+        ab_evidence.append(
+            f"{config.name}: {passed}/{len(suite.questions)}"
+            + (f" ({missing} not replayable)" if missing else "")
+            + f"; flips: {shown or 'none'}"
+        )
     ab_missing = [k for k in errors if k[0] in {c.name for c in ablated}]
     c2 = Check(
         "ablation",

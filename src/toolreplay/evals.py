@@ -138,17 +138,27 @@ class _QuestionModel(_Strict):
 
 
 class _SamplingModel(_Strict):
-    temperature: float = 0.0
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0, allow_inf_nan=False)
 
 
 class _ExperimentModel(_Strict):
-    hosts: list[Literal["single", "loop"]] = ["single", "loop"]
-    toolsets: list[Literal["oneshot", "atomic"]] = ["oneshot", "atomic"]
+    hosts: list[Literal["single", "loop"]] = Field(default=["single", "loop"], min_length=1)
+    toolsets: list[Literal["oneshot", "atomic"]] = Field(
+        default=["oneshot", "atomic"], min_length=1
+    )
     max_rounds: int = Field(default=6, ge=2, le=50)
     token_budget: int = Field(default=20000, ge=1)
     sampling: _SamplingModel = _SamplingModel()
     ablations: list[HeuristicName] = []
     baseline: list[HeuristicName] = list(HEURISTICS)
+
+    @field_validator("hosts", "toolsets", "ablations", "baseline")
+    @classmethod
+    def _no_repeats(cls, value: list[str]) -> list[str]:
+        repeated = sorted({v for v in value if value.count(v) > 1})
+        if repeated:
+            raise ValueError(f"listed more than once: {', '.join(repeated)}")
+        return value
 
 
 class _EvalModel(_Strict):
