@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from toolreplay.cli import app
@@ -63,3 +64,50 @@ def test_help_explains_commands():
     result = run_cli("--help")
     assert "run" in result.output and "record" in result.output
     assert "--stand-in" in run_cli("record", "--help").output
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "../src", "a/b", ".hidden"])
+def test_bad_set_names_are_refused_before_anything_is_touched(tmp_path, name):
+    (tmp_path / "keep").mkdir()
+    (tmp_path / "keep" / "x").write_text("keep")
+    result = runner.invoke(
+        app,
+        [
+            "record",
+            "--stand-in",
+            "--set",
+            name,
+            "--cassettes",
+            str(tmp_path),
+            "--eval",
+            str(EVAL_FILE),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "bad cassette set name" in result.output
+    assert (tmp_path / "keep" / "x").read_text() == "keep"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep"]
+
+
+def test_other_sets_report_into_their_own_folder(tmp_path, monkeypatch):
+    import shutil
+
+    shutil.copytree(REPO / "cassettes" / "reference", tmp_path / "cassettes" / "copy")
+    monkeypatch.chdir(tmp_path)
+    result = run_cli("run", "--eval", str(EVAL_FILE), "--set", "copy")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "reports" / "copy" / "index.html").exists()
+    assert (
+        json.loads((tmp_path / "reports" / "copy" / "results.json").read_text())["cassette_set"]
+        == "copy"
+    )
+
+
+def test_manifest_urls_never_keep_credentials():
+    from toolreplay.cassettes import redact_url
+
+    assert redact_url("https://u:s3cret@api.example.com/v1?key=abc") == (
+        "https://api.example.com/v1",
+        "api.example.com",
+    )
+    assert redact_url("http://127.0.0.1:43567/v1") == ("http://127.0.0.1/v1", "127.0.0.1")

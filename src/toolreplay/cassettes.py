@@ -481,6 +481,10 @@ def replay_cassette(path: Path, episode: str, rerecord: str) -> Iterator[Any]:
 
     Raises :class:`CassetteError` (missing/malformed), :class:`CassetteMiss` (a request not
     recorded) or :class:`UnplayedInteractions` (recorded interactions never requested)."""
+    if not path.exists():
+        raise CassetteError(
+            f"cassette not found: {path} (episode {episode}); record it: {rerecord}"
+        )
     read_cassette(path)
     try:
         with make_vcr("none").use_cassette(str(path)) as cassette:
@@ -600,12 +604,14 @@ def write_manifest(set_dir: Path, manifest: Manifest) -> None:
 
 
 def redact_url(url: str) -> tuple[str, str]:
-    """``(url without loopback port, host)`` for the manifest."""
+    """``(url, host)`` for the manifest: credentials, query and fragment dropped (they may
+    hold a key), and the port too for a loopback host (it changes every recording)."""
     parts = urlsplit(url)
     host = parts.hostname or ""
-    if host in LOOPBACK:
-        url = urlunsplit(parts._replace(netloc=host))
-    return url, host
+    netloc = host if host in LOOPBACK or parts.port is None else f"{host}:{parts.port}"
+    if ":" in host:
+        netloc = f"[{host}]" + (f":{parts.port}" if parts.port and host not in LOOPBACK else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", "")), host
 
 
 def episode_key(configuration: str, question_id: str) -> str:

@@ -70,7 +70,9 @@ SetOpt = Annotated[
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    # soft_wrap: a command in the message stays on one line, ready to copy
+    err.print("[bold red]error:[/] ", end="", highlight=False)
+    err.print(message, highlight=False, markup=False, soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -149,11 +151,19 @@ def run(
     cassettes: CassettesOpt = Path("cassettes"),
     set_name: SetOpt = "reference",
     out_dir: Annotated[
-        Path, typer.Option("--out", help="Where results.json and index.html go.")
-    ] = Path("reports"),
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Where results.json and index.html go "
+            "[default: reports/ for the reference set, reports/<set>/ for any other]",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Replay all configurations from a cassette set (offline, no key), judge every answer,
     print the table and write reports/results.json and reports/index.html."""
+    if out_dir is None:
+        out_dir = Path("reports") if set_name == "reference" else Path("reports") / set_name
     suite = _load(eval_path)
     configs = study_configurations(suite)
     set_dir = cassettes / set_name
@@ -175,11 +185,13 @@ def run(
             progress=step,
         )
     results["fidelity"] = audit.to_dict()
-    write_results(out_dir / "results.json", results)
     try:
+        write_results(out_dir / "results.json", results)
         page = write_report(out_dir / "results.json", out_dir / "index.html")
     except ReportError as exc:
         raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _fail(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
     out.print(_table(results))
     _print_audit_summary(audit)
     out.print(f"wrote {out_dir / 'results.json'}")
@@ -198,10 +210,16 @@ def report(
     ),
 ) -> None:
     """Re-render the HTML report from a results file, without replaying."""
+    if out_path.is_dir():
+        raise _fail(
+            f"--out {out_path} is a folder; give the HTML file's path, e.g. {out_path}/index.html"
+        )
     try:
         page = write_report(results, out_path)
     except ReportError as exc:
         raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _fail(f"cannot write {out_path}: {exc.strerror or exc}") from None
     out.print(f"wrote {page}")
 
 

@@ -188,7 +188,9 @@ def load_eval(path: str | Path) -> EvalSuite:
     try:
         raw = yaml.safe_load(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise EvalFileError(f"eval file not found: {p}") from None
+        raise EvalFileError(
+            f"eval file not found: {p} (run from the project's root, or pass --eval PATH)"
+        ) from None
     except yaml.YAMLError as exc:
         raise EvalFileError(f"{p}: not valid YAML: {exc}") from None
     try:
