@@ -67,10 +67,15 @@ def test_ablation_flips_only_ningde_without_shi_retry(audit):
 
 
 def test_each_heuristic_is_exercised(audit):
-    evidence = "\n".join(audit.check("baseline_heuristics").evidence)
-    assert "shi_retry exercised by 2 episode(s)" in evidence
+    check = audit.check("baseline_heuristics")
+    evidence = "\n".join(check.evidence)
+    assert "shi_retry: acted in 2 recorded episode(s)" in evidence
     assert "re-queried 宁德市" in evidence
     assert "preferred 北京 (北京市 PPLC)" in evidence
+    # honest about what decided: on these questions only the 市 retry changes the place chosen
+    assert "changed the place chosen in 2 (loop+oneshot/ningde, single+oneshot/ningde)" in evidence
+    assert "admin_seat: acted in 6" in evidence and "changed the place chosen in 0" in evidence
+    assert "only shi_retry changed the place chosen" in check.explanation
 
 
 def test_narrow_judge_flips_the_rain_question(audit):

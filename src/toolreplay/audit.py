@@ -56,7 +56,7 @@ from .experiment import (
 )
 from .judge import NARROW_JUDGE, Judge
 from .record import schema_hashes
-from .toolsets import is_admin_seat
+from .toolsets import Heuristics, choose_place, is_admin_seat
 
 WEAKENED = "shi_retry"  # the heuristic the study's first baseline had lost
 
@@ -194,28 +194,44 @@ def _place(c: Mapping[str, Any]) -> str:
     return f"{c.get('name')} ({c.get('admin1', '?')} {c.get('feature_code', '?')})"
 
 
-def exercised_heuristics(path: Path) -> dict[str, list[str]]:
-    """Which baseline heuristics a recorded oneshot episode exercised, with evidence text.
+def exercised_heuristics(path: Path) -> dict[str, list[tuple[str, bool]]]:
+    """How each baseline heuristic acted in a recorded oneshot episode: per heuristic, a list
+    of ``(evidence text, decided)``, from the recorded geocoding answers.
 
-    ``admin_seat``: a geocoding answer mixed admin seats and other places, so the preference
-    excluded candidates; ``population_order``: an answer had 2+ candidates to order;
-    ``shi_retry``: a query for ``X`` without admin seat was followed by one for ``X市``."""
-    found: dict[str, list[str]] = {h: [] for h in HEURISTICS}
+    A heuristic *acts* on an answer when it has something to do: ``admin_seat`` when admin
+    seats and other places are mixed; ``population_order`` when 2+ candidates are compared;
+    ``shi_retry`` when a query for ``X`` without an admin seat is followed by one for ``X市``.
+    It *decides* when switching it off alone would change the place chosen (for the retry:
+    when the retry found an admin seat)."""
+    found: dict[str, list[tuple[str, bool]]] = {h: [] for h in HEURISTICS}
+    full = Heuristics()
     searches = _searches(path)
     for n, (name, results) in enumerate(searches):
         seats = [c for c in results if is_admin_seat(c)]
         others = [c for c in results if not is_admin_seat(c)]
+        pick = choose_place(results, full)
         if seats and others:
+            decided = choose_place(results, full.without("admin_seat")) != pick
             found["admin_seat"].append(
-                f"{name}: preferred {_place(seats[0])} over " + ", ".join(_place(c) for c in others)
+                (
+                    f"{name}: preferred {_place(seats[0])} over "
+                    + ", ".join(_place(c) for c in others),
+                    decided,
+                )
             )
         if len(results) >= 2:
-            pops = " > ".join(f"{c.get('population', 0):,}" for c in results)
-            found["population_order"].append(f"{name}: ordered {len(results)} candidates ({pops})")
-        nxt = searches[n + 1][0] if n + 1 < len(searches) else None
-        if not seats and nxt == name + "市":
+            decided = choose_place(results, full.without("population_order")) != pick
+            pops = ", ".join(f"{c.get('population', 0):,}" for c in results)
+            found["population_order"].append(
+                (f"{name}: compared {len(results)} candidates by population ({pops})", decided)
+            )
+        nxt = searches[n + 1] if n + 1 < len(searches) else None
+        if not seats and nxt is not None and nxt[0] == name + "市":
             first = _place(results[0]) if results else "no candidate"
-            found["shi_retry"].append(f"{name}: no admin seat ({first}); re-queried {nxt}")
+            decided = any(is_admin_seat(c) for c in nxt[1])
+            found["shi_retry"].append(
+                (f"{name}: no admin seat ({first}); re-queried {nxt[0]}", decided)
+            )
     return found
 
 
@@ -229,19 +245,33 @@ def _check_baseline(
         f"recorded (manifest): {', '.join(recorded) or 'none'}",
     ]
     missing = [h for h in HEURISTICS if h not in configured or h not in recorded]
-    unexercised = []
+    idle: list[str] = []
+    deciding: list[str] = []
     for h in HEURISTICS:
-        where = []
+        acted: dict[str, str] = {}
+        decided: set[str] = set()
         for config in oneshot:
             for q in suite.questions:
                 path = cassette_path(set_dir, config.name, q.id)
-                if path.exists():
-                    where += [f"{config.name}/{q.id}: {e}" for e in exercised_heuristics(path)[h]]
-        if where:
-            evidence.append(f"{h} exercised by {len(where)} episode(s), e.g. {where[0]}")
-        else:
-            unexercised.append(h)
-            evidence.append(f"{h} exercised by no recorded episode")
+                if not path.exists():
+                    continue
+                for text, made_a_difference in exercised_heuristics(path)[h]:
+                    key = f"{config.name}/{q.id}"
+                    acted.setdefault(key, text)
+                    if made_a_difference:
+                        decided.add(key)
+        if not acted:
+            idle.append(h)
+            evidence.append(f"{h}: acted in no recorded episode")
+            continue
+        first_key, first_text = next(iter(acted.items()))
+        evidence.append(
+            f"{h}: acted in {len(acted)} recorded episode(s), e.g. {first_key}: {first_text}; "
+            f"changed the place chosen in {len(decided)}"
+            + (f" ({', '.join(sorted(decided))})" if decided else "")
+        )
+        if decided:
+            deciding.append(h)
     if missing:
         return Check(
             "baseline_heuristics",
@@ -250,18 +280,25 @@ def _check_baseline(
             "reference, so any win against it is inflated",
             tuple(evidence),
         )
-    if unexercised:
+    if idle:
         return Check(
             "baseline_heuristics",
             False,
-            f"{', '.join(unexercised)} never decided anything in the recorded episodes: add a "
-            "question that needs it",
+            f"{', '.join(idle)} never acted in the recorded episodes: add a question whose "
+            "geocoding answer gives it something to do",
             tuple(evidence),
         )
     return Check(
         "baseline_heuristics",
         True,
-        "all three reference heuristics are on and each is exercised by a recorded episode",
+        "all three reference heuristics are on and each acted on a recorded geocoding answer; "
+        + (
+            f"only {', '.join(deciding)} changed the place chosen"
+            if deciding and len(deciding) < len(HEURISTICS)
+            else "each changed the place chosen somewhere"
+            if deciding
+            else "none changed the place chosen"
+        ),
         tuple(evidence),
     )
 
