@@ -422,3 +422,22 @@ def test_a_value_of_another_measure_does_not_hide_a_promise() -> None:
 def test_coordinates_written_in_degrees_are_not_temperatures() -> None:
     ep = answered("宁德市的纬度为 26.66 度，经度为 119.52 度，接下来我将查询天气。")
     assert modes(classify(ep, measure="temperature")) == ["unfulfilled_promise"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "马上为您查询。",
+        "现在为您查询天气。",
+        "We'll check it.",
+        "I'd like to check again.",
+        "我這就幫您查詢。",
+    ],
+)
+def test_more_promise_phrasings(text: str) -> None:
+    assert find_promise(text) is not None
+
+
+@pytest.mark.parametrize("text", ["您可以现在查询官网。", "请马上查询官网。"])
+def test_advice_to_the_user_is_not_a_promise(text: str) -> None:
+    assert find_promise(text) is None

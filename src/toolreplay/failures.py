@@ -111,18 +111,23 @@ class FailureMode:
 
 # A verb of looking something up, not in the completed aspect (查到, 查询了, 获取过 are done).
 _ZH_VERB = (
-    r"(?:查询|查看|查找|查|核实|核对|确认|检查|获取|搜索|检索|调用|定位|看一?下|看看|试试|尝试)"
-    r"(?![询看找]?[到了过])"
+    r"(?:查询|查詢|查看|查找|查|核实|核實|核对|核對|确认|確認|检查|檢查|获取|獲取|搜索|检索|檢索"
+    r"|调用|調用|定位|看一?下|看看|试试|試試|尝试|嘗試)"
+    r"(?![询詢看找]?[到了過过])"
 )
 # Up to 10 characters between the intent and the verb, none a negation or a clause break.
 _ZH_GAP = r"(?:(?![不无没未别])[^，,。！？!?；;：:\n]){0,10}?"
 _PROMISE_PATTERNS = (
     re.compile(
-        r"(?:我们?|咱们)(?:将|会|要|这就|马上|立即|立刻|稍后|现在|再|先|需要|得|来|去|打算|准备)"
-        + _ZH_GAP
-        + _ZH_VERB
+        r"(?:我们?|我們|咱们)(?:将|將|会|會|要|这就|這就|马上|馬上|立即|立刻|稍后|稍後|现在|現在"
+        r"|再|先|需要|得|来|來|去|打算|准备|準備)" + _ZH_GAP + _ZH_VERB
     ),
-    re.compile(r"让我们?" + _ZH_GAP + _ZH_VERB),
+    re.compile(r"[让讓]我们?" + _ZH_GAP + _ZH_VERB),
+    # no subject: 马上为您查询 / 现在为您查询天气 / 這就幫您查詢
+    re.compile(
+        r"(?<![您你]可以)(?<![请請])(?:马上|馬上|现在|現在|这就|這就|立即|立刻)就?"
+        r"(?:为您|帮您|给您|為您|幫您|給您)?(?:重新|再次|再)?" + _ZH_VERB
+    ),
     re.compile(
         r"(?:接下来|下一步)[，,]?(?:我们?)?(?:将|会|要|再)?(?:为您|帮您|给您)?"
         r"(?:重新|再次|再|先|去|来|继续|进一步)*" + _ZH_VERB
@@ -130,8 +135,9 @@ _PROMISE_PATTERNS = (
     re.compile(r"正在(?:为您|帮您)?(?:重新)?" + _ZH_VERB),
     re.compile(r"请?稍等|请?稍候"),
     re.compile(
-        r"\b(?:I(?:'ll|’ll| will| shall| am going to|'m going to|’m going to| need to| have to)"
-        r"|let me|let's|let us|next,? I(?:'ll|’ll| will))"
+        r"\b(?:(?:I|we)(?:'ll|’ll| will| shall| am going to|'m going to|’m going to| are going to"
+        r"|'re going to| need to| have to|'d like to| would like to)"
+        r"|let me|let's|let us|next,? (?:I|we)(?:'ll|’ll| will))"
         r"(?!\s+(?:not|never|know)\b)(?:\s+[\w'-]+){0,3}?\s+"
         r"(?:check|look|query|re-?query|search|fetch|get|retrieve|find|call|verify|confirm"
         r"|try|pull|re-?check)\b",
