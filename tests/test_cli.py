@@ -111,3 +111,14 @@ def test_manifest_urls_never_keep_credentials():
         "api.example.com",
     )
     assert redact_url("http://127.0.0.1:43567/v1") == ("http://127.0.0.1/v1", "127.0.0.1")
+
+
+def test_run_reads_no_key(tmp_path, monkeypatch):
+    marker = "sk-never-read-0123456789abcdef"
+    monkeypatch.setenv("DASHSCOPE_API_KEY", marker)
+    monkeypatch.setenv("OPENAI_API_KEY", marker)
+    common = ["--eval", str(EVAL_FILE), "--cassettes", str(REPO / "cassettes")]
+    result = run_cli("run", *common, "--out", str(tmp_path))
+    assert result.exit_code == 0
+    for path in tmp_path.iterdir():
+        assert marker not in path.read_text(encoding="utf-8")
