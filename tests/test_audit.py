@@ -166,3 +166,28 @@ def test_edited_cassette_fails_completeness(suite, tmp_path):
     check = run_audit(dest, suite, FULL_JUDGE).check("completeness")
     assert not check.passed and "1 cassette(s) edited since recording" in check.explanation
     assert any("loop+atomic/ningde" in e and "edited" in e for e in check.evidence)
+
+
+def test_retry_lost_in_code_is_caught_from_the_recorded_traffic(
+    suite, tmp_path, loopback, monkeypatch
+):
+    """The study's near-miss made in code, not config: get_weather silently loses the 市
+    retry, the set is re-recorded, and the audit must notice from the cassettes alone."""
+    import toolreplay.experiment as experiment
+    from toolreplay.experiment import study_configurations
+    from toolreplay.record import record_stand_in
+
+    real = experiment.make_toolset
+
+    def without_retry(name, client, heuristics=None):
+        if heuristics is not None:
+            heuristics = heuristics.without("shi_retry")
+        return real(name, client, heuristics)
+
+    monkeypatch.setattr(experiment, "make_toolset", without_retry)
+    oneshot = [c for c in study_configurations(suite) if c.toolset == "oneshot"]
+    record_stand_in(tmp_path / "reference", suite, oneshot)
+    monkeypatch.setattr(experiment, "make_toolset", real)
+    check = run_audit(tmp_path / "reference", suite, FULL_JUDGE).check("baseline_heuristics")
+    assert not check.passed
+    assert "shi_retry never acted" in check.explanation

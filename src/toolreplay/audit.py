@@ -178,15 +178,17 @@ def _fmt(table: Mapping[str, Any]) -> str:
 # ---- check 1: heuristics present and exercised -------------------------------------------
 
 
-def _searches(path: Path) -> list[tuple[str, list[dict[str, Any]]]]:
-    """``(name, results)`` of every geocoding request recorded in a cassette, in order."""
+def _searches(path: Path) -> list[tuple[str, list[dict[str, Any]], int]]:
+    """``(name, results, position)`` of every geocoding request recorded in a cassette, in
+    order; ``position`` is the interaction's index, so two searches with nothing recorded
+    between them (the same tool call) can be told from two tool calls."""
     out = []
-    for i in read_cassette(path):
+    for position, i in enumerate(read_cassette(path)):
         uri = i["request"]["uri"]
         if urlsplit(uri).path.endswith("/search"):
             name = parse_qs(urlsplit(uri).query).get("name", [""])[0]
             body = i["response"]["body"].get("parsed_body") or {}
-            out.append((name, body.get("results", [])))
+            out.append((name, body.get("results", []), position))
     return out
 
 
@@ -200,13 +202,14 @@ def exercised_heuristics(path: Path) -> dict[str, list[tuple[str, bool]]]:
 
     A heuristic *acts* on an answer when it has something to do: ``admin_seat`` when admin
     seats and other places are mixed; ``population_order`` when 2+ candidates are compared;
-    ``shi_retry`` when a query for ``X`` without an admin seat is followed by one for ``X市``.
+    ``shi_retry`` when a query for ``X`` without an admin seat is followed, within the same
+    tool call (the next recorded interaction), by one for ``X市``.
     It *decides* when switching it off alone would change the place chosen (for the retry:
     when the retry found an admin seat)."""
     found: dict[str, list[tuple[str, bool]]] = {h: [] for h in HEURISTICS}
     full = Heuristics()
     searches = _searches(path)
-    for n, (name, results) in enumerate(searches):
+    for n, (name, results, position) in enumerate(searches):
         seats = [c for c in results if is_admin_seat(c)]
         others = [c for c in results if not is_admin_seat(c)]
         pick = choose_place(results, full)
@@ -226,7 +229,9 @@ def exercised_heuristics(path: Path) -> dict[str, list[tuple[str, bool]]]:
                 (f"{name}: compared {len(results)} candidates by population ({pops})", decided)
             )
         nxt = searches[n + 1] if n + 1 < len(searches) else None
-        if not seats and nxt is not None and nxt[0] == name + "市":
+        # The tool's own retry: the very next recorded interaction re-queries X市. A model that
+        # calls get_weather("X市") itself shows a model request in between.
+        if not seats and nxt is not None and nxt[0] == name + "市" and nxt[2] == position + 1:
             first = _place(results[0]) if results else "no candidate"
             decided = any(is_admin_seat(c) for c in nxt[1])
             found["shi_retry"].append(
