@@ -28,16 +28,27 @@ def replay(suite: EvalSuite, configuration: str, question_id: str) -> None:
     )
 
 
-def miss(suite: EvalSuite, configuration: str = "loop+atomic", question: str = "ningde") -> str:
+def miss(
+    suite: EvalSuite,
+    configuration: str = "loop+atomic",
+    question: str = "ningde",
+    *,
+    stale: bool = False,
+) -> str:
+    """The miss message. A change to the prompt, a tool schema or a setting makes the whole
+    set stale, so the command re-records the set (``stale``); otherwise just the episode."""
     with pytest.raises(CassetteMiss) as info:
         replay(suite, configuration, question)
     text = str(info.value)
     assert "Connection error" not in text
     assert f"cassette miss in episode {configuration}/{question}" in text
-    assert (
-        f"re-record this episode: toolreplay record --stand-in --set reference "
-        f"--only {configuration}/{question}"
-    ) in text
+    command = text.rsplit(": ", 1)[-1]
+    if stale:
+        assert command == "toolreplay record --stand-in --set reference", command
+    else:
+        assert command == (
+            f"toolreplay record --stand-in --set reference --only {configuration}/{question}"
+        ), command
     return text
 
 
@@ -48,7 +59,7 @@ def test_unchanged_episode_replays(suite: EvalSuite) -> None:
 def test_one_character_of_the_system_prompt(suite: EvalSuite) -> None:
     template = suite.system_prompt_template.replace("天气助手", "天气助理", 1)
     assert template != suite.system_prompt_template
-    text = miss(dataclasses.replace(suite, system_prompt_template=template))
+    text = miss(dataclasses.replace(suite, system_prompt_template=template), stale=True)
     assert "request 1; 0 of 7 recorded interactions played" in text
     assert "system prompt content differs at character 7" in text
     assert "天气助理" in text and "天气助手" in text
@@ -59,7 +70,7 @@ def test_one_character_of_a_tool_description(
 ) -> None:
     fn = GEOCODE_CITY_SCHEMA["function"]
     monkeypatch.setitem(fn, "description", fn["description"].replace("经纬度", "经纬庋", 1))
-    text = miss(suite, "single+atomic", "beijing")
+    text = miss(suite, "single+atomic", "beijing", stale=True)
     assert "tool schema `geocode_city` description differs at character 9" in text
     assert "get_weather_by_coords" not in text  # the untouched schema is not blamed
 
@@ -68,18 +79,19 @@ def test_a_tool_parameter(suite: EvalSuite, monkeypatch: pytest.MonkeyPatch) -> 
     params = GEOCODE_CITY_SCHEMA["function"]["parameters"]
     city = dict(params["properties"]["city"], minLength=2)
     monkeypatch.setitem(params, "properties", {"city": city})
-    assert "tool schema `geocode_city` parameters differ (parameter `city`)" in miss(suite)
+    text = miss(suite, stale=True)
+    assert "tool schema `geocode_city` parameters differ (parameter `city`)" in text
 
 
 def test_a_sampling_parameter(suite: EvalSuite) -> None:
     experiment = dataclasses.replace(suite.experiment, temperature=0.7)
-    text = miss(dataclasses.replace(suite, experiment=experiment))
+    text = miss(dataclasses.replace(suite, experiment=experiment), stale=True)
     assert "sampling parameter `temperature`: sent 0.7, recorded 0.0" in text
 
 
 def test_tools_withheld_earlier(suite: EvalSuite) -> None:
     experiment = dataclasses.replace(suite.experiment, max_rounds=2)
-    text = miss(dataclasses.replace(suite, experiment=experiment))
+    text = miss(dataclasses.replace(suite, experiment=experiment), stale=True)
     assert "request 3; 2 of 7 recorded interactions played" in text
     offered = "geocode_city, get_weather_by_coords"
     assert f"tools withheld: the recorded request offered {offered}" in text

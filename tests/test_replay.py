@@ -91,7 +91,9 @@ def test_changed_system_prompt_is_an_explained_miss(suite, tmp_path):
     msg = str(exc.value)
     assert "single+oneshot/ningde" in msg
     assert "system prompt" in msg
-    assert "toolreplay record --stand-in --set reference --only single+oneshot/ningde" in msg
+    assert msg.endswith(
+        "the whole set is stale; re-record it: toolreplay record --stand-in --set reference"
+    )
     assert "Connection error" not in msg
 
 

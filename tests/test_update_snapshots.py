@@ -42,7 +42,16 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
 
 @pytest.fixture
-def pytest_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+def regenerated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Capture the reports regeneration that follows a snapshot update (the committed
+    reports/ must not be rewritten by a test)."""
+    sets: list[str] = []
+    monkeypatch.setattr(cli, "_regenerate_reports", lambda e, c, name: sets.append(name))
+    return sets
+
+
+@pytest.fixture
+def pytest_runs(monkeypatch: pytest.MonkeyPatch, regenerated: list[str]) -> list[list[str]]:
     """Capture the pytest commands the update would run; they 'pass'."""
     runs: list[list[str]] = []
 
@@ -60,12 +69,13 @@ def invoke(*args: str) -> Any:
 
 
 def test_record_then_update_only_the_recorded_episodes(
-    recorded: list[list[str]], pytest_runs: list[list[str]]
+    recorded: list[list[str]], pytest_runs: list[list[str]], regenerated: list[str]
 ) -> None:
     keys = ["single+atomic/beijing", "loop+atomic/ningde", "loop+oneshot-no_shi_retry/ningde"]
     result = invoke(*[a for k in keys for a in ("--only", k)], "--update-snapshots")
     assert result.exit_code == 0, result.output
     assert recorded == [keys]
+    assert regenerated == ["reference"]  # reports/ follow the re-recorded cassettes
     [cmd] = pytest_runs
     assert cmd[1:5] == ["-m", "pytest", "-q", "--snapshot-update"]
     assert cmd[5:] == [  # the ablated baseline has no snapshot
@@ -98,7 +108,7 @@ def test_only_ablated_episodes_update_nothing(
 
 
 def test_a_failing_snapshot_run_fails_the_command(
-    recorded: list[list[str]], monkeypatch: pytest.MonkeyPatch
+    recorded: list[list[str]], monkeypatch: pytest.MonkeyPatch, regenerated: list[str]
 ) -> None:
     monkeypatch.setattr(
         snapshots.subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(cmd, 1)
@@ -106,6 +116,7 @@ def test_a_failing_snapshot_run_fails_the_command(
     result = invoke("--only", "single+atomic/beijing", "--update-snapshots")
     assert result.exit_code == 1
     assert "updating snapshots failed (pytest exit code 1)" in result.output
+    assert not regenerated
 
 
 def test_another_set_is_refused_before_recording(

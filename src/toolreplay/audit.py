@@ -52,10 +52,10 @@ from .experiment import (
     replay_clients,
     replay_episode,
     rerecord_command,
+    stale_parts,
     study_configurations,
 )
 from .judge import NARROW_JUDGE, Judge
-from .record import schema_hashes
 from .toolsets import Heuristics, choose_place, is_admin_seat
 
 WEAKENED = "shi_retry"  # the heuristic the study's first baseline had lost
@@ -425,20 +425,14 @@ def _check_completeness(
         )
     else:
         evidence.append("every cassette's sha256 matches the manifest (no edits since recording)")
-    stale = []
-    if manifest.system_prompt_sha256 != sha256_json(suite.system_prompt_template):
-        stale.append("system prompt")
-    now = schema_hashes()
-    stale += [
-        f"{name} tool schemas"
-        for name, digest in sorted(now.items())
-        if manifest.tool_schemas_sha256.get(name) != digest
-    ]
-    rerecord = rerecord_command(manifest.cassette_set, manifest.provenance, [])
+    stale = stale_parts(manifest, suite)
+    rerecord = rerecord_command(set_dir, manifest, suite)
     if stale:
         evidence.append(f"changed since recording: {', '.join(stale)}; re-record: {rerecord}")
     else:
-        evidence.append("manifest hashes of the system prompt and tool schemas match the code")
+        evidence.append(
+            "the manifest's prompt and tool-schema hashes and settings match the code and eval"
+        )
     if errors or stale or edited:
         what = []
         if errors:

@@ -461,7 +461,10 @@ def explain_miss(
                 if rq.get(key) != sq.get(key):
                     diffs.append(f"query `{key}`: sent {sq.get(key)!r}, recorded {rq.get(key)!r}")
         lines.extend(f"  - {d}" for d in diffs or ["nothing the matchers compare differs"])
-    lines.append(f"If the change is intended, re-record this episode: {rerecord}")
+    if "--only" in rerecord:
+        lines.append(f"If the change is intended, re-record this episode: {rerecord}")
+    else:  # the prompt, a tool schema or a setting changed: every episode is affected
+        lines.append(f"If the change is intended, the whole set is stale; re-record it: {rerecord}")
     return CassetteMiss("\n".join(lines))
 
 

@@ -367,8 +367,12 @@ def record(
         elif code := update_snapshots(Path.cwd(), pinned):
             raise _fail(f"updating snapshots failed (pytest exit code {code})", code)
         # The committed reports come from these cassettes too: regenerate them in the same step.
-        out.print("regenerating reports/ from the re-recorded set")
-        run(eval_path=eval_path, cassettes=cassettes, set_name=set_name, out_dir=Path("reports"))
+        _regenerate_reports(eval_path, cassettes, set_name)
+
+
+def _regenerate_reports(eval_path: Path, cassettes: Path, set_name: str) -> None:
+    out.print("regenerating reports/ from the re-recorded set")
+    run(eval_path=eval_path, cassettes=cassettes, set_name=set_name, out_dir=Path("reports"))
 
 
 def main() -> None:

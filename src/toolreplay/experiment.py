@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 import requests
@@ -23,13 +24,14 @@ from .cassettes import (
     episode_key,
     read_manifest,
     replay_cassette,
+    sha256_json,
 )
 from .episode import Episode, Message
 from .evals import HEURISTICS, EvalSuite, Question
 from .hosts import HOST_NAMES, LoopLimits, run_host
 from .model import ChatModel, ModelSettings, OpenAIChatModel
 from .openmeteo import OpenMeteoClient
-from .toolsets import TOOLSET_NAMES, Heuristics, make_toolset
+from .toolsets import TOOLSET_NAMES, Heuristics, all_tool_schemas, make_toolset
 
 NAME_RE = re.compile(r"^(single|loop)\+(oneshot|atomic)(?:-no_([a-z_]+))?$")
 
@@ -131,10 +133,61 @@ def replay_clients() -> Iterator[tuple[httpx.Client, requests.Session]]:
         yield http, session
 
 
-def rerecord_command(set_name: str, provenance: str, keys: Iterable[str]) -> str:
-    flag = "--stand-in" if provenance == "stand-in" else "--live"
-    only = " ".join(f"--only {k}" for k in keys)
-    return f"toolreplay record {flag} --set {set_name} {only}".strip()
+def fingerprint(suite: EvalSuite) -> dict[str, Any]:
+    """What a recording depends on besides the model: hashes of the system prompt template
+    and of each toolset's schemas, and the settings every arm shares. Kept in the manifest;
+    a set whose fingerprint differs from today's code and eval file is stale."""
+    return {
+        "system_prompt_sha256": sha256_json(suite.system_prompt_template),
+        "tool_schemas_sha256": {
+            name: sha256_json(list(schemas)) for name, schemas in all_tool_schemas().items()
+        },
+        "settings": {
+            "temperature": suite.experiment.temperature,
+            "max_rounds": suite.experiment.max_rounds,
+            "token_budget": suite.experiment.token_budget,
+            "baseline_heuristics": list(suite.experiment.baseline),
+        },
+    }
+
+
+def stale_parts(manifest: Manifest, suite: EvalSuite) -> list[str]:
+    """What changed since the set was recorded, in words (empty when current)."""
+    now = fingerprint(suite)
+    out = []
+    if manifest.system_prompt_sha256 != now["system_prompt_sha256"]:
+        out.append("system prompt")
+    out += [
+        f"{name} tool schemas"
+        for name, digest in sorted(now["tool_schemas_sha256"].items())
+        if manifest.tool_schemas_sha256.get(name) != digest
+    ]
+    out += [
+        f"setting {key} ({manifest.settings.get(key)!r} → {value!r})"
+        for key, value in now["settings"].items()
+        if manifest.settings.get(key) != value
+    ]
+    return out
+
+
+DEFAULT_CASSETTES = Path("cassettes")
+DEFAULT_EVAL = Path("evals/weather.yaml")
+
+
+def rerecord_command(
+    set_dir: Path, manifest: Manifest, suite: EvalSuite, keys: Iterable[str] = ()
+) -> str:
+    """The command that re-records ``keys`` (episode keys) of the set at ``set_dir``, or the
+    whole set when the set is stale (a partial re-record would mix two recordings)."""
+    parts = ["toolreplay record", "--stand-in" if manifest.provenance == "stand-in" else "--live"]
+    if set_dir.parent.resolve() != DEFAULT_CASSETTES.resolve():
+        parts.append(f"--cassettes {set_dir.parent}")
+    if Path(suite.path).resolve() != DEFAULT_EVAL.resolve():
+        parts.append(f"--eval {suite.path}")
+    parts.append(f"--set {set_dir.name}")
+    if not stale_parts(manifest, suite):
+        parts += [f"--only {k}" for k in keys]
+    return " ".join(parts)
 
 
 def replay_episode(
@@ -164,7 +217,7 @@ def replay_episode(
         api_key=None,
         temperature=suite.experiment.temperature,
     )
-    rerecord = rerecord_command(manifest.cassette_set, manifest.provenance, [key])
+    rerecord = rerecord_command(set_dir, manifest, suite, [key])
     model = OpenAIChatModel(settings, http)
     client = OpenMeteoClient(session, manifest.geocoding_url, manifest.forecast_url)
     with replay_cassette(cassette_path(set_dir, config.name, question.id), key, rerecord):

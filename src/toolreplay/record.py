@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import httpx
@@ -34,16 +35,14 @@ from .cassettes import (
     manifest_path,
     read_manifest,
     redact_url,
-    sha256_json,
     write_manifest,
 )
 from .evals import EvalSuite
-from .experiment import Configuration, Progress, run_episode
+from .experiment import Configuration, Progress, fingerprint, run_episode
 from .fixture_server import load_fixtures, open_meteo_fixture_server
 from .model import KEY_VARIABLES, ModelSettings, OpenAIChatModel
 from .openmeteo import FORECAST_URL, GEOCODING_URL, OpenMeteoClient
 from .standin import STANDIN_MODEL, standin_server
-from .toolsets import all_tool_schemas
 
 PACKAGES = ("toolreplay", "openai", "httpx", "requests", "vcrpy")
 
@@ -72,10 +71,6 @@ def package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[name] = "unknown"
     return out
-
-
-def schema_hashes() -> dict[str, str]:
-    return {name: sha256_json(list(schemas)) for name, schemas in all_tool_schemas().items()}
 
 
 def _record_into(
@@ -151,55 +146,41 @@ def record_set(
         wanted = [known[k] for k in only]
         if not manifest_path(set_dir).exists():
             raise RecordingError(f"--only needs an existing set; {set_dir} has no manifest")
+    model_url, host = redact_url(target.model.base_url)
+    header: dict[str, Any] = {
+        "provenance": target.provenance,
+        "today": target.today,
+        "model": target.model.model,
+        "model_base_url": model_url,
+        **fingerprint(suite),
+    }
+    previous = read_manifest(set_dir) if only else None
+    if previous is not None:
+        # Checked before recording: a refused partial re-record costs no model calls.
+        mixed = [name for name, value in header.items() if getattr(previous, name) != value]
+        if mixed:
+            raise RecordingError(
+                f"{set_dir} was recorded with a different {', '.join(mixed)} "
+                "(eval settings, prompt, tools, model or date); re-recording only part of "
+                "it would mix two recordings in one set. Re-record the whole set instead "
+                "(drop --only); nothing was changed."
+            )
     set_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".recording-{set_dir.name}-", dir=set_dir.parent))
     try:
         records = _record_into(staging, suite, target, wanted, progress)
-        model_url, host = redact_url(target.model.base_url)
-        previous = read_manifest(set_dir) if only else None
         manifest = Manifest(
             cassette_set=set_dir.name,
-            provenance=target.provenance,  # type: ignore[arg-type]
-            model=target.model.model,
-            model_base_url=model_url,
             endpoint_host=host,
             geocoding_url=redact_url(target.geocoding_url)[0],
             forecast_url=redact_url(target.forecast_url)[0],
             recorded_on=dt.date.today().isoformat(),
-            today=target.today,
             eval_file=Path(suite.path).as_posix(),
             packages=package_versions(),
-            system_prompt_sha256=sha256_json(suite.system_prompt_template),
-            tool_schemas_sha256=schema_hashes(),
-            settings={
-                "temperature": suite.experiment.temperature,
-                "max_rounds": suite.experiment.max_rounds,
-                "token_budget": suite.experiment.token_budget,
-                "baseline_heuristics": list(suite.experiment.baseline),
-            },
             episodes={**(previous.episodes if previous else {}), **records},
+            **header,
         )
         if previous is not None:
-            mixed = [
-                name
-                for name in (
-                    "provenance",
-                    "today",
-                    "model",
-                    "model_base_url",
-                    "settings",
-                    "system_prompt_sha256",
-                    "tool_schemas_sha256",
-                )
-                if getattr(previous, name) != getattr(manifest, name)
-            ]
-            if mixed:
-                raise RecordingError(
-                    f"{set_dir} was recorded with a different {', '.join(mixed)} "
-                    "(eval settings, prompt, tools, model or date); re-recording only part of "
-                    "it would mix two recordings in one set. Re-record the whole set instead "
-                    "(drop --only); nothing was changed."
-                )
             for key in records:
                 dest = set_dir / records[key].cassette
                 dest.parent.mkdir(parents=True, exist_ok=True)
