@@ -103,3 +103,8 @@ def test_narrow_judge_cannot_pass_a_precipitation_question():
 )
 def test_units_signs_separators_and_coordinates(text, expected):
     assert [(v.value, v.kind) for v in find_measured_values(text)] == expected
+
+
+def test_a_range_is_not_a_negative_number():
+    assert [v.value for v in find_measured_values("气温30°C-32°C")] == [30.0, 32.0]
+    assert [v.value for v in find_measured_values("气温-3°C")] == [-3.0]

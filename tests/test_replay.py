@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import replace
 
@@ -198,3 +199,29 @@ def test_non_utf8_cassette_is_named(suite, tmp_path):
     path.write_bytes(path.read_bytes()[:200] + b"\xff\xfe" + path.read_bytes()[200:])
     with pytest.raises(CassetteError, match=r"ningde\.yaml: not UTF-8"):
         replay_set(dest, suite, [Configuration("loop", "atomic")])
+
+
+def test_serializer_round_trips_line_separators_and_keeps_chinese_readable():
+    import copy
+
+    from toolreplay.cassettes import JsonBodySerializer
+
+    text = "a\x85b\nc\u2028d\u2029e\r\nf 宁德"
+    body = {"parsed": {"content": text}}
+    data = {
+        "version": 1,
+        "interactions": [
+            {
+                "request": {"method": "POST", "uri": "u", "headers": {}, "body": None},
+                "response": {
+                    "status": {"code": 200, "message": "OK"},
+                    "headers": {},
+                    "body": {"string": json.dumps(body, ensure_ascii=False)},
+                },
+            }
+        ],
+    }
+    stored = JsonBodySerializer.serialize(copy.deepcopy(data))
+    assert "宁德" in stored  # unescaped
+    back = JsonBodySerializer.deserialize(stored)["interactions"][0]["response"]["body"]
+    assert json.loads(back["string"]) == body

@@ -126,3 +126,15 @@ def test_schemas_are_written_for_the_model():
         assert "调用" in fn["description"]  # says when to call
         for prop in fn["parameters"]["properties"].values():
             assert "例如" in prop["description"]  # parameters carry examples
+
+
+def test_network_failure_becomes_a_tool_error_the_model_reads():
+    import requests
+
+    class Down(FakeOpenMeteo):
+        def search(self, name, *, count=10, language="zh"):
+            raise requests.ConnectionError("no route")
+
+    result = oneshot_toolset(Down()).execute(ToolCall("c", "get_weather", '{"city": "北京"}'))
+    assert result.error == "Open-Meteo unreachable: ConnectionError"
+    assert json.loads(result.content) == {"error": "Open-Meteo unreachable: ConnectionError"}

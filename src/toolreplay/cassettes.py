@@ -79,7 +79,10 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
-    style = "|" if "\n" in data else None
+    # A literal block keeps multi-line text readable, but YAML reads NEL and the Unicode line
+    # and paragraph separators as line breaks there; such strings keep the quoted style.
+    plain_lines = not any(ch in data for ch in "\x85\u2028\u2029\r")
+    style = ("|" if "\n" in data else None) if plain_lines else '"'
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 

@@ -34,6 +34,7 @@ from .evals import EvalFileError, EvalSuite, load_eval
 from .experiment import Configuration, ablation_configurations, replay_set, study_configurations
 from .judge import FULL_JUDGE, NARROW_JUDGE
 from .model import model_settings
+from .openmeteo import FORECAST_URL, GEOCODING_URL
 from .record import RecordingError, record_live, record_stand_in
 from .report import ReportError, write_report
 from .results import build_results, write_results
@@ -317,6 +318,12 @@ def record(
     model: Annotated[
         str | None, typer.Option(help="Model name (default: $TOOLREPLAY_MODEL, else qwen-plus).")
     ] = None,
+    geocoding_url: Annotated[
+        str, typer.Option(help="--live: Open-Meteo geocoding endpoint (a mirror or self-host).")
+    ] = GEOCODING_URL,
+    forecast_url: Annotated[
+        str, typer.Option(help="--live: Open-Meteo forecast endpoint.")
+    ] = FORECAST_URL,
     ablations: Annotated[
         bool, typer.Option(help="Also record the baseline variants with one heuristic off.")
     ] = True,
@@ -351,7 +358,16 @@ def record(
                 manifest = record_stand_in(set_dir, suite, configs, only=keys, progress=step)
             else:
                 settings = model_settings(base_url, model)
-                manifest = record_live(set_dir, suite, configs, settings, only=keys, progress=step)
+                manifest = record_live(
+                    set_dir,
+                    suite,
+                    configs,
+                    settings,
+                    geocoding_url=geocoding_url,
+                    forecast_url=forecast_url,
+                    only=keys,
+                    progress=step,
+                )
     except RecordingError as exc:
         raise _fail(str(exc)) from None
     except KeyboardInterrupt:

@@ -32,7 +32,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 #: A signed number; group 1 is its whole text (sign included).
-NUMBER = r"(?<![\d.,])((?:(?:零下|负|[-+−])\s?)?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
+NUMBER = (
+    r"(?<![\d.,])((?:(?:零下|负|(?<![0-9A-Za-z°℃℉%])[-+−])\s?)?"  # no sign right after a unit
+    r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)"
+)
 
 UNIT_PATTERNS: dict[str, str] = {
     "temperature": (

@@ -21,6 +21,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import jsonschema
+import requests
 
 from .episode import ToolCall, ToolResult
 from .openmeteo import NoMatch, OpenMeteoClient, OpenMeteoError
@@ -166,12 +167,16 @@ class Toolset:
         """Run one tool call; never raises for bad calls or API errors.
 
         Arguments are parsed from the JSON string and validated against the schema
-        (jsonschema); unknown tools, invalid JSON, schema violations and
-        :class:`~toolreplay.openmeteo.OpenMeteoError` become an error result.
+        (jsonschema); unknown tools, invalid JSON, schema violations,
+        :class:`~toolreplay.openmeteo.OpenMeteoError` and network failures
+        (``requests.RequestException``) become an error result the model reads.
         """
         try:
             payload = self._run(call)
             return ToolResult(call, json.dumps(payload, ensure_ascii=False))
+        except requests.RequestException as exc:  # network failure: the model is told
+            text = f"Open-Meteo unreachable: {type(exc).__name__}"
+            return ToolResult(call, json.dumps({"error": text}, ensure_ascii=False), error=text)
         except (ToolError, OpenMeteoError) as exc:
             err: dict[str, Any] = {"error": str(exc)}
             reason = getattr(exc, "reason", "")
