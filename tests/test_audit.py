@@ -191,3 +191,56 @@ def test_retry_lost_in_code_is_caught_from_the_recorded_traffic(
     check = run_audit(tmp_path / "reference", suite, FULL_JUDGE).check("baseline_heuristics")
     assert not check.passed
     assert "shi_retry never acted" in check.explanation
+
+
+def _edit_requests(path, edit):
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for interaction in data["interactions"]:
+        body = interaction["request"].get("parsed_body")
+        if isinstance(body, dict) and "messages" in body:
+            edit(body)
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+
+
+def test_arm_parity_catches_different_tool_descriptions(suite, tmp_path):
+    dest = tmp_path / "reference"
+    shutil.copytree(REFERENCE, dest)
+
+    def edit(body):
+        for tool in body.get("tools", []):
+            tool["function"]["description"] += "（旧版）"
+
+    _edit_requests(dest / "single+atomic" / "beijing.yaml", edit)
+    check = run_audit(dest, suite, FULL_JUDGE).check("arm_parity")
+    assert not check.passed and "atomic tool descriptions" in check.explanation
+
+
+def test_arm_parity_catches_a_different_question_set(suite, tmp_path):
+    dest = tmp_path / "reference"
+    shutil.copytree(REFERENCE, dest)
+
+    def edit(body):
+        for m in body["messages"]:
+            if m["role"] == "user":
+                m["content"] = "深圳今天多少度？"
+
+    _edit_requests(dest / "loop+oneshot" / "beijing.yaml", edit)
+    check = run_audit(dest, suite, FULL_JUDGE).check("arm_parity")
+    assert not check.passed and "question set" in check.explanation
+
+
+def test_changed_tool_schema_makes_the_set_stale(suite, monkeypatch):
+    from toolreplay.toolsets import GET_WEATHER_BY_COORDS_SCHEMA
+
+    fn = GET_WEATHER_BY_COORDS_SCHEMA["function"]
+    monkeypatch.setitem(fn, "description", fn["description"] + "。")
+    result = run_audit(REFERENCE, suite, FULL_JUDGE)
+    check = result.check("completeness")
+    assert not check.passed and "the set is stale" in check.explanation
+    assert any("atomic tool schemas" in e for e in check.evidence)
+
+
+def test_near_miss_is_not_called_faithful_when_the_judge_is_too_narrow(suite, reference_episodes):
+    result = run_audit(REFERENCE, suite, NARROW_JUDGE, episodes=reference_episodes)
+    near = result.check("near_miss")
+    assert not near.passed and "not" in near.evidence[0]

@@ -146,3 +146,32 @@ def test_model_api_error_ends_episode_with_stop_reason_error():
 def test_scripted_model_refuses_unscripted_requests():
     with pytest.raises(AssertionError):
         run_loop(ScriptedModel([tools_reply(call(1))]), echo_toolset(), MESSAGES)
+
+
+def test_loop_repeat_check_compares_consecutive_rounds_only():
+    a, b = call(1, "a"), call(2, "b")
+    b2 = call(2, "again")
+    model = ScriptedModel([tools_reply(a), tools_reply(b), tools_reply(b2), text("forced")])
+    ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=10))
+    assert ep.stop_reason == "repeated" and len(ep.rounds) == 4
+    assert [tools is not None for _, tools in model.requests] == [True, True, True, False]
+
+
+def test_loop_repeat_check_ignores_the_order_of_parallel_calls():
+    model = ScriptedModel(
+        [
+            tools_reply(call(1, "a"), call(2, "b")),
+            tools_reply(call(2, "c"), call(1, "d")),
+            text("x"),
+        ]
+    )
+    ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=10))
+    assert ep.stop_reason == "repeated"
+
+
+def test_loop_different_calls_are_not_a_repeat():
+    model = ScriptedModel(
+        [tools_reply(call(1)), tools_reply(call(2)), tools_reply(call(1)), text("x")]
+    )
+    ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=10))
+    assert ep.stop_reason == "converged"

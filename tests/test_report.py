@@ -656,3 +656,28 @@ def test_committed_report_is_fresh(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert (tmp_path / "results.json").read_bytes() == RESULTS.read_bytes(), "stale results.json"
     assert (tmp_path / "index.html").read_bytes() == INDEX.read_bytes(), "stale index.html"
+
+
+def _poison(node: Any) -> Any:
+    """Every string in ``node`` with hostile markup appended."""
+    if isinstance(node, str):
+        return node + HOSTILE
+    if isinstance(node, list):
+        return [_poison(v) for v in node]
+    if isinstance(node, dict):
+        return {k: _poison(v) for k, v in node.items()}
+    return node
+
+
+def test_hostile_text_in_every_string_field_stays_text(committed: dict[str, Any]) -> None:
+    """Not a chosen list of fields: every string of the results, including verdicts, stop
+    reasons, question ids, hosts, package versions, evidence and table titles."""
+    results = with_failure_modes(committed)
+    results["fidelity"] = copy.deepcopy(FIDELITY)
+    html = render_report(_poison(results))
+    page = parse(html)
+    assert len(page.find_all("script")) == 1
+    assert page.find_all("img") == [] and page.find_all("b") == []
+    assert "<img" not in html
+    for tag in page.find_all(True):
+        assert not any(attr.lower().startswith("on") for attr in tag.attrs), tag.name

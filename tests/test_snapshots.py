@@ -20,7 +20,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from toolreplay.episode import Episode, Message
-from toolreplay.evals import load_eval
+from toolreplay.evals import EvalSuite, load_eval
 from toolreplay.failures import classify
 from toolreplay.judge import FULL_JUDGE
 from toolreplay.snapshots import pinned_keys, snapshot_id
@@ -57,9 +57,10 @@ def normalise_message(message: Message) -> dict[str, Any]:
     return out
 
 
-def normalise(episode: Episode) -> dict[str, Any]:
-    """What a snapshot pins of one episode (``usage``/``wall_time_s`` are dropped later)."""
-    verdict = FULL_JUDGE.judge(episode.answer)
+def normalise(episode: Episode, measure: str) -> dict[str, Any]:
+    """What a snapshot pins of one episode (``usage``/``wall_time_s`` are dropped later),
+    judged and classified for its question's ``measure`` exactly as ``toolreplay run`` does."""
+    verdict = FULL_JUDGE.judge(episode.answer, measure)
     return {
         "configuration": episode.configuration,
         "question_id": episode.question_id,
@@ -84,7 +85,7 @@ def normalise(episode: Episode) -> dict[str, Any]:
             "passed": verdict.passed,
             "explanation": verdict.explanation,
         },
-        "failure_modes": [f.to_dict() for f in classify(episode, FULL_JUDGE)],
+        "failure_modes": [f.to_dict() for f in classify(episode, FULL_JUDGE, measure)],
         "usage": episode.usage.to_dict(),
         "wall_time_s": episode.wall_time_s,
     }
@@ -92,7 +93,11 @@ def normalise(episode: Episode) -> dict[str, Any]:
 
 @pytest.mark.parametrize("key", KEYS, ids=[snapshot_id(k) for k in KEYS])
 def test_episode(
-    key: str, reference_episodes: dict[tuple[str, str], Episode], snapshot: SnapshotAssertion
+    key: str,
+    reference_episodes: dict[tuple[str, str], Episode],
+    suite: EvalSuite,
+    snapshot: SnapshotAssertion,
 ) -> None:
     configuration, question_id = key.split("/", 1)
-    assert normalise(reference_episodes[(configuration, question_id)]) == snapshot
+    episode = reference_episodes[(configuration, question_id)]
+    assert normalise(episode, suite.question(question_id).measure) == snapshot
