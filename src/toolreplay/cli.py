@@ -32,6 +32,7 @@ from .cassettes import (
 )
 from .evals import EvalFileError, EvalSuite, load_eval
 from .experiment import Configuration, ablation_configurations, replay_set, study_configurations
+from .experiment import Progress as Progress_
 from .judge import FULL_JUDGE, NARROW_JUDGE
 from .model import model_settings
 from .openmeteo import FORECAST_URL, GEOCODING_URL
@@ -99,7 +100,8 @@ def _terminate_as_interrupt() -> Iterator[None]:
 
 
 @contextmanager
-def _progress(total: int, label: str) -> Iterator[callable]:  # type: ignore[valid-type]
+def _progress(total: int, label: str) -> Iterator[Progress_]:
+    """A transient progress bar on stderr; yields ``step(key)``, called as each episode starts."""
     with Progress(
         TextColumn(f"{label} [progress.description]{{task.description}}"),
         BarColumn(),
