@@ -108,6 +108,7 @@ def _progress(total: int, label: str) -> Iterator[Progress_]:
         MofNCompleteColumn(),
         console=err,
         transient=True,
+        disable=not err.is_terminal,  # no bar in logs and pipes
     ) as bar:
         task = bar.add_task("", total=total)
         first = [True]
