@@ -31,7 +31,14 @@ from .cassettes import (
     read_manifest,
 )
 from .evals import EvalFileError, EvalSuite, load_eval
-from .experiment import Configuration, ablation_configurations, replay_set, study_configurations
+from .experiment import (
+    DEFAULT_CASSETTES,
+    DEFAULT_EVAL,
+    Configuration,
+    ablation_configurations,
+    replay_set,
+    study_configurations,
+)
 from .experiment import Progress as Progress_
 from .judge import FULL_JUDGE, NARROW_JUDGE
 from .model import model_settings
@@ -151,8 +158,8 @@ def _table(results: dict) -> Table:
 
 @app.command()
 def run(
-    eval_path: EvalOpt = Path("evals/weather.yaml"),
-    cassettes: CassettesOpt = Path("cassettes"),
+    eval_path: EvalOpt = DEFAULT_EVAL,
+    cassettes: CassettesOpt = DEFAULT_CASSETTES,
     set_name: SetOpt = "reference",
     out_dir: Annotated[
         Path | None,
@@ -259,8 +266,8 @@ def _print_audit(audit: Audit) -> None:
 
 @app.command()
 def audit(
-    eval_path: EvalOpt = Path("evals/weather.yaml"),
-    cassettes: CassettesOpt = Path("cassettes"),
+    eval_path: EvalOpt = DEFAULT_EVAL,
+    cassettes: CassettesOpt = DEFAULT_CASSETTES,
     set_name: SetOpt = "reference",
     narrow_judge: Annotated[
         bool, typer.Option(help="Audit as if the narrow (°C only) judge were in use.")
@@ -302,8 +309,8 @@ def record(
             help="Record against a real OpenAI-compatible endpoint and Open-Meteo (needs a key).",
         ),
     ] = False,
-    eval_path: EvalOpt = Path("evals/weather.yaml"),
-    cassettes: CassettesOpt = Path("cassettes"),
+    eval_path: EvalOpt = DEFAULT_EVAL,
+    cassettes: CassettesOpt = DEFAULT_CASSETTES,
     set_name: SetOpt = "reference",
     only: Annotated[
         list[str] | None,
