@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import requests
 
-from toolreplay.fixture_server import open_meteo_fixture_server
+from toolreplay.doubles.open_meteo import open_meteo_fixture_server
 from toolreplay.openmeteo import BadRequest, NoMatch, OpenMeteoClient, RateLimited
 
 

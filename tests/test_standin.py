@@ -7,7 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from toolreplay.cassettes import read_cassette
-from toolreplay.standin import StandinPolicy
+from toolreplay.doubles.standin import StandinPolicy
 
 from .conftest import REFERENCE
 

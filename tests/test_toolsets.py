@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from toolreplay.doubles.open_meteo import load_fixtures
 from toolreplay.episode import ToolCall
-from toolreplay.fixture_server import load_fixtures
 from toolreplay.openmeteo import BadRequest, NoMatch
 from toolreplay.toolsets import Heuristics, atomic_toolset, choose_place, oneshot_toolset
 

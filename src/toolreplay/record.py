@@ -37,12 +37,12 @@ from .cassettes import (
     redact_url,
     write_manifest,
 )
+from .doubles.open_meteo import load_fixtures, open_meteo_fixture_server
+from .doubles.standin import STANDIN_MODEL, standin_server
 from .evals import EvalSuite
 from .experiment import Configuration, Progress, fingerprint, run_episode
-from .fixture_server import load_fixtures, open_meteo_fixture_server
 from .model import KEY_VARIABLES, ModelSettings, OpenAIChatModel
 from .openmeteo import FORECAST_URL, GEOCODING_URL, OpenMeteoClient
-from .standin import STANDIN_MODEL, standin_server
 
 PACKAGES = ("toolreplay", "openai", "httpx", "requests", "vcrpy")
 

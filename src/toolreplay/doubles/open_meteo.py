@@ -39,8 +39,9 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def load_fixtures() -> dict[str, Any]:
-    """The bundled fixture data (``toolreplay/fixtures/open_meteo.yaml``)."""
-    text = resources.files("toolreplay").joinpath("fixtures/open_meteo.yaml").read_text("utf-8")
+    """The bundled fixture data (``toolreplay/doubles/fixtures/open_meteo.yaml``)."""
+    data = resources.files("toolreplay.doubles").joinpath("fixtures/open_meteo.yaml")
+    text = data.read_text("utf-8")
     data: dict[str, Any] = yaml.safe_load(text)
     return data
 

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from .evals import EvalSuite, Place, Question
+from ..evals import EvalSuite, Place, Question
 from .loopback import serve
 
 STANDIN_MODEL = "toolreplay-standin"
