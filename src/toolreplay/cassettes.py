@@ -7,7 +7,9 @@ Open-Meteo interactions in order) plus ``cassettes/<set>/manifest.json``.
   not matched, so a set recorded on loopback replays under any URL.
 - Storage: JSON bodies are stored parsed (``parsed_body``), Chinese unescaped; only
   ``content-type`` headers are kept (authorization, api keys, cookies, ``x-stainless-*``,
-  dates and request ids never reach a cassette); loopback ports are dropped from URIs.
+  dates and request ids never reach a cassette); query parameters that carry credentials
+  (:data:`SECRET_QUERY`: ``apikey``, ``key``, ``access_token``, ``signature``...) are dropped
+  from URIs, and so are loopback ports.
 - Replay: record mode ``none``; a request that is not recorded raises :class:`CassetteMiss`
   (what differs from the closest recorded request, and how to re-record); an interaction left
   unplayed raises :class:`UnplayedInteractions`; a malformed file raises
@@ -23,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 import vcr
 import yaml
@@ -34,6 +36,10 @@ KEPT_HEADERS = {"content-type"}
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 MATCH_ON = ("method", "path", "query", "json_body")
 MANIFEST_FORMAT: Literal[1] = 1
+#: Query parameter names (lower-cased) that carry credentials; dropped before recording.
+SECRET_QUERY = re.compile(
+    r"(?:key|token|secret|passw(?:or)?d|pwd|signature|sig|auth|authorization|credentials?)$"
+)
 
 
 class CassetteError(ValueError):
@@ -136,8 +142,23 @@ def _json_body_matcher(r1: Any, r2: Any) -> None:
         raise AssertionError("JSON bodies differ")
 
 
+def strip_secret_query(url: str) -> str:
+    """``url`` without the query parameters :data:`SECRET_QUERY` names (order and the rest of
+    the query kept as sent)."""
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    kept = [
+        pair
+        for pair in parts.query.split("&")
+        if not SECRET_QUERY.search(unquote_plus(pair.partition("=")[0]).lower())
+    ]
+    return urlunsplit(parts._replace(query="&".join(kept)))
+
+
 def _before_record_request(request: Any) -> Any:
     request.headers = {k: v for k, v in request.headers.items() if k.lower() in KEPT_HEADERS}
+    request.uri = strip_secret_query(request.uri)
     parts = urlsplit(request.uri)
     if parts.hostname in LOOPBACK:
         request.uri = urlunsplit(parts._replace(netloc=parts.hostname or ""))

@@ -3,8 +3,9 @@
 toolreplay run                 replay every configuration from cassettes, judge, write reports/
 toolreplay report              re-render reports/index.html from reports/results.json
 toolreplay record --stand-in   record a cassette set offline (stand-in model + fixture server)
-toolreplay record --live       record against a real endpoint (needs DASHSCOPE_API_KEY or
-                               OPENAI_API_KEY)
+toolreplay record --live       record against a real endpoint (a key paired with its endpoint:
+                               DASHSCOPE_API_KEY → DashScope, OPENAI_API_KEY → $OPENAI_BASE_URL
+                               or the OpenAI API, --base-url with --api-key-env NAME)
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from .experiment import (
 )
 from .experiment import Progress as Progress_
 from .judge import FULL_JUDGE, NARROW_JUDGE
-from .model import model_settings
+from .model import EndpointError, resolve_endpoint
 from .openmeteo import FORECAST_URL, GEOCODING_URL
 from .record import RecordingError, record_live, record_stand_in
 from .report import ReportError, write_report
@@ -321,12 +322,26 @@ def record(
     base_url: Annotated[
         str | None,
         typer.Option(
-            help="Endpoint base URL (default: $TOOLREPLAY_BASE_URL, "
-            "else DashScope compatible mode)."
+            help="--live: endpoint base URL (default: $TOOLREPLAY_BASE_URL, else the endpoint "
+            "the key belongs to). Its key: DASHSCOPE_API_KEY for DashScope, OPENAI_API_KEY for "
+            "api.openai.com or $OPENAI_BASE_URL; any other endpoint needs --api-key-env."
+        ),
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key-env",
+            metavar="NAME",
+            help="--live: the environment variable holding the endpoint's key (its value is "
+            "sent to that endpoint only, never written).",
         ),
     ] = None,
     model: Annotated[
-        str | None, typer.Option(help="Model name (default: $TOOLREPLAY_MODEL, else qwen-plus).")
+        str | None,
+        typer.Option(
+            help="--live: model name (default: $TOOLREPLAY_MODEL, else qwen-plus on DashScope; "
+            "other endpoints need one named)."
+        ),
     ] = None,
     geocoding_url: Annotated[
         str, typer.Option(help="--live: Open-Meteo geocoding endpoint (a mirror or self-host).")
@@ -362,17 +377,25 @@ def record(
     set_dir = cassettes / set_name
     keys = list(dict.fromkeys(only or []))
     total = len(keys) or len(configs) * len(suite.questions)
+    endpoint = None
+    if live:
+        try:  # before any request: which endpoint, which model, whose key
+            endpoint = resolve_endpoint(base_url, model, api_key_env)
+        except EndpointError as exc:
+            raise _fail(str(exc)) from None
+        out.print(f"recording live: {endpoint.describe()}", highlight=False, soft_wrap=True)
+    elif base_url or model or api_key_env:
+        raise _fail("--base-url, --model and --api-key-env apply to --live only")
     try:
         with _progress(total, "recording") as step, _terminate_as_interrupt():
-            if stand_in:
+            if endpoint is None:
                 manifest = record_stand_in(set_dir, suite, configs, only=keys, progress=step)
             else:
-                settings = model_settings(base_url, model)
                 manifest = record_live(
                     set_dir,
                     suite,
                     configs,
-                    settings,
+                    endpoint.settings,
                     geocoding_url=geocoding_url,
                     forecast_url=forecast_url,
                     only=keys,

@@ -4,14 +4,16 @@
 the openai SDK over an ``httpx.Client`` that the caller passes in (so vcrpy can record and
 replay it). :class:`ScriptedModel` is an in-process double for host tests (no HTTP).
 
-Settings: :func:`model_settings` resolves base URL, model name and key from flags, then the
-environment (``TOOLREPLAY_BASE_URL``, ``TOOLREPLAY_MODEL``, ``DASHSCOPE_API_KEY`` or
-``OPENAI_API_KEY``), then the defaults (DashScope compatible mode, ``qwen-plus``).
+Settings: :func:`resolve_endpoint` decides where a live recording sends its requests and which
+environment variable's key goes with them; a key is only ever sent to the endpoint it belongs
+to (:data:`KEY_PAIRING` in words, :func:`resolve_endpoint` for the rules).
+:func:`model_settings` wraps it for callers that want a :class:`ModelSettings`.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -22,7 +24,15 @@ from .episode import Message, ModelReply, ToolCall, Usage
 
 DEFAULT_BASE_URL = "https://dashscope.aliyuncs.com/compatible-mode/v1"
 DEFAULT_MODEL = "qwen-plus"
+OPENAI_API_URL = "https://api.openai.com/v1"
 KEY_VARIABLES = ("DASHSCOPE_API_KEY", "OPENAI_API_KEY")
+KEY_PAIRING = (
+    "DASHSCOPE_API_KEY goes to DashScope (default endpoint " + DEFAULT_BASE_URL + "); "
+    "OPENAI_API_KEY goes to $OPENAI_BASE_URL, else the OpenAI API (" + OPENAI_API_URL + "); "
+    "any other endpoint (--base-url or $TOOLREPLAY_BASE_URL) needs --api-key-env NAME naming "
+    "the variable that holds its key"
+)
+_DASHSCOPE_HOST = re.compile(r"^dashscope(?:-[a-z0-9-]+)?\.aliyuncs\.com$")
 
 
 class ChatModel(Protocol):
@@ -41,8 +51,167 @@ class ModelSettings:
 
     base_url: str = DEFAULT_BASE_URL
     model: str = DEFAULT_MODEL
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)  # never in a repr, log or traceback
     temperature: float = 0.0
+
+
+class EndpointError(ValueError):
+    """A key/endpoint pairing that cannot be justified (or no key at all); the message says
+    which variable or flag to set. Nothing has been sent when it is raised."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A resolved live endpoint: where requests go, the model, and the key with where each
+    came from (``base_url_source``/``model_source``: a flag, a variable or ``default``;
+    ``key_variable``: the environment variable the key was read from)."""
+
+    base_url: str
+    base_url_source: str
+    model: str
+    model_source: str
+    key_variable: str
+    api_key: str = field(repr=False)
+
+    @property
+    def host(self) -> str:
+        return _host(self.base_url)
+
+    def describe(self) -> str:
+        """One line for the terminal; never the key itself."""
+        return (
+            f"endpoint {self.host} ({self.base_url}, from {self.base_url_source}), "
+            f"model {self.model} (from {self.model_source}), key from ${self.key_variable}"
+        )
+
+    @property
+    def settings(self) -> ModelSettings:
+        return ModelSettings(base_url=self.base_url, model=self.model, api_key=self.api_key)
+
+
+def _host(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), port
+
+
+def is_dashscope(url: str) -> bool:
+    """Whether ``url`` is a DashScope endpoint (``dashscope*.aliyuncs.com``)."""
+    return bool(_DASHSCOPE_HOST.match(_host(url)))
+
+
+def resolve_endpoint(
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key_env: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Endpoint:
+    """Pair a key with its endpoint for a live recording; :class:`EndpointError` otherwise.
+
+    The endpoint is ``base_url`` (``--base-url``), else ``$TOOLREPLAY_BASE_URL``, else the one
+    the key belongs to. The key is read from ``api_key_env`` (``--api-key-env NAME``) when
+    given, which the caller thereby declares to belong to the endpoint; otherwise from the
+    variable the endpoint pairs with:
+
+    - ``DASHSCOPE_API_KEY`` with DashScope (``dashscope*.aliyuncs.com``; the default endpoint);
+    - ``OPENAI_API_KEY`` with ``$OPENAI_BASE_URL`` (same scheme, host and port) or else
+      ``api.openai.com``;
+    - any other endpoint has no key variable of its own: ``--api-key-env`` is required.
+
+    With no endpoint named, the key decides: only ``DASHSCOPE_API_KEY`` set → DashScope; only
+    ``OPENAI_API_KEY`` → ``$OPENAI_BASE_URL`` or the OpenAI API; both → refused as ambiguous.
+    The model is ``model``, else ``$TOOLREPLAY_MODEL``, else ``qwen-plus`` on DashScope; other
+    endpoints need one named (``qwen-plus`` is DashScope's)."""
+    e = os.environ if env is None else env
+    url, url_source = None, ""
+    if base_url:
+        url, url_source = base_url, "--base-url"
+    elif e.get("TOOLREPLAY_BASE_URL"):
+        url, url_source = e["TOOLREPLAY_BASE_URL"], "$TOOLREPLAY_BASE_URL"
+    openai_url = e.get("OPENAI_BASE_URL") or None
+
+    def openai_endpoint() -> tuple[str, str]:
+        if openai_url:
+            return openai_url, "$OPENAI_BASE_URL"
+        return OPENAI_API_URL, "the OpenAI API, paired with OPENAI_API_KEY"
+
+    if api_key_env:
+        variable = api_key_env
+        if not e.get(variable):
+            raise EndpointError(f"--api-key-env {variable}: ${variable} is not set (or empty)")
+        if url is None:
+            if variable == "DASHSCOPE_API_KEY":
+                url, url_source = DEFAULT_BASE_URL, "DashScope, paired with DASHSCOPE_API_KEY"
+            elif variable == "OPENAI_API_KEY":
+                url, url_source = openai_endpoint()
+            else:
+                raise EndpointError(
+                    f"--api-key-env {variable} names no endpoint: pass --base-url URL with it, "
+                    "the endpoint that key belongs to"
+                )
+    elif url is not None:
+        if is_dashscope(url):
+            variable = "DASHSCOPE_API_KEY"
+        elif _host(url) == _host(OPENAI_API_URL) or (
+            openai_url is not None and _origin(url) == _origin(openai_url)
+        ):
+            variable = "OPENAI_API_KEY"
+        else:
+            raise EndpointError(
+                f"no key variable belongs to {url} ({url_source}): name the variable that "
+                "holds its key with --api-key-env NAME. " + KEY_PAIRING + "."
+            )
+        if not e.get(variable):
+            others = [v for v in KEY_VARIABLES if v != variable and e.get(v)]
+            hint = (
+                f" ${others[0]} is set but belongs to another endpoint and is not sent here;"
+                f" if it really is this endpoint's key, say so with --api-key-env {others[0]}."
+                if others
+                else ""
+            )
+            raise EndpointError(f"{url} ({url_source}) needs ${variable}, which is not set.{hint}")
+    else:
+        present = [v for v in KEY_VARIABLES if e.get(v)]
+        if not present:
+            raise EndpointError(
+                "live recording needs an API key: set DASHSCOPE_API_KEY or OPENAI_API_KEY "
+                "(or name another variable with --api-key-env NAME and --base-url URL); the "
+                "key is sent to its endpoint only and never written to a cassette. "
+                "To record offline instead, use `toolreplay record --stand-in`."
+            )
+        if len(present) > 1:
+            raise EndpointError(
+                "both DASHSCOPE_API_KEY and OPENAI_API_KEY are set: choose one with "
+                "--api-key-env NAME (" + KEY_PAIRING + ")."
+            )
+        variable = present[0]
+        if variable == "DASHSCOPE_API_KEY":
+            url, url_source = DEFAULT_BASE_URL, "DashScope, paired with DASHSCOPE_API_KEY"
+        else:
+            url, url_source = openai_endpoint()
+    if model:
+        name, model_source = model, "--model"
+    elif e.get("TOOLREPLAY_MODEL"):
+        name, model_source = e["TOOLREPLAY_MODEL"], "$TOOLREPLAY_MODEL"
+    elif is_dashscope(url):
+        name, model_source = DEFAULT_MODEL, "default"
+    else:
+        raise EndpointError(
+            f"name the model for {url} with --model NAME (or $TOOLREPLAY_MODEL); "
+            f"the default {DEFAULT_MODEL} is DashScope's"
+        )
+    return Endpoint(url, url_source, name, model_source, variable, e[variable])
 
 
 def model_settings(
@@ -51,17 +220,18 @@ def model_settings(
     env: Mapping[str, str] | None = None,
     *,
     read_key: bool = True,
+    api_key_env: str | None = None,
 ) -> ModelSettings:
-    """Resolve settings: flag > environment > default. With ``read_key=False`` no key is read
-    (replay never needs one)."""
+    """Settings for a live recording: :func:`resolve_endpoint` (raises
+    :class:`EndpointError`). With ``read_key=False`` no key is read and nothing is refused:
+    flag > ``$TOOLREPLAY_BASE_URL`` > DashScope, flag > ``$TOOLREPLAY_MODEL`` > ``qwen-plus``."""
     e = os.environ if env is None else env
-    key = None
     if read_key:
-        key = next((e[k] for k in KEY_VARIABLES if e.get(k)), None)
+        return resolve_endpoint(base_url, model, api_key_env, e).settings
     return ModelSettings(
         base_url=base_url or e.get("TOOLREPLAY_BASE_URL") or DEFAULT_BASE_URL,
         model=model or e.get("TOOLREPLAY_MODEL") or DEFAULT_MODEL,
-        api_key=key,
+        api_key=None,
     )
 
 

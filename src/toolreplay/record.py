@@ -115,6 +115,27 @@ def _record_into(
     return records
 
 
+#: Keys shorter than this are not searched for in what was written (a short test key such as
+#: ``k`` would match ordinary text); real keys are far longer.
+MIN_SCANNED_KEY = 8
+
+
+def _check_no_secret(folder: Path, target: Target) -> None:
+    """Refuse to keep a recording whose files hold the live key (an endpoint that echoes it
+    in a body, say). Headers and credential query parameters are filtered before writing;
+    this is the last check, over every byte written."""
+    key = target.model.api_key
+    if target.provenance != "live" or not key or len(key) < MIN_SCANNED_KEY:
+        return
+    needle = key.encode("utf-8")
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and needle in path.read_bytes():
+            raise RecordingError(
+                f"the API key appears in {path.relative_to(folder)} (the endpoint echoed it "
+                "in a response?); the recording was discarded and nothing was written"
+            )
+
+
 def record_set(
     set_dir: Path,
     suite: EvalSuite,
@@ -169,6 +190,7 @@ def record_set(
     staging = Path(tempfile.mkdtemp(prefix=f".recording-{set_dir.name}-", dir=set_dir.parent))
     try:
         records = _record_into(staging, suite, target, wanted, progress)
+        _check_no_secret(staging, target)
         manifest = Manifest(
             cassette_set=set_dir.name,
             endpoint_host=host,
