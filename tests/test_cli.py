@@ -40,7 +40,8 @@ def test_record_live_without_key_refuses_clearly(tmp_path, monkeypatch):
     monkeypatch.delenv("DASHSCOPE_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     result = runner.invoke(
-        app, ["record", "--live", "--cassettes", str(tmp_path), "--eval", str(EVAL_FILE)]
+        app,
+        ["record", "--live", "--set", "x", "--cassettes", str(tmp_path), "--eval", str(EVAL_FILE)],
     )
     assert result.exit_code == 2
     assert "needs an API key" in result.output

@@ -312,7 +312,25 @@ def record(
     ] = False,
     eval_path: EvalOpt = DEFAULT_EVAL,
     cassettes: CassettesOpt = DEFAULT_CASSETTES,
-    set_name: SetOpt = "reference",
+    set_name: Annotated[
+        str | None,
+        typer.Option(
+            "--set",
+            help="Cassette set to record into (a folder under --cassettes); required, so the "
+            "committed set `toolreplay run` replays by default (reference) is only rewritten "
+            "when named.",
+            callback=lambda v: None if v is None else _set_name(v),
+            show_default=False,
+        ),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Replace a set of another provenance (stand-in/live, model, endpoint host), "
+            "or a folder that is not a readable set.",
+        ),
+    ] = False,
     only: Annotated[
         list[str] | None,
         typer.Option(
@@ -362,9 +380,16 @@ def record(
     ] = False,
 ) -> None:
     """Record a cassette set: every configuration × question (and the ablated baselines).
-    Writes cassettes/<set>/ only when every episode succeeded."""
+    Writes cassettes/<set>/ only when every episode succeeded. --set is required (there is no
+    default: `--set reference` re-records the committed set); a set of another provenance is
+    replaced only with --force."""
     if stand_in == live:
         raise _fail("choose exactly one of --stand-in or --live")
+    if set_name is None:
+        raise _fail(
+            "name the cassette set to record with --set NAME; `--set reference` re-records "
+            f"the committed set `toolreplay run` replays by default ({cassettes / 'reference'})"
+        )
     suite = _load(eval_path)
     if update_snapshots_:
         try:
@@ -388,8 +413,11 @@ def record(
         raise _fail("--base-url, --model and --api-key-env apply to --live only")
     try:
         with _progress(total, "recording") as step, _terminate_as_interrupt():
+            extra = {"force": True} if force else {}
             if endpoint is None:
-                manifest = record_stand_in(set_dir, suite, configs, only=keys, progress=step)
+                manifest = record_stand_in(
+                    set_dir, suite, configs, only=keys, progress=step, **extra
+                )
             else:
                 manifest = record_live(
                     set_dir,
@@ -400,6 +428,7 @@ def record(
                     forecast_url=forecast_url,
                     only=keys,
                     progress=step,
+                    **extra,
                 )
     except RecordingError as exc:
         raise _fail(str(exc)) from None

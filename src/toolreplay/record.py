@@ -136,6 +136,31 @@ def _check_no_secret(folder: Path, target: Target) -> None:
             )
 
 
+def check_provenance(set_dir: Path, target: Target) -> None:
+    """:class:`RecordingError` unless recording ``target`` into ``set_dir`` keeps its
+    provenance: the folder is absent or empty, or its manifest names the same provenance,
+    model and endpoint host. Called before any request; ``--force`` skips it."""
+    if not set_dir.exists() or (set_dir.is_dir() and not any(set_dir.iterdir())):
+        return
+    host = redact_url(target.model.base_url)[1]
+    new = f"{target.provenance} (model {target.model.model} at {host})"
+    try:
+        old = read_manifest(set_dir)
+    except CassetteError as exc:
+        raise RecordingError(
+            f"{set_dir} exists but is not a cassette set this recording can replace ({exc}); "
+            "pass --force to replace it, or record into another --set. Nothing was changed."
+        ) from None
+    if (old.provenance, old.model, old.endpoint_host) != (
+        target.provenance, target.model.model, host,
+    ):  # fmt: skip
+        raise RecordingError(
+            f"{set_dir} holds a {old.provenance} recording (model {old.model} at "
+            f"{old.endpoint_host}, recorded on {old.recorded_on}); this one would be {new}. "
+            "Pass --force to replace it, or record into another --set. Nothing was changed."
+        )
+
+
 def record_set(
     set_dir: Path,
     suite: EvalSuite,
@@ -144,12 +169,15 @@ def record_set(
     *,
     only: Sequence[str] = (),
     progress: Progress | None = None,
+    force: bool = False,
 ) -> Manifest:
     """Record ``configs`` × the suite's questions into ``set_dir`` (or only the episode keys
     ``only``, e.g. ``loop+atomic/ningde``, into an existing set). Returns the new manifest.
 
-    Raises :class:`RecordingError` when an episode fails or an ``only`` key is unknown; the
-    set on disk is then untouched."""
+    Raises :class:`RecordingError` when an episode fails, an ``only`` key is unknown, or
+    ``set_dir`` holds a set of another provenance (stand-in or live, model, endpoint host) or
+    something that is not a readable set, unless ``force``; the set on disk is then
+    untouched."""
     try:
         check_set_name(set_dir.name)
     except ValueError as exc:
@@ -175,6 +203,8 @@ def record_set(
         "model_base_url": model_url,
         **fingerprint(suite),
     }
+    if not only and not force:
+        check_provenance(set_dir, target)
     previous = read_manifest(set_dir) if only else None
     if previous is not None:
         # Checked before recording: a refused partial re-record costs no model calls.
@@ -232,6 +262,7 @@ def record_stand_in(
     *,
     only: Sequence[str] = (),
     progress: Progress | None = None,
+    force: bool = False,
 ) -> Manifest:
     """Record against the stand-in model and the Open-Meteo fixture server (both on
     loopback, started and stopped here). The prompt date is the fixtures' ``today``."""
@@ -249,7 +280,9 @@ def record_stand_in(
             today=str(load_fixtures()["today"]),
             trust_env=False,
         )
-        return record_set(set_dir, suite, configs, target, only=only, progress=progress)
+        return record_set(
+            set_dir, suite, configs, target, only=only, progress=progress, force=force
+        )
 
 
 def record_live(
@@ -262,6 +295,7 @@ def record_live(
     forecast_url: str = FORECAST_URL,
     only: Sequence[str] = (),
     progress: Progress | None = None,
+    force: bool = False,
 ) -> Manifest:
     """Record against a real endpoint (``settings``) and Open-Meteo (the public API unless
     ``geocoding_url``/``forecast_url`` say otherwise). The prompt date is today in
@@ -271,7 +305,7 @@ def record_live(
             "live recording needs an API key: set "
             + " or ".join(KEY_VARIABLES)
             + " (the key is sent to the endpoint only; it is never written to a cassette)."
-            " To record offline instead, use `toolreplay record --stand-in`."
+            " To record offline instead, use `toolreplay record --stand-in --set NAME`."
         )
     settings = ModelSettings(settings.base_url, settings.model, settings.api_key,
                              suite.experiment.temperature)  # fmt: skip
@@ -282,4 +316,4 @@ def record_live(
         forecast_url=forecast_url,
         today=dt.datetime.now(ZoneInfo("Asia/Shanghai")).date().isoformat(),
     )
-    return record_set(set_dir, suite, configs, target, only=only, progress=progress)
+    return record_set(set_dir, suite, configs, target, only=only, progress=progress, force=force)
