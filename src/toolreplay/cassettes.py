@@ -31,6 +31,10 @@ import vcr
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from vcr.errors import CannotOverwriteExistingCassetteException
+from vcr.persisters.filesystem import FilesystemPersister
+from vcr.serialize import serialize as vcr_serialize
+
+from .files import atomic_write_text, leftovers
 
 KEPT_HEADERS = {"content-type"}
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -172,6 +176,21 @@ def _before_record_response(response: dict[str, Any]) -> dict[str, Any]:
     return response
 
 
+class AtomicPersister:
+    """vcrpy persister: cassettes are written atomically (:func:`~toolreplay.files.
+    atomic_write_text`), so a killed recording never leaves a half-written cassette."""
+
+    @staticmethod
+    def load_cassette(cassette_path: str | Path, serializer: Any) -> Any:
+        return FilesystemPersister.load_cassette(cassette_path, serializer)
+
+    @staticmethod
+    def save_cassette(cassette_path: str | Path, cassette_dict: Any, serializer: Any) -> None:
+        path = Path(cassette_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, vcr_serialize(cassette_dict, serializer))
+
+
 def make_vcr(record_mode: Literal["none", "all", "once"] = "none") -> vcr.VCR:
     """A VCR configured as the module docstring says."""
     v = vcr.VCR(
@@ -183,6 +202,7 @@ def make_vcr(record_mode: Literal["none", "all", "once"] = "none") -> vcr.VCR:
         decode_compressed_response=True,
     )
     v.register_serializer("toolreplay-yaml", JsonBodySerializer)
+    v.register_persister(AtomicPersister)
     v.register_matcher("json_body", _json_body_matcher)
     return v
 
@@ -609,6 +629,14 @@ def read_manifest(set_dir: Path) -> Manifest:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        left = leftovers(set_dir)
+        if left and not set_dir.exists():
+            raise CassetteError(
+                f"no cassette set at {set_dir}: a recording was interrupted while replacing "
+                f"it and left {', '.join(p.name for p in left)} beside it; the next "
+                f"`toolreplay record ... --set {set_dir.name}` puts the previous set back "
+                "(or rename that folder yourself)"
+            ) from None
         raise CassetteError(
             f"no cassette set at {set_dir} ({path.name} missing); record one with "
             f"`toolreplay record --stand-in --set {set_dir.name}`"
@@ -626,8 +654,9 @@ def read_manifest(set_dir: Path) -> Manifest:
 
 
 def write_manifest(set_dir: Path, manifest: Manifest) -> None:
+    """Write ``manifest.json`` atomically (:func:`~toolreplay.files.atomic_write_text`)."""
     text = json.dumps(manifest.model_dump(), ensure_ascii=False, indent=2, sort_keys=False)
-    manifest_path(set_dir).write_text(text + "\n", encoding="utf-8")
+    atomic_write_text(manifest_path(set_dir), text + "\n")
 
 
 def redact_url(url: str) -> tuple[str, str]:

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -41,10 +41,11 @@ from .experiment import (
     study_configurations,
 )
 from .experiment import Progress as Progress_
+from .files import LockedError, check_writable, folder_lock
 from .judge import FULL_JUDGE, NARROW_JUDGE
 from .model import EndpointError, resolve_endpoint
 from .openmeteo import FORECAST_URL, GEOCODING_URL
-from .record import RecordingError, record_live, record_stand_in
+from .record import RecordingError, RecordingInterrupted, record_live, record_stand_in
 from .report import ReportError, write_report
 from .results import build_results, write_results
 from .snapshots import SnapshotUpdateError, check_can_update, pinned_keys, update_snapshots
@@ -179,6 +180,7 @@ def run(
     suite = _load(eval_path)
     configs = study_configurations(suite)
     set_dir = cassettes / set_name
+    _check_output_folder(out_dir)  # before replaying, not after
     try:
         manifest = read_manifest(set_dir)
         with _progress(len(configs) * len(suite.questions), "replaying") as step:
@@ -198,9 +200,8 @@ def run(
         )
     results["fidelity"] = audit.to_dict()
     try:
-        write_results(out_dir / "results.json", results)
-        page = write_report(out_dir / "results.json", out_dir / "index.html")
-    except ReportError as exc:
+        page = write_outputs(out_dir, results)
+    except (ReportError, LockedError) as exc:
         raise _fail(str(exc)) from None
     except OSError as exc:
         raise _fail(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
@@ -226,13 +227,48 @@ def report(
         raise _fail(
             f"--out {out_path} is a folder; give the HTML file's path, e.g. {out_path}/index.html"
         )
+    if out_path.resolve() == results.resolve() or (
+        out_path.exists() and results.exists() and out_path.samefile(results)
+    ):
+        raise _fail(
+            f"--out {out_path} is the results file itself; the page would overwrite the "
+            "results it is rendered from. Give another path, e.g. "
+            f"{results.with_name('index.html')}"
+        )
+    _check_output_folder(out_path.parent)
     try:
-        page = write_report(results, out_path)
-    except ReportError as exc:
+        with folder_lock(
+            out_path.parent, wait=LOCK_WAIT_S, inside=True, what="writing reports into"
+        ):
+            page = write_report(results, out_path)
+    except (ReportError, LockedError) as exc:
         raise _fail(str(exc)) from None
     except OSError as exc:
         raise _fail(f"cannot write {out_path}: {exc.strerror or exc}") from None
     out.print(f"wrote {page}")
+
+
+#: How long `run` and `report` wait for another process writing the same reports folder.
+LOCK_WAIT_S = 60.0
+
+
+def write_outputs(out_dir: Path, results: dict[str, Any], wait: float | None = None) -> Path:
+    """Write ``out_dir/results.json`` and ``out_dir/index.html``; returns the page's path.
+    One writer of the folder at a time (a file lock; another writer is waited for up to
+    ``wait`` seconds, default :data:`LOCK_WAIT_S`, then :class:`LockedError`), so the two files
+    stay a pair; each is replaced atomically, so a reader never sees a partial file."""
+    wait = LOCK_WAIT_S if wait is None else wait
+    with folder_lock(out_dir, wait=wait, inside=True, what="writing reports into"):
+        write_results(out_dir / "results.json", results)
+        return write_report(out_dir / "results.json", out_dir / "index.html")
+
+
+def _check_output_folder(folder: Path) -> None:
+    """Fail now, before any work, when ``folder`` cannot hold our output files."""
+    try:
+        check_writable(folder)
+    except OSError as exc:
+        raise _fail(f"cannot write to {folder}: {exc.strerror or exc}") from None
 
 
 def _print_audit_summary(audit: Audit) -> None:
@@ -413,7 +449,9 @@ def record(
         raise _fail("--base-url, --model and --api-key-env apply to --live only")
     try:
         with _progress(total, "recording") as step, _terminate_as_interrupt():
-            extra = {"force": True} if force else {}
+            extra: dict[str, Any] = {"notify": _notice}
+            if force:
+                extra["force"] = True
             if endpoint is None:
                 manifest = record_stand_in(
                     set_dir, suite, configs, only=keys, progress=step, **extra
@@ -432,6 +470,8 @@ def record(
                 )
     except RecordingError as exc:
         raise _fail(str(exc)) from None
+    except RecordingInterrupted as exc:  # says whether the set was replaced
+        raise _fail(str(exc), 130) from None
     except KeyboardInterrupt:
         raise _fail(f"interrupted; {set_dir} is unchanged", 130) from None
     out.print(
@@ -446,6 +486,10 @@ def record(
             raise _fail(f"updating snapshots failed (pytest exit code {code})", code)
         # The committed reports come from these cassettes too: regenerate them in the same step.
         _regenerate_reports(eval_path, cassettes, set_name)
+
+
+def _notice(message: str) -> None:
+    err.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
 
 
 def _regenerate_reports(eval_path: Path, cassettes: Path, set_name: str) -> None:

@@ -2,9 +2,11 @@
 Open-Meteo fixture server on loopback) or ``--live`` (a real OpenAI-compatible endpoint and the
 real Open-Meteo API; needs a key).
 
-Recording writes into a fresh temporary folder beside the set and moves the result into place
-only when every episode succeeded: a failed recording never overwrites good cassettes.
-Re-recording chosen episodes (``only``) replaces just those cassettes and manifest entries.
+Recording writes the whole new set into a staging folder beside the set and swaps it in
+atomically only when every episode succeeded (:mod:`toolreplay.files`): a failed or killed
+recording never overwrites good cassettes, and a reader never sees half a set. Re-recording
+chosen episodes (``only``) changes just those cassettes and manifest entries (the rest are
+copied into the staging folder unchanged). One recording of a set at a time (a file lock).
 """
 
 from __future__ import annotations
@@ -12,9 +14,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import shutil
-import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -41,6 +42,14 @@ from .doubles.open_meteo import load_fixtures, open_meteo_fixture_server
 from .doubles.standin import STANDIN_MODEL, standin_server
 from .evals import EvalSuite
 from .experiment import Configuration, Progress, fingerprint, run_episode
+from .files import (
+    LockedError,
+    deferred_interrupts,
+    folder_lock,
+    recover_tree,
+    replace_tree,
+    staging_folder,
+)
 from .model import KEY_VARIABLES, ModelSettings, OpenAIChatModel
 from .openmeteo import FORECAST_URL, GEOCODING_URL, OpenMeteoClient
 
@@ -170,6 +179,7 @@ def record_set(
     only: Sequence[str] = (),
     progress: Progress | None = None,
     force: bool = False,
+    notify: Callable[[str], None] | None = None,
 ) -> Manifest:
     """Record ``configs`` × the suite's questions into ``set_dir`` (or only the episode keys
     ``only``, e.g. ``loop+atomic/ningde``, into an existing set). Returns the new manifest.
@@ -177,7 +187,11 @@ def record_set(
     Raises :class:`RecordingError` when an episode fails, an ``only`` key is unknown, or
     ``set_dir`` holds a set of another provenance (stand-in or live, model, endpoint host) or
     something that is not a readable set, unless ``force``; the set on disk is then
-    untouched."""
+    untouched. Holds the set's lock (:func:`~toolreplay.files.folder_lock`) throughout and
+    fails fast when another recording holds it; first cleans up after a killed run
+    (:func:`~toolreplay.files.recover_tree`), passing what it did to ``notify``. The new set
+    replaces the old one atomically (:func:`~toolreplay.files.replace_tree`); Ctrl-C or
+    SIGTERM raises :class:`RecordingInterrupted` saying whether the set was replaced."""
     try:
         check_set_name(set_dir.name)
     except ValueError as exc:
@@ -203,22 +217,66 @@ def record_set(
         "model_base_url": model_url,
         **fingerprint(suite),
     }
-    if not only and not force:
-        check_provenance(set_dir, target)
-    previous = read_manifest(set_dir) if only else None
-    if previous is not None:
-        # Checked before recording: a refused partial re-record costs no model calls.
-        mixed = [name for name, value in header.items() if getattr(previous, name) != value]
-        if mixed:
-            raise RecordingError(
-                f"{set_dir} was recorded with a different {', '.join(mixed)} "
-                "(eval settings, prompt, tools, model or date); re-recording only part of "
-                "it would mix two recordings in one set. Re-record the whole set instead "
-                "(drop --only); nothing was changed."
-            )
-    set_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".recording-{set_dir.name}-", dir=set_dir.parent))
     try:
+        set_dir.parent.mkdir(parents=True, exist_ok=True)
+        with folder_lock(set_dir, what="recording"):  # fails fast: one recording of a set
+            for note in recover_tree(set_dir):
+                if notify:
+                    notify(note)
+            if not only and not force:
+                check_provenance(set_dir, target)
+            previous = read_manifest(set_dir) if only else None
+            if previous is not None:
+                # Checked before recording: a refused partial re-record costs no model calls.
+                mixed = [k for k, value in header.items() if getattr(previous, k) != value]
+                if mixed:
+                    raise RecordingError(
+                        f"{set_dir} was recorded with a different {', '.join(mixed)} "
+                        "(eval settings, prompt, tools, model or date); re-recording only part "
+                        "of it would mix two recordings in one set. Re-record the whole set "
+                        "instead (drop --only); nothing was changed."
+                    )
+            return _record_and_commit(
+                set_dir, suite, target, wanted, previous, header, host, progress
+            )
+    except (CassetteError, LockedError) as exc:
+        raise RecordingError(str(exc)) from None
+    except OSError as exc:
+        raise RecordingError(
+            f"recording into {set_dir} failed: {exc.strerror or exc}"
+            + (f" ({exc.filename})" if exc.filename else "")
+            + "; the set was not replaced"
+        ) from None
+
+
+class RecordingInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during a recording; ``str()`` says whether the set was replaced."""
+
+
+def _record_and_commit(
+    set_dir: Path,
+    suite: EvalSuite,
+    target: Target,
+    wanted: Sequence[tuple[Configuration, str]],
+    previous: Manifest | None,
+    header: dict[str, Any],
+    host: str,
+    progress: Progress | None,
+) -> Manifest:
+    """Record into a staging folder holding the whole new set (for a partial re-record, the
+    untouched cassettes are copied in first), then swap it in with :func:`replace_tree`."""
+    staging = staging_folder(set_dir)
+    committed = False
+    try:
+        if previous is not None:
+            redo = {cassette_path(set_dir, c.name, q) for c, q in wanted}
+            redo.add(manifest_path(set_dir))
+            for path in sorted(set_dir.rglob("*")):
+                if path in redo or not path.is_file():
+                    continue
+                dest = staging / path.relative_to(set_dir)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, dest)  # keeps the file's mtime
         records = _record_into(staging, suite, target, wanted, progress)
         _check_no_secret(staging, target)
         manifest = Manifest(
@@ -232,27 +290,26 @@ def record_set(
             episodes={**(previous.episodes if previous else {}), **records},
             **header,
         )
-        if previous is not None:
-            for key in records:
-                dest = set_dir / records[key].cassette
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(staging / records[key].cassette, dest)
-            write_manifest(set_dir, manifest)
-        else:
-            write_manifest(staging, manifest)
-            backup = None
-            if set_dir.exists():
-                backup = set_dir.with_name(f".{set_dir.name}.previous")
-                shutil.rmtree(backup, ignore_errors=True)
-                set_dir.rename(backup)
-            staging.rename(set_dir)
-            if backup is not None:
-                shutil.rmtree(backup)
+        write_manifest(staging, manifest)
+        try:
+            with deferred_interrupts():  # the swap completes, or never starts
+                replace_tree(staging, set_dir)
+                committed = True
+        except KeyboardInterrupt:
+            if committed:
+                raise RecordingInterrupted(
+                    f"interrupted after the new recording replaced {set_dir}; "
+                    "the set is complete"
+                ) from None
+            raise
         return manifest
-    except CassetteError as exc:
-        raise RecordingError(str(exc)) from None
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, RecordingInterrupted):
+            raise
+        raise RecordingInterrupted(f"interrupted; {set_dir} is unchanged") from None
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if not committed:
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def record_stand_in(
@@ -263,6 +320,7 @@ def record_stand_in(
     only: Sequence[str] = (),
     progress: Progress | None = None,
     force: bool = False,
+    notify: Callable[[str], None] | None = None,
 ) -> Manifest:
     """Record against the stand-in model and the Open-Meteo fixture server (both on
     loopback, started and stopped here). The prompt date is the fixtures' ``today``."""
@@ -281,8 +339,9 @@ def record_stand_in(
             trust_env=False,
         )
         return record_set(
-            set_dir, suite, configs, target, only=only, progress=progress, force=force
-        )
+            set_dir, suite, configs, target, only=only, progress=progress, force=force,
+            notify=notify,
+        )  # fmt: skip
 
 
 def record_live(
@@ -296,6 +355,7 @@ def record_live(
     only: Sequence[str] = (),
     progress: Progress | None = None,
     force: bool = False,
+    notify: Callable[[str], None] | None = None,
 ) -> Manifest:
     """Record against a real endpoint (``settings``) and Open-Meteo (the public API unless
     ``geocoding_url``/``forecast_url`` say otherwise). The prompt date is today in
@@ -316,4 +376,6 @@ def record_live(
         forecast_url=forecast_url,
         today=dt.datetime.now(ZoneInfo("Asia/Shanghai")).date().isoformat(),
     )
-    return record_set(set_dir, suite, configs, target, only=only, progress=progress, force=force)
+    return record_set(
+        set_dir, suite, configs, target, only=only, progress=progress, force=force, notify=notify
+    )

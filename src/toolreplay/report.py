@@ -48,6 +48,7 @@ import jsonschema
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from .files import atomic_writer
 from .results import RESULTS_FORMAT
 
 __all__ = [
@@ -361,17 +362,13 @@ def write_report(results_path: Path, out_path: Path) -> Path:
     creating its folder; the page is streamed to the file, never held whole in memory.
     Returns ``out_path``. Raises :class:`ReportError` naming the results file when it is
     missing or malformed. The page is written next to ``out_path`` and moved into place
-    when complete, so a failure never leaves a half-written page."""
+    when complete (:func:`toolreplay.files.atomic_writer`), so a failure or a concurrent writer
+    never leaves a half-written page."""
     results = load_results(results_path)
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    try:
-        with partial.open("w", encoding="utf-8", newline="\n") as f:
-            stream_report(results, f.write)
-        partial.replace(out)
-    finally:
-        partial.unlink(missing_ok=True)
+    with atomic_writer(out) as f:  # unique temporary file, fsynced, then os.replace
+        stream_report(results, f.write)
     return out
 
 

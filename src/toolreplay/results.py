@@ -30,6 +30,7 @@ from typing import Any
 from .cassettes import Manifest
 from .episode import Episode
 from .failures import classify, mode_counts
+from .files import atomic_write_text
 from .judge import Judge
 
 RESULTS_FORMAT = 1
@@ -124,5 +125,7 @@ def build_results(
 
 
 def write_results(path: Path, results: dict[str, Any]) -> None:
+    """Write ``results`` to ``path`` atomically (a reader or a full disk never leaves a
+    truncated file; the old one stays until the new one is complete)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    atomic_write_text(path, json.dumps(results, ensure_ascii=False, indent=2) + "\n")
