@@ -139,8 +139,8 @@ def _replay_all(
 
 
 def _passes(judge: Judge, episode: Episode, suite: EvalSuite) -> bool:
-    """The verdict for ``episode``, judged for its question's declared measure."""
-    return judge.judge(episode.answer, suite.question(episode.question_id).measure).passed
+    """The verdict for ``episode``, judged for its question (measure, day and places)."""
+    return judge.judge_episode(episode, suite.question(episode.question_id)).passed
 
 
 def _table(
