@@ -10,6 +10,7 @@ import yaml
 from typer.testing import CliRunner
 
 from toolreplay.audit import run_audit
+from toolreplay.cassettes import read_manifest
 from toolreplay.cli import app
 from toolreplay.judge import FULL_JUDGE, NARROW_JUDGE
 
@@ -361,3 +362,23 @@ def test_a_live_label_on_a_stand_in_recording_fails_completeness(suite, tmp_path
     check = run_audit(dest, suite, FULL_JUDGE).check("completeness")
     assert not check.passed
     assert "the manifest says provenance live, but model toolreplay-standin" in check.explanation
+
+
+def test_a_changed_stand_in_hint_makes_the_set_stale(suite):
+    from toolreplay.experiment import fingerprint, stale_parts
+
+    ningde = suite.question("ningde")
+    quiet = replace(ningde, narrates_followups=False)
+    changed = replace(suite, questions=tuple(quiet if q.id == "ningde" else q
+                                             for q in suite.questions))  # fmt: skip
+    assert fingerprint(suite)["settings"]["standin_hints"]["ningde"] == {"narrates_followups": True}
+    manifest = read_manifest(REFERENCE)
+    assert stale_parts(manifest, suite) == []
+    assert stale_parts(manifest, changed) == [
+        "stand-in hints ningde.narrates_followups (True → False)"
+    ]
+    check = run_audit(REFERENCE, changed, FULL_JUDGE).check("completeness")
+    assert not check.passed and "the set is stale" in check.explanation
+    # a live set does not depend on the stand-in's hints
+    live = manifest.model_copy(update={"provenance": "live"})
+    assert stale_parts(live, changed) == []
