@@ -11,19 +11,25 @@ mode                     when
                          also a forced final round (tools withheld) that returned no text, a
                          reply with neither text nor tool calls, or an episode that ended on
                          a model API error before any answer.
-``unfulfilled_promise``  form B: the final text announces an action still to be taken
-                         (我将重新查询, 让我再查一下, 接下来我将查询, I'll look that up, let me
-                         check...), holds no measured value, and the host has stopped.
-``fabricated_value``     a measured value in the answer that no tool result of the episode
-                         holds, after unit conversion and rounding to the answer's precision
-                         (one label per such value).
-``no_measurement``       a non-empty answer with no measured value and no promise.
+``unfulfilled_promise``  form B: the final reply carries tool calls the host never
+                         executed beside text with no measured value (whatever the text
+                         says: "retrying now", a narration), or, with nothing pending, its
+                         text announces a look-up still to be taken (the intent grammar of
+                         :func:`find_promise`: 我将重新查询, 让我再查一下, 這就幫您查詢, I'll
+                         look that up...) and holds no measured value.
+``fabricated_value``     a value in the answer that no tool result of the episode holds for
+                         the day, field and place the answer states it for, after unit
+                         conversion and rounding to the answer's precision (one label per
+                         such value; :func:`toolreplay.judge.ground_answer`).
+``no_measurement``       a non-empty answer with no measured value and no promise (an offer
+                         to the user, a conditional, a statement that nothing was found).
 =======================  ==================================================================
 
-"Measured value" means what :func:`toolreplay.judge.find_measured_values` finds with the
-judge's unit patterns, so numbers in dates (``2026-09-17``, ``9月17日``) and coordinates
-(``31.2222, 121.4581``, ``北纬39.9度``) never count. The pass/fail verdict and the stop reason
-are not failure modes; they are reported beside them.
+Structure comes first (pending tool calls), then the text. "Measured value" means what
+:func:`toolreplay.judge.scan` reads with the judge's units, so numbers in dates
+(``2026-09-17``, ``9月17日``) and coordinates (``31.2222, 121.4581``, ``北纬39.9度``,
+``39.9°N``, ``39°54′``) never count. The pass/fail verdict and the stop reason are not failure
+modes; they are reported beside them.
 
 Serialised shape of one label (:meth:`FailureMode.to_dict`, consumed by the HTML report)::
 
