@@ -721,7 +721,8 @@ def _corpus_breadth(suite: EvalSuite, judge: Judge) -> tuple[bool, str, list[str
             + ("" if form else f"; the {FORMAT_JUDGE.name} judge rejects it too")
         )
     total = len(corpus.passing)
-    evidence = [f"corpus {path}: {total - len(rejected)} of {total} correct phrasings accepted"]
+    shown = f"{path.parent.name}/{path.name}"  # the same wherever the eval file is given from
+    evidence = [f"corpus {shown}: {total - len(rejected)} of {total} correct phrasings accepted"]
     evidence += rejected
     if rejected:
         verdicts = {
