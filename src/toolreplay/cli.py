@@ -188,7 +188,7 @@ def run(
     except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
         raise _fail(str(exc)) from None
     results = build_results(
-        manifest, episodes, [c.name for c in configs], FULL_JUDGE, suite.measures
+        manifest, episodes, [c.name for c in configs], FULL_JUDGE, suite.by_id
     )
     with _progress(len(ablation_configurations(suite)) * len(suite.questions), "auditing") as step:
         audit = run_audit(

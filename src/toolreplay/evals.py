@@ -107,6 +107,11 @@ class EvalSuite:
         """Question id → declared measure (``temperature``, ``precipitation``, ``comparison``)."""
         return {q.id: q.measure for q in self.questions}
 
+    @property
+    def by_id(self) -> dict[str, Question]:
+        """Question id → :class:`Question` (what the judge grounds each answer against)."""
+        return {q.id: q for q in self.questions}
+
     def question_for_text(self, text: str) -> Question | None:
         """The question whose text is exactly ``text``, or None."""
         return next((q for q in self.questions if q.text == text), None)

@@ -133,9 +133,18 @@ def replay_clients() -> Iterator[tuple[httpx.Client, requests.Session]]:
         yield http, session
 
 
+def standin_hints(suite: EvalSuite) -> dict[str, dict[str, Any]]:
+    """The stand-in's per-question hints (the eval file's ``standin:`` blocks), by question
+    id: ``{"ningde": {"narrates_followups": True}, ...}``. They script what the stand-in
+    writes (whether a sentence goes beside a follow-up tool call), so they are part of a set's
+    fingerprint."""
+    return {q.id: {"narrates_followups": q.narrates_followups} for q in suite.questions}
+
+
 def fingerprint(suite: EvalSuite) -> dict[str, Any]:
     """What a recording depends on besides the model: hashes of the system prompt template
-    and of each toolset's schemas, and the settings every arm shares. Kept in the manifest;
+    and of each toolset's schemas, the settings every arm shares, and the stand-in's hints
+    (``settings["standin_hints"]``, compared for stand-in sets only). Kept in the manifest;
     a set whose fingerprint differs from today's code and eval file is stale."""
     return {
         "system_prompt_sha256": sha256_json(suite.system_prompt_template),
@@ -147,6 +156,7 @@ def fingerprint(suite: EvalSuite) -> dict[str, Any]:
             "max_rounds": suite.experiment.max_rounds,
             "token_budget": suite.experiment.token_budget,
             "baseline_heuristics": list(suite.experiment.baseline),
+            "standin_hints": standin_hints(suite),
         },
     }
 
@@ -165,8 +175,19 @@ def stale_parts(manifest: Manifest, suite: EvalSuite) -> list[str]:
     out += [
         f"setting {key} ({manifest.settings.get(key)!r} → {value!r})"
         for key, value in now["settings"].items()
-        if manifest.settings.get(key) != value
+        if key != "standin_hints" and manifest.settings.get(key) != value
     ]
+    if manifest.provenance == "stand-in":  # a live model reads no hints
+        was = manifest.settings.get("standin_hints") or {}
+        hints = now["settings"]["standin_hints"]
+        changed = [
+            f"{qid}.{name} ({(was.get(qid) or {}).get(name)!r} → {value!r})"
+            for qid, fields in hints.items()
+            for name, value in fields.items()
+            if (was.get(qid) or {}).get(name) != value
+        ]
+        if changed or set(was) - set(hints):
+            out.append("stand-in hints " + (", ".join(changed) or "(questions removed)"))
     return out
 
 
