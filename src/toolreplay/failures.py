@@ -18,6 +18,8 @@ mode                     when
                          holds, after unit conversion and rounding to the answer's precision
                          (one label per such value).
 ``no_measurement``       a non-empty answer with no measured value and no promise.
+``refusal``              the final reply carries the model's ``refusal`` text (the OpenAI
+                         refusal field or a refusal content part); evidence quotes it.
 =======================  ==================================================================
 
 "Measured value" means what :func:`toolreplay.judge.find_measured_values` finds with the
@@ -59,8 +61,9 @@ EMPTY_ANSWER = "empty_answer"
 UNFULFILLED_PROMISE = "unfulfilled_promise"
 FABRICATED_VALUE = "fabricated_value"
 NO_MEASUREMENT = "no_measurement"
+REFUSAL = "refusal"
 #: Every mode, in the order labels are given and counted.
-FAILURE_MODES = (EMPTY_ANSWER, UNFULFILLED_PROMISE, FABRICATED_VALUE, NO_MEASUREMENT)
+FAILURE_MODES = (EMPTY_ANSWER, UNFULFILLED_PROMISE, FABRICATED_VALUE, NO_MEASUREMENT, REFUSAL)
 
 
 @dataclass(frozen=True)
@@ -377,6 +380,15 @@ def classify(
     grounding. Never raises for a well-formed episode."""
     index = _final_index(episode)
     answer = episode.answer
+    refusal = episode.rounds[-1].reply.refusal if episode.rounds else None
+    if refusal:
+        refused = FailureMode(
+            REFUSAL,
+            f"the model refused (stop reason {episode.stop_reason}): {refusal}",
+            Evidence(index, None, refusal, None),
+        )
+        if not answer.strip():
+            return (refused,)
     if not answer.strip():
         return (_empty(episode, index),)
     values = find_measured_values(answer, judge.patterns)
@@ -431,6 +443,8 @@ def classify(
                 Evidence(index, (value.start, value.end), written, None),
             )
         )
+    if refusal:
+        labels.append(refused)
     return tuple(labels)
 
 

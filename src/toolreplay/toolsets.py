@@ -148,6 +148,20 @@ def summarize_forecast(body: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def is_cassette_miss(exc: BaseException) -> bool:
+    """Whether ``exc`` is (or was caused by) a vcrpy cassette miss: replay met a request that
+    was never recorded. Such an error is the harness's, not the tool's, so it propagates
+    instead of becoming a tool message."""
+    from vcr.errors import CannotOverwriteExistingCassetteException
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, CannotOverwriteExistingCassetteException):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 class ToolError(Exception):
     """A tool call could not be executed; the message goes back to the model."""
 
