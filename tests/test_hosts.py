@@ -175,3 +175,31 @@ def test_loop_different_calls_are_not_a_repeat():
     )
     ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=10))
     assert ep.stop_reason == "converged"
+
+
+def test_missing_and_reused_ids_are_made_up_by_the_host_deterministically():
+    model = ScriptedModel(
+        [
+            tools_reply(ToolCall("", "echo", '{"x": 1}'), ToolCall("", "echo", '{"x": 2}')),
+            tools_reply(ToolCall("dup", "echo", '{"x": 3}'), ToolCall("dup", "echo", '{"x": 4}')),
+            tools_reply(ToolCall("dup", "echo", '{"x": 5}')),
+            text("done"),
+        ]
+    )
+    ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=10))
+    ids = [c.id for c in ep.tool_calls]
+    assert ids == ["call_r1_0", "call_r1_1", "dup", "call_r2_1", "call_r3_0"]
+    last_request = model.requests[-1][0]
+    assert [m["tool_call_id"] for m in last_request if m["role"] == "tool"] == ids
+
+
+def test_a_tool_that_raises_still_answers_its_call():
+    def boom(x: int) -> dict:
+        raise RuntimeError("disk full")
+
+    toolset = Toolset("t", (SCHEMA,), {"echo": boom})
+    model = ScriptedModel([tools_reply(call(1)), text("sorry")])
+    ep = run_loop(model, toolset, MESSAGES)
+    tool = model.requests[1][0][-1]
+    assert tool["role"] == "tool" and "RuntimeError: disk full" in tool["content"]
+    assert ep.stop_reason == "converged"
