@@ -19,10 +19,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
+from unittest import mock
 from urllib.parse import urlsplit, urlunsplit
 
 import vcr
@@ -468,6 +470,31 @@ def find_miss(exc: BaseException) -> CannotOverwriteExistingCassetteException | 
     return None
 
 
+_SEND_LOCK = threading.Lock()
+
+
+@contextmanager
+def one_request_at_a_time() -> Iterator[None]:
+    """Serialise ``requests`` sends while a cassette is in use.
+
+    Parallel tool calls send Open-Meteo requests from several threads, but vcrpy is not
+    thread-safe: it briefly removes its patches, for every thread, while it builds a real
+    connection, so a request sent from another thread at that moment would miss the cassette.
+    Under a cassette the sends therefore take turns (replay answers from memory, so nothing is
+    lost); each request still gets the recorded reply that matches it, whatever order the
+    threads arrive in. Without a cassette (a live run) nothing is serialised."""
+    import requests.adapters
+
+    send = requests.adapters.HTTPAdapter.send
+
+    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with _SEND_LOCK:
+            return send(self, *args, **kwargs)
+
+    with mock.patch.object(requests.adapters.HTTPAdapter, "send", locked):
+        yield
+
+
 @contextmanager
 def replay_cassette(path: Path, episode: str, rerecord: str) -> Iterator[Any]:
     """Replay one episode's cassette with record mode ``none``.
@@ -480,7 +507,7 @@ def replay_cassette(path: Path, episode: str, rerecord: str) -> Iterator[Any]:
         )
     read_cassette(path)
     try:
-        with make_vcr("none").use_cassette(str(path)) as cassette:
+        with make_vcr("none").use_cassette(str(path)) as cassette, one_request_at_a_time():
             yield cassette
             if not cassette.all_played:
                 left = [

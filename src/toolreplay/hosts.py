@@ -11,7 +11,8 @@ Both return an :class:`~toolreplay.episode.Episode`. Protocol rules hold by cons
 
 - every tool call the host executes gets exactly one tool message, appended directly after its
   assistant message and before the next request; a tool that raises still answers (its
-  error text is the tool message);
+  error text is the tool message); the calls of one message run concurrently and their
+  tool messages follow in call order;
 - a tool call without an id (or with an id already used in the episode) is given one the host
   makes up from the round and the call's position (``call_r{round}_{i}``), so no
   ``tool_call_id`` is ever null and replay sends the same ids;
@@ -29,6 +30,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from .episode import (
@@ -45,6 +47,11 @@ from .model import ChatModel, ModelReplyError
 from .toolsets import Toolset, is_cassette_miss
 
 HOST_NAMES = ("single", "loop")
+#: Parallel tool calls of one assistant message run in a thread pool of at most this many
+#: threads. The tools share one Open-Meteo ``requests.Session``: they only send GETs with
+#: per-call parameters, and its urllib3 connection pool (10 connections per host by
+#: default, more than this) is thread-safe.
+MAX_PARALLEL_CALLS = 8
 
 
 @dataclass(frozen=True)
@@ -96,8 +103,17 @@ class _Run:
         return replace(reply, tool_calls=tuple(calls)) if changed else reply
 
     def execute(self, reply: ModelReply) -> tuple[ToolResult, ...]:
+        """Append the assistant message, run its tool calls (at the same time when there are
+        several, see :data:`MAX_PARALLEL_CALLS`) and append one tool message per call, in
+        call order whatever order they finish in."""
         self.messages.append(reply.to_message())
-        results = tuple(self._execute_one(call) for call in reply.tool_calls)
+        calls = reply.tool_calls
+        if len(calls) > 1:
+            workers = min(len(calls), MAX_PARALLEL_CALLS)
+            with ThreadPoolExecutor(workers, thread_name_prefix="tool-call") as pool:
+                results = tuple(pool.map(self._execute_one, calls))
+        else:
+            results = tuple(self._execute_one(call) for call in calls)
         self.messages.extend(r.to_message() for r in results)
         return results
 
