@@ -171,10 +171,39 @@ def test_loop_repeat_check_ignores_the_order_of_parallel_calls():
 
 def test_loop_different_calls_are_not_a_repeat():
     model = ScriptedModel(
-        [tools_reply(call(1)), tools_reply(call(2)), tools_reply(call(1)), text("x")]
+        [tools_reply(call(1)), tools_reply(call(2)), tools_reply(call(3)), text("x")]
     )
     ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=10))
     assert ep.stop_reason == "converged"
+
+
+def test_a_window_of_one_compares_the_previous_round_only():
+    model = ScriptedModel(
+        [tools_reply(call(1)), tools_reply(call(2)), tools_reply(call(1)), text("x")]
+    )
+    ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=10, repeat_window=1))
+    assert ep.stop_reason == "converged"
+
+
+def test_the_default_window_catches_an_a_b_a_b_alternation():
+    a, b = call(1, "a"), call(2, "b")
+    a2, b2 = call(1, "a2"), call(2, "b2")
+    model = ScriptedModel(
+        [tools_reply(a), tools_reply(b), tools_reply(a2), text("forced"), tools_reply(b2)]
+    )
+    ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=10))
+    assert ep.stop_reason == "repeated" and len(ep.rounds) == 4  # caught at the second A
+    assert [tools is not None for _, tools in model.requests] == [True, True, True, False]
+
+
+def test_a_wider_window_catches_longer_cycles():
+    script = [tools_reply(call(x, f"r{i}")) for i, x in enumerate([1, 2, 3, 1])] + [text("f")]
+    ep = run_loop(ScriptedModel(list(script)), echo_toolset(), MESSAGES,
+                  LoopLimits(max_rounds=10, repeat_window=2))  # fmt: skip
+    assert ep.stop_reason == "converged"  # A/B/C/A: A is 3 rounds back
+    ep = run_loop(ScriptedModel(list(script)), echo_toolset(), MESSAGES,
+                  LoopLimits(max_rounds=10, repeat_window=3))  # fmt: skip
+    assert ep.stop_reason == "repeated" and len(ep.rounds) == 5
 
 
 def test_missing_and_reused_ids_are_made_up_by_the_host_deterministically():

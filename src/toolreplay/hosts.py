@@ -63,7 +63,7 @@ class LoopLimits:
 
     max_rounds: int = 6
     token_budget: int = 20000
-    repeat_window: int = 1
+    repeat_window: int = 2
 
 
 class _Run:
