@@ -21,10 +21,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
+from unittest import mock
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 import vcr
@@ -254,26 +256,13 @@ class _ResponseModel(BaseModel):
 
 
 class _InteractionModel(BaseModel):
+    """One recorded exchange. The reply body's shape is not judged here: whatever a server
+    sent (no choices, HTML, an event stream...) replays, and the model client gives it an
+    outcome (stop reason ``error`` with what was wrong)."""
+
     model_config = ConfigDict(extra="forbid")
     request: _RequestModel
     response: _ResponseModel
-
-    @model_validator(mode="after")
-    def _chat_reply_shape(self) -> _InteractionModel:
-        """A recorded 200 chat-completions reply must hold at least one choice."""
-        if not urlsplit(self.request.uri).path.endswith("/chat/completions"):
-            return self
-        if self.response.status.code != 200:
-            return self
-        body = self.response.body.parsed_body
-        if self.response.body.string is not None:
-            body = _parse_json_body(self.response.body.string)
-        choices = body.get("choices") if isinstance(body, dict) else None
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise ValueError("a chat-completions reply needs a non-empty 'choices' list")
-        if not isinstance(choices[0].get("message"), dict):
-            raise ValueError("the reply's first choice has no 'message' object")
-        return self
 
 
 def read_cassette(path: Path) -> list[dict[str, Any]]:
@@ -522,6 +511,31 @@ def find_miss(exc: BaseException) -> CannotOverwriteExistingCassetteException | 
     return None
 
 
+_SEND_LOCK = threading.Lock()
+
+
+@contextmanager
+def one_request_at_a_time() -> Iterator[None]:
+    """Serialise ``requests`` sends while a cassette is in use.
+
+    Parallel tool calls send Open-Meteo requests from several threads, but vcrpy is not
+    thread-safe: it briefly removes its patches, for every thread, while it builds a real
+    connection, so a request sent from another thread at that moment would miss the cassette.
+    Under a cassette the sends therefore take turns (replay answers from memory, so nothing is
+    lost); each request still gets the recorded reply that matches it, whatever order the
+    threads arrive in. Without a cassette (a live run) nothing is serialised."""
+    import requests.adapters
+
+    send = requests.adapters.HTTPAdapter.send
+
+    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with _SEND_LOCK:
+            return send(self, *args, **kwargs)
+
+    with mock.patch.object(requests.adapters.HTTPAdapter, "send", locked):
+        yield
+
+
 @contextmanager
 def replay_cassette(path: Path, episode: str, rerecord: str) -> Iterator[Any]:
     """Replay one episode's cassette with record mode ``none``.
@@ -534,7 +548,7 @@ def replay_cassette(path: Path, episode: str, rerecord: str) -> Iterator[Any]:
         )
     read_cassette(path)
     try:
-        with make_vcr("none").use_cassette(str(path)) as cassette:
+        with make_vcr("none").use_cassette(str(path)) as cassette, one_request_at_a_time():
             yield cassette
             if not cassette.all_played:
                 left = [

@@ -23,6 +23,7 @@ Measure = Literal["temperature", "precipitation", "comparison"]
 Day = Literal["today", "tomorrow"]
 HeuristicName = Literal["admin_seat", "population_order", "shi_retry"]
 HEURISTICS: tuple[HeuristicName, ...] = ("admin_seat", "population_order", "shi_retry")
+DEFAULT_REPEAT_WINDOW = 2
 
 
 class EvalFileError(ValueError):
@@ -69,7 +70,10 @@ class ExperimentSpec:
     """Which configurations to run and the settings every arm shares.
 
     ``baseline`` names the heuristics switched on in the oneshot baseline (all three unless the
-    eval file says otherwise; the fidelity audit fails when one is missing)."""
+    eval file says otherwise; the fidelity audit fails when one is missing).
+    ``repeat_window``: how many preceding rounds the loop host compares a round's call
+    signatures with (1: the previous round only; 2, the default, also catches A/B/A/B).
+    ``tool_choice``: sent with every request that offers tools (``auto`` unless given)."""
 
     hosts: tuple[str, ...]
     toolsets: tuple[str, ...]
@@ -78,6 +82,7 @@ class ExperimentSpec:
     temperature: float
     ablations: tuple[str, ...]
     baseline: tuple[str, ...] = HEURISTICS
+    repeat_window: int = DEFAULT_REPEAT_WINDOW
 
 
 @dataclass(frozen=True)
@@ -156,6 +161,7 @@ class _ExperimentModel(_Strict):
     sampling: _SamplingModel = _SamplingModel()
     ablations: list[HeuristicName] = []
     baseline: list[HeuristicName] = list(HEURISTICS)
+    repeat_window: int = Field(default=DEFAULT_REPEAT_WINDOW, ge=1, le=20)
 
     @field_validator("hosts", "toolsets", "ablations", "baseline")
     @classmethod
@@ -226,6 +232,7 @@ def load_eval(path: str | Path) -> EvalSuite:
             temperature=exp.sampling.temperature,
             ablations=tuple(exp.ablations),
             baseline=tuple(exp.baseline),
+            repeat_window=exp.repeat_window,
         ),
         path=str(p),
     )

@@ -27,7 +27,7 @@ from .cassettes import (
     sha256_json,
 )
 from .episode import Episode, Message
-from .evals import HEURISTICS, EvalSuite, Question
+from .evals import DEFAULT_REPEAT_WINDOW, HEURISTICS, EvalSuite, Question
 from .hosts import HOST_NAMES, LoopLimits, run_host
 from .model import ChatModel, ModelSettings, OpenAIChatModel
 from .openmeteo import OpenMeteoClient
@@ -114,7 +114,8 @@ def run_episode(
 ) -> Episode:
     """Run one episode live (whatever sits under the clients: network, vcrpy, a double)."""
     toolset = make_toolset(config.toolset, open_meteo, config.heuristics)
-    limits = LoopLimits(suite.experiment.max_rounds, suite.experiment.token_budget)
+    spec = suite.experiment
+    limits = LoopLimits(spec.max_rounds, spec.token_budget, spec.repeat_window)
     episode = run_host(
         config.host, model, toolset, initial_messages(suite, question, today), limits
     )
@@ -145,19 +146,24 @@ def fingerprint(suite: EvalSuite) -> dict[str, Any]:
     """What a recording depends on besides the model: hashes of the system prompt template
     and of each toolset's schemas, the settings every arm shares, and the stand-in's hints
     (``settings["standin_hints"]``, compared for stand-in sets only). Kept in the manifest;
-    a set whose fingerprint differs from today's code and eval file is stale."""
+    a set whose fingerprint differs from today's code and eval file is stale. Settings added
+    later (``repeat_window``) are listed only when they differ from their default, so sets
+    recorded before they existed stay current."""
+    settings: dict[str, Any] = {
+        "temperature": suite.experiment.temperature,
+        "max_rounds": suite.experiment.max_rounds,
+        "token_budget": suite.experiment.token_budget,
+        "baseline_heuristics": list(suite.experiment.baseline),
+        "standin_hints": standin_hints(suite),
+    }
+    if suite.experiment.repeat_window != DEFAULT_REPEAT_WINDOW:
+        settings["repeat_window"] = suite.experiment.repeat_window
     return {
         "system_prompt_sha256": sha256_json(suite.system_prompt_template),
         "tool_schemas_sha256": {
             name: sha256_json(list(schemas)) for name, schemas in all_tool_schemas().items()
         },
-        "settings": {
-            "temperature": suite.experiment.temperature,
-            "max_rounds": suite.experiment.max_rounds,
-            "token_budget": suite.experiment.token_budget,
-            "baseline_heuristics": list(suite.experiment.baseline),
-            "standin_hints": standin_hints(suite),
-        },
+        "settings": settings,
     }
 
 

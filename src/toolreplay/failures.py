@@ -23,6 +23,8 @@ mode                     when
                          such value; :func:`toolreplay.judge.ground_answer`).
 ``no_measurement``       a non-empty answer with no measured value and no promise (an offer
                          to the user, a conditional, a statement that nothing was found).
+``refusal``              the final reply carries the model's ``refusal`` text (the OpenAI
+                         refusal field or a refusal content part); evidence quotes it.
 =======================  ==================================================================
 
 Structure comes first (pending tool calls), then the text. "Measured value" means what
@@ -67,8 +69,9 @@ EMPTY_ANSWER = "empty_answer"
 UNFULFILLED_PROMISE = "unfulfilled_promise"
 FABRICATED_VALUE = "fabricated_value"
 NO_MEASUREMENT = "no_measurement"
+REFUSAL = "refusal"
 #: Every mode, in the order labels are given and counted.
-FAILURE_MODES = (EMPTY_ANSWER, UNFULFILLED_PROMISE, FABRICATED_VALUE, NO_MEASUREMENT)
+FAILURE_MODES = (EMPTY_ANSWER, UNFULFILLED_PROMISE, FABRICATED_VALUE, NO_MEASUREMENT, REFUSAL)
 
 
 @dataclass(frozen=True)
@@ -312,6 +315,15 @@ def classify(
     expect = Expectation.of(measure)
     index = _final_index(episode)
     answer = episode.answer
+    refusal = episode.rounds[-1].reply.refusal if episode.rounds else None
+    if refusal:
+        refused = FailureMode(
+            REFUSAL,
+            f"the model refused (stop reason {episode.stop_reason}): {refusal}",
+            Evidence(index, None, refusal, None),
+        )
+        if not answer.strip():
+            return (refused,)
     if not answer.strip():
         return (_empty(episode, index),)
     grounding = ground_answer(answer, episode.transcript, expect, judge.units)
@@ -366,6 +378,8 @@ def classify(
                 Evidence(index, check.span, check.text, None),
             )
         )
+    if refusal:
+        labels.append(refused)
     return tuple(labels)
 
 

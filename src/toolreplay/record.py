@@ -34,6 +34,7 @@ from .cassettes import (
     episode_key,
     make_vcr,
     manifest_path,
+    one_request_at_a_time,
     read_manifest,
     redact_url,
     write_manifest,
@@ -105,7 +106,7 @@ def _record_into(
             session.trust_env = target.trust_env
             model = OpenAIChatModel(target.model, http, max_retries=2)
             client = OpenMeteoClient(session, target.geocoding_url, target.forecast_url)
-            with recorder.use_cassette(str(path)):
+            with recorder.use_cassette(str(path)), one_request_at_a_time():
                 started = time.perf_counter()
                 episode = run_episode(
                     suite, config, question, model=model, open_meteo=client, today=target.today

@@ -7,8 +7,8 @@ Shape (keys kept stable; fields may be added)::
                          "recorded_wall_time_s", "avg_tokens", "stop_reasons",
                          "failure_modes"}, ...],
      "episodes": [{"configuration", "question_id", "question", "answer", "passed", "verdict",
-                   "rounds", "tool_calls", "tool_chain", "calls", "stop_reason", "usage",
-                   "recorded_wall_time_s", "failure_modes", "transcript"}, ...]}
+                   "rounds", "tool_calls", "tool_chain", "calls", "stop_reason", "finish_reason",
+                   "usage", "recorded_wall_time_s", "failure_modes", "transcript"}, ...]}
 
 An episode's ``failure_modes`` is a list of :meth:`toolreplay.failures.FailureMode.to_dict`
 (``{"mode", "explanation", "evidence": {"message_index", "span", "text", "tool_call"}}``); a
@@ -70,6 +70,7 @@ def episode_record(
             {"name": c.name, "arguments": c.parsed_arguments()} for c in episode.pending_tool_calls
         ],
         "stop_reason": episode.stop_reason,
+        "finish_reason": episode.rounds[-1].reply.finish_reason if episode.rounds else None,
         "usage": episode.usage.to_dict(),
         "recorded_wall_time_s": episode.wall_time_s,
         "failure_modes": [f.to_dict() for f in labels],
