@@ -138,8 +138,8 @@ def fingerprint(suite: EvalSuite) -> dict[str, Any]:
     """What a recording depends on besides the model: hashes of the system prompt template
     and of each toolset's schemas, and the settings every arm shares. Kept in the manifest;
     a set whose fingerprint differs from today's code and eval file is stale. Settings added
-    later (``repeat_window``) are listed only when they differ from their default, so sets
-    recorded before they existed stay current."""
+    later (``repeat_window``, ``tool_choice``) are listed only when they differ from their
+    default, so sets recorded before they existed stay current."""
     settings: dict[str, Any] = {
         "temperature": suite.experiment.temperature,
         "max_rounds": suite.experiment.max_rounds,
@@ -148,6 +148,8 @@ def fingerprint(suite: EvalSuite) -> dict[str, Any]:
     }
     if suite.experiment.repeat_window != DEFAULT_REPEAT_WINDOW:
         settings["repeat_window"] = suite.experiment.repeat_window
+    if suite.experiment.tool_choice != "auto":
+        settings["tool_choice"] = suite.experiment.tool_choice
     return {
         "system_prompt_sha256": sha256_json(suite.system_prompt_template),
         "tool_schemas_sha256": {
@@ -172,6 +174,11 @@ def stale_parts(manifest: Manifest, suite: EvalSuite) -> list[str]:
         f"setting {key} ({manifest.settings.get(key)!r} → {value!r})"
         for key, value in now["settings"].items()
         if manifest.settings.get(key) != value
+    ]
+    out += [
+        f"setting {key} ({value!r} → default)"
+        for key, value in manifest.settings.items()
+        if key not in now["settings"]
     ]
     return out
 
@@ -224,7 +231,7 @@ def replay_episode(
         temperature=suite.experiment.temperature,
     )
     rerecord = rerecord_command(set_dir, manifest, suite, [key])
-    model = OpenAIChatModel(settings, http)
+    model = OpenAIChatModel(settings, http, tool_choice=suite.experiment.tool_choice)
     client = OpenMeteoClient(session, manifest.geocoding_url, manifest.forecast_url)
     with replay_cassette(cassette_path(set_dir, config.name, question.id), key, rerecord):
         episode = run_episode(
