@@ -102,7 +102,10 @@ def _record_into(
                 target.model, http, max_retries=2, tool_choice=suite.experiment.tool_choice
             )
             client = OpenMeteoClient(session, target.geocoding_url, target.forecast_url)
-            with recorder.use_cassette(str(path)), one_request_at_a_time():
+            with (
+                recorder.use_cassette(str(path)) as cassette,
+                one_request_at_a_time(cassette),
+            ):
                 started = time.perf_counter()
                 episode = run_episode(
                     suite, config, question, model=model, open_meteo=client, today=target.today
