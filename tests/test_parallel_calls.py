@@ -70,3 +70,13 @@ def test_replaying_parallel_calls_is_deterministic(suite):
     ]
     assert all(r == runs[0] for r in runs)
     assert sum(len(m.get("tool_calls") or []) for m in runs[0]) == 6
+
+
+def test_a_recording_stores_each_tool_round_in_call_order():
+    from toolreplay.cassettes import _in_call_order
+
+    data = ["model1", "b-search", "a-search", "b-forecast", "a-forecast", "model2", "c", "model3"]
+    tags = {1: (7, 1), 2: (7, 0), 3: (7, 1), 4: (7, 0), 6: (8, 0)}
+    assert _in_call_order(data, tags) == [
+        "model1", "a-search", "a-forecast", "b-search", "b-forecast", "model2", "c", "model3"
+    ]  # fmt: skip

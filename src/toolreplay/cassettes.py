@@ -514,26 +514,61 @@ def find_miss(exc: BaseException) -> CannotOverwriteExistingCassetteException | 
 _SEND_LOCK = threading.Lock()
 
 
+def _in_call_order(data: list[Any], tags: dict[int, tuple[int, int]]) -> list[Any]:
+    """``data`` (a cassette's interactions) with each run of consecutive interactions made by
+    the same tool round sorted by tool-call position (stable: a call's own requests keep
+    their order). Interactions without a tag (model requests) stay where they are."""
+    out: list[Any] = []
+    i = 0
+    while i < len(data):
+        tag = tags.get(i)
+        if tag is None:
+            out.append(data[i])
+            i += 1
+            continue
+        j = i
+        while j < len(data) and (t := tags.get(j)) is not None and t[0] == tag[0]:
+            j += 1
+        out += [data[k] for k in sorted(range(i, j), key=lambda k: tags[k][1])]
+        i = j
+    return out
+
+
 @contextmanager
-def one_request_at_a_time() -> Iterator[None]:
-    """Serialise ``requests`` sends while a cassette is in use.
+def one_request_at_a_time(cassette: Any = None) -> Iterator[None]:
+    """Serialise ``requests`` sends while a cassette is in use, and keep call order.
 
     Parallel tool calls send Open-Meteo requests from several threads, but vcrpy is not
     thread-safe: it briefly removes its patches, for every thread, while it builds a real
     connection, so a request sent from another thread at that moment would miss the cassette.
-    Under a cassette the sends therefore take turns (replay answers from memory, so nothing is
-    lost); each request still gets the recorded reply that matches it, whatever order the
-    threads arrive in. Without a cassette (a live run) nothing is serialised."""
+    Under a cassette the sends therefore take turns; in replay each request still gets the
+    recorded reply that matches it, whatever order the threads arrive in. When recording
+    into ``cassette``, each new interaction is tagged with the tool call that sent it
+    (:mod:`toolreplay.callorder`), and on exit (before vcrpy saves) the interactions of each
+    tool round are put in call order, so a recording is the same file whatever order the
+    threads ran in. Without a cassette (a live run) nothing is serialised."""
     import requests.adapters
 
+    from . import callorder
+
     send = requests.adapters.HTTPAdapter.send
+    tags: dict[int, tuple[int, int]] = {}
 
     def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
         with _SEND_LOCK:
-            return send(self, *args, **kwargs)
+            before = len(cassette.data) if cassette is not None else 0
+            try:
+                return send(self, *args, **kwargs)
+            finally:
+                tag = callorder.current()
+                if cassette is not None and tag is not None:
+                    for index in range(before, len(cassette.data)):
+                        tags[index] = tag
 
     with mock.patch.object(requests.adapters.HTTPAdapter, "send", locked):
         yield
+    if cassette is not None and tags:
+        cassette.data[:] = _in_call_order(list(cassette.data), tags)
 
 
 @contextmanager
@@ -548,7 +583,10 @@ def replay_cassette(path: Path, episode: str, rerecord: str) -> Iterator[Any]:
         )
     read_cassette(path)
     try:
-        with make_vcr("none").use_cassette(str(path)) as cassette, one_request_at_a_time():
+        with (
+            make_vcr("none").use_cassette(str(path)) as cassette,
+            one_request_at_a_time(cassette),
+        ):
             yield cassette
             if not cassette.all_played:
                 left = [

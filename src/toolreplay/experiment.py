@@ -147,8 +147,8 @@ def fingerprint(suite: EvalSuite) -> dict[str, Any]:
     and of each toolset's schemas, the settings every arm shares, and the stand-in's hints
     (``settings["standin_hints"]``, compared for stand-in sets only). Kept in the manifest;
     a set whose fingerprint differs from today's code and eval file is stale. Settings added
-    later (``repeat_window``) are listed only when they differ from their default, so sets
-    recorded before they existed stay current."""
+    later (``repeat_window``, ``tool_choice``) are listed only when they differ from their
+    default, so sets recorded before they existed stay current."""
     settings: dict[str, Any] = {
         "temperature": suite.experiment.temperature,
         "max_rounds": suite.experiment.max_rounds,
@@ -158,6 +158,8 @@ def fingerprint(suite: EvalSuite) -> dict[str, Any]:
     }
     if suite.experiment.repeat_window != DEFAULT_REPEAT_WINDOW:
         settings["repeat_window"] = suite.experiment.repeat_window
+    if suite.experiment.tool_choice != "auto":
+        settings["tool_choice"] = suite.experiment.tool_choice
     return {
         "system_prompt_sha256": sha256_json(suite.system_prompt_template),
         "tool_schemas_sha256": {
@@ -182,6 +184,11 @@ def stale_parts(manifest: Manifest, suite: EvalSuite) -> list[str]:
         f"setting {key} ({manifest.settings.get(key)!r} → {value!r})"
         for key, value in now["settings"].items()
         if key != "standin_hints" and manifest.settings.get(key) != value
+    ]
+    out += [
+        f"setting {key} ({value!r} → default)"
+        for key, value in manifest.settings.items()
+        if key not in now["settings"]
     ]
     if manifest.provenance == "stand-in":  # a live model reads no hints
         was = manifest.settings.get("standin_hints") or {}
@@ -245,7 +252,7 @@ def replay_episode(
         temperature=suite.experiment.temperature,
     )
     rerecord = rerecord_command(set_dir, manifest, suite, [key])
-    model = OpenAIChatModel(settings, http)
+    model = OpenAIChatModel(settings, http, tool_choice=suite.experiment.tool_choice)
     client = OpenMeteoClient(session, manifest.geocoding_url, manifest.forecast_url)
     with replay_cassette(cassette_path(set_dir, config.name, question.id), key, rerecord):
         episode = run_episode(

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
+from . import callorder
 from .episode import (
     FINISH_STOP_REASONS,
     Episode,
@@ -107,15 +108,21 @@ class _Run:
         several, see :data:`MAX_PARALLEL_CALLS`) and append one tool message per call, in
         call order whatever order they finish in."""
         self.messages.append(reply.to_message())
-        calls = reply.tool_calls
-        if len(calls) > 1:
-            workers = min(len(calls), MAX_PARALLEL_CALLS)
+        batch = callorder.new_batch()
+        jobs = [(batch, i, call) for i, call in enumerate(reply.tool_calls)]
+        if len(jobs) > 1:
+            workers = min(len(jobs), MAX_PARALLEL_CALLS)
             with ThreadPoolExecutor(workers, thread_name_prefix="tool-call") as pool:
-                results = tuple(pool.map(self._execute_one, calls))
+                results = tuple(pool.map(self._execute_tagged, jobs))
         else:
-            results = tuple(self._execute_one(call) for call in calls)
+            results = tuple(self._execute_tagged(job) for job in jobs)
         self.messages.extend(r.to_message() for r in results)
         return results
+
+    def _execute_tagged(self, job: tuple[int, int, ToolCall]) -> ToolResult:
+        batch, index, call = job
+        with callorder.executing(batch, index):
+            return self._execute_one(call)
 
     def _execute_one(self, call: ToolCall) -> ToolResult:
         try:
