@@ -40,9 +40,8 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 def load_fixtures() -> dict[str, Any]:
     """The bundled fixture data (``toolreplay/doubles/fixtures/open_meteo.yaml``)."""
-    data = resources.files("toolreplay.doubles").joinpath("fixtures/open_meteo.yaml")
-    text = data.read_text("utf-8")
-    data: dict[str, Any] = yaml.safe_load(text)
+    resource = resources.files("toolreplay.doubles").joinpath("fixtures/open_meteo.yaml")
+    data: dict[str, Any] = yaml.safe_load(resource.read_text("utf-8"))
     return data
 
 
