@@ -20,6 +20,7 @@ import requests
 
 from .cassettes import (
     Manifest,
+    RecordMode,
     cassette_path,
     episode_key,
     read_manifest,
@@ -199,8 +200,11 @@ def replay_episode(
     *,
     http: httpx.Client | None = None,
     session: requests.Session | None = None,
+    record_mode: RecordMode = "none",
 ) -> Episode:
-    """Replay one episode from its cassette (record mode ``none``, no key read or needed).
+    """Replay one episode from its cassette (record mode ``none``, no key read or needed;
+    another ``record_mode``, e.g. from pytest's ``--record-mode``, lets requests that are not
+    recorded go to the endpoints in the manifest and be added).
 
     ``http``/``session`` may be shared across episodes (nothing is sent over them in replay;
     making an ``httpx.Client`` costs ~20 ms of TLS set-up). The recorded wall time and the
@@ -209,7 +213,10 @@ def replay_episode(
     :class:`~toolreplay.cassettes.CassetteError`."""
     if http is None or session is None:
         with replay_clients() as (h, s):
-            return replay_episode(set_dir, manifest, suite, config, question, http=h, session=s)
+            return replay_episode(
+                set_dir, manifest, suite, config, question, http=h, session=s,
+                record_mode=record_mode,
+            )
     key = episode_key(config.name, question.id)
     settings = ModelSettings(
         base_url=manifest.model_base_url,
@@ -220,7 +227,8 @@ def replay_episode(
     rerecord = rerecord_command(set_dir, manifest, suite, [key])
     model = OpenAIChatModel(settings, http)
     client = OpenMeteoClient(session, manifest.geocoding_url, manifest.forecast_url)
-    with replay_cassette(cassette_path(set_dir, config.name, question.id), key, rerecord):
+    path = cassette_path(set_dir, config.name, question.id)
+    with replay_cassette(path, key, rerecord, record_mode):
         episode = run_episode(
             suite, config, question, model=model, open_meteo=client, today=manifest.today
         )
@@ -233,8 +241,11 @@ def replay_set(
     suite: EvalSuite,
     configs: Sequence[Configuration],
     progress: Progress | None = None,
+    *,
+    record_mode: RecordMode = "none",
 ) -> list[Episode]:
-    """Replay every configuration × question of the set, in order."""
+    """Replay every configuration × question of the set, in order (``record_mode`` as in
+    :func:`replay_episode`)."""
     manifest = read_manifest(set_dir)
     episodes = []
     with replay_clients() as (http, session):
@@ -244,7 +255,14 @@ def replay_set(
                     progress(episode_key(config.name, question.id))
                 episodes.append(
                     replay_episode(
-                        set_dir, manifest, suite, config, question, http=http, session=session
+                        set_dir,
+                        manifest,
+                        suite,
+                        config,
+                        question,
+                        http=http,
+                        session=session,
+                        record_mode=record_mode,
                     )
                 )
     return episodes
