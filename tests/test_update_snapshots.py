@@ -65,7 +65,7 @@ def pytest_runs(monkeypatch: pytest.MonkeyPatch, regenerated: list[str]) -> list
 
 
 def invoke(*args: str) -> Any:
-    return CliRunner().invoke(cli.app, ["record", "--stand-in", *args])
+    return CliRunner().invoke(cli.app, ["record", "--model-source", "stand-in", *args])
 
 
 def test_record_then_update_only_the_recorded_episodes(

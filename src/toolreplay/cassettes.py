@@ -608,7 +608,7 @@ def read_manifest(set_dir: Path) -> Manifest:
     except FileNotFoundError:
         raise CassetteError(
             f"no cassette set at {set_dir} ({path.name} missing); record one with "
-            f"`toolreplay record --stand-in --set {set_dir.name}`"
+            f"`toolreplay record --model-source stand-in --set {set_dir.name}`"
         ) from None
     except ValueError as exc:
         raise CassetteError(f"{path}: not valid JSON: {exc}") from None

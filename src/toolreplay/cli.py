@@ -1,10 +1,15 @@
 """``toolreplay`` command line: a thin layer over the library.
 
-toolreplay run                 replay every configuration from cassettes, judge, write reports/
-toolreplay report              re-render reports/index.html from reports/results.json
-toolreplay record --stand-in   record a cassette set offline (stand-in model + fixture server)
-toolreplay record --live       record against a real endpoint (needs DASHSCOPE_API_KEY or
-                               OPENAI_API_KEY)
+toolreplay run                            replay every configuration, judge, write reports/
+toolreplay report                         re-render reports/index.html from results.json
+toolreplay audit                          the fidelity audit
+toolreplay record --model-source stand-in record offline (stand-in model + fixture server)
+toolreplay record --model-source live     record against a real endpoint (needs
+                                          DASHSCOPE_API_KEY or OPENAI_API_KEY)
+
+Exit status: 0 success; 1 a failed check, a failed episode set or another failure that is not
+a usage error (a bad eval file, a missing cassette, an unwritable folder); 2 usage errors
+only (an unknown option, a bad option value, a missing required option).
 """
 
 from __future__ import annotations
@@ -14,10 +19,12 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
@@ -53,7 +60,38 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        out.print(f"toolreplay {version('toolreplay')}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool | None,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = None,
+) -> None:
+    """Record, replay and evaluate LLM tool-calling loops, offline and deterministically.
+
+    Exit status: 0 success; 1 a failed check, a failed episode set or another failure that
+    is not a usage error; 2 usage errors only."""
+
+
+class ModelSource(str, Enum):
+    """Where a recording's model replies come from."""
+
+    stand_in = "stand-in"
+    live = "live"
 # Piped output (CI logs, files) gets 120 columns rather than rich's 80, so tables do not fold.
 _WIDTH = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS") or 120)
 out = Console(width=_WIDTH)
@@ -78,7 +116,9 @@ SetOpt = Annotated[
 ]
 
 
-def _fail(message: str, code: int = 2) -> typer.Exit:
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    """Print ``error: message`` on stderr; exit 1 (an operational failure or a failed check).
+    Usage errors are raised as click usage errors instead (exit 2)."""
     # soft_wrap: a command in the message stays on one line, ready to copy
     err.print("[bold red]error:[/] ", end="", highlight=False)
     err.print(message, highlight=False, markup=False, soft_wrap=True)
@@ -131,19 +171,20 @@ def _progress(total: int, label: str) -> Iterator[Progress_]:
 
 
 def _table(results: dict) -> Table:
+    """The summary table; fits 80 columns without cutting a word (one stop reason and one
+    failure mode per line, no vertical rules)."""
     table = Table(
         title=f"cassette set: {results['cassette_set']} "
-        f"({results['provenance']['provenance']}, model {results['provenance']['model']})"
+        f"({results['provenance']['provenance']}, model {results['provenance']['model']})",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
     )
     left = ("configuration", "stop reasons", "failure modes")
-    for col in ("configuration", "passed", "avg rounds", "avg tool calls", *left[1:]):
-        table.add_column(
-            col,
-            justify="left" if col in left else "right",
-            no_wrap=col in ("configuration", "failure modes"),
-        )
+    for col in ("configuration", "passed", "avg\nrounds", "avg\ntool\ncalls", *left[1:]):
+        table.add_column(col, justify="left" if col in left else "right", no_wrap=True)
     for c in results["configurations"]:
-        reasons = ", ".join(f"{k} {v}" for k, v in c["stop_reasons"].items())
+        reasons = "\n".join(f"{k} {v}" for k, v in c["stop_reasons"].items())
         modes = "\n".join(f"{k} {v}" for k, v in c["failure_modes"].items()) or "-"
         table.add_row(
             c["name"],
@@ -166,13 +207,16 @@ def run(
         typer.Option(
             "--out",
             help="Where results.json and index.html go "
-            "[default: reports/ for the reference set, reports/<set>/ for any other]",
+            "\\[default: reports/ for the reference set, reports/<set>/ for any other]",
             show_default=False,
         ),
     ] = None,
 ) -> None:
-    """Replay all configurations from a cassette set (offline, no key), judge every answer,
-    print the table and write reports/results.json and reports/index.html."""
+    """Replay a cassette set, judge it, write reports/.
+
+    Replays every configuration from the cassette set (offline, no key), judges every answer,
+    labels failure modes, runs the fidelity audit, prints the table and writes results.json
+    and index.html. Exits 1 when an episode does not replay or the audit fails."""
     if out_dir is None:
         out_dir = Path("reports") if set_name == "reference" else Path("reports") / set_name
     suite = _load(eval_path)
@@ -222,8 +266,9 @@ def report(
 ) -> None:
     """Re-render the HTML report from a results file, without replaying."""
     if out_path.is_dir():
-        raise _fail(
-            f"--out {out_path} is a folder; give the HTML file's path, e.g. {out_path}/index.html"
+        raise typer.BadParameter(
+            f"{out_path} is a folder; give the HTML file's path, e.g. {out_path}/index.html",
+            param_hint="'--out'",
         )
     try:
         page = write_report(results, out_path)
@@ -273,8 +318,11 @@ def audit(
         bool, typer.Option(help="Audit as if the narrow (°C only) judge were in use.")
     ] = False,
 ) -> None:
-    """Prove the comparison is fair: baseline heuristics present and exercised, ablations,
-    judge breadth, the near-miss table, arm parity, completeness. Exits 1 when a check fails."""
+    """Prove the comparison is fair (the fidelity audit).
+
+    Checks the baseline heuristics are present and exercised, replays the ablations, checks
+    judge breadth, prints the near-miss table, arm parity and completeness. Exits 1 when a
+    check fails."""
     suite = _load(eval_path)
     set_dir = cassettes / set_name
     judge = NARROW_JUDGE if narrow_judge else FULL_JUDGE
@@ -295,20 +343,16 @@ def audit(
 
 @app.command()
 def record(
-    stand_in: Annotated[
-        bool,
+    model_source: Annotated[
+        ModelSource,
         typer.Option(
-            "--stand-in",
-            help="Record offline against the bundled stand-in model and Open-Meteo fixture server.",
+            "--model-source",
+            help="stand-in: record offline against the bundled stand-in model and Open-Meteo "
+            "fixture server. live: record against a real OpenAI-compatible endpoint and "
+            "Open-Meteo (needs a key).",
+            case_sensitive=False,
         ),
-    ] = False,
-    live: Annotated[
-        bool,
-        typer.Option(
-            "--live",
-            help="Record against a real OpenAI-compatible endpoint and Open-Meteo (needs a key).",
-        ),
-    ] = False,
+    ],
     eval_path: EvalOpt = DEFAULT_EVAL,
     cassettes: CassettesOpt = DEFAULT_CASSETTES,
     set_name: SetOpt = "reference",
@@ -329,10 +373,11 @@ def record(
         str | None, typer.Option(help="Model name (default: $TOOLREPLAY_MODEL, else qwen-plus).")
     ] = None,
     geocoding_url: Annotated[
-        str, typer.Option(help="--live: Open-Meteo geocoding endpoint (a mirror or self-host).")
+        str,
+        typer.Option(help="live: Open-Meteo geocoding endpoint (a mirror or self-host)."),
     ] = GEOCODING_URL,
     forecast_url: Annotated[
-        str, typer.Option(help="--live: Open-Meteo forecast endpoint.")
+        str, typer.Option(help="live: Open-Meteo forecast endpoint.")
     ] = FORECAST_URL,
     ablations: Annotated[
         bool, typer.Option(help="Also record the baseline variants with one heuristic off.")
@@ -346,16 +391,16 @@ def record(
         ),
     ] = False,
 ) -> None:
-    """Record a cassette set: every configuration × question (and the ablated baselines).
-    Writes cassettes/<set>/ only when every episode succeeded."""
-    if stand_in == live:
-        raise _fail("choose exactly one of --stand-in or --live")
+    """Record a cassette set.
+
+    Records every configuration × question (and the ablated baselines) against the stand-in
+    model or a live endpoint. Writes cassettes/<set>/ only when every episode succeeded."""
     suite = _load(eval_path)
     if update_snapshots_:
         try:
             check_can_update(Path.cwd(), cassettes / set_name)
         except SnapshotUpdateError as exc:
-            raise _fail(str(exc)) from None
+            raise typer.BadParameter(str(exc), param_hint="'--update-snapshots'") from None
     configs: list[Configuration] = study_configurations(suite)
     if ablations:
         configs += ablation_configurations(suite)
@@ -364,7 +409,7 @@ def record(
     total = len(keys) or len(configs) * len(suite.questions)
     try:
         with _progress(total, "recording") as step, _terminate_as_interrupt():
-            if stand_in:
+            if model_source is ModelSource.stand_in:
                 manifest = record_stand_in(set_dir, suite, configs, only=keys, progress=step)
             else:
                 settings = model_settings(base_url, model)
@@ -402,4 +447,4 @@ def _regenerate_reports(eval_path: Path, cassettes: Path, set_name: str) -> None
 
 
 def main() -> None:
-    app()
+    app(prog_name="toolreplay")

@@ -180,7 +180,7 @@ def rerecord_command(
 ) -> str:
     """The command that re-records ``keys`` (episode keys) of the set at ``set_dir``, or the
     whole set when the set is stale (a partial re-record would mix two recordings)."""
-    parts = ["toolreplay record", "--stand-in" if manifest.provenance == "stand-in" else "--live"]
+    parts = ["toolreplay record", f"--model-source {manifest.provenance}"]
     if set_dir.parent.resolve() != DEFAULT_CASSETTES.resolve():
         parts.append(f"--cassettes {set_dir.parent}")
     if Path(suite.path).resolve() != DEFAULT_EVAL.resolve():

@@ -1,6 +1,6 @@
-"""Recording cassette sets: ``--stand-in`` (offline, against the bundled stand-in model and
-Open-Meteo fixture server on loopback) or ``--live`` (a real OpenAI-compatible endpoint and the
-real Open-Meteo API; needs a key).
+"""Recording cassette sets: ``--model-source stand-in`` (offline, against the bundled stand-in
+model and Open-Meteo fixture server on loopback) or ``--model-source live`` (a real
+OpenAI-compatible endpoint and the real Open-Meteo API; needs a key).
 
 Recording writes into a fresh temporary folder beside the set and moves the result into place
 only when every episode succeeded: a failed recording never overwrites good cassettes.
@@ -249,7 +249,7 @@ def record_live(
             "live recording needs an API key: set "
             + " or ".join(KEY_VARIABLES)
             + " (the key is sent to the endpoint only; it is never written to a cassette)."
-            " To record offline instead, use `toolreplay record --stand-in`."
+            " To record offline instead, use `toolreplay record --model-source stand-in`."
         )
     settings = ModelSettings(settings.base_url, settings.model, settings.api_key,
                              suite.experiment.temperature)  # fmt: skip
