@@ -90,6 +90,14 @@ def loopback() -> None:
         pytest.skip("loopback interface is down and cannot be brought up here")
 
 
+@pytest.fixture(autouse=True)
+def _in_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts in the repository root, wherever pytest was started from
+    (``cd / && pytest <repo>/tests``): commands printed in messages name paths relative to
+    it, as a user running from the root sees them. Tests that need another folder chdir."""
+    monkeypatch.chdir(REPO)
+
+
 PROXY_VARIABLES = ("ALL_PROXY", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")
 
 

@@ -5,6 +5,7 @@ paragraphs that never break mid-sentence, a summary table that reads at 80 colum
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from importlib.metadata import version
@@ -43,8 +44,9 @@ def test_usage_errors_exit_2(args: list[str]) -> None:
 
 
 def test_report_into_a_folder_is_a_usage_error(tmp_path) -> None:
-    result = runner.invoke(app, ["report", "--out", str(tmp_path)])
-    assert result.exit_code == 2 and "is a folder" in result.output
+    result = runner.invoke(app, ["report", "--out", str(tmp_path)], terminal_width=200)
+    assert result.exit_code == 2
+    assert "is a folder" in " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())
 
 
 def test_operational_failures_exit_1(tmp_path) -> None:
