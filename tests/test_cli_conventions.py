@@ -83,3 +83,11 @@ def test_python_dash_m() -> None:
         [sys.executable, "-m", "toolreplay", "--version"], capture_output=True, text=True
     )
     assert out.returncode == 0 and out.stdout.startswith("toolreplay ")
+
+
+@pytest.mark.parametrize("command", ["run", "report", "audit", "record"])
+def test_help_cuts_no_word_at_80_columns(command: str) -> None:
+    result = runner.invoke(app, [command, "-h"], env={"COLUMNS": "80", "TERMINAL_WIDTH": "80"})
+    assert result.exit_code == 0
+    assert "…" not in result.output
+    assert max(len(line) for line in result.output.splitlines()) <= 80

@@ -61,6 +61,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode="markdown",  # paragraphs reflow; a docstring line break is not a break
 )
 
 
@@ -207,7 +208,7 @@ def run(
         typer.Option(
             "--out",
             help="Where results.json and index.html go "
-            "\\[default: reports/ for the reference set, reports/<set>/ for any other]",
+            "\\[default: reports/ for the reference set, reports/SET/ for any other]",
             show_default=False,
         ),
     ] = None,
@@ -347,9 +348,8 @@ def record(
         ModelSource,
         typer.Option(
             "--model-source",
-            help="stand-in: record offline against the bundled stand-in model and Open-Meteo "
-            "fixture server. live: record against a real OpenAI-compatible endpoint and "
-            "Open-Meteo (needs a key).",
+            help="stand-in: the bundled stand-in model and Open-Meteo fixture server, offline. "
+            "live: a real endpoint and Open-Meteo (needs a key).",
             case_sensitive=False,
         ),
     ],
@@ -359,7 +359,9 @@ def record(
     only: Annotated[
         list[str] | None,
         typer.Option(
-            "--only", help="Re-record just this episode (CONFIGURATION/QUESTION-ID); repeatable."
+            "--only",
+            help="Re-record just this episode (CONFIGURATION/QUESTION-ID); repeatable.",
+            metavar="CONFIG/QUESTION",
         ),
     ] = None,
     base_url: Annotated[
@@ -374,14 +376,26 @@ def record(
     ] = None,
     geocoding_url: Annotated[
         str,
-        typer.Option(help="live: Open-Meteo geocoding endpoint (a mirror or self-host)."),
+        typer.Option(
+            help="live: Open-Meteo geocoding endpoint, for a mirror or self-host "
+            "(default: the public API).",
+            show_default=False,
+        ),
     ] = GEOCODING_URL,
     forecast_url: Annotated[
-        str, typer.Option(help="live: Open-Meteo forecast endpoint.")
+        str,
+        typer.Option(
+            help="live: Open-Meteo forecast endpoint (default: the public API).",
+            show_default=False,
+        ),
     ] = FORECAST_URL,
-    ablations: Annotated[
-        bool, typer.Option(help="Also record the baseline variants with one heuristic off.")
-    ] = True,
+    no_ablations: Annotated[
+        bool,
+        typer.Option(
+            "--no-ablations",
+            help="Skip the baseline variants with one heuristic off (recorded by default).",
+        ),
+    ] = False,
     update_snapshots_: Annotated[
         bool,
         typer.Option(
@@ -394,7 +408,7 @@ def record(
     """Record a cassette set.
 
     Records every configuration × question (and the ablated baselines) against the stand-in
-    model or a live endpoint. Writes cassettes/<set>/ only when every episode succeeded."""
+    model or a live endpoint. Writes cassettes/SET/ only when every episode succeeded."""
     suite = _load(eval_path)
     if update_snapshots_:
         try:
@@ -402,7 +416,7 @@ def record(
         except SnapshotUpdateError as exc:
             raise typer.BadParameter(str(exc), param_hint="'--update-snapshots'") from None
     configs: list[Configuration] = study_configurations(suite)
-    if ablations:
+    if not no_ablations:
         configs += ablation_configurations(suite)
     set_dir = cassettes / set_name
     keys = list(dict.fromkeys(only or []))
