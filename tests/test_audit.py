@@ -115,7 +115,7 @@ def test_stale_system_prompt_fails_completeness_with_the_rerecord_command(suite)
     changed = replace(suite, system_prompt_template=suite.system_prompt_template + "。")
     check = run_audit(REFERENCE, changed, FULL_JUDGE).check("completeness")
     assert not check.passed
-    assert "toolreplay record --stand-in --set reference" in check.explanation
+    assert "toolreplay record --model-source stand-in --set reference" in check.explanation
     assert any("system prompt" in e for e in check.evidence)
 
 

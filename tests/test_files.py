@@ -339,8 +339,9 @@ def test_stale_staging_is_removed_and_reported(tmp_path, loopback):
     (stale / "half.yaml").write_text("interactions: [", encoding="utf-8")
     result = CliRunner().invoke(
         cli.app,
-        ["record", "--stand-in", "--set", "reference", "--cassettes", str(tmp_path), "--eval",
-         str(EVAL_FILE), "--no-ablations", "--only", "loop+atomic/beijing"],
+        ["record", "--model-source", "stand-in", "--set", "reference", "--cassettes",
+         str(tmp_path), "--eval", str(EVAL_FILE), "--no-ablations",
+         "--only", "loop+atomic/beijing"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert f"note: removed {stale.name}, left beside {set_dir} by an interrupted run" in (

@@ -152,8 +152,8 @@ def transport(monkeypatch: pytest.MonkeyPatch) -> list[httpx.Request]:
 def record(tmp_path: Path, *args: str):
     return CliRunner().invoke(
         app,
-        ["record", "--live", "--eval", str(EVAL_FILE), "--cassettes", str(tmp_path / "c"),
-         "--no-ablations", *args],
+        ["record", "--model-source", "live", "--eval", str(EVAL_FILE),
+         "--cassettes", str(tmp_path / "c"), "--no-ablations", *args],
     )  # fmt: skip
 
 

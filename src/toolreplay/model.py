@@ -190,7 +190,7 @@ def resolve_endpoint(
                 "live recording needs an API key: set DASHSCOPE_API_KEY or OPENAI_API_KEY "
                 "(or name another variable with --api-key-env NAME and --base-url URL); the "
                 "key is sent to its endpoint only and never written to a cassette. "
-                "To record offline instead, use `toolreplay record --stand-in`."
+                "To record offline instead, use `toolreplay record --model-source stand-in`."
             )
         if len(present) > 1:
             raise EndpointError(

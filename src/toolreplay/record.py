@@ -1,6 +1,6 @@
-"""Recording cassette sets: ``--stand-in`` (offline, against the bundled stand-in model and
-Open-Meteo fixture server on loopback) or ``--live`` (a real OpenAI-compatible endpoint and the
-real Open-Meteo API; needs a key).
+"""Recording cassette sets: ``--model-source stand-in`` (offline, against the bundled stand-in
+model and Open-Meteo fixture server on loopback) or ``--model-source live`` (a real
+OpenAI-compatible endpoint and the real Open-Meteo API; needs a key).
 
 Recording writes the whole new set into a staging folder beside the set and swaps it in
 atomically only when every episode succeeded (:mod:`toolreplay.files`): a failed or killed
@@ -379,7 +379,8 @@ def record_live(
             "live recording needs an API key: set "
             + " or ".join(KEY_VARIABLES)
             + " (the key is sent to the endpoint only; it is never written to a cassette)."
-            " To record offline instead, use `toolreplay record --stand-in --set NAME`."
+            " To record offline instead, use"
+            " `toolreplay record --model-source stand-in --set NAME`."
         )
     settings = ModelSettings(settings.base_url, settings.model, settings.api_key,
                              suite.experiment.temperature)  # fmt: skip
