@@ -68,7 +68,7 @@ def test_cli_refuses_without_force(tmp_path, loopback):
     result = invoke(
         "--model-source", "stand-in", "--set", "reference", "--cassettes", str(tmp_path)
     )
-    assert result.exit_code == 2 and "holds a live recording" in result.output
+    assert result.exit_code == 1 and "holds a live recording" in result.output
     assert {p: p.read_bytes() for p in set_dir.rglob("*") if p.is_file()} == before
 
 

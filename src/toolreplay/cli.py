@@ -280,7 +280,8 @@ def report(
         raise _fail(
             f"--out {out_path} is the results file itself; the page would overwrite the "
             "results it is rendered from. Give another path, e.g. "
-            f"{results.with_name('index.html')}"
+            f"{results.with_name('index.html')}",
+            2,
         )
     _check_output_folder(out_path.parent)
     try:
