@@ -663,10 +663,12 @@ def _stated(
 
 @dataclass(frozen=True)
 class PlaceSpec:
-    """A place a question is about: ``query`` (e.g. 宁德) and ``region`` (``admin1``)."""
+    """A place a question is about: ``query`` (e.g. 宁德), ``region`` (``admin1``) and other
+    ``aliases`` an answer may use (``Guangzhou``)."""
 
     query: str
     region: str
+    aliases: tuple[str, ...] = ()
 
     def named(self, place: Mapping[str, Any] | None) -> bool:
         """Whether a tool result's place has this place's name (宁德 and 宁德市 alike)."""
@@ -682,7 +684,7 @@ class PlaceSpec:
 
     def names(self) -> tuple[str, ...]:
         q = self.query.removesuffix("市")
-        return (q + "市", q)
+        return (q + "市", q, *self.aliases)
 
 
 @dataclass(frozen=True)
@@ -704,7 +706,7 @@ class Expectation:
         return cls(
             question.measure,
             question.day_index,
-            tuple(PlaceSpec(p.query, p.region) for p in question.places),
+            tuple(PlaceSpec(p.query, p.region, tuple(p.names)) for p in question.places),
         )
 
 
@@ -713,7 +715,7 @@ def _place_mentions(text: str, places: Sequence[PlaceSpec]) -> list[tuple[int, i
     taken: set[int] = set()
     names = sorted(((n, p) for p in places for n in p.names()), key=lambda np: -len(np[0]))
     for name, p in names:
-        for m in re.finditer(re.escape(name), text):
+        for m in re.finditer(re.escape(name), text, re.IGNORECASE):
             if m.start() not in taken:
                 taken.update(range(m.start(), m.end()))
                 out.append((m.start(), m.end(), p))
@@ -954,7 +956,7 @@ def check_conclusion(answer: str, pool: Sequence[ToolValue], expect: Expectation
     said_place: PlaceSpec | None = None
     if m:
         word = m.group("a") or m.group("b")
-        said_place = next(p for n, p in names if n == word)
+        said_place = next(p for n, p in names if n.lower() == word.lower())
     day = expect.day if expect.day is not None else 0
     best: dict[str, tuple[str, ToolValue]] = {}
     shown: list[str] = []
