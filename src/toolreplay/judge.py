@@ -655,6 +655,13 @@ def _stated(
     if not carry:
         starts = [m.end() for m in _SENTENCE.finditer(before)]
         before = before[starts[-1] :] if starts else before
+        # 最高/最低 carry over a sentence's clauses (今天最高气温：北京 31°C，上海 29°C);
+        # "now" only holds in its own clause (现在 26°C，下午升到 29°C)
+        own = _CLAUSE.split(before)[-1]
+        tag = _last_before(patterns, before)
+        if tag == "current" and _last_before(patterns, own) != "current":
+            return _last_before([p for p in patterns if p[0] != "current"], before)
+        return tag
     return _last_before(patterns, before)
 
 
@@ -783,6 +790,56 @@ def _field_ok(field_word: str | None, tv: ToolValue) -> bool:
     return field_word in tv.field
 
 
+# A value stated as a difference: right after 温差/相差/比…高 (or "a difference of"), or right
+# before "warmer/cooler/higher/lower (than)".
+_DIFFERENCE_BEFORE = re.compile(
+    r"(?:温差|溫差|相差|差了|差距|高出|低出|比[^，,。；;]{0,12}[高低暖冷热熱凉涼]"
+    r"|(?<![a-z])difference (?:of|is))(?:了|约|約|大约|大約|为|為|是|\s)*$",
+    re.IGNORECASE,
+)
+_DIFFERENCE_AFTER = re.compile(
+    r"\s*(?:warmer|cooler|colder|hotter|higher|lower|more|less)(?![a-z])", re.IGNORECASE
+)
+
+
+def _is_difference(text: str, v: MeasuredValue) -> bool:
+    before = _CLAUSE.split(text[: v.start])[-1]
+    return bool(_DIFFERENCE_BEFORE.search(before) or _DIFFERENCE_AFTER.match(text, v.end))
+
+
+def _check_difference(text: str, v: MeasuredValue, pool: Sequence[ToolValue]) -> ValueCheck:
+    written = text[v.start : v.end]
+    mine = unit_named(v.unit, UNITS)
+    same = [tv for tv in pool if tv.kind == v.kind and unit_named(tv.unit, UNITS) is not None]
+    if mine is not None:
+        for n, a in enumerate(same):
+            for b in same[n + 1 :]:
+                if a.day != b.day or not (
+                    a.field == b.field or (a.place is not None and a.place == b.place)
+                ):
+                    continue  # the same field at two places, or two fields of one place
+                ua, ub = unit_named(a.unit, UNITS), unit_named(b.unit, UNITS)
+                assert ua is not None and ub is not None
+                gap = abs(ua.to_canonical(a.value) - ub.to_canonical(b.value)) / mine.scale
+                if abs(gap - abs(v.value)) <= 0.5 * 10.0**-v.decimals + 1e-9:
+                    diff = ToolValue(
+                        round(gap, 6), mine.name, v.kind, a.message_index,
+                        f"{a.path} − {b.path}" + (
+                            f" (tool message {b.message_index})"
+                            if b.message_index != a.message_index else ""
+                        ),
+                        a.day, a.place,
+                    )  # fmt: skip
+                    return ValueCheck(
+                        v, written, None, "difference", None, diff,
+                        f"a difference: equals {a.text} − {b.text} ({a.path}, {b.path})",
+                    )  # fmt: skip
+    return ValueCheck(
+        v, written, None, "difference", None, None,
+        f"no two tool values differ by {written}",
+    )  # fmt: skip
+
+
 def check_value(
     text: str,
     v: MeasuredValue,
@@ -791,7 +848,12 @@ def check_value(
     place: PlaceSpec | None,
     units: Sequence[Unit] = UNITS,
 ) -> ValueCheck:
-    """Check one answer value against the tool values (see the module docstring)."""
+    """Check one answer value against the tool values (see the module docstring). A value
+    stated as a difference (温差, 相差, 比…高, warmer than...) is checked against the
+    differences of two tool values of one day: the same field at two places, or two fields of
+    one place."""
+    if _is_difference(text, v):
+        return _check_difference(text, v, pool)
     day = _stated(_DAY_RE, text, v, carry=True)
     if day is None:
         day = expect.day
