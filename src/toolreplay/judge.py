@@ -53,7 +53,7 @@ import json
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 if TYPE_CHECKING:
@@ -540,9 +540,7 @@ def _candidates(payload: Any) -> list[Mapping[str, Any]]:
     return []
 
 
-def tool_values(
-    transcript: Sequence[Mapping[str, Any]], units: Sequence[Unit] = UNITS
-) -> tuple[ToolValue, ...]:
+def tool_values(transcript: Sequence[Mapping[str, Any]]) -> tuple[ToolValue, ...]:
     """Every measured value in the transcript's tool messages, with field, day and place.
 
     JSON content: ``{"value": 30.9, "unit": "°C"}`` pairs, and bare numbers whose key names
@@ -550,7 +548,6 @@ def tool_values(
     under coordinate, identifier and time keys never count. Plain-text content is read with
     :func:`scan` (day and place unknown). Units are read with the full :data:`UNITS` table:
     what a tool returned does not depend on the judge."""
-    del units
     calls = _calls_by_id(transcript)
     geocoded: list[Mapping[str, Any]] = []
     found: list[ToolValue] = []
@@ -1259,4 +1256,3 @@ __all__ = [
     "check_conclusion", "find_measured_values", "ground_answer", "narrowed", "relevant_values",
     "scan", "tool_values", "unit_named",
 ]  # fmt: skip
-_ = field
