@@ -43,7 +43,7 @@ from .experiment import Progress as Progress_
 from .judge import FULL_JUDGE, NARROW_JUDGE
 from .model import model_settings
 from .openmeteo import FORECAST_URL, GEOCODING_URL
-from .record import RecordingError, record_live, record_stand_in
+from .record import RecordingError, record_live, record_stand_in, trials_and_seed
 from .report import ReportError, write_report
 from .results import build_results, write_results
 from .snapshots import SnapshotUpdateError, check_can_update, pinned_keys, update_snapshots
@@ -337,6 +337,26 @@ def record(
     ablations: Annotated[
         bool, typer.Option(help="Also record the baseline variants with one heuristic off.")
     ] = True,
+    trials: Annotated[
+        int | None,
+        typer.Option(
+            "--trials",
+            min=1,
+            help="Record each configuration × question this many times (default 1; with "
+            "--only, the set's). Several trials go to CONFIG/QUESTION/trial-<i>.yaml.",
+            show_default=False,
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            min=0,
+            help="--stand-in: seed of the stand-in's per-trial variation, kept in the "
+            "manifest (default 0; with --only, the set's).",
+            show_default=False,
+        ),
+    ] = None,
     update_snapshots_: Annotated[
         bool,
         typer.Option(
@@ -361,11 +381,23 @@ def record(
         configs += ablation_configurations(suite)
     set_dir = cassettes / set_name
     keys = list(dict.fromkeys(only or []))
-    total = len(keys) or len(configs) * len(suite.questions)
+    try:
+        n_trials, _ = trials_and_seed(set_dir, keys, trials, seed)
+    except RecordingError as exc:
+        raise _fail(str(exc)) from None
+    total = (len(keys) or len(configs) * len(suite.questions)) * n_trials
     try:
         with _progress(total, "recording") as step, _terminate_as_interrupt():
             if stand_in:
-                manifest = record_stand_in(set_dir, suite, configs, only=keys, progress=step)
+                manifest = record_stand_in(
+                    set_dir,
+                    suite,
+                    configs,
+                    only=keys,
+                    progress=step,
+                    trials=trials,
+                    seed=seed,
+                )
             else:
                 settings = model_settings(base_url, model)
                 manifest = record_live(
@@ -377,6 +409,7 @@ def record(
                     forecast_url=forecast_url,
                     only=keys,
                     progress=step,
+                    trials=trials,
                 )
     except RecordingError as exc:
         raise _fail(str(exc)) from None
@@ -384,7 +417,8 @@ def record(
         raise _fail(f"interrupted; {set_dir} is unchanged", 130) from None
     out.print(
         f"recorded {total} episode(s) into {set_dir} "
-        f"({manifest.provenance}, model {manifest.model}, prompt date {manifest.today})"
+        + (f"({manifest.trials} trials each, seed {manifest.seed}) " if manifest.trials > 1 else "")
+        + f"({manifest.provenance}, model {manifest.model}, prompt date {manifest.today})"
     )
     if update_snapshots_:
         pinned = [k for k in keys if k in pinned_keys(suite)]

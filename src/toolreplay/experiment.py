@@ -185,6 +185,10 @@ def rerecord_command(
     if Path(suite.path).resolve() != DEFAULT_EVAL.resolve():
         parts.append(f"--eval {suite.path}")
     parts.append(f"--set {set_dir.name}")
+    if manifest.trials > 1:
+        parts.append(f"--trials {manifest.trials}")
+        if manifest.seed:
+            parts.append(f"--seed {manifest.seed}")
     if not stale_parts(manifest, suite):
         parts += [f"--only {k}" for k in keys]
     return " ".join(parts)
@@ -199,8 +203,10 @@ def replay_episode(
     *,
     http: httpx.Client | None = None,
     session: requests.Session | None = None,
+    trial: int = 1,
 ) -> Episode:
-    """Replay one episode from its cassette (record mode ``none``, no key read or needed).
+    """Replay one episode (its ``trial``, counted from 1) from its cassette (record mode
+    ``none``, no key read or needed).
 
     ``http``/``session`` may be shared across episodes (nothing is sent over them in replay;
     making an ``httpx.Client`` costs ~20 ms of TLS set-up). The recorded wall time and the
@@ -209,18 +215,22 @@ def replay_episode(
     :class:`~toolreplay.cassettes.CassetteError`."""
     if http is None or session is None:
         with replay_clients() as (h, s):
-            return replay_episode(set_dir, manifest, suite, config, question, http=h, session=s)
-    key = episode_key(config.name, question.id)
+            return replay_episode(
+                set_dir, manifest, suite, config, question, http=h, session=s, trial=trial
+            )
+    key = episode_key(config.name, question.id, trial)
     settings = ModelSettings(
         base_url=manifest.model_base_url,
         model=manifest.model,
         api_key=None,
         temperature=suite.experiment.temperature,
     )
-    rerecord = rerecord_command(set_dir, manifest, suite, [key])
+    # --only names an episode; it re-records every trial of it
+    rerecord = rerecord_command(set_dir, manifest, suite, [episode_key(config.name, question.id)])
     model = OpenAIChatModel(settings, http)
     client = OpenMeteoClient(session, manifest.geocoding_url, manifest.forecast_url)
-    with replay_cassette(cassette_path(set_dir, config.name, question.id), key, rerecord):
+    path = cassette_path(set_dir, config.name, question.id, trial)
+    with replay_cassette(path, key, rerecord):
         episode = run_episode(
             suite, config, question, model=model, open_meteo=client, today=manifest.today
         )

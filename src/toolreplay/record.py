@@ -5,6 +5,13 @@ real Open-Meteo API; needs a key).
 Recording writes into a fresh temporary folder beside the set and moves the result into place
 only when every episode succeeded: a failed recording never overwrites good cassettes.
 Re-recording chosen episodes (``only``) replaces just those cassettes and manifest entries.
+
+Trials: ``trials=k`` records every configuration × question k times into
+``<set>/<configuration>/<question-id>/trial-<i>.yaml`` (one trial keeps
+``<configuration>/<question-id>.yaml``). Against the stand-in, trial i talks to a stand-in
+started for trial i with the set's ``seed`` (its per-trial variation; trial 1 is the study's
+behaviour); against a live endpoint every trial is the same request and the model's own
+sampling varies.
 """
 
 from __future__ import annotations
@@ -15,7 +22,8 @@ import shutil
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -35,6 +43,7 @@ from .cassettes import (
     manifest_path,
     read_manifest,
     redact_url,
+    trial_cassette_path,
     write_manifest,
 )
 from .doubles.open_meteo import load_fixtures, open_meteo_fixture_server
@@ -61,6 +70,13 @@ class Target:
     forecast_url: str
     today: str
     trust_env: bool = True  # proxies etc. from the environment; off for loopback servers
+    trial_model_urls: tuple[str, ...] = ()  # model base URL per trial (stand-in), else model's
+
+    def model_for(self, trial: int) -> ModelSettings:
+        """The model settings for ``trial`` (from 1)."""
+        if trial <= len(self.trial_model_urls):
+            return replace(self.model, base_url=self.trial_model_urls[trial - 1])
+        return self.model
 
 
 def package_versions() -> dict[str, str]:
@@ -79,22 +95,27 @@ def _record_into(
     target: Target,
     episodes: Sequence[tuple[Configuration, str]],
     progress: Progress | None,
+    trials: int = 1,
 ) -> dict[str, EpisodeRecord]:
     records: dict[str, EpisodeRecord] = {}
     recorder = make_vcr("all")
-    for config, question_id in episodes:
+    runs = [(c, q, t) for c, q in episodes for t in range(1, trials + 1)]
+    for config, question_id, trial in runs:
         question = suite.question(question_id)
-        key = episode_key(config.name, question_id)
+        key = episode_key(config.name, question_id, trial)
         if progress:
             progress(key)
-        path = cassette_path(folder, config.name, question_id)
+        if trials == 1:
+            path = cassette_path(folder, config.name, question_id)
+        else:
+            path = trial_cassette_path(folder, config.name, question_id, trial)
         path.parent.mkdir(parents=True, exist_ok=True)
         with (
             httpx.Client(timeout=120, trust_env=target.trust_env) as http,
             requests.Session() as session,
         ):
             session.trust_env = target.trust_env
-            model = OpenAIChatModel(target.model, http, max_retries=2)
+            model = OpenAIChatModel(target.model_for(trial), http, max_retries=2)
             client = OpenMeteoClient(session, target.geocoding_url, target.forecast_url)
             with recorder.use_cassette(str(path)):
                 started = time.perf_counter()
@@ -123,12 +144,17 @@ def record_set(
     *,
     only: Sequence[str] = (),
     progress: Progress | None = None,
+    trials: int = 1,
+    seed: int = 0,
 ) -> Manifest:
-    """Record ``configs`` × the suite's questions into ``set_dir`` (or only the episode keys
-    ``only``, e.g. ``loop+atomic/ningde``, into an existing set). Returns the new manifest.
+    """Record ``configs`` × the suite's questions, ``trials`` times each, into ``set_dir`` (or
+    only the episode keys ``only``, e.g. ``loop+atomic/ningde``, every trial of each, into an
+    existing set with the same ``trials`` and ``seed``). Returns the new manifest.
 
     Raises :class:`RecordingError` when an episode fails or an ``only`` key is unknown; the
     set on disk is then untouched."""
+    if trials < 1:
+        raise RecordingError(f"--trials must be at least 1, not {trials}")
     try:
         check_set_name(set_dir.name)
     except ValueError as exc:
@@ -152,6 +178,8 @@ def record_set(
         "today": target.today,
         "model": target.model.model,
         "model_base_url": model_url,
+        "trials": trials,
+        "seed": seed,
         **fingerprint(suite),
     }
     previous = read_manifest(set_dir) if only else None
@@ -161,14 +189,14 @@ def record_set(
         if mixed:
             raise RecordingError(
                 f"{set_dir} was recorded with a different {', '.join(mixed)} "
-                "(eval settings, prompt, tools, model or date); re-recording only part of "
+                "(eval settings, prompt, tools, model, date or trials); re-recording only part of "
                 "it would mix two recordings in one set. Re-record the whole set instead "
                 "(drop --only); nothing was changed."
             )
     set_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".recording-{set_dir.name}-", dir=set_dir.parent))
     try:
-        records = _record_into(staging, suite, target, wanted, progress)
+        records = _record_into(staging, suite, target, wanted, progress, trials)
         manifest = Manifest(
             cassette_set=set_dir.name,
             endpoint_host=host,
@@ -203,6 +231,20 @@ def record_set(
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def trials_and_seed(
+    set_dir: Path, only: Sequence[str], trials: int | None, seed: int | None
+) -> tuple[int, int]:
+    """The trials and seed to record with: as given; for a partial re-record (``only``) the
+    existing set's unless given; otherwise 1 trial, seed 0."""
+    if only and manifest_path(set_dir).exists():
+        try:
+            previous = read_manifest(set_dir)
+        except CassetteError as exc:
+            raise RecordingError(str(exc)) from None
+        return (trials or previous.trials, previous.seed if seed is None else seed)
+    return (trials or 1, seed or 0)
+
+
 def record_stand_in(
     set_dir: Path,
     suite: EvalSuite,
@@ -210,10 +252,22 @@ def record_stand_in(
     *,
     only: Sequence[str] = (),
     progress: Progress | None = None,
+    trials: int | None = None,
+    seed: int | None = None,
 ) -> Manifest:
     """Record against the stand-in model and the Open-Meteo fixture server (both on
-    loopback, started and stopped here). The prompt date is the fixtures' ``today``."""
-    with standin_server(suite) as model_url, open_meteo_fixture_server() as om_url:
+    loopback, started and stopped here). The prompt date is the fixtures' ``today``.
+    One stand-in per trial is started, with the set's ``seed`` (see
+    :func:`trials_and_seed` for the defaults)."""
+    n, s = trials_and_seed(set_dir, only, trials, seed)
+    if n < 1:
+        raise RecordingError(f"--trials must be at least 1, not {n}")
+    with ExitStack() as stack:
+        urls = tuple(
+            stack.enter_context(standin_server(suite, seed=s, trial=t)) for t in range(1, n + 1)
+        )
+        om_url = stack.enter_context(open_meteo_fixture_server())
+        model_url = urls[0]
         target = Target(
             provenance="stand-in",
             model=ModelSettings(
@@ -226,8 +280,11 @@ def record_stand_in(
             forecast_url=f"{om_url}/v1/forecast",
             today=str(load_fixtures()["today"]),
             trust_env=False,
+            trial_model_urls=urls,
         )
-        return record_set(set_dir, suite, configs, target, only=only, progress=progress)
+        return record_set(
+            set_dir, suite, configs, target, only=only, progress=progress, trials=n, seed=s
+        )
 
 
 def record_live(
@@ -240,6 +297,7 @@ def record_live(
     forecast_url: str = FORECAST_URL,
     only: Sequence[str] = (),
     progress: Progress | None = None,
+    trials: int | None = None,
 ) -> Manifest:
     """Record against a real endpoint (``settings``) and Open-Meteo (the public API unless
     ``geocoding_url``/``forecast_url`` say otherwise). The prompt date is today in
@@ -260,4 +318,5 @@ def record_live(
         forecast_url=forecast_url,
         today=dt.datetime.now(ZoneInfo("Asia/Shanghai")).date().isoformat(),
     )
-    return record_set(set_dir, suite, configs, target, only=only, progress=progress)
+    n, _ = trials_and_seed(set_dir, only, trials, None)
+    return record_set(set_dir, suite, configs, target, only=only, progress=progress, trials=n)
