@@ -441,3 +441,9 @@ def test_more_promise_phrasings(text: str) -> None:
 @pytest.mark.parametrize("text", ["您可以现在查询官网。", "请马上查询官网。"])
 def test_advice_to_the_user_is_not_a_promise(text: str) -> None:
     assert find_promise(text) is None
+
+
+def test_none_question_without_value_carries_no_label() -> None:
+    ep = answered("抱歉，没有找到这个地点。")
+    assert classify(ep, measure="none") == ()
+    assert modes(classify(ep, measure="temperature")) == ["no_measurement"]

@@ -47,6 +47,7 @@ from typing import Any, TypeGuard
 from .episode import Episode, ToolCall
 from .judge import (
     FULL_JUDGE,
+    NO_VALUE,
     NUMBER,
     UNIT_PATTERNS,
     Judge,
@@ -401,7 +402,7 @@ def classify(
                     Evidence(index, promise, sentence, pending[0] if pending else None),
                 )
             )
-        else:
+        elif measure != NO_VALUE:  # a `none` question needs no measured value
             labels.append(
                 FailureMode(
                     NO_MEASUREMENT,

@@ -150,12 +150,16 @@ class Judge:
 
     def accepts(self, measure: str) -> bool:
         """Whether this judge can ever pass an answer about ``measure``."""
+        if measure == NO_VALUE:
+            return True
         return bool(MEASURE_KINDS.get(measure, frozenset()) & set(self.patterns))
 
     def judge(self, answer: str, measure: str | None = None) -> Verdict:
         """Judge ``answer`` for a question that measures ``measure`` (None: any value)."""
         if not answer.strip():
             return Verdict(False, "empty answer")
+        if measure == NO_VALUE:
+            return judge_no_value(self, answer)
         if measure is not None and not self.accepts(measure):
             return Verdict(False, f"the {self.name} judge accepts no unit for {measure}")
         values = find_measured_values(answer, self.patterns)
@@ -170,6 +174,29 @@ class Judge:
             shown = ", ".join(v.text for v in values[:4])
             return Verdict(False, f"measures {shown}, but not the {measure} asked for", values)
         return Verdict(False, f"no measured value with a unit ({self.name} judge)")
+
+
+# ---- measures of the harder eval file: wind, and none (nothing to measure) ------------------
+
+#: A question with nothing to measure (an unknown place, a question that needs no tool).
+NO_VALUE = "none"
+
+#: Added to :data:`MEASURE_KINDS`: a wind question needs a wind speed; ``none`` needs no value.
+EXTRA_MEASURE_KINDS: dict[str, frozenset[str]] = {
+    "wind": frozenset({"wind"}),
+    NO_VALUE: frozenset(),
+}
+MEASURE_KINDS.update(EXTRA_MEASURE_KINDS)
+
+
+def judge_no_value(judge: Judge, answer: str) -> Verdict:
+    """The verdict for a ``none`` question: a non-empty answer that states no measured value
+    (the place is unknown, or the question needs no data); a stated value fails it."""
+    values = find_measured_values(answer, judge.patterns)
+    if values:
+        shown = ", ".join(v.text for v in values[:4])
+        return Verdict(False, f"states {shown}, but the question has nothing to measure", values)
+    return Verdict(True, "no value needed, none stated")
 
 
 FULL_JUDGE = Judge("measured-value", UNIT_PATTERNS)
