@@ -155,7 +155,12 @@ def test_summary_means_over_questions_and_spreads():
     assert c["trials"] == 2
     assert c["pass_hat_k"] == {"1": 0.75, "2": 0.5}  # mean of (1, 1) and (0.5, 0)
     assert c["pass_at_k"] == {"1": 0.75, "2": 1.0}
-    assert c["rounds"] == {"mean": 3.0, "sd": pytest.approx(1.2247, abs=1e-4), "min": 2, "max": 5}
+    assert c["rounds_over_trials"] == {
+        "mean": 3.0,
+        "sd": pytest.approx(1.2247, abs=1e-4),
+        "min": 2,
+        "max": 5,
+    }
     assert c["failure_mode_rates"] == {"empty_answer": 0.25}
     assert [q["passes"] for q in c["questions"]] == [2, 1]
     assert s["absent"]["trials"] == 0 and s["absent"]["pass_hat_k"] == {}

@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -36,7 +38,6 @@ from .experiment import (
     DEFAULT_EVAL,
     Configuration,
     ablation_configurations,
-    replay_set,
     study_configurations,
 )
 from .experiment import Progress as Progress_
@@ -47,6 +48,7 @@ from .record import RecordingError, record_live, record_stand_in, trials_and_see
 from .report import ReportError, write_report
 from .results import build_results, write_results
 from .snapshots import SnapshotUpdateError, check_can_update, pinned_keys, update_snapshots
+from .trials import add_trial_metrics, replay_trials, trial_outcome
 
 app = typer.Typer(
     help="Record, replay and evaluate LLM tool-calling loops, offline and deterministically.",
@@ -107,27 +109,37 @@ def _terminate_as_interrupt() -> Iterator[None]:
 
 
 @contextmanager
-def _progress(total: int, label: str) -> Iterator[Progress_]:
-    """A transient progress bar on stderr; yields ``step(key)``, called as each episode starts."""
-    with Progress(
+def _progress(total: int, label: str, delay: float = 0.0) -> Iterator[Progress_]:
+    """A transient progress bar on stderr; yields ``step(key)``, called as each episode starts.
+    With ``delay`` the bar appears only once that many seconds have passed (short runs show
+    none); never in logs and pipes."""
+    bar = Progress(
         TextColumn(f"{label} [progress.description]{{task.description}}"),
         BarColumn(),
         MofNCompleteColumn(),
         console=err,
         transient=True,
         disable=not err.is_terminal,  # no bar in logs and pipes
-    ) as bar:
-        task = bar.add_task("", total=total)
-        first = [True]
+    )
+    task = bar.add_task("", total=total)
+    started_at = time.monotonic()
+    state = {"first": True, "shown": False}
 
-        def step(key: str) -> None:
-            if not first[0]:
-                bar.advance(task)
-            first[0] = False
-            bar.update(task, description=key)
+    def step(key: str) -> None:
+        if not state["first"]:
+            bar.advance(task)
+        state["first"] = False
+        bar.update(task, description=key)
+        if not state["shown"] and time.monotonic() - started_at >= delay:
+            bar.start()
+            state["shown"] = True
 
+    try:
         yield step
         bar.update(task, completed=total)
+    finally:
+        if state["shown"]:
+            bar.stop()
 
 
 def _table(results: dict) -> Table:
@@ -156,6 +168,69 @@ def _table(results: dict) -> Table:
     return table
 
 
+def _trials_table(results: dict) -> Table:
+    n = results.get("trials", 1)
+    table = Table(title=f"consistency over {n} trial(s) per configuration × question")
+    table.add_column("configuration", no_wrap=True)
+    for k in range(1, n + 1):
+        table.add_column(f"pass^{k}", justify="right")
+    table.add_column(f"pass@{n}", justify="right")
+    table.add_column("rounds", justify="right", no_wrap=True)
+    table.add_column("tool calls", justify="right", no_wrap=True)
+    table.add_column("failure-mode rates", no_wrap=True)
+    for c in results["configurations"]:
+        hat, at = c.get("pass_hat_k", {}), c.get("pass_at_k", {})
+        r, t = c.get("rounds_over_trials", {}), c.get("tool_calls_over_trials", {})
+        table.add_row(
+            c["name"],
+            *(f"{hat[str(k)]:.2f}" if str(k) in hat else "-" for k in range(1, n + 1)),
+            f"{at[str(n)]:.2f}" if str(n) in at else "-",
+            f"{r.get('mean', 0):.2f} ± {r.get('sd', 0):.2f}",
+            f"{t.get('mean', 0):.2f} ± {t.get('sd', 0):.2f}",
+            "\n".join(f"{m} {v:.0%}" for m, v in c.get("failure_mode_rates", {}).items()) or "-",
+        )
+    return table
+
+
+def _names(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def _select(
+    suite: EvalSuite, configurations: str | None, questions: str | None
+) -> tuple[EvalSuite, list[Configuration], dict]:
+    """The suite restricted to ``questions`` (ids, comma-separated), the study configurations
+    restricted to ``configurations`` (names), and the selection as results.json records it."""
+    configs = study_configurations(suite)
+    known_c = [c.name for c in configs]
+    want_c = _names(configurations)
+    if bad := [c for c in want_c if c not in known_c]:
+        raise _fail(
+            f"--configurations: unknown {', '.join(bad)}; this eval runs {', '.join(known_c)}"
+        )
+    known_q = [q.id for q in suite.questions]
+    want_q = _names(questions)
+    if bad := [q for q in want_q if q not in known_q]:
+        raise _fail(f"--questions: unknown {', '.join(bad)}; {suite.path} has {', '.join(known_q)}")
+    if want_c:
+        configs = [c for c in configs if c.name in want_c]
+    if want_q:
+        suite = replace(suite, questions=tuple(q for q in suite.questions if q.id in want_q))
+    path = Path(suite.path)
+    try:
+        shown = path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        shown = path.name
+    selection = {
+        "eval_file": shown,
+        "configurations": [c.name for c in configs],
+        "questions": [q.id for q in suite.questions],
+        "all_configurations": len(configs) == len(known_c),
+        "all_questions": len(suite.questions) == len(known_q),
+    }
+    return suite, configs, selection
+
+
 @app.command()
 def run(
     eval_path: EvalOpt = DEFAULT_EVAL,
@@ -170,24 +245,49 @@ def run(
             show_default=False,
         ),
     ] = None,
+    configurations: Annotated[
+        str | None,
+        typer.Option(
+            "--configurations",
+            help="Only these configurations, comma-separated (e.g. single+oneshot,loop+atomic).",
+            show_default=False,
+        ),
+    ] = None,
+    questions: Annotated[
+        str | None,
+        typer.Option(
+            "--questions",
+            help="Only these question ids, comma-separated (e.g. ningde,beijing).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Replay all configurations from a cassette set (offline, no key), judge every answer,
-    print the table and write reports/results.json and reports/index.html."""
+    """Replay all configurations from a cassette set (offline, no key), every trial, judge
+    every answer, print the table (trial 1) and pass^k over the trials, and write
+    reports/results.json and reports/index.html."""
     if out_dir is None:
         out_dir = Path("reports") if set_name == "reference" else Path("reports") / set_name
-    suite = _load(eval_path)
-    configs = study_configurations(suite)
+    suite, configs, selection = _select(_load(eval_path), configurations, questions)
     set_dir = cassettes / set_name
     try:
         manifest = read_manifest(set_dir)
-        with _progress(len(configs) * len(suite.questions), "replaying") as step:
-            episodes = replay_set(set_dir, suite, configs, progress=step)
+        total = len(configs) * len(suite.questions) * manifest.trials
+        with _progress(total, "replaying", delay=2.0) as step:
+            replayed = replay_trials(set_dir, suite, configs, step, manifest=manifest)
     except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
         raise _fail(str(exc)) from None
+    episodes = [e for t, e in replayed if t == 1]
     results = build_results(
         manifest, episodes, [c.name for c in configs], FULL_JUDGE, suite.measures
     )
-    with _progress(len(ablation_configurations(suite)) * len(suite.questions), "auditing") as step:
+    results["selection"] = selection
+    outcomes = [
+        trial_outcome(t, e, FULL_JUDGE, suite.measures.get(e.question_id)) for t, e in replayed
+    ]
+    add_trial_metrics(results, outcomes, [q.id for q in suite.questions], manifest.trials)
+    with _progress(
+        len(ablation_configurations(suite)) * len(suite.questions), "auditing", delay=2.0
+    ) as step:
         audit = run_audit(
             set_dir,
             suite,
@@ -204,6 +304,7 @@ def run(
     except OSError as exc:
         raise _fail(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
     out.print(_table(results))
+    out.print(_trials_table(results))
     _print_audit_summary(audit)
     out.print(f"wrote {out_dir / 'results.json'}")
     out.print(f"wrote {page}")

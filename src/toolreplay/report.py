@@ -48,6 +48,7 @@ import jsonschema
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from .report_trials import trials_view
 from .results import RESULTS_FORMAT
 
 __all__ = [
@@ -401,7 +402,7 @@ class Segment:
 
 def build_page(results: Mapping[str, Any]) -> dict[str, Any]:
     """The template's view of ``results``: ``{"title", "header", "grid", "metrics", "charts",
-    "questions", "gallery", "fidelity", "transcripts"}`` (plain dicts and lists)."""
+    "questions", "gallery", "fidelity", "transcripts", "trials"}`` (plain dicts and lists)."""
     episodes = list(results["episodes"])
     anchors = _anchors(episodes)
     configurations = list(results["configurations"])
@@ -416,6 +417,7 @@ def build_page(results: Mapping[str, Any]) -> dict[str, Any]:
         "gallery": _gallery(episodes, anchors),
         "fidelity": _fidelity(results.get("fidelity")),
         "transcripts": _transcripts(episodes, configurations, anchors),
+        "trials": trials_view(results),  # "Consistency over trials" (report_trials.py)
     }
 
 

@@ -79,12 +79,14 @@ def summarize_trials(
     configuration_names: Sequence[str],
     question_ids: Sequence[str],
 ) -> dict[str, dict[str, Any]]:
-    """Per configuration name: ``{"trials", "pass_at_k", "pass_hat_k", "rounds",
-    "tool_calls", "failure_mode_rates", "questions"}`` (see the module docstring). ``trials``
-    is the smallest number of trials any of its questions has; ``pass_at_k``/``pass_hat_k``
-    map ``"k"`` (1..trials) to a value in [0, 1], rounded to 4 places; ``rounds`` and
-    ``tool_calls`` are ``{"mean", "sd", "min", "max"}`` over every trial; ``questions`` lists
-    ``{"question_id", "trials", "passes", "pass_at_k", "pass_hat_k"}``."""
+    """Per configuration name: ``{"trials", "pass_at_k", "pass_hat_k", "rounds_over_trials",
+    "tool_calls_over_trials", "failure_mode_rates", "questions"}`` (see the module
+    docstring). ``trials`` is the smallest number of trials any of its questions has;
+    ``pass_at_k``/``pass_hat_k`` map ``"k"`` (1..trials) to a value in [0, 1], rounded to 4
+    places; ``rounds_over_trials`` and ``tool_calls_over_trials`` are ``{"mean", "sd", "min",
+    "max"}`` over every trial (population sd); ``failure_mode_rates`` maps a mode to the share
+    of trials carrying it (modes never seen left out); ``questions`` lists ``{"question_id",
+    "trials", "passes", "pass_at_k", "pass_hat_k"}``."""
     out: dict[str, dict[str, Any]] = {}
     for name in configuration_names:
         mine = [o for o in outcomes if o["configuration"] == name]
@@ -112,9 +114,27 @@ def summarize_trials(
             "trials": min((q["trials"] for q in per_q), default=0),
             "pass_at_k": _keyed(mean_curve(at_curves)),
             "pass_hat_k": _keyed(mean_curve(hat_curves)),
-            "rounds": Spread.of([o["rounds"] for o in mine]).to_dict(),
-            "tool_calls": Spread.of([o["tool_calls"] for o in mine]).to_dict(),
+            "rounds_over_trials": Spread.of([o["rounds"] for o in mine]).to_dict(),
+            "tool_calls_over_trials": Spread.of([o["tool_calls"] for o in mine]).to_dict(),
             "failure_mode_rates": {m: round(rate(c, len(mine)), 4) for m, c in counts.items() if c},
             "questions": per_q,
         }
     return out
+
+
+def add_trial_metrics(
+    results: dict[str, Any],
+    outcomes: Sequence[Mapping[str, Any]],
+    question_ids: Sequence[str],
+    trials: int,
+) -> dict[str, Any]:
+    """Add the trial fields to a results document (``results.json``, built from trial 1):
+    ``results["trials"]``, each configuration's :func:`summarize_trials` fields, and
+    ``results["trial_outcomes"]`` (every :func:`trial_outcome`). Returns ``results``."""
+    names = [c["name"] for c in results["configurations"]]
+    summary = summarize_trials(outcomes, names, question_ids)
+    results["trials"] = trials
+    for c in results["configurations"]:
+        c.update(summary[c["name"]])
+    results["trial_outcomes"] = [dict(o) for o in outcomes]
+    return results
