@@ -44,7 +44,7 @@ def miss(
     assert f"cassette miss in episode {configuration}/{question}" in text
     command = text.rsplit(": ", 1)[-1]
     if stale:
-        assert command == "toolreplay record --stand-in --set reference", command
+        assert command == "toolreplay record --stand-in --set reference --trials 5", command
     else:
         assert command == (
             f"toolreplay record --stand-in --set reference --only {configuration}/{question}"

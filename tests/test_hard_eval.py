@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from toolreplay.doubles.open_meteo import load_fixtures
@@ -57,3 +58,23 @@ def test_every_place_has_fixture_data():
     for c in cells:
         assert c["source"].strip()
         assert c.get("synthetic", False) is (c["name"] != "北京"), c["name"]
+
+
+def test_audit_on_the_hard_set_flips_every_heuristic(hard_run):
+    """`toolreplay run/audit --eval evals/weather-hard.yaml --set hard`: the ablation check
+    lists a flip for admin_seat, population_order and shi_retry."""
+    result, out = hard_run
+    assert result.exit_code == 0, result.output
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    flipped: dict[str, list] = {}
+    for a in results["fidelity"]["ablations"]:
+        flipped.setdefault(a["heuristic"], []).extend(a["flips"])
+    for heuristic in ("admin_seat", "population_order", "shi_retry"):
+        assert flipped[heuristic], heuristic
+    by_question = {
+        (a["heuristic"], f["question_id"]) for a in results["fidelity"]["ablations"]
+        for f in a["flips"]
+    }  # fmt: skip
+    assert ("admin_seat", "tongzhou-jiangsu-wind") in by_question
+    assert ("population_order", "changsha") in by_question
+    assert ("shi_retry", "lijiang-rain") in by_question

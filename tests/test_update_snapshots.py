@@ -32,7 +32,9 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """Fake stand-in recording (nothing on disk changes): the ``only`` keys of each call."""
     calls: list[list[str]] = []
 
-    def fake_record(set_dir: Path, suite: Any, configs: Any, *, only: Any, progress: Any) -> Any:
+    def fake_record(
+        set_dir: Path, suite: Any, configs: Any, *, only: Any, progress: Any, **_: Any
+    ) -> Any:
         calls.append(list(only))
         return read_manifest(REFERENCE)
 

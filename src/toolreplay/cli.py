@@ -173,11 +173,11 @@ def _trials_table(results: dict) -> Table:
     table = Table(title=f"consistency over {n} trial(s) per configuration × question")
     table.add_column("configuration", no_wrap=True)
     for k in range(1, n + 1):
-        table.add_column(f"pass^{k}", justify="right")
-    table.add_column(f"pass@{n}", justify="right")
+        table.add_column(f"pass^{k}", justify="right", no_wrap=True)
+    table.add_column(f"pass@{n}", justify="right", no_wrap=True)
     table.add_column("rounds", justify="right", no_wrap=True)
     table.add_column("tool calls", justify="right", no_wrap=True)
-    table.add_column("failure-mode rates", no_wrap=True)
+    table.add_column("failure-mode rates")
     for c in results["configurations"]:
         hat, at = c.get("pass_hat_k", {}), c.get("pass_at_k", {})
         r, t = c.get("rounds_over_trials", {}), c.get("tool_calls_over_trials", {})
@@ -185,8 +185,8 @@ def _trials_table(results: dict) -> Table:
             c["name"],
             *(f"{hat[str(k)]:.2f}" if str(k) in hat else "-" for k in range(1, n + 1)),
             f"{at[str(n)]:.2f}" if str(n) in at else "-",
-            f"{r.get('mean', 0):.2f} ± {r.get('sd', 0):.2f}",
-            f"{t.get('mean', 0):.2f} ± {t.get('sd', 0):.2f}",
+            f"{r.get('mean', 0):.2f}±{r.get('sd', 0):.2f}",
+            f"{t.get('mean', 0):.2f}±{t.get('sd', 0):.2f}",
             "\n".join(f"{m} {v:.0%}" for m, v in c.get("failure_mode_rates", {}).items()) or "-",
         )
     return table
@@ -267,7 +267,8 @@ def run(
     reports/results.json and reports/index.html."""
     if out_dir is None:
         out_dir = Path("reports") if set_name == "reference" else Path("reports") / set_name
-    suite, configs, selection = _select(_load(eval_path), configurations, questions)
+    whole = _load(eval_path)
+    suite, configs, selection = _select(whole, configurations, questions)
     set_dir = cassettes / set_name
     try:
         manifest = read_manifest(set_dir)
@@ -285,12 +286,15 @@ def run(
         trial_outcome(t, e, FULL_JUDGE, suite.measures.get(e.question_id)) for t, e in replayed
     ]
     add_trial_metrics(results, outcomes, [q.id for q in suite.questions], manifest.trials)
-    with _progress(
-        len(ablation_configurations(suite)) * len(suite.questions), "auditing", delay=2.0
-    ) as step:
+    # The audit is about the set, not the selection: it always covers the whole eval file
+    # (episodes already replayed are reused).
+    audited = (len(study_configurations(whole)) + len(ablation_configurations(whole))) * len(
+        whole.questions
+    )
+    with _progress(audited - len(episodes), "auditing", delay=2.0) as step:
         audit = run_audit(
             set_dir,
-            suite,
+            whole,
             FULL_JUDGE,
             episodes={(e.configuration, e.question_id): e for e in episodes},
             progress=step,

@@ -185,12 +185,12 @@ def rerecord_command(
     if Path(suite.path).resolve() != DEFAULT_EVAL.resolve():
         parts.append(f"--eval {suite.path}")
     parts.append(f"--set {set_dir.name}")
-    if manifest.trials > 1:
+    if not stale_parts(manifest, suite):
+        parts += [f"--only {k}" for k in keys]  # --only keeps the set's trials and seed
+    elif manifest.trials > 1:
         parts.append(f"--trials {manifest.trials}")
         if manifest.seed:
             parts.append(f"--seed {manifest.seed}")
-    if not stale_parts(manifest, suite):
-        parts += [f"--only {k}" for k in keys]
     return " ".join(parts)
 
 
