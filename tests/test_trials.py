@@ -164,3 +164,33 @@ def test_summary_means_over_questions_and_spreads():
     assert c["failure_mode_rates"] == {"empty_answer": 0.25}
     assert [q["passes"] for q in c["questions"]] == [2, 1]
     assert s["absent"]["trials"] == 0 and s["absent"]["pass_hat_k"] == {}
+
+
+def test_committed_sets_hold_every_trial_unedited():
+    """≥ 5 trials of every study and ablated-baseline episode of the reference set, ≥ 1 of
+    the hard set; every cassette the manifest lists exists with its recorded sha256 (the
+    runs replay trial 1 of the ablated baselines only, so this is their completeness check)."""
+    import hashlib
+
+    from toolreplay.evals import load_eval
+    from toolreplay.experiment import ablation_configurations, study_configurations
+
+    from .conftest import EVAL_FILE, HARD_EVAL_FILE, REPO
+
+    for set_dir, eval_file, least in (
+        (REFERENCE, EVAL_FILE, 5),
+        (REPO / "cassettes" / "hard", HARD_EVAL_FILE, 1),
+    ):
+        manifest = read_manifest(set_dir)
+        suite = load_eval(eval_file)
+        assert manifest.trials >= least
+        configs = study_configurations(suite) + ablation_configurations(suite)
+        for config in configs:
+            for q in suite.questions:
+                for trial in range(1, manifest.trials + 1):
+                    path = cassette_path(set_dir, config.name, q.id, trial)
+                    key = f"{config.name}/{q.id}" + (f"/trial-{trial}" if trial > 1 else "")
+                    record = manifest.episodes[key]
+                    assert set_dir / record.cassette == path
+                    assert hashlib.sha256(path.read_bytes()).hexdigest() == record.cassette_sha256
+        assert len(manifest.episodes) == len(configs) * len(suite.questions) * manifest.trials
