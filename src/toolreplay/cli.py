@@ -338,7 +338,7 @@ def run(
     )
     results["selection"] = selection
     outcomes = [
-        trial_outcome(t, e, FULL_JUDGE, suite.measures.get(e.question_id)) for t, e in replayed
+        trial_outcome(t, e, FULL_JUDGE, suite.by_id.get(e.question_id)) for t, e in replayed
     ]
     add_trial_metrics(results, outcomes, [q.id for q in suite.questions], manifest.trials)
     # The audit is about the set, not the selection: it always covers the whole eval file
