@@ -220,27 +220,43 @@ def _table(results: dict) -> Table:
 
 
 def _trials_table(results: dict) -> Table:
+    """pass^k for k = 1..n in one column, pass@n, rounds and tool calls (mean±sd) over every
+    trial; fits 80 columns like :func:`_table` (failure-mode rates follow the table, see
+    :func:`_rates_lines`)."""
     n = results.get("trials", 1)
-    table = Table(title=f"consistency over {n} trial(s) per configuration × question")
+    table = Table(
+        title=f"consistency over {n} trial(s) per configuration × question",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+    )
     table.add_column("configuration", no_wrap=True)
-    for k in range(1, n + 1):
-        table.add_column(f"pass^{k}", justify="right", no_wrap=True)
+    table.add_column(f"pass^k, k=1..{n}", no_wrap=True)
     table.add_column(f"pass@{n}", justify="right", no_wrap=True)
     table.add_column("rounds", justify="right", no_wrap=True)
     table.add_column("tool calls", justify="right", no_wrap=True)
-    table.add_column("failure-mode rates")
     for c in results["configurations"]:
         hat, at = c.get("pass_hat_k", {}), c.get("pass_at_k", {})
         r, t = c.get("rounds_over_trials", {}), c.get("tool_calls_over_trials", {})
         table.add_row(
             c["name"],
-            *(f"{hat[str(k)]:.2f}" if str(k) in hat else "-" for k in range(1, n + 1)),
+            " ".join(f"{hat[str(k)]:.2f}" if str(k) in hat else "-" for k in range(1, n + 1)),
             f"{at[str(n)]:.2f}" if str(n) in at else "-",
             f"{r.get('mean', 0):.2f}±{r.get('sd', 0):.2f}",
             f"{t.get('mean', 0):.2f}±{t.get('sd', 0):.2f}",
-            "\n".join(f"{m} {v:.0%}" for m, v in c.get("failure_mode_rates", {}).items()) or "-",
         )
     return table
+
+
+def _rates_lines(results: dict) -> list[str]:
+    """One line per configuration with failure modes: their rates over the trials."""
+    lines = []
+    for c in results["configurations"]:
+        rates = c.get("failure_mode_rates", {})
+        if rates:
+            shown = ", ".join(f"{m} {v:.0%}" for m, v in rates.items())
+            lines.append(f"  {c['name']}: {shown}")
+    return ["failure-mode rates over trials:", *lines] if lines else []
 
 
 def _names(value: str | None) -> list[str]:
@@ -257,12 +273,15 @@ def _select(
     want_c = _names(configurations)
     if bad := [c for c in want_c if c not in known_c]:
         raise _fail(
-            f"--configurations: unknown {', '.join(bad)}; this eval runs {', '.join(known_c)}"
+            f"--configurations: unknown {', '.join(bad)}; this eval runs {', '.join(known_c)}",
+            2,
         )
     known_q = [q.id for q in suite.questions]
     want_q = _names(questions)
     if bad := [q for q in want_q if q not in known_q]:
-        raise _fail(f"--questions: unknown {', '.join(bad)}; {suite.path} has {', '.join(known_q)}")
+        raise _fail(
+            f"--questions: unknown {', '.join(bad)}; {suite.path} has {', '.join(known_q)}", 2
+        )
     if want_c:
         configs = [c for c in configs if c.name in want_c]
     if want_q:
@@ -363,6 +382,8 @@ def run(
         raise _fail(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
     out.print(_table(results))
     out.print(_trials_table(results))
+    for line in _rates_lines(results):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
     _print_audit_summary(audit)
     out.print(f"wrote {out_dir / 'results.json'}")
     out.print(f"wrote {page}")
