@@ -350,6 +350,14 @@ def record(
             "server on loopback (fixture; fixed data, only the model is live).",
         ),
     ] = OpenMeteoSource.live,
+    keep_errors: Annotated[
+        bool,
+        typer.Option(
+            "--keep-errors",
+            help="--live: keep episodes that end with stop reason error (a server's real "
+            "failures) instead of refusing the recording; requests are then not retried.",
+        ),
+    ] = False,
     ablations: Annotated[
         bool, typer.Option(help="Also record the baseline variants with one heuristic off.")
     ] = True,
@@ -392,6 +400,7 @@ def record(
                     geocoding_url=geocoding_url,
                     forecast_url=forecast_url,
                     open_meteo_fixture=open_meteo is OpenMeteoSource.fixture,
+                    keep_errors=keep_errors,
                     only=keys,
                     progress=step,
                 )
