@@ -4,6 +4,8 @@ CI never builds llama.cpp; it only replays."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from typer.testing import CliRunner
 
@@ -46,3 +48,19 @@ def test_the_llama_set_is_labelled_live_with_fixture_tools():
     }  # fmt: skip
     first = read_cassette(SET_DIR / "loop+oneshot" / "beijing.yaml")[0]
     assert first["request"]["parsed_body"]["tool_choice"]["function"]["name"] == "get_weather"
+
+
+def test_the_llama_set_shows_the_servers_real_failure():
+    """Round 1: a grammar-constrained get_weather call in llama.cpp's shape (long id, legacy
+    function_call beside tool_calls); round 2: the server refuses the assistant message's
+    null content with HTTP 500, and the episode ends with stop reason error, not a crash."""
+    results = json.loads((REPORT / "results.json").read_text(encoding="utf-8"))
+    assert len(results["episodes"]) == 8
+    for ep in results["episodes"]:
+        assert ep["stop_reason"] == "error" and ep["tool_chain"] == ["get_weather"]
+        assert [f["mode"] for f in ep["failure_modes"]] == ["empty_answer"]
+    raw = read_cassette(SET_DIR / "single+oneshot" / "beijing.yaml")
+    reply = raw[0]["response"]["body"]["parsed_body"]["choices"][0]["message"]
+    assert reply["tool_calls"][0]["id"].startswith("call__0_get_weather_cmpl-")
+    assert reply["function_call"]["name"] == "get_weather"
+    assert raw[-1]["response"]["status"]["code"] == 500
