@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from typer.testing import CliRunner
 
 from toolreplay.cassettes import read_cassette, read_manifest
@@ -18,12 +17,6 @@ SET = "llama-gemma3-270m"
 EVAL = REPO / "evals" / f"{SET}.yaml"
 SET_DIR = REPO / "cassettes" / SET
 REPORT = REPO / "reports" / SET
-
-pytestmark = pytest.mark.skipif(
-    not (SET_DIR / "manifest.json").exists(),
-    reason=f"cassettes/{SET}/ is not recorded yet (needs a llama-cpp-python build; README, "
-    "'A real third-party server')",
-)
 
 
 def test_the_llama_set_replays_to_its_committed_results(tmp_path):
