@@ -635,6 +635,14 @@ def record(
             show_default=False,
         ),
     ] = None,
+    keep_errors: Annotated[
+        bool,
+        typer.Option(
+            "--keep-errors",
+            help="live: keep episodes that end with stop reason error (a server's real "
+            "failures) instead of refusing the recording; requests are then not retried.",
+        ),
+    ] = False,
     update_snapshots_: Annotated[
         bool,
         typer.Option(
@@ -710,6 +718,7 @@ def record(
                     geocoding_url=geocoding_url,
                     forecast_url=forecast_url,
                     open_meteo_fixture=open_meteo is OpenMeteoSource.fixture,
+                    keep_errors=keep_errors,
                     only=keys,
                     progress=step,
                     trials=trials,
