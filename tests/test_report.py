@@ -480,7 +480,7 @@ def test_fidelity_checks_tables_and_ablations(synthetic_page: BeautifulSoup) -> 
     assert [text(li) for li in checks[1].select("ul li")] == [
         "shanghai-rain: 2.6 毫米 rejected by °C-only judge"
     ]
-    assert "1 of 2 passed" in text(section)
+    assert "1 of 2 checks passed" in text(section)
 
     tables = section.select(".tables figure.fidelity-table")
     assert [t["data-key"] for t in tables] == ["full", "near_miss"]
@@ -497,7 +497,7 @@ def test_empty_fidelity_is_not_a_pass(committed: dict[str, Any]) -> None:
     results = copy.deepcopy(committed)
     results["fidelity"] = {"checks": [], "tables": {}, "ablations": []}
     section = parse(render_report(results)).select_one("#fidelity")
-    assert "0 of 0 passed" in text(section)
+    assert "0 of 0 checks passed" in text(section)
     assert "recorded no checks" in text(section)
     assert not section.select(".badge.pass")
 
@@ -578,8 +578,10 @@ def test_hostile_text_is_escaped_everywhere(committed: dict[str, Any]) -> None:
     assert "\u2028" in page.get_text()
     body = page.body.get_text()
     assert body.count(HOSTILE) >= 8
-    mark = cards(page, "unfulfilled_promise")["single+atomic", "ningde"].select_one("mark")
-    assert mark.get_text() == HOSTILE
+    card = cards(page, "unfulfilled_promise")["single+atomic", "ningde"]
+    for marker in card.select(".invis"):  # the visible ⟨U+2028 LS⟩ next to the character
+        marker.decompose()
+    assert "".join(m.get_text() for m in card.select(".answer mark")) == HOSTILE
     assert HOSTILE in page.title.get_text()
 
 
