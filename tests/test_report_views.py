@@ -145,8 +145,11 @@ def test_fidelity_reads_for_people(page: BeautifulSoup) -> None:
 def test_near_miss_table_sits_beside_its_check_with_the_takeaway(page: BeautifulSoup) -> None:
     check = page.select_one("#check-near_miss")
     takeaway = text(check.select_one(".takeaway"))
-    assert "oneshot 2/4 (single) against 3/4 (loop)" in takeaway
-    assert "faithful run gives 4/4 against 4/4" in takeaway
+    assert takeaway == (
+        "Takeaway: A sloppier baseline and a narrower judge would have scored single+oneshot 2/4 "
+        "against loop+oneshot 3/4, where the faithful run gives 4/4 against 4/4: the loop would "
+        "have seemed to win with the oneshot toolset. Also changed: loop+atomic 4/4 → 3/4."
+    )
     rows = {text(tr.th): tr for tr in check.select("table.near-miss tbody tr")}
     assert set(rows) == {"single+oneshot", "loop+oneshot", "single+atomic", "loop+atomic"}
     differing = {name for name, tr in rows.items() if "differs" in (tr.get("class") or [])}

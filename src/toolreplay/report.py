@@ -1199,6 +1199,16 @@ def _plain(evidence: str) -> str:
     return text
 
 
+def _score_sign(a: str, b: str) -> int:
+    """Sign of ``a - b`` for two ``passed/total`` scores, compared as fractions."""
+
+    def frac(x: str) -> float:
+        p, _, t = x.partition("/")
+        return int(p) / int(t) if t and int(t) else 0.0
+
+    return (frac(a) > frac(b)) - (frac(a) < frac(b))
+
+
 def _near_miss(tables: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """The faithful and near-miss tables side by side (rows differing marked) and the
     takeaway in words; None unless both tables are present."""
@@ -1220,22 +1230,41 @@ def _near_miss(tables: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
                 "differs": n is not None and (n["passed"], n["total"]) != (r["passed"], r["total"]),
             }
         )
-    # per toolset: does the near miss order single and loop differently from the faithful run?
+    # per toolset: would the near miss have ordered the single and loop hosts differently?
     scores = {r["name"]: r for r in rows}
-    claims = []
+    claims, named = [], set()
     for toolset in _ordered((p[1] for p in map(_split_name, scores) if p), TOOLSETS):
         s, lp = scores.get(f"single+{toolset}"), scores.get(f"loop+{toolset}")
-        if not s or not lp or not (s["differs"] or lp["differs"]):
+        if not s or not lp:
             continue
+        before = _score_sign(lp["faithful"], s["faithful"])
+        after = _score_sign(lp["near"], s["near"])
+        if before == after:
+            continue
+        named |= {s["name"], lp["name"]}
+        seems = {
+            1: "the loop would have seemed to win",
+            -1: "the single host would have seemed to win",
+            0: "the two hosts would have seemed level",
+        }[after]
         claims.append(
-            f"{toolset} {s['near']} (single) against {lp['near']} (loop), where the faithful "
-            f"run gives {s['faithful']} against {lp['faithful']}"
+            f"single+{toolset} {s['near']} against loop+{toolset} {lp['near']}, where the "
+            f"faithful run gives {s['faithful']} against {lp['faithful']}: {seems} with the "
+            f"{toolset} toolset"
         )
-    takeaway = (
-        "A sloppier baseline and judge would have scored " + "; ".join(claims) + "."
-        if claims
-        else "The weakened baseline and narrow judge would not have changed the comparison."
-    )
+    others = [
+        f"{r['name']} {r['faithful']} → {r['near']}"
+        for r in rows
+        if r["differs"] and r["name"] not in named
+    ]
+    if claims:
+        takeaway = (
+            "A sloppier baseline and a narrower judge would have scored " + "; ".join(claims) + "."
+        )
+    else:
+        takeaway = "The weakened baseline and narrow judge would not have changed which host wins."
+    if others:
+        takeaway += " Also changed: " + ", ".join(others) + "."
     return {
         "titles": (faithful["title"], near["title"]),
         "rows": rows,
@@ -1281,7 +1310,7 @@ def _fidelity(fidelity: Mapping[str, Any] | None) -> dict[str, Any] | None:
             {
                 "name": c["name"],
                 "title": title,
-                "lead": lead,
+                "lead": _mixed(lead),
                 "passed": c["passed"],
                 # the near-miss explanation only restates its table's numbers
                 "explanation": "" if attach == "near_miss" else _plain(c.get("explanation", "")),
