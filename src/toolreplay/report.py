@@ -399,7 +399,7 @@ def stream_report(
 # ordering and highlighting decisions are made here, where they can be tested.
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Segment:
     """A piece of message text; ``mark`` names the failure mode it is evidence of, if any;
     ``invisible`` is True for one invisible character (shown with a visible marker)."""
@@ -479,6 +479,13 @@ def _text(
     text is longer than ``limit``), "length", "lang"}``. Invisible separators become their own
     segments; long text is cut at ``CLIP_HEAD`` characters (or ``limit * 2 / 3`` when larger),
     at a line end near there when there is one."""
+    if isinstance(value, str) and len(value) <= limit and not INVISIBLE.search(value):
+        return {  # the common case: short, plain text
+            "head": [Segment(value)],
+            "rest": [],
+            "length": len(value),
+            "lang": _lang(value) if lang else None,
+        }
     segments = [Segment(value)] if isinstance(value, str) else list(value)
     full = "".join(s.text for s in segments)
     out: dict[str, Any] = {
