@@ -1,14 +1,19 @@
 """``reports/index.html``: the results of a cassette set as one self-contained HTML page.
 
 The page is rendered with Jinja2 from ``reports/results.json`` (see :mod:`toolreplay.results`)
-and holds: provenance (a stand-in set is labelled a test double), the 2×2 grid of passed/total
-(rows: host, columns: toolset), metrics per configuration with inline SVG bar charts, the
-tool-call chain of every episode per question with its stop reason, the failure gallery, the
-fidelity audit and every transcript in a collapsible ``<details>``.
+and holds: a verdict line (what passed, what failed and why, the fidelity score), the 2×2 grid
+of passed/total with failure-mode counts (rows: host, columns: toolset), provenance (a stand-in
+set is labelled a test double), optionally what changed since an earlier run (see
+:mod:`toolreplay.diff`), metrics per configuration with inline SVG bar charts, the tool-call
+chain of every episode per question with its stop reason, the failure gallery, the fidelity
+audit in plain words, and every transcript in a collapsible ``<details>`` (failure badges, the
+evidence marked, never-run tool calls flagged, an anchor per message). Long text is cut with a
+"show all"; invisible characters get a visible marker.
 
 Guarantees:
 
-* **Self-contained**: inline CSS and one small inline script (expands transcripts for printing);
+* **Self-contained**: inline CSS and one small inline script (filters, expand/collapse, opening
+  a linked transcript, expanding everything for printing; the page reads fully without it);
   no CDN, no external fonts or images. A Content-Security-Policy ``<meta>`` allows only those two
   inline blocks (by hash), so even text that slipped through escaping could not run or load.
 * **Escaped**: the Jinja2 environment autoescapes everything; model output, tool output and
