@@ -3,6 +3,7 @@
 toolreplay run                            replay every configuration, judge, write reports/
 toolreplay report                         re-render reports/index.html from results.json
 toolreplay audit                          the fidelity audit
+toolreplay diff A B                       what changed between two runs (results or sets)
 toolreplay record --model-source stand-in record offline (stand-in model + fixture server)
 toolreplay record --model-source live     record against a real endpoint (a key paired with
                                           its endpoint: DASHSCOPE_API_KEY → DashScope,
@@ -41,6 +42,7 @@ from .cassettes import (
     check_set_name,
     read_manifest,
 )
+from .diff import DiffError, diff_runs, format_diff, load_run
 from .evals import EvalFileError, EvalSuite, load_eval
 from .experiment import (
     DEFAULT_CASSETTES,
@@ -399,8 +401,18 @@ def report(
     out_path: Annotated[Path, typer.Option("--out", help="Where the HTML page goes.")] = Path(
         "reports/index.html"
     ),
+    compare: Annotated[
+        Path | None,
+        typer.Option(
+            "--compare",
+            help="An earlier run to compare with: a results file, a folder holding one, or a "
+            "cassette set (replayed offline).",
+        ),
+    ] = None,
+    eval_path: EvalOpt = DEFAULT_EVAL,
 ) -> None:
-    """Re-render the HTML report from a results file, without replaying."""
+    """Re-render the HTML report from a results file, without replaying. With --compare, the
+    page also shows what changed since another run."""
     if out_path.is_dir():
         raise typer.BadParameter(
             f"{out_path} is a folder; give the HTML file's path, e.g. {out_path}/index.html",
@@ -417,11 +429,12 @@ def report(
         )
     _check_output_folder(out_path.parent)
     try:
+        baseline = None if compare is None else load_run(compare, eval_path)
         with folder_lock(
             out_path.parent, wait=LOCK_WAIT_S, inside=True, what="writing reports into"
         ):
-            page = write_report(results, out_path)
-    except (ReportError, LockedError) as exc:
+            page = write_report(results, out_path, compare=baseline)
+    except (ReportError, LockedError, DiffError) as exc:
         raise _fail(str(exc)) from None
     except OSError as exc:
         raise _fail(f"cannot write {out_path}: {exc.strerror or exc}") from None
@@ -449,6 +462,32 @@ def _check_output_folder(folder: Path) -> None:
         check_writable(folder)
     except OSError as exc:
         raise _fail(f"cannot write to {folder}: {exc.strerror or exc}") from None
+
+
+@app.command()
+def diff(
+    before: Annotated[
+        Path, typer.Argument(help="Run A: a results file, a folder holding one, or a cassette set.")
+    ],
+    after: Annotated[Path, typer.Argument(help="Run B, the same kinds as A.")],
+    eval_path: EvalOpt = DEFAULT_EVAL,
+) -> None:
+    """What changed from run A to run B: pass/fail flips per episode, failure modes gained or
+    lost, rounds and tool-call deltas, the first differing message of each changed transcript,
+    and whether the runs are comparable. Cassette sets are replayed offline first.
+
+    Exits 0 when no verdict flipped ("no differences" when nothing changed), 1 when at least
+    one episode flipped between pass and fail, 2 on bad input."""
+    try:
+        a = load_run(before, eval_path)
+        b = load_run(after, eval_path)
+    except DiffError as exc:
+        raise _fail(str(exc)) from None
+    result = diff_runs(a, b)
+    for line in format_diff(result):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
+    if result.flips:
+        raise typer.Exit(1)
 
 
 def _print_audit_summary(audit: Audit) -> None:
