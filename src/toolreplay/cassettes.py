@@ -29,12 +29,28 @@ from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 import vcr
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from vcr.errors import CannotOverwriteExistingCassetteException
-from vcr.persisters.filesystem import FilesystemPersister
+from vcr.persisters.filesystem import CassetteNotFoundError
+from vcr.request import Request as VcrRequest
 from vcr.serialize import serialize as vcr_serialize
+from vcr.serializers import compat
 
-from .files import atomic_write_text, leftovers
+from .files import (
+    InputFileError,
+    atomic_write_text,
+    decode_input,
+    leftovers,
+    read_input_bytes,
+    read_input_text,
+)
 
 KEPT_HEADERS = {"content-type"}
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -80,8 +96,55 @@ def _parse_json_body(body: Any) -> Any:
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~10x faster
 
 
+class AliasError(yaml.YAMLError):
+    """A cassette uses a YAML anchor and alias (refused: a few lines of aliases can expand to
+    gigabytes when the body is turned back into JSON)."""
+
+
+def _refuse_shared_nodes(root: yaml.Node) -> None:
+    """Walk the composed node graph once; an alias makes a node reachable twice (or a cycle),
+    so the first node seen again is refused, before anything is constructed or expanded."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            mark = node.start_mark
+            raise AliasError(
+                f"YAML alias to the node anchored at line {mark.line + 1}, column "
+                f"{mark.column + 1}: cassettes may not use anchors or aliases"
+            )
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.extend((value, key))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed(node.value))
+
+
+_NO_ALIAS_LOADERS: dict[type, type] = {}
+
+
+def _no_alias_loader(base: type) -> type:
+    """``base`` (a PyYAML safe loader, libyaml's by default) with a compose-time check that
+    refuses aliases (:func:`_refuse_shared_nodes`)."""
+    if base not in _NO_ALIAS_LOADERS:
+
+        def get_single_node(self: Any) -> Any:
+            node = base.get_single_node(self)  # type: ignore[attr-defined]
+            if node is not None:
+                _refuse_shared_nodes(node)
+            return node
+
+        _NO_ALIAS_LOADERS[base] = type(
+            f"NoAlias{base.__name__}", (base,), {"get_single_node": get_single_node}
+        )
+    return _NO_ALIAS_LOADERS[base]
+
+
 def _load_yaml(text: str) -> Any:
-    return yaml.load(text, Loader=_Loader)
+    """Parse one YAML document with the safe loader; aliases refused (:class:`AliasError`)."""
+    return yaml.load(text, Loader=_no_alias_loader(_Loader))
 
 
 class _Dumper(yaml.SafeDumper):
@@ -122,15 +185,21 @@ class JsonBodySerializer:
     def deserialize(text: str) -> dict[str, Any]:
         data: dict[str, Any] = _load_yaml(text)
         for interaction in data.get("interactions", []):
-            request = interaction["request"]
-            if "parsed_body" in request:
-                request["body"] = json.dumps(request.pop("parsed_body"), ensure_ascii=False)
-            body = interaction["response"].get("body", {})
-            if "parsed_body" in body:
-                interaction["response"]["body"] = {
-                    "string": json.dumps(body["parsed_body"], ensure_ascii=False)
-                }
+            _unparse_bodies(interaction)
         return data
+
+
+def _unparse_bodies(interaction: dict[str, Any]) -> dict[str, Any]:
+    """Stored form → vcrpy form: ``parsed_body`` turned back into a JSON string, in place."""
+    request = interaction["request"]
+    if "parsed_body" in request:
+        request["body"] = json.dumps(request.pop("parsed_body"), ensure_ascii=False)
+    body = interaction["response"].get("body", {})
+    if "parsed_body" in body:
+        interaction["response"]["body"] = {
+            "string": json.dumps(body["parsed_body"], ensure_ascii=False)
+        }
+    return interaction
 
 
 # ---- matching and filtering --------------------------------------------------------------
@@ -182,7 +251,15 @@ class AtomicPersister:
 
     @staticmethod
     def load_cassette(cassette_path: str | Path, serializer: Any) -> Any:
-        return FilesystemPersister.load_cassette(cassette_path, serializer)
+        """Load through :func:`load_cassette` (every field validated); a missing file is
+        vcrpy's "not found" (recording starts a new cassette)."""
+        path = Path(cassette_path)
+        if not path.is_file():
+            raise CassetteNotFoundError()
+        interactions = [_unparse_bodies(i) for i in load_cassette(path)]
+        requests = [VcrRequest._from_dict(i["request"]) for i in interactions]
+        responses = [compat.convert_to_bytes(i["response"]) for i in interactions]
+        return requests, responses
 
     @staticmethod
     def save_cassette(cassette_path: str | Path, cassette_dict: Any, serializer: Any) -> None:
@@ -209,22 +286,51 @@ def make_vcr(record_mode: Literal["none", "all", "once"] = "none") -> vcr.VCR:
 
 # ---- validation of files read from disk ----------------------------------------------------
 
+#: A cassette larger than this is refused before parsing (ours are a few kilobytes each).
+CASSETTE_LIMIT = 64 * 1024 * 1024
 
 Headers = dict[str, list[str]]
+Body = str | bytes | None  # text, bytes (stored as !!binary), or no body
+
+
+def _json_problem(value: Any, where: str = "") -> str | None:
+    """Where ``value`` stops being JSON (a YAML date, a non-string key, NaN...), or None."""
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        item, at = stack.pop()
+        if item is None or isinstance(item, (str, bool, int)):
+            continue
+        if isinstance(item, float):
+            if item != item or item in (float("inf"), float("-inf")):
+                return f"{at or 'value'}: {item} is not a JSON number"
+            continue
+        if isinstance(item, list):
+            stack.extend((v, f"{at}.{i}" if at else str(i)) for i, v in enumerate(item))
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                if not isinstance(k, str):
+                    return f"{at or 'value'}: key {k!r} is not a string"
+                stack.append((v, f"{at}.{k}" if at else k))
+        else:
+            return f"{at or 'value'}: a YAML {type(item).__name__}, not a JSON value"
+    return None
 
 
 class _RequestModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
-    method: str
-    uri: str
+    method: str = Field(min_length=1)
+    uri: str = Field(min_length=1)
     headers: Headers
-    body: str | None = None
+    body: Body = None
     parsed_body: Any = None
 
     @model_validator(mode="after")
     def _has_body(self) -> _RequestModel:
-        if "body" not in self.model_fields_set and "parsed_body" not in self.model_fields_set:
-            raise ValueError("needs 'body' or 'parsed_body'")
+        fields = self.model_fields_set & {"body", "parsed_body"}
+        if len(fields) != 1:
+            raise ValueError("needs exactly one of 'body' or 'parsed_body'")
+        if "parsed_body" in fields and (problem := _json_problem(self.parsed_body)):
+            raise ValueError(f"parsed_body.{problem}")
         return self
 
 
@@ -236,13 +342,17 @@ class _StatusModel(BaseModel):
 
 class _BodyModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
-    string: str | None = None
+    string: Body = None
     parsed_body: Any = None
 
     @model_validator(mode="after")
     def _one_form(self) -> _BodyModel:
         if len(self.model_fields_set) != 1:
             raise ValueError("needs exactly one of 'string' or 'parsed_body'")
+        if "parsed_body" in self.model_fields_set and (
+            problem := _json_problem(self.parsed_body)
+        ):
+            raise ValueError(f"parsed_body.{problem}")
         return self
 
 
@@ -253,6 +363,50 @@ class _ResponseModel(BaseModel):
     body: _BodyModel
 
 
+class _ReplyModel(BaseModel):
+    """What the model client reads of a 200 chat-completions reply (other fields pass)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    class _Function(BaseModel):
+        model_config = ConfigDict(extra="allow", strict=True)
+        name: str
+        arguments: str
+
+    class _ToolCall(BaseModel):
+        model_config = ConfigDict(extra="allow", strict=True)
+        id: str
+        type: str
+        function: _ReplyModel._Function
+
+    class _Message(BaseModel):
+        model_config = ConfigDict(extra="allow", strict=True)
+        role: str
+        content: str | None = None
+        tool_calls: list[_ReplyModel._ToolCall] | None = None
+
+    class _Choice(BaseModel):
+        model_config = ConfigDict(extra="allow", strict=True)
+        message: _ReplyModel._Message
+        finish_reason: str | None = None
+
+    class _Usage(BaseModel):
+        model_config = ConfigDict(extra="allow", strict=True)
+        prompt_tokens: int = Field(ge=0)
+        completion_tokens: int = Field(ge=0)
+        total_tokens: int = Field(ge=0)
+
+    choices: list[_Choice] = Field(min_length=1)
+    usage: _Usage | None = None  # absent is allowed, null is not
+
+    @field_validator("usage", mode="before")
+    @classmethod
+    def _usage_not_null(cls, value: Any) -> Any:
+        if value is None:
+            raise ValueError("empty (a truncated file?)")
+        return value
+
+
 class _InteractionModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
     request: _RequestModel
@@ -260,46 +414,108 @@ class _InteractionModel(BaseModel):
 
     @model_validator(mode="after")
     def _chat_reply_shape(self) -> _InteractionModel:
-        """A recorded 200 chat-completions reply must hold at least one choice."""
+        """A recorded 200 chat-completions reply must be one the model client can read."""
         if not urlsplit(self.request.uri).path.endswith("/chat/completions"):
             return self
         if self.response.status.code != 200:
             return self
-        body = self.response.body.parsed_body
-        if self.response.body.string is not None:
-            body = _parse_json_body(self.response.body.string)
-        choices = body.get("choices") if isinstance(body, dict) else None
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise ValueError("a chat-completions reply needs a non-empty 'choices' list")
-        if not isinstance(choices[0].get("message"), dict):
-            raise ValueError("the reply's first choice has no 'message' object")
+        body, at = self.response.body.parsed_body, "response.body.parsed_body"
+        if "string" in self.response.body.model_fields_set:
+            body, at = _parse_json_body(self.response.body.string), "response.body.string"
+        if not isinstance(body, dict):
+            raise ValueError(f"{at}: a chat-completions reply needs a JSON object with 'choices'")
+        try:
+            _ReplyModel.model_validate(body)
+        except ValidationError as exc:
+            raise ValueError(_first_error(exc, at)) from None
         return self
 
 
-def read_cassette(path: Path) -> list[dict[str, Any]]:
-    """The interactions of a cassette as stored (bodies parsed), validated.
+def _first_error(exc: ValidationError, prefix: str = "") -> str:
+    """``where: what`` for the first error pydantic found (``where`` dotted, after
+    ``prefix``), without pydantic's "Value error, " decoration."""
+    err = exc.errors()[0]
+    where = ".".join([prefix, *map(str, err["loc"])] if prefix else map(str, err["loc"]))
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return f"{where}: {msg}" if where else msg
 
-    Raises :class:`CassetteError` naming ``path`` and, for a malformed interaction, its
-    number (from 1) and the missing or wrong field."""
+
+class _CassetteModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    version: Literal[1]
+    interactions: list[Any]
+
+
+class CassetteDamaged(CassetteError):
+    """A cassette's bytes differ from the sha256 the manifest holds for it: the file was
+    edited or damaged since recording. Not a cassette miss."""
+
+
+def load_cassette(path: Path, expected_sha256: str | None = None) -> list[dict[str, Any]]:
+    """The interactions of the cassette at ``path``, as stored (JSON bodies parsed under
+    ``parsed_body``), every field validated; the one place a cassette is read and checked.
+
+    Checks, in order, each failure a :class:`CassetteError` whose message starts with
+    ``path`` and says where and what: the file exists, is a file, is at most
+    :data:`CASSETTE_LIMIT` bytes; its sha256 equals ``expected_sha256`` when given
+    (:class:`CassetteDamaged`, "edited or damaged since recording", naming also what else is
+    wrong with it); UTF-8 (line, column, byte); YAML without anchors or aliases (line,
+    column); ``version: 1`` and an ``interactions`` list; each interaction (numbered from 1)
+    field by field: request method, URI, headers (name → list of strings), body (text,
+    bytes or a JSON value); response status code (100–599) and message, headers, body; and
+    for a 200 chat-completions reply the choices, message, tool calls and usage the model
+    client reads."""
     try:
-        data = _load_yaml(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CassetteError(f"cassette not found: {path}") from None
-    except UnicodeDecodeError as exc:
-        raise CassetteError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        data = read_input_bytes(path, "cassette", CASSETTE_LIMIT)
+    except InputFileError as exc:
+        if exc.missing:
+            raise CassetteError(f"cassette not found: {path}") from None
+        raise CassetteError(str(exc)) from None
+    problem: CassetteError | None = None
+    interactions: list[dict[str, Any]] = []
+    try:
+        interactions = _validate(path, data)
+    except CassetteError as exc:
+        problem = exc
+    if expected_sha256 is not None and hashlib.sha256(data).hexdigest() != expected_sha256:
+        also = f"; it also fails to load: {str(problem).removeprefix(f'{path}: ')}"
+        raise CassetteDamaged(
+            f"{path}: edited or damaged since recording (its sha256 differs from the one "
+            f"manifest.json holds{also if problem else ''}). Restore it from version control "
+            "or re-record it"
+        )
+    if problem is not None:
+        raise problem
+    return interactions
+
+
+def _validate(path: Path, data: bytes) -> list[dict[str, Any]]:
+    try:
+        text = decode_input(path, data, "cassette")
+    except InputFileError as exc:
+        raise CassetteError(str(exc)) from None
+    try:
+        raw = _load_yaml(text)
     except yaml.YAMLError as exc:
         raise CassetteError(f"{path}: not valid YAML: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
+    if not isinstance(raw, dict) or not isinstance(raw.get("interactions"), list):
         raise CassetteError(f"{path}: not a cassette (no 'interactions' list)")
-    for i, raw in enumerate(data["interactions"], start=1):
+    try:
+        _CassetteModel.model_validate(raw)
+    except ValidationError as exc:
+        raise CassetteError(f"{path}: {_first_error(exc)}") from None
+    for i, item in enumerate(raw["interactions"], start=1):
         try:
-            _InteractionModel.model_validate(raw)
+            _InteractionModel.model_validate(item)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(x) for x in err["loc"]) or "interaction"
-            raise CassetteError(f"{path}: interaction {i}: {where}: {err['msg']}") from None
-    interactions: list[dict[str, Any]] = data["interactions"]
+            raise CassetteError(f"{path}: interaction {i}: {_first_error(exc)}") from None
+    interactions: list[dict[str, Any]] = raw["interactions"]
     return interactions
+
+
+def read_cassette(path: Path) -> list[dict[str, Any]]:
+    """:func:`load_cassette` without the manifest check (kept for existing callers)."""
+    return load_cassette(path)
 
 
 # ---- miss explanations ------------------------------------------------------------------
@@ -523,16 +739,23 @@ def find_miss(exc: BaseException) -> CannotOverwriteExistingCassetteException | 
 
 
 @contextmanager
-def replay_cassette(path: Path, episode: str, rerecord: str) -> Iterator[Any]:
-    """Replay one episode's cassette with record mode ``none``.
+def replay_cassette(
+    path: Path, episode: str, rerecord: str, expected_sha256: str | None = None
+) -> Iterator[Any]:
+    """Replay one episode's cassette with record mode ``none``, after :func:`load_cassette`
+    has checked it (against ``expected_sha256``, the manifest's, when given).
 
-    Raises :class:`CassetteError` (missing/malformed), :class:`CassetteMiss` (a request not
-    recorded) or :class:`UnplayedInteractions` (recorded interactions never requested)."""
+    Raises :class:`CassetteError` (missing/malformed), :class:`CassetteDamaged` (edited or
+    damaged since recording), :class:`CassetteMiss` (a request not recorded) or
+    :class:`UnplayedInteractions` (recorded interactions never requested)."""
     if not path.exists():
         raise CassetteError(
             f"cassette not found: {path} (episode {episode}); record it: {rerecord}"
         )
-    read_cassette(path)
+    try:
+        load_cassette(path, expected_sha256)
+    except CassetteDamaged as exc:
+        raise CassetteDamaged(f"{exc} (episode {episode}): {rerecord}") from None
     try:
         with make_vcr("none").use_cassette(str(path)) as cassette:
             yield cassette
@@ -626,9 +849,13 @@ def read_manifest(set_dir: Path) -> Manifest:
     """Load and validate ``manifest.json``; :class:`CassetteError` naming the file otherwise.
     ``cassette_set`` is the folder's name (whatever the set was called when recorded)."""
     path = manifest_path(set_dir)
+    if set_dir.exists() and not set_dir.is_dir():
+        raise CassetteError(f"{set_dir}: is a file, not a cassette set folder")
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+        text = read_input_text(path, "manifest", CASSETTE_LIMIT)
+    except InputFileError as exc:
+        if not exc.missing:
+            raise CassetteError(str(exc)) from None
         left = leftovers(set_dir)
         if left and not set_dir.exists():
             raise CassetteError(
@@ -641,6 +868,8 @@ def read_manifest(set_dir: Path) -> Manifest:
             f"no cassette set at {set_dir} ({path.name} missing); record one with "
             f"`toolreplay record --stand-in --set {set_dir.name}`"
         ) from None
+    try:
+        raw = json.loads(text)
     except ValueError as exc:
         raise CassetteError(f"{path}: not valid JSON: {exc}") from None
     try:
