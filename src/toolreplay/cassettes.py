@@ -162,20 +162,57 @@ def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
 _Dumper.add_representer(str, _str_presenter)
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("duplicate key")
+    return dict(pairs)
+
+
+def _storable_json(body: Any) -> tuple[bool, Any]:
+    """``(True, value)`` when ``body`` is a JSON document whose value survives the trip
+    through YAML and back to JSON unchanged: strict JSON (no NaN/Infinity, no duplicate keys),
+    finite numbers, text without lone surrogates, not ``null``. Anything else is stored as
+    text or bytes, byte for byte."""
+    if isinstance(body, bytes):
+        try:
+            body = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return False, None
+    if not isinstance(body, str) or not body.strip():
+        return False, None
+    try:
+        value = json.loads(body, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+    except (ValueError, RecursionError):
+        return False, None
+    if value is None or _json_problem(value, text=True) is not None:
+        return False, None
+    return True, value
+
+
 class JsonBodySerializer:
-    """vcrpy serializer: YAML with JSON bodies stored parsed under ``parsed_body``."""
+    """vcrpy serializer: YAML with JSON bodies stored parsed under ``parsed_body``.
+
+    What is stored replays: a body that :func:`_storable_json` accepts is stored parsed and
+    replays as the same JSON value (same types, same key order; the bytes are those of
+    ``json.dumps``); every other body (any text, any bytes: bytes that are not UTF-8 as
+    ``!!binary``) is stored and replayed byte for byte."""
 
     @staticmethod
     def serialize(cassette_dict: dict[str, Any]) -> str:
         for interaction in cassette_dict["interactions"]:
             request = interaction["request"]
-            parsed = _parse_json_body(request.get("body"))
-            if parsed is not None:
+            ok, parsed = _storable_json(request.get("body"))
+            if ok:
                 del request["body"]
                 request["parsed_body"] = parsed
             body = interaction["response"].get("body", {})
-            parsed = _parse_json_body(body.get("string"))
-            if parsed is not None:
+            ok, parsed = _storable_json(body.get("string"))
+            if ok:
                 interaction["response"]["body"] = {"parsed_body": parsed}
         return yaml.dump(
             cassette_dict, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100
@@ -205,13 +242,46 @@ def _unparse_bodies(interaction: dict[str, Any]) -> dict[str, Any]:
 # ---- matching and filtering --------------------------------------------------------------
 
 
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of two parsed JSON values with their types: booleans, numbers, strings and
+    null are never equal across types (``True`` ≠ ``1``, ``0`` ≠ ``False``, ``"1"`` ≠ ``1``);
+    JSON has one number type, so ``1 == 1.0``. Objects compare by keys and values (order
+    aside), arrays element by element. Python's ``==`` would call ``True == 1`` equal."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if isinstance(x, bool) or isinstance(y, bool):
+            if not (isinstance(x, bool) and isinstance(y, bool) and x == y):
+                return False
+        elif isinstance(x, (int, float)) and isinstance(y, (int, float)):
+            if not (x == y or (x != x and y != y)):  # NaN matches NaN (lenient JSON)
+                return False
+        elif isinstance(x, str) and isinstance(y, str):
+            if x != y:
+                return False
+        elif x is None or y is None:
+            if not (x is None and y is None):
+                return False
+        elif isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y, strict=True))
+        elif isinstance(x, dict) and isinstance(y, dict):
+            if x.keys() != y.keys():
+                return False
+            stack.extend((x[k], y[k]) for k in x)
+        else:
+            return False
+    return True
+
+
 def _json_body_matcher(r1: Any, r2: Any) -> None:
     b1, b2 = _parse_json_body(r1.body), _parse_json_body(r2.body)
     if b1 is None and b2 is None:
         if (r1.body or b"") != (r2.body or b""):
             raise AssertionError("bodies differ")
         return
-    if b1 != b2:
+    if not json_equal(b1, b2):
         raise AssertionError("JSON bodies differ")
 
 
@@ -293,12 +363,17 @@ Headers = dict[str, list[str]]
 Body = str | bytes | None  # text, bytes (stored as !!binary), or no body
 
 
-def _json_problem(value: Any, where: str = "") -> str | None:
-    """Where ``value`` stops being JSON (a YAML date, a non-string key, NaN...), or None."""
+def _json_problem(value: Any, where: str = "", *, text: bool = False) -> str | None:
+    """Where ``value`` stops being JSON (a YAML date, a non-string key, NaN...), or None.
+    With ``text``, strings (keys too) must also be encodable as UTF-8 (no lone surrogates)."""
     stack: list[tuple[Any, str]] = [(value, where)]
     while stack:
         item, at = stack.pop()
-        if item is None or isinstance(item, (str, bool, int)):
+        if isinstance(item, str):
+            if text and not _utf8_ok(item):
+                return f"{at or 'value'}: a lone surrogate"
+            continue
+        if item is None or isinstance(item, (bool, int)):
             continue
         if isinstance(item, float):
             if item != item or item in (float("inf"), float("-inf")):
@@ -310,10 +385,20 @@ def _json_problem(value: Any, where: str = "") -> str | None:
             for k, v in item.items():
                 if not isinstance(k, str):
                     return f"{at or 'value'}: key {k!r} is not a string"
+                if text and not _utf8_ok(k):
+                    return f"{at or 'value'}: a key with a lone surrogate"
                 stack.append((v, f"{at}.{k}" if at else k))
         else:
             return f"{at or 'value'}: a YAML {type(item).__name__}, not a JSON value"
     return None
+
+
+def _utf8_ok(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class _RequestModel(BaseModel):
@@ -540,7 +625,7 @@ def _describe_body_difference(sent: Any, recorded: Any) -> list[str]:
     tools_toggled = bool(sent.get("tools")) != bool(recorded.get("tools"))
     for key in sorted(set(sent) | set(recorded)):
         a, b = sent.get(key), recorded.get(key)
-        if a == b:
+        if (key in sent) == (key in recorded) and json_equal(a, b):
             continue
         if key == "messages" and isinstance(a, list) and isinstance(b, list):
             out.extend(_describe_messages(a, b))
@@ -602,7 +687,7 @@ def _describe_tool_calls(name: str, sent: Any, recorded: Any) -> str | None:
     if len(sent) != len(recorded):
         return f"{name}: sent {len(sent)} tool call(s), recorded {len(recorded)}"
     for i, (a, b) in enumerate(zip(sent, recorded, strict=True)):
-        if a == b or not isinstance(a, dict) or not isinstance(b, dict):
+        if json_equal(a, b) or not isinstance(a, dict) or not isinstance(b, dict):
             continue
         fa, fb = a.get("function") or {}, b.get("function") or {}
         if fa.get("name") != fb.get("name"):
@@ -621,7 +706,7 @@ def _describe_messages(sent: list[Any], recorded: list[Any]) -> list[str]:
     if len(sent) != len(recorded):
         out.append(f"messages: sent {len(sent)}, recorded {len(recorded)}")
     for i, (a, b) in enumerate(zip(sent, recorded, strict=False)):
-        if a == b:
+        if json_equal(a, b):
             continue
         name = _message_name(i, a, sent)
         ca, cb = (a or {}).get("content"), (b or {}).get("content")
@@ -654,15 +739,17 @@ def _describe_tools(sent: list[Any], recorded: list[Any]) -> list[str]:
                 f"tool schema `{n}` description differs "
                 f"{_first_difference(str(fa.get('description')), str(fb.get('description')))}"
             )
-        elif fa.get("parameters") != fb.get("parameters"):
+        elif not json_equal(fa.get("parameters"), fb.get("parameters")):
             pa, pb = fa.get("parameters") or {}, fb.get("parameters") or {}
             props_a, props_b = pa.get("properties") or {}, pb.get("properties") or {}
             changed = sorted(
-                k for k in set(props_a) | set(props_b) if props_a.get(k) != props_b.get(k)
+                k
+                for k in set(props_a) | set(props_b)
+                if not json_equal(props_a.get(k), props_b.get(k))
             )
             where = f" (parameter {', '.join(f'`{k}`' for k in changed)})" if changed else ""
             out.append(f"tool schema `{n}` parameters differ{where}")
-        elif a[n] != b[n]:
+        elif not json_equal(a[n], b[n]):
             out.append(f"tool schema `{n}` differs: sent {_short(a[n])}, recorded {_short(b[n])}")
     return out
 
@@ -701,7 +788,9 @@ def explain_miss(
         def distance(item: tuple[int, Any]) -> int:
             rec = _parse_json_body(item[1].body)
             if isinstance(sent, dict) and isinstance(rec, dict):
-                return sum(1 for k in set(sent) | set(rec) if sent.get(k) != rec.get(k))
+                return sum(
+                    1 for k in set(sent) | set(rec) if not json_equal(sent.get(k), rec.get(k))
+                )
             return 0 if item[1].query == req.query else 1
 
         index, closest = min(candidates, key=distance)
