@@ -54,7 +54,7 @@ def reference_episodes(suite: EvalSuite) -> dict[tuple[str, str], Episode]:
 def reference_results(suite: EvalSuite, reference_episodes: dict) -> dict:
     names = [c.name for c in study_configurations(suite)]
     episodes = list(reference_episodes.values())
-    return build_results(read_manifest(REFERENCE), episodes, names, FULL_JUDGE, suite.measures)
+    return build_results(read_manifest(REFERENCE), episodes, names, FULL_JUDGE, suite.by_id)
 
 
 def _loopback_works() -> bool:

@@ -59,6 +59,7 @@ def test_missing_eval_file(tmp_path):
         ("{hosts: []}", "experiment.hosts"),
         ("{sampling: {temperature: .nan}}", "experiment.sampling.temperature"),
         ("{max_rounds: 1}", "experiment.max_rounds"),
+        ("{repeat_window: 0}", "experiment.repeat_window"),
     ],
 )
 def test_bad_experiment_settings_are_named(tmp_path, experiment, needle):
@@ -70,3 +71,14 @@ def test_bad_experiment_settings_are_named(tmp_path, experiment, needle):
     )
     with pytest.raises(EvalFileError, match=needle):
         load_eval(path)
+
+
+def test_repeat_window_comes_from_the_eval_file(tmp_path, suite):
+    assert suite.experiment.repeat_window == 2  # evals/weather.yaml sets it
+    path = tmp_path / "e.yaml"
+    path.write_text(
+        HEAD.replace("questions:\n", "experiment: {repeat_window: 4}\nquestions:\n")
+        + Q.format(id="a", text="t", measure="temperature"),
+        encoding="utf-8",
+    )
+    assert load_eval(path).experiment.repeat_window == 4

@@ -39,7 +39,7 @@ def test_stand_in_recording_replays_to_the_committed_results(
     assert manifest.provenance == "stand-in" and len(manifest.episodes) == 16
     episodes = replay_set(set_dir, suite, configs)
     fresh = build_results(
-        read_manifest(set_dir), episodes, [c.name for c in configs], FULL_JUDGE, suite.measures
+        read_manifest(set_dir), episodes, [c.name for c in configs], FULL_JUDGE, suite.by_id
     )
     assert comparable(fresh) == comparable(reference_results)
     # and the cassettes themselves are byte-identical to the committed ones

@@ -224,6 +224,10 @@ def test_stand_in_set_is_labelled_a_test_double(
     banner = committed_page.select_one(".banner")
     assert banner is not None and "stand-in" in banner["class"]
     assert "Test double" in text(banner)
+    # what the double's hints script vs. what the hosts decide
+    assert "standin:" in text(banner)
+    assert "empty answer or as an unfulfilled promise" in text(banner)
+    assert "Whether a pending tool call is ever executed comes from host logic" in text(banner)
     facts = {text(d.dt): text(d.dd) for d in committed_page.select(".facts > div")}
     prov = committed["provenance"]
     assert facts["provenance"] == "stand-in"

@@ -21,10 +21,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
+from unittest import mock
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 import vcr
@@ -34,7 +36,6 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
-    field_validator,
     model_validator,
 )
 from vcr.errors import CannotOverwriteExistingCassetteException
@@ -448,72 +449,14 @@ class _ResponseModel(BaseModel):
     body: _BodyModel
 
 
-class _ReplyModel(BaseModel):
-    """What the model client reads of a 200 chat-completions reply (other fields pass)."""
-
-    model_config = ConfigDict(extra="allow", strict=True)
-
-    class _Function(BaseModel):
-        model_config = ConfigDict(extra="allow", strict=True)
-        name: str
-        arguments: str
-
-    class _ToolCall(BaseModel):
-        model_config = ConfigDict(extra="allow", strict=True)
-        id: str
-        type: str
-        function: _ReplyModel._Function
-
-    class _Message(BaseModel):
-        model_config = ConfigDict(extra="allow", strict=True)
-        role: str
-        content: str | None = None
-        tool_calls: list[_ReplyModel._ToolCall] | None = None
-
-    class _Choice(BaseModel):
-        model_config = ConfigDict(extra="allow", strict=True)
-        message: _ReplyModel._Message
-        finish_reason: str | None = None
-
-    class _Usage(BaseModel):
-        model_config = ConfigDict(extra="allow", strict=True)
-        prompt_tokens: int = Field(ge=0)
-        completion_tokens: int = Field(ge=0)
-        total_tokens: int = Field(ge=0)
-
-    choices: list[_Choice] = Field(min_length=1)
-    usage: _Usage | None = None  # absent is allowed, null is not
-
-    @field_validator("usage", mode="before")
-    @classmethod
-    def _usage_not_null(cls, value: Any) -> Any:
-        if value is None:
-            raise ValueError("empty (a truncated file?)")
-        return value
-
-
 class _InteractionModel(BaseModel):
+    """One recorded exchange. The reply body's shape is not judged here: whatever a server
+    sent (no choices, HTML, an event stream...) replays, and the model client gives it an
+    outcome (stop reason ``error`` with what was wrong)."""
+
     model_config = ConfigDict(extra="forbid")
     request: _RequestModel
     response: _ResponseModel
-
-    @model_validator(mode="after")
-    def _chat_reply_shape(self) -> _InteractionModel:
-        """A recorded 200 chat-completions reply must be one the model client can read."""
-        if not urlsplit(self.request.uri).path.endswith("/chat/completions"):
-            return self
-        if self.response.status.code != 200:
-            return self
-        body, at = self.response.body.parsed_body, "response.body.parsed_body"
-        if "string" in self.response.body.model_fields_set:
-            body, at = _parse_json_body(self.response.body.string), "response.body.string"
-        if not isinstance(body, dict):
-            raise ValueError(f"{at}: a chat-completions reply needs a JSON object with 'choices'")
-        try:
-            _ReplyModel.model_validate(body)
-        except ValidationError as exc:
-            raise ValueError(_first_error(exc, at)) from None
-        return self
 
 
 def _first_error(exc: ValidationError, prefix: str = "") -> str:
@@ -547,9 +490,10 @@ def load_cassette(path: Path, expected_sha256: str | None = None) -> list[dict[s
     wrong with it); UTF-8 (line, column, byte); YAML without anchors or aliases (line,
     column); ``version: 1`` and an ``interactions`` list; each interaction (numbered from 1)
     field by field: request method, URI, headers (name → list of strings), body (text,
-    bytes or a JSON value); response status code (100–599) and message, headers, body; and
-    for a 200 chat-completions reply the choices, message, tool calls and usage the model
-    client reads."""
+    bytes or a JSON value); response status code (100–599) and message, headers, body (text,
+    bytes or a JSON value). What a reply body *says* (choices, tool calls, usage) is not
+    judged here: any recorded reply replays and the model client gives it an outcome; a body
+    cut short or edited since recording fails the sha256 check instead."""
     try:
         data = read_input_bytes(path, "cassette", CASSETTE_LIMIT)
     except InputFileError as exc:
@@ -827,6 +771,66 @@ def find_miss(exc: BaseException) -> CannotOverwriteExistingCassetteException | 
     return None
 
 
+_SEND_LOCK = threading.Lock()
+
+
+def _in_call_order(data: list[Any], tags: dict[int, tuple[int, int]]) -> list[Any]:
+    """``data`` (a cassette's interactions) with each run of consecutive interactions made by
+    the same tool round sorted by tool-call position (stable: a call's own requests keep
+    their order). Interactions without a tag (model requests) stay where they are."""
+    out: list[Any] = []
+    i = 0
+    while i < len(data):
+        tag = tags.get(i)
+        if tag is None:
+            out.append(data[i])
+            i += 1
+            continue
+        j = i
+        while j < len(data) and (t := tags.get(j)) is not None and t[0] == tag[0]:
+            j += 1
+        out += [data[k] for k in sorted(range(i, j), key=lambda k: tags[k][1])]
+        i = j
+    return out
+
+
+@contextmanager
+def one_request_at_a_time(cassette: Any = None) -> Iterator[None]:
+    """Serialise ``requests`` sends while a cassette is in use, and keep call order.
+
+    Parallel tool calls send Open-Meteo requests from several threads, but vcrpy is not
+    thread-safe: it briefly removes its patches, for every thread, while it builds a real
+    connection, so a request sent from another thread at that moment would miss the cassette.
+    Under a cassette the sends therefore take turns; in replay each request still gets the
+    recorded reply that matches it, whatever order the threads arrive in. When recording
+    into ``cassette``, each new interaction is tagged with the tool call that sent it
+    (:mod:`toolreplay.callorder`), and on exit (before vcrpy saves) the interactions of each
+    tool round are put in call order, so a recording is the same file whatever order the
+    threads ran in. Without a cassette (a live run) nothing is serialised."""
+    import requests.adapters
+
+    from . import callorder
+
+    send = requests.adapters.HTTPAdapter.send
+    tags: dict[int, tuple[int, int]] = {}
+
+    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with _SEND_LOCK:
+            before = len(cassette.data) if cassette is not None else 0
+            try:
+                return send(self, *args, **kwargs)
+            finally:
+                tag = callorder.current()
+                if cassette is not None and tag is not None:
+                    for index in range(before, len(cassette.data)):
+                        tags[index] = tag
+
+    with mock.patch.object(requests.adapters.HTTPAdapter, "send", locked):
+        yield
+    if cassette is not None and tags:
+        cassette.data[:] = _in_call_order(list(cassette.data), tags)
+
+
 @contextmanager
 def replay_cassette(
     path: Path, episode: str, rerecord: str, expected_sha256: str | None = None
@@ -846,7 +850,10 @@ def replay_cassette(
     except CassetteDamaged as exc:
         raise CassetteDamaged(f"{exc} (episode {episode}): {rerecord}") from None
     try:
-        with make_vcr("none").use_cassette(str(path)) as cassette:
+        with (
+            make_vcr("none").use_cassette(str(path)) as cassette,
+            one_request_at_a_time(cassette),
+        ):
             yield cassette
             if not cassette.all_played:
                 left = [

@@ -15,6 +15,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -188,7 +189,7 @@ def run(
     except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
         raise _fail(str(exc)) from None
     results = build_results(
-        manifest, episodes, [c.name for c in configs], FULL_JUDGE, suite.measures
+        manifest, episodes, [c.name for c in configs], FULL_JUDGE, suite.by_id
     )
     with _progress(len(ablation_configurations(suite)) * len(suite.questions), "auditing") as step:
         audit = run_audit(
@@ -330,6 +331,13 @@ def audit(
         )
 
 
+class OpenMeteoSource(str, Enum):
+    """Where ``record --live`` sends the tools' Open-Meteo requests."""
+
+    live = "live"
+    fixture = "fixture"
+
+
 @app.command()
 def record(
     stand_in: Annotated[
@@ -403,6 +411,14 @@ def record(
     forecast_url: Annotated[
         str, typer.Option(help="--live: Open-Meteo forecast endpoint.")
     ] = FORECAST_URL,
+    open_meteo: Annotated[
+        OpenMeteoSource,
+        typer.Option(
+            "--open-meteo",
+            help="--live: the tools' Open-Meteo: the real API (live) or the bundled fixture "
+            "server on loopback (fixture; fixed data, only the model is live).",
+        ),
+    ] = OpenMeteoSource.live,
     ablations: Annotated[
         bool, typer.Option(help="Also record the baseline variants with one heuristic off.")
     ] = True,
@@ -464,6 +480,7 @@ def record(
                     endpoint.settings,
                     geocoding_url=geocoding_url,
                     forecast_url=forecast_url,
+                    open_meteo_fixture=open_meteo is OpenMeteoSource.fixture,
                     only=keys,
                     progress=step,
                     **extra,

@@ -12,9 +12,9 @@ Errors: :class:`EvalFileError` names the file and the offending field.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -25,6 +25,7 @@ Measure = Literal["temperature", "precipitation", "comparison"]
 Day = Literal["today", "tomorrow"]
 HeuristicName = Literal["admin_seat", "population_order", "shi_retry"]
 HEURISTICS: tuple[HeuristicName, ...] = ("admin_seat", "population_order", "shi_retry")
+DEFAULT_REPEAT_WINDOW = 2
 
 
 #: An eval file larger than this is refused before parsing (ours is a few kilobytes).
@@ -75,7 +76,12 @@ class ExperimentSpec:
     """Which configurations to run and the settings every arm shares.
 
     ``baseline`` names the heuristics switched on in the oneshot baseline (all three unless the
-    eval file says otherwise; the fidelity audit fails when one is missing)."""
+    eval file says otherwise; the fidelity audit fails when one is missing).
+    ``repeat_window``: how many preceding rounds the loop host compares a round's call
+    signatures with (1: the previous round only; 2, the default, also catches A/B/A/B).
+    ``tool_choice``: sent with every request that offers tools: ``auto`` (the default),
+    ``required``, ``none``, or ``{"type": "function", "function": {"name": TOOL}}`` (the
+    model must call TOOL; useful for small models that never call a tool on their own)."""
 
     hosts: tuple[str, ...]
     toolsets: tuple[str, ...]
@@ -84,6 +90,8 @@ class ExperimentSpec:
     temperature: float
     ablations: tuple[str, ...]
     baseline: tuple[str, ...] = HEURISTICS
+    repeat_window: int = DEFAULT_REPEAT_WINDOW
+    tool_choice: Any = field(default="auto", hash=False)
 
 
 @dataclass(frozen=True)
@@ -112,6 +120,11 @@ class EvalSuite:
     def measures(self) -> dict[str, str]:
         """Question id → declared measure (``temperature``, ``precipitation``, ``comparison``)."""
         return {q.id: q.measure for q in self.questions}
+
+    @property
+    def by_id(self) -> dict[str, Question]:
+        """Question id → :class:`Question` (what the judge grounds each answer against)."""
+        return {q.id: q for q in self.questions}
 
     def question_for_text(self, text: str) -> Question | None:
         """The question whose text is exactly ``text``, or None."""
@@ -147,6 +160,17 @@ class _SamplingModel(_Strict):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0, allow_inf_nan=False)
 
 
+class _NamedFunction(_Strict):
+    name: str = Field(min_length=1)
+
+
+class _NamedToolChoice(_Strict):
+    """``{type: function, function: {name: TOOL}}``: the model must call that tool."""
+
+    type: Literal["function"]
+    function: _NamedFunction
+
+
 class _ExperimentModel(_Strict):
     hosts: list[Literal["single", "loop"]] = Field(default=["single", "loop"], min_length=1)
     toolsets: list[Literal["oneshot", "atomic"]] = Field(
@@ -157,6 +181,8 @@ class _ExperimentModel(_Strict):
     sampling: _SamplingModel = _SamplingModel()
     ablations: list[HeuristicName] = []
     baseline: list[HeuristicName] = list(HEURISTICS)
+    repeat_window: int = Field(default=DEFAULT_REPEAT_WINDOW, ge=1, le=20)
+    tool_choice: Literal["auto", "required", "none"] | _NamedToolChoice = "auto"
 
     @field_validator("hosts", "toolsets", "ablations", "baseline")
     @classmethod
@@ -230,6 +256,12 @@ def load_eval(path: str | Path) -> EvalSuite:
             temperature=exp.sampling.temperature,
             ablations=tuple(exp.ablations),
             baseline=tuple(exp.baseline),
+            repeat_window=exp.repeat_window,
+            tool_choice=(
+                exp.tool_choice.model_dump()
+                if isinstance(exp.tool_choice, _NamedToolChoice)
+                else exp.tool_choice
+            ),
         ),
         path=str(p),
     )

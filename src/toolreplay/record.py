@@ -34,6 +34,7 @@ from .cassettes import (
     episode_key,
     make_vcr,
     manifest_path,
+    one_request_at_a_time,
     read_manifest,
     redact_url,
     write_manifest,
@@ -70,6 +71,7 @@ class Target:
     forecast_url: str
     today: str
     trust_env: bool = True  # proxies etc. from the environment; off for loopback servers
+    tools_trust_env: bool | None = None  # for the Open-Meteo session; None: as trust_env
 
 
 def package_versions() -> dict[str, str]:
@@ -102,10 +104,17 @@ def _record_into(
             httpx.Client(timeout=120, trust_env=target.trust_env) as http,
             requests.Session() as session,
         ):
-            session.trust_env = target.trust_env
-            model = OpenAIChatModel(target.model, http, max_retries=2)
+            session.trust_env = (
+                target.trust_env if target.tools_trust_env is None else target.tools_trust_env
+            )
+            model = OpenAIChatModel(
+                target.model, http, max_retries=2, tool_choice=suite.experiment.tool_choice
+            )
             client = OpenMeteoClient(session, target.geocoding_url, target.forecast_url)
-            with recorder.use_cassette(str(path)):
+            with (
+                recorder.use_cassette(str(path)) as cassette,
+                one_request_at_a_time(cassette),
+            ):
                 started = time.perf_counter()
                 episode = run_episode(
                     suite, config, question, model=model, open_meteo=client, today=target.today
@@ -352,6 +361,7 @@ def record_live(
     *,
     geocoding_url: str = GEOCODING_URL,
     forecast_url: str = FORECAST_URL,
+    open_meteo_fixture: bool = False,
     only: Sequence[str] = (),
     progress: Progress | None = None,
     force: bool = False,
@@ -359,7 +369,11 @@ def record_live(
 ) -> Manifest:
     """Record against a real endpoint (``settings``) and Open-Meteo (the public API unless
     ``geocoding_url``/``forecast_url`` say otherwise). The prompt date is today in
-    Asia/Shanghai. :class:`RecordingError` when no key is set."""
+    Asia/Shanghai. :class:`RecordingError` when no key is set.
+
+    With ``open_meteo_fixture`` the tools talk to the bundled Open-Meteo fixture server on
+    loopback instead (started and stopped here), so only the model is live: fixed tool data,
+    and the prompt date is the fixtures' ``today`` so "today" matches the data."""
     if not settings.api_key:
         raise RecordingError(
             "live recording needs an API key: set "
@@ -369,6 +383,17 @@ def record_live(
         )
     settings = ModelSettings(settings.base_url, settings.model, settings.api_key,
                              suite.experiment.temperature)  # fmt: skip
+    if open_meteo_fixture:
+        with open_meteo_fixture_server() as om_url:
+            target = Target(
+                provenance="live",
+                model=settings,
+                geocoding_url=f"{om_url}/v1/search",
+                forecast_url=f"{om_url}/v1/forecast",
+                today=str(load_fixtures()["today"]),
+                tools_trust_env=False,
+            )
+            return record_set(set_dir, suite, configs, target, only=only, progress=progress)
     target = Target(
         provenance="live",
         model=settings,

@@ -73,6 +73,7 @@ FAILURE_MODES: dict[str, str] = {
     "unfulfilled_promise": "Unfulfilled promise",
     "fabricated_value": "Fabricated value",
     "no_measurement": "No measurement",
+    "refusal": "Refusal",
 }
 #: Grid rows and columns in the study's order; hosts/toolsets not listed here follow.
 HOSTS: dict[str, str] = {"single": "one tool round (if)", "loop": "until no tool call (while)"}
@@ -866,6 +867,7 @@ def _message(index: int, message: Mapping[str, Any], call_names: dict[str, str])
         "tool_calls": tool_calls,
         "tool_call_id": call_id,
         "tool_name": call_names.get(str(call_id)) if call_id is not None else None,
+        "refusal": message.get("refusal") if isinstance(message.get("refusal"), str) else None,
     }
 
 
@@ -893,6 +895,7 @@ def _transcripts(
                     "rounds": ep["rounds"],
                     "tool_calls": ep["tool_calls"],
                     "stop_reason": ep["stop_reason"],
+                    "finish_reason": ep.get("finish_reason"),
                     "messages": [
                         _message(n, m, call_names) for n, m in enumerate(ep["transcript"])
                     ],

@@ -7,8 +7,8 @@ Shape (keys kept stable; fields may be added)::
                          "recorded_wall_time_s", "avg_tokens", "stop_reasons",
                          "failure_modes"}, ...],
      "episodes": [{"configuration", "question_id", "question", "answer", "passed", "verdict",
-                   "rounds", "tool_calls", "tool_chain", "calls", "stop_reason", "usage",
-                   "recorded_wall_time_s", "failure_modes", "transcript"}, ...]}
+                   "rounds", "tool_calls", "tool_chain", "calls", "stop_reason", "finish_reason",
+                   "usage", "recorded_wall_time_s", "failure_modes", "transcript"}, ...]}
 
 An episode's ``failure_modes`` is a list of :meth:`toolreplay.failures.FailureMode.to_dict`
 (``{"mode", "explanation", "evidence": {"message_index", "span", "text", "tool_call"}}``); a
@@ -29,17 +29,25 @@ from typing import Any
 
 from .cassettes import Manifest
 from .episode import Episode
-from .failures import classify, mode_counts
+from .evals import Question
+from .failures import FABRICATED_VALUE, classify, mode_counts
 from .files import atomic_write_text
-from .judge import Judge
+from .judge import Expectation, Judge
 
 RESULTS_FORMAT = 1
 
 
-def episode_record(episode: Episode, judge: Judge, measure: str | None = None) -> dict[str, Any]:
-    """One episode as a results.json entry, judged by ``judge`` for a question that measures
-    ``measure`` (``temperature``, ``precipitation``, ``comparison``; None: any value)."""
-    verdict = judge.judge(episode.answer, measure)
+def episode_record(
+    episode: Episode, judge: Judge, measure: Question | str | None = None
+) -> dict[str, Any]:
+    """One episode as a results.json entry, judged by ``judge`` for its question (``measure``:
+    the :class:`~toolreplay.evals.Question`, whose measure, day and places the answer is
+    grounded against; or only a measure name, ``temperature``, ``precipitation``,
+    ``comparison``; None: any value). ``passed`` is False whenever a value is labelled
+    ``fabricated_value``; ``verdict_evidence`` is :meth:`toolreplay.judge.Verdict.to_dict`'s
+    ``evidence``."""
+    verdict = judge.judge_episode(episode, measure)
+    labels = classify(episode, judge, measure)
     calls = [
         {"round": rnd.index, "name": r.call.name, "arguments": r.call.parsed_arguments()}
         for rnd in episode.rounds
@@ -49,10 +57,11 @@ def episode_record(episode: Episode, judge: Judge, measure: str | None = None) -
         "configuration": episode.configuration,
         "question_id": episode.question_id,
         "question": episode.question,
-        "measure": measure,
+        "measure": Expectation.of(measure).measure,
         "answer": episode.answer,
-        "passed": verdict.passed,
+        "passed": verdict.passed and not any(f.mode == FABRICATED_VALUE for f in labels),
         "verdict": verdict.explanation,
+        "verdict_evidence": verdict.to_dict()["evidence"],
         "rounds": len(episode.rounds),
         "tool_calls": len(episode.tool_calls),
         "tool_chain": episode.tool_chain,
@@ -61,9 +70,10 @@ def episode_record(episode: Episode, judge: Judge, measure: str | None = None) -
             {"name": c.name, "arguments": c.parsed_arguments()} for c in episode.pending_tool_calls
         ],
         "stop_reason": episode.stop_reason,
+        "finish_reason": episode.rounds[-1].reply.finish_reason if episode.rounds else None,
         "usage": episode.usage.to_dict(),
         "recorded_wall_time_s": episode.wall_time_s,
-        "failure_modes": [f.to_dict() for f in classify(episode, judge, measure)],
+        "failure_modes": [f.to_dict() for f in labels],
         "transcript": list(episode.transcript),
     }
 
@@ -108,10 +118,10 @@ def build_results(
     episodes: Sequence[Episode],
     configuration_names: Sequence[str],
     judge: Judge,
-    measures: Mapping[str, str] | None = None,
+    measures: Mapping[str, Question | str] | None = None,
 ) -> dict[str, Any]:
-    """The results.json document; ``measures`` maps question ids to their declared measure
-    (from the eval file) so each answer is judged for what its question asks."""
+    """The results.json document; ``measures`` maps question ids to their question (or only
+    its declared measure) from the eval file, so each answer is judged for what it asks."""
     m = measures or {}
     records = [episode_record(e, judge, m.get(e.question_id)) for e in episodes]
     return {
