@@ -79,6 +79,8 @@ def test_record_live_with_the_fixture_open_meteo_then_replay(tmp_path, loopback,
                 "fixture",
                 "--base-url",
                 model_url,
+                "--api-key-env",  # a third-party endpoint: say which variable holds its key
+                "OPENAI_API_KEY",
                 "--model",
                 STANDIN_MODEL,
                 "--eval",
