@@ -18,6 +18,7 @@ Open-Meteo interactions in order) plus ``cassettes/<set>/manifest.json``.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import re
@@ -316,6 +317,13 @@ def _before_record_response(response: dict[str, Any]) -> dict[str, Any]:
     return response
 
 
+#: The cassette :func:`replay_cassette` has just loaded and checked, so vcrpy's load does not
+#: parse and validate the same file again.
+_PRELOADED: contextvars.ContextVar[tuple[Path, list[dict[str, Any]]] | None] = (
+    contextvars.ContextVar("toolreplay_preloaded_cassette", default=None)
+)
+
+
 class AtomicPersister:
     """vcrpy persister: cassettes are written atomically (:func:`~toolreplay.files.
     atomic_write_text`), so a killed recording never leaves a half-written cassette."""
@@ -325,9 +333,14 @@ class AtomicPersister:
         """Load through :func:`load_cassette` (every field validated); a missing file is
         vcrpy's "not found" (recording starts a new cassette)."""
         path = Path(cassette_path)
-        if not path.is_file():
+        preloaded = _PRELOADED.get()
+        if preloaded is not None and preloaded[0] == path:
+            loaded = preloaded[1]  # replay_cassette has just loaded and checked it
+        elif not path.is_file():
             raise CassetteNotFoundError()
-        interactions = [_unparse_bodies(i) for i in load_cassette(path)]
+        else:
+            loaded = load_cassette(path)
+        interactions = [_unparse_bodies(i) for i in loaded]
         requests = [VcrRequest._from_dict(i["request"]) for i in interactions]
         responses = [compat.convert_to_bytes(i["response"]) for i in interactions]
         return requests, responses
@@ -846,9 +859,10 @@ def replay_cassette(
             f"cassette not found: {path} (episode {episode}); record it: {rerecord}"
         )
     try:
-        load_cassette(path, expected_sha256)
+        interactions = load_cassette(path, expected_sha256)
     except CassetteDamaged as exc:
         raise CassetteDamaged(f"{exc} (episode {episode}): {rerecord}") from None
+    token = _PRELOADED.set((Path(str(path)), interactions))
     try:
         with (
             make_vcr("none").use_cassette(str(path)) as cassette,
@@ -873,6 +887,8 @@ def replay_cassette(
         if miss is None:
             raise
         raise explain_miss(miss, episode, rerecord) from None
+    finally:
+        _PRELOADED.reset(token)
 
 
 # ---- manifest ------------------------------------------------------------------------------
