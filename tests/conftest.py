@@ -7,13 +7,14 @@ from __future__ import annotations
 import socket
 import subprocess
 from pathlib import Path
+from typing import cast
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.filters import props
 
-from toolreplay.cassettes import read_manifest
+from toolreplay.cassettes import RecordMode, read_manifest
 from toolreplay.episode import Episode
 from toolreplay.evals import EvalSuite, load_eval
 from toolreplay.experiment import replay_set, study_configurations
@@ -43,10 +44,18 @@ def suite() -> EvalSuite:
     return load_eval(EVAL_FILE)
 
 
+def replay_mode(record_mode: str) -> RecordMode:
+    """pytest's ``--record-mode`` (pytest-recording) for the project's own replays; ``rewrite``
+    (delete, then record) becomes ``all``. The default, ``none``, sends nothing."""
+    return cast(RecordMode, "all" if record_mode == "rewrite" else record_mode)
+
+
 @pytest.fixture(scope="session")
-def reference_episodes(suite: EvalSuite) -> dict[tuple[str, str], Episode]:
-    """Every committed study episode, replayed once per test session."""
-    episodes = replay_set(REFERENCE, suite, study_configurations(suite))
+def reference_episodes(suite: EvalSuite, record_mode: str) -> dict[tuple[str, str], Episode]:
+    """Every committed study episode, replayed once per test session (with ``--record-mode``)."""
+    episodes = replay_set(
+        REFERENCE, suite, study_configurations(suite), record_mode=replay_mode(record_mode)
+    )
     return {(e.configuration, e.question_id): e for e in episodes}
 
 
@@ -79,6 +88,14 @@ def loopback() -> None:
     subprocess.run(["ip", "link", "set", "dev", "lo", "up"], capture_output=True, check=False)
     if not _loopback_works():
         pytest.skip("loopback interface is down and cannot be brought up here")
+
+
+@pytest.fixture(autouse=True)
+def _in_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts in the repository root, wherever pytest was started from
+    (``cd / && pytest <repo>/tests``): commands printed in messages name paths relative to
+    it, as a user running from the root sees them. Tests that need another folder chdir."""
+    monkeypatch.chdir(REPO)
 
 
 PROXY_VARIABLES = ("ALL_PROXY", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")

@@ -44,10 +44,11 @@ def miss(
     assert f"cassette miss in episode {configuration}/{question}" in text
     command = text.rsplit(": ", 1)[-1]
     if stale:
-        assert command == "toolreplay record --stand-in --set reference", command
+        assert command == "toolreplay record --model-source stand-in --set reference", command
     else:
         assert command == (
-            f"toolreplay record --stand-in --set reference --only {configuration}/{question}"
+            "toolreplay record --model-source stand-in --set reference "
+            f"--only {configuration}/{question}"
         ), command
     return text
 

@@ -41,30 +41,44 @@ def test_record_live_without_key_refuses_clearly(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     result = runner.invoke(
         app,
-        ["record", "--live", "--set", "x", "--cassettes", str(tmp_path), "--eval", str(EVAL_FILE)],
+        [
+            "record",
+            "--model-source",
+            "live",
+            "--set",
+            "x",
+            "--cassettes",
+            str(tmp_path),
+            "--eval",
+            str(EVAL_FILE),
+        ],
     )
-    assert result.exit_code == 2
+    assert result.exit_code == 1  # not a usage error: the environment lacks a key
     assert "needs an API key" in result.output
     assert not any(tmp_path.iterdir())
 
 
-def test_record_needs_exactly_one_mode(tmp_path):
+def test_record_needs_a_model_source(tmp_path):
     result = runner.invoke(app, ["record", "--eval", str(EVAL_FILE), "--cassettes", str(tmp_path)])
-    assert result.exit_code == 2 and "exactly one of --stand-in or --live" in result.output
+    assert result.exit_code == 2 and "'--model-source'" in result.output
+    assert "choose stand-in or live" in result.output
+    result = runner.invoke(app, ["record", "--model-source", "both", "--cassettes", str(tmp_path)])
+    assert result.exit_code == 2 and "'stand-in', 'live'" in result.output
+    assert not any(tmp_path.iterdir())
 
 
 def test_bad_eval_file_is_named(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("version: 1\nname: x\nsystem_prompt: s\nquestions: [{id: A, text: t}]\n")
     result = runner.invoke(app, ["run", "--eval", str(bad)])
-    assert result.exit_code == 2
+    assert result.exit_code == 1  # a bad file is not a usage error
     assert str(bad) in result.output and "questions.0" in result.output
 
 
 def test_help_explains_commands():
     result = run_cli("--help")
     assert "run" in result.output and "record" in result.output
-    assert "--stand-in" in run_cli("record", "--help").output
+    assert "--model-source" in run_cli("record", "--help").output
 
 
 @pytest.mark.parametrize("name", ["", ".", "..", "../src", "a/b", ".hidden"])
@@ -75,7 +89,8 @@ def test_bad_set_names_are_refused_before_anything_is_touched(tmp_path, name):
         app,
         [
             "record",
-            "--stand-in",
+            "--model-source",
+            "stand-in",
             "--set",
             name,
             "--cassettes",

@@ -100,7 +100,7 @@ def test_report_on_a_full_disk_says_so_and_keeps_the_old_page(tmp_path, full_dis
     result = CliRunner().invoke(
         cli.app, ["report", "--results", str(RESULTS), "--out", str(out / "index.html")]
     )
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     assert "No space left on device" in result.output and "wrote" not in result.output
     assert snapshot(out) == {"index.html": b"old page"}
     assert sorted(p.name for p in out.iterdir()) == [".toolreplay.lock", "index.html"]
@@ -182,7 +182,7 @@ def test_a_held_report_lock_fails_with_a_clear_message(tmp_path, monkeypatch):
         result = CliRunner().invoke(
             cli.app, ["report", "--results", str(RESULTS), "--out", str(out / "index.html")]
         )
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     text = " ".join(result.output.split())
     assert f"another toolreplay process is writing reports into {out} (waited 0.2 s)" in text
     assert not (out / "index.html").exists()
@@ -208,7 +208,7 @@ def test_run_checks_its_output_folder_before_replaying(tmp_path, monkeypatch):
         ["run", "--eval", str(EVAL_FILE), "--cassettes", str(REPO / "cassettes"), "--out",
          str(tmp_path / "file" / "reports")],
     )  # fmt: skip
-    assert result.exit_code == 2 and "cannot write to" in result.output
+    assert result.exit_code == 1 and "cannot write to" in result.output
 
 
 # ---- set swaps ------------------------------------------------------------------------------
@@ -260,7 +260,7 @@ def test_killed_between_the_two_renames_is_reported_then_restored(tmp_path):
         ["run", "--eval", str(EVAL_FILE), "--cassettes", str(tmp_path), "--out",
          str(tmp_path / "out")],
     )  # fmt: skip
-    assert result.exit_code == 2 and ".previous-reference-" in result.output
+    assert result.exit_code == 1 and ".previous-reference-" in result.output
     # the next writer puts the previous set back and removes the rest
     notes = recover_tree(dest)
     assert notes[0].startswith(f"restored {dest} from .previous-reference-")
@@ -343,8 +343,9 @@ def test_stale_staging_is_removed_and_reported(tmp_path, loopback):
     (stale / "half.yaml").write_text("interactions: [", encoding="utf-8")
     result = CliRunner().invoke(
         cli.app,
-        ["record", "--stand-in", "--set", "reference", "--cassettes", str(tmp_path), "--eval",
-         str(EVAL_FILE), "--no-ablations", "--only", "loop+atomic/beijing"],
+        ["record", "--model-source", "stand-in", "--set", "reference", "--cassettes",
+         str(tmp_path), "--eval", str(EVAL_FILE), "--no-ablations",
+         "--only", "loop+atomic/beijing"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert f"note: removed {stale.name}, left beside {set_dir} by an interrupted run" in (

@@ -47,7 +47,7 @@ def test_eval_file_with_a_non_utf8_byte(tmp_path):
     bad = tmp_path / "weather.yaml"
     bad.write_bytes(data[:cut] + b"\xff" + data[cut + 1 :])
     result = run("run", "--eval", str(bad), "--out", str(tmp_path / "out"))
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     assert f"{bad}: eval file is not UTF-8 text: byte 0xff at line 3, column 5" in one_line(
         result.output
     )
@@ -56,7 +56,7 @@ def test_eval_file_with_a_non_utf8_byte(tmp_path):
 
 def test_eval_naming_a_folder(tmp_path):
     result = run("run", "--eval", str(tmp_path), "--out", str(tmp_path / "out"))
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     assert f"{tmp_path}: is a folder; expected the eval file itself" in one_line(result.output)
 
 
@@ -111,7 +111,7 @@ def test_a_damaged_cassette_is_reported_as_such_by_run(tmp_path):
     result = run(
         "run", "--eval", str(EVAL_FILE), "--cassettes", str(tmp_path), "--out", str(tmp_path / "o")
     )
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     text = one_line(result.output)
     assert f"{path}: edited or damaged since recording" in text
     assert "it also fails to load: not valid YAML" in text

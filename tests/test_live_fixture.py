@@ -1,5 +1,5 @@
-"""`tool_choice` from the eval file, and `record --live --open-meteo fixture`: a live model
-with the bundled Open-Meteo fixture server for the tools."""
+"""`tool_choice` from the eval file, and `record --model-source live --open-meteo fixture`: a live
+model with the bundled Open-Meteo fixture server for the tools."""
 
 from __future__ import annotations
 
@@ -74,12 +74,12 @@ def test_record_live_with_the_fixture_open_meteo_then_replay(tmp_path, loopback,
             app,
             [
                 "record",
-                "--live",
+                "--model-source", "live",
                 "--open-meteo",
                 "fixture",
                 "--base-url",
                 model_url,
-                "--api-key-env",  # a third-party endpoint: say which variable holds its key
+                "--api-key-env",
                 "OPENAI_API_KEY",
                 "--model",
                 STANDIN_MODEL,

@@ -107,7 +107,8 @@ def test_changed_system_prompt_is_an_explained_miss(suite, tmp_path):
     assert "single+oneshot/ningde" in msg
     assert "system prompt" in msg
     assert msg.endswith(
-        "the whole set is stale; re-record it: toolreplay record --stand-in --set reference"
+        "the whole set is stale; re-record it: "
+        "toolreplay record --model-source stand-in --set reference"
     )
     assert "Connection error" not in msg
 
@@ -145,7 +146,7 @@ def test_malformed_cassette_names_file_and_interaction(suite, tmp_path):
 
 
 def test_missing_set_says_how_to_record(suite, tmp_path):
-    with pytest.raises(CassetteError, match="toolreplay record --stand-in"):
+    with pytest.raises(CassetteError, match="toolreplay record --model-source stand-in"):
         replay_set(tmp_path / "nope", suite, study_configurations(suite))
 
 

@@ -19,12 +19,12 @@ def invoke(*args: str):
     return CliRunner().invoke(app, ["record", "--eval", str(EVAL_FILE), *args])
 
 
-@pytest.mark.parametrize("mode", ["--stand-in", "--live"])
+@pytest.mark.parametrize("mode", ["stand-in", "live"])
 def test_record_needs_a_named_set(tmp_path, monkeypatch, mode):
     monkeypatch.setenv("DASHSCOPE_API_KEY", "-".join(["sk", "x" * 20]))
     shutil.copytree(REFERENCE, tmp_path / "reference")
     before = {p: p.read_bytes() for p in (tmp_path / "reference").rglob("*") if p.is_file()}
-    result = invoke(mode, "--cassettes", str(tmp_path))
+    result = invoke("--model-source", mode, "--cassettes", str(tmp_path))
     assert result.exit_code == 2
     assert "name the cassette set to record with --set NAME" in result.output
     assert "--set reference" in result.output
@@ -65,8 +65,10 @@ def test_a_folder_that_is_not_a_set_is_not_replaced(suite, tmp_path, loopback):
 
 def test_cli_refuses_without_force(tmp_path, loopback):
     set_dir, before = live_copy(tmp_path)
-    result = invoke("--stand-in", "--set", "reference", "--cassettes", str(tmp_path))
-    assert result.exit_code == 2 and "holds a live recording" in result.output
+    result = invoke(
+        "--model-source", "stand-in", "--set", "reference", "--cassettes", str(tmp_path)
+    )
+    assert result.exit_code == 1 and "holds a live recording" in result.output
     assert {p: p.read_bytes() for p in set_dir.rglob("*") if p.is_file()} == before
 
 

@@ -35,9 +35,13 @@ def test_snapshot_files_are_readable_and_hold_no_volatile_values() -> None:
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """A throwaway project with this suite's pytest configuration and conftest (so its
-    ``snapshot`` fixture) and one snapshot test."""
+    ``snapshot`` fixture) and one snapshot test. Under ``pytest -n`` this test runs in an
+    xdist worker, whose environment would make the inner run's syrupy leave the unused-
+    snapshot report to a controller that does not exist: the inner run is not a worker."""
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)
     pytester.makepyprojecttoml((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     tests = pytester.mkdir("tests")
     (tests / "conftest.py").write_text((TESTS / "conftest.py").read_text(encoding="utf-8"))

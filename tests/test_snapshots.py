@@ -6,7 +6,7 @@ JSON), the rounds, the stop reason, the answer, the verdict and the failure labe
 and wall time are dropped by the ``snapshot`` fixture (tests/conftest.py).
 
 Update after an intended change: ``pytest tests/test_snapshots.py --snapshot-update``, or
-re-record and update in one step: ``toolreplay record --stand-in --set reference
+re-record and update in one step: ``toolreplay record --model-source stand-in --set reference
 --only CONFIG/QUESTION --update-snapshots``. A snapshot file no test uses fails the run.
 """
 

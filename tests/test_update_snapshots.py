@@ -68,7 +68,7 @@ def pytest_runs(monkeypatch: pytest.MonkeyPatch, regenerated: list[str]) -> list
 
 def invoke(*args: str) -> Any:
     named = [] if "--set" in args else ["--set", "reference"]  # record has no default set
-    return CliRunner().invoke(cli.app, ["record", "--stand-in", *named, *args])
+    return CliRunner().invoke(cli.app, ["record", "--model-source", "stand-in", *named, *args])
 
 
 def test_record_then_update_only_the_recorded_episodes(

@@ -302,7 +302,11 @@ def strip_secret_query(url: str) -> str:
 
 
 def _before_record_request(request: Any) -> Any:
-    request.headers = {k: v for k, v in request.headers.items() if k.lower() in KEPT_HEADERS}
+    # Header names are lower-cased so that a re-recording is byte-stable whatever casing the
+    # HTTP library of the day sends (HTTP header names are case-insensitive).
+    request.headers = {
+        k.lower(): v for k, v in request.headers.items() if k.lower() in KEPT_HEADERS
+    }
     request.uri = strip_secret_query(request.uri)
     parts = urlsplit(request.uri)
     if parts.hostname in LOOPBACK:
@@ -312,7 +316,7 @@ def _before_record_request(request: Any) -> Any:
 
 def _before_record_response(response: dict[str, Any]) -> dict[str, Any]:
     response["headers"] = {
-        k: v for k, v in response.get("headers", {}).items() if k.lower() in KEPT_HEADERS
+        k.lower(): v for k, v in response.get("headers", {}).items() if k.lower() in KEPT_HEADERS
     }
     return response
 
@@ -352,7 +356,7 @@ class AtomicPersister:
         atomic_write_text(path, vcr_serialize(cassette_dict, serializer))
 
 
-def make_vcr(record_mode: Literal["none", "all", "once"] = "none") -> vcr.VCR:
+def make_vcr(record_mode: Literal["none", "once", "new_episodes", "all"] = "none") -> vcr.VCR:
     """A VCR configured as the module docstring says."""
     v = vcr.VCR(
         record_mode=record_mode,
@@ -712,7 +716,11 @@ def _describe_tools(sent: list[Any], recorded: list[Any]) -> list[str]:
 
 
 def explain_miss(
-    exc: CannotOverwriteExistingCassetteException, episode: str, rerecord: str
+    exc: CannotOverwriteExistingCassetteException,
+    episode: str,
+    rerecord: str,
+    *,
+    advice: str | None = None,
 ) -> CassetteMiss:
     """Turn vcrpy's miss into a :class:`CassetteMiss` in the field's terms.
 
@@ -721,7 +729,7 @@ def explain_miss(
     fields) and lists what differs: the system prompt, a message (its content or tool calls),
     a tool schema (description or parameters), tools offered or withheld, a sampling or
     request parameter, the model, a query parameter. It ends with ``rerecord``, the command
-    that re-records the episode."""
+    that re-records the episode, or with ``advice`` when given."""
     req = exc.failed_request
     cassette = exc.cassette
     played = sum(1 for i in range(len(cassette.requests)) if cassette.play_counts[i])
@@ -767,7 +775,9 @@ def explain_miss(
                 if rq.get(key) != sq.get(key):
                     diffs.append(f"query `{key}`: sent {sq.get(key)!r}, recorded {rq.get(key)!r}")
         lines.extend(f"  - {d}" for d in diffs or ["nothing the matchers compare differs"])
-    if "--only" in rerecord:
+    if advice is not None:
+        lines.append(advice)
+    elif "--only" in rerecord:
         lines.append(f"If the change is intended, re-record this episode: {rerecord}")
     else:  # the prompt, a tool schema or a setting changed: every episode is affected
         lines.append(f"If the change is intended, the whole set is stale; re-record it: {rerecord}")
@@ -844,32 +854,45 @@ def one_request_at_a_time(cassette: Any = None) -> Iterator[None]:
         cassette.data[:] = _in_call_order(list(cassette.data), tags)
 
 
+RecordMode = Literal["none", "once", "new_episodes", "all"]
+
+
 @contextmanager
 def replay_cassette(
-    path: Path, episode: str, rerecord: str, expected_sha256: str | None = None
+    path: Path,
+    episode: str,
+    rerecord: str,
+    record_mode: RecordMode = "none",
+    expected_sha256: str | None = None,
 ) -> Iterator[Any]:
-    """Replay one episode's cassette with record mode ``none``, after :func:`load_cassette`
-    has checked it (against ``expected_sha256``, the manifest's, when given).
+    """Replay one episode's cassette with ``record_mode`` (``none`` unless the caller, e.g.
+    pytest's ``--record-mode``, says otherwise; in the other modes a request that is not
+    recorded goes to the endpoint and is added, and the unplayed check is off), after
+    :func:`load_cassette` has checked it (in mode ``none`` against ``expected_sha256``, the
+    manifest's, when given).
 
     Raises :class:`CassetteError` (missing/malformed), :class:`CassetteDamaged` (edited or
     damaged since recording), :class:`CassetteMiss` (a request not recorded) or
     :class:`UnplayedInteractions` (recorded interactions never requested)."""
-    if not path.exists():
+    if record_mode == "none" and not path.exists():
         raise CassetteError(
             f"cassette not found: {path} (episode {episode}); record it: {rerecord}"
         )
-    try:
-        interactions = load_cassette(path, expected_sha256)
-    except CassetteDamaged as exc:
-        raise CassetteDamaged(f"{exc} (episode {episode}): {rerecord}") from None
-    token = _PRELOADED.set((Path(str(path)), interactions))
+    preloaded = None
+    if path.exists():
+        try:
+            interactions = load_cassette(path, expected_sha256 if record_mode == "none" else None)
+        except CassetteDamaged as exc:
+            raise CassetteDamaged(f"{exc} (episode {episode}): {rerecord}") from None
+        preloaded = (Path(str(path)), interactions)
+    token = _PRELOADED.set(preloaded)
     try:
         with (
-            make_vcr("none").use_cassette(str(path)) as cassette,
+            make_vcr(record_mode).use_cassette(str(path)) as cassette,
             one_request_at_a_time(cassette),
         ):
             yield cassette
-            if not cassette.all_played:
+            if record_mode == "none" and not cassette.all_played:
                 left = [
                     f"interaction {i + 1}: {r.method} {urlsplit(r.uri).path}"
                     for i, r in enumerate(cassette.requests)
@@ -978,7 +1001,7 @@ def read_manifest(set_dir: Path) -> Manifest:
             ) from None
         raise CassetteError(
             f"no cassette set at {set_dir} ({path.name} missing); record one with "
-            f"`toolreplay record --stand-in --set {set_dir.name}`"
+            f"`toolreplay record --model-source stand-in --set {set_dir.name}`"
         ) from None
     try:
         raw = json.loads(text)

@@ -1,11 +1,17 @@
 """``toolreplay`` command line: a thin layer over the library.
 
-toolreplay run                 replay every configuration from cassettes, judge, write reports/
-toolreplay report              re-render reports/index.html from reports/results.json
-toolreplay record --stand-in   record a cassette set offline (stand-in model + fixture server)
-toolreplay record --live       record against a real endpoint (a key paired with its endpoint:
-                               DASHSCOPE_API_KEY → DashScope, OPENAI_API_KEY → $OPENAI_BASE_URL
-                               or the OpenAI API, --base-url with --api-key-env NAME)
+toolreplay run                            replay every configuration, judge, write reports/
+toolreplay report                         re-render reports/index.html from results.json
+toolreplay audit                          the fidelity audit
+toolreplay record --model-source stand-in record offline (stand-in model + fixture server)
+toolreplay record --model-source live     record against a real endpoint (a key paired with
+                                          its endpoint: DASHSCOPE_API_KEY → DashScope,
+                                          OPENAI_API_KEY → $OPENAI_BASE_URL or the OpenAI
+                                          API, --base-url with --api-key-env NAME)
+
+Exit status: 0 success; 1 a failed check, a failed episode set or another failure that is not
+a usage error (a bad eval file, a missing cassette, an unwritable folder); 2 usage errors
+only (an unknown option, a bad option value, a missing required option).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
@@ -56,7 +63,39 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode="markdown",  # paragraphs reflow; a docstring line break is not a break
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        out.print(f"toolreplay {version('toolreplay')}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool | None,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = None,
+) -> None:
+    """Record, replay and evaluate LLM tool-calling loops, offline and deterministically.
+
+    Exit status: 0 success; 1 a failed check, a failed episode set or another failure that
+    is not a usage error; 2 usage errors only."""
+
+
+class ModelSource(str, Enum):
+    """Where a recording's model replies come from."""
+
+    stand_in = "stand-in"
+    live = "live"
 # Piped output (CI logs, files) gets 120 columns rather than rich's 80, so tables do not fold.
 _WIDTH = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS") or 120)
 out = Console(width=_WIDTH)
@@ -81,7 +120,9 @@ SetOpt = Annotated[
 ]
 
 
-def _fail(message: str, code: int = 2) -> typer.Exit:
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    """Print ``error: message`` on stderr; exit 1 (an operational failure or a failed check).
+    Usage errors are raised as typer usage errors instead (exit 2)."""
     # soft_wrap: a command in the message stays on one line, ready to copy
     err.print("[bold red]error:[/] ", end="", highlight=False)
     err.print(message, highlight=False, markup=False, soft_wrap=True)
@@ -134,19 +175,20 @@ def _progress(total: int, label: str) -> Iterator[Progress_]:
 
 
 def _table(results: dict) -> Table:
+    """The summary table; fits 80 columns without cutting a word (one stop reason and one
+    failure mode per line, no vertical rules)."""
     table = Table(
         title=f"cassette set: {results['cassette_set']} "
-        f"({results['provenance']['provenance']}, model {results['provenance']['model']})"
+        f"({results['provenance']['provenance']}, model {results['provenance']['model']})",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
     )
     left = ("configuration", "stop reasons", "failure modes")
-    for col in ("configuration", "passed", "avg rounds", "avg tool calls", *left[1:]):
-        table.add_column(
-            col,
-            justify="left" if col in left else "right",
-            no_wrap=col in ("configuration", "failure modes"),
-        )
+    for col in ("configuration", "passed", "avg\nrounds", "avg\ntool\ncalls", *left[1:]):
+        table.add_column(col, justify="left" if col in left else "right", no_wrap=True)
     for c in results["configurations"]:
-        reasons = ", ".join(f"{k} {v}" for k, v in c["stop_reasons"].items())
+        reasons = "\n".join(f"{k} {v}" for k, v in c["stop_reasons"].items())
         modes = "\n".join(f"{k} {v}" for k, v in c["failure_modes"].items()) or "-"
         table.add_row(
             c["name"],
@@ -169,13 +211,16 @@ def run(
         typer.Option(
             "--out",
             help="Where results.json and index.html go "
-            "[default: reports/ for the reference set, reports/<set>/ for any other]",
+            "\\[default: reports/ for the reference set, reports/SET/ for any other]",
             show_default=False,
         ),
     ] = None,
 ) -> None:
-    """Replay all configurations from a cassette set (offline, no key), judge every answer,
-    print the table and write reports/results.json and reports/index.html."""
+    """Replay a cassette set, judge it, write reports/.
+
+    Replays every configuration from the cassette set (offline, no key), judges every answer,
+    labels failure modes, runs the fidelity audit, prints the table and writes results.json
+    and index.html. Exits 1 when an episode does not replay or the audit fails."""
     if out_dir is None:
         out_dir = Path("reports") if set_name == "reference" else Path("reports") / set_name
     suite = _load(eval_path)
@@ -225,8 +270,9 @@ def report(
 ) -> None:
     """Re-render the HTML report from a results file, without replaying."""
     if out_path.is_dir():
-        raise _fail(
-            f"--out {out_path} is a folder; give the HTML file's path, e.g. {out_path}/index.html"
+        raise typer.BadParameter(
+            f"{out_path} is a folder; give the HTML file's path, e.g. {out_path}/index.html",
+            param_hint="'--out'",
         )
     if out_path.resolve() == results.resolve() or (
         out_path.exists() and results.exists() and out_path.samefile(results)
@@ -234,7 +280,8 @@ def report(
         raise _fail(
             f"--out {out_path} is the results file itself; the page would overwrite the "
             "results it is rendered from. Give another path, e.g. "
-            f"{results.with_name('index.html')}"
+            f"{results.with_name('index.html')}",
+            2,
         )
     _check_output_folder(out_path.parent)
     try:
@@ -311,8 +358,11 @@ def audit(
         bool, typer.Option(help="Audit as if the narrow (°C only) judge were in use.")
     ] = False,
 ) -> None:
-    """Prove the comparison is fair: baseline heuristics present and exercised, ablations,
-    judge breadth, the near-miss table, arm parity, completeness. Exits 1 when a check fails."""
+    """Prove the comparison is fair (the fidelity audit).
+
+    Checks the baseline heuristics are present and exercised, replays the ablations, checks
+    judge breadth, prints the near-miss table, arm parity and completeness. Exits 1 when a
+    check fails."""
     suite = _load(eval_path)
     set_dir = cassettes / set_name
     judge = NARROW_JUDGE if narrow_judge else FULL_JUDGE
@@ -332,7 +382,7 @@ def audit(
 
 
 class OpenMeteoSource(str, Enum):
-    """Where ``record --live`` sends the tools' Open-Meteo requests."""
+    """Where ``record --model-source live`` sends the tools' Open-Meteo requests."""
 
     live = "live"
     fixture = "fixture"
@@ -340,20 +390,16 @@ class OpenMeteoSource(str, Enum):
 
 @app.command()
 def record(
-    stand_in: Annotated[
-        bool,
+    model_source: Annotated[
+        ModelSource | None,
         typer.Option(
-            "--stand-in",
-            help="Record offline against the bundled stand-in model and Open-Meteo fixture server.",
+            "--model-source",
+            help="Required. stand-in: the bundled stand-in model and Open-Meteo fixture server, "
+            "offline. live: a real endpoint and Open-Meteo (needs a key).",
+            case_sensitive=False,
+            show_default=False,
         ),
-    ] = False,
-    live: Annotated[
-        bool,
-        typer.Option(
-            "--live",
-            help="Record against a real OpenAI-compatible endpoint and Open-Meteo (needs a key).",
-        ),
-    ] = False,
+    ] = None,
     eval_path: EvalOpt = DEFAULT_EVAL,
     cassettes: CassettesOpt = DEFAULT_CASSETTES,
     set_name: Annotated[
@@ -378,13 +424,15 @@ def record(
     only: Annotated[
         list[str] | None,
         typer.Option(
-            "--only", help="Re-record just this episode (CONFIGURATION/QUESTION-ID); repeatable."
+            "--only",
+            help="Re-record just this episode (CONFIGURATION/QUESTION-ID); repeatable.",
+            metavar="CONFIG/QUESTION",
         ),
     ] = None,
     base_url: Annotated[
         str | None,
         typer.Option(
-            help="--live: endpoint base URL (default: $TOOLREPLAY_BASE_URL, else the endpoint "
+            help="live: endpoint base URL (default: $TOOLREPLAY_BASE_URL, else the endpoint "
             "the key belongs to). Its key: DASHSCOPE_API_KEY for DashScope, OPENAI_API_KEY for "
             "api.openai.com or $OPENAI_BASE_URL; any other endpoint needs --api-key-env."
         ),
@@ -394,34 +442,47 @@ def record(
         typer.Option(
             "--api-key-env",
             metavar="NAME",
-            help="--live: the environment variable holding the endpoint's key (its value is "
+            help="live: the environment variable holding the endpoint's key (its value is "
             "sent to that endpoint only, never written).",
         ),
     ] = None,
     model: Annotated[
         str | None,
         typer.Option(
-            help="--live: model name (default: $TOOLREPLAY_MODEL, else qwen-plus on DashScope; "
+            help="live: model name (default: $TOOLREPLAY_MODEL, else qwen-plus on DashScope; "
             "other endpoints need one named)."
         ),
     ] = None,
     geocoding_url: Annotated[
-        str, typer.Option(help="--live: Open-Meteo geocoding endpoint (a mirror or self-host).")
+        str,
+        typer.Option(
+            help="live: Open-Meteo geocoding endpoint, for a mirror or self-host "
+            "(default: the public API).",
+            show_default=False,
+        ),
     ] = GEOCODING_URL,
     forecast_url: Annotated[
-        str, typer.Option(help="--live: Open-Meteo forecast endpoint.")
+        str,
+        typer.Option(
+            help="live: Open-Meteo forecast endpoint (default: the public API).",
+            show_default=False,
+        ),
     ] = FORECAST_URL,
     open_meteo: Annotated[
         OpenMeteoSource,
         typer.Option(
             "--open-meteo",
-            help="--live: the tools' Open-Meteo: the real API (live) or the bundled fixture "
+            help="live: the tools' Open-Meteo: the real API (live) or the bundled fixture "
             "server on loopback (fixture; fixed data, only the model is live).",
         ),
     ] = OpenMeteoSource.live,
-    ablations: Annotated[
-        bool, typer.Option(help="Also record the baseline variants with one heuristic off.")
-    ] = True,
+    no_ablations: Annotated[
+        bool,
+        typer.Option(
+            "--no-ablations",
+            help="Skip the baseline variants with one heuristic off (recorded by default).",
+        ),
+    ] = False,
     update_snapshots_: Annotated[
         bool,
         typer.Option(
@@ -431,38 +492,43 @@ def record(
         ),
     ] = False,
 ) -> None:
-    """Record a cassette set: every configuration × question (and the ablated baselines).
-    Writes cassettes/<set>/ only when every episode succeeded. --set is required (there is no
-    default: `--set reference` re-records the committed set); a set of another provenance is
-    replaced only with --force."""
-    if stand_in == live:
-        raise _fail("choose exactly one of --stand-in or --live")
+    """Record a cassette set.
+
+    Records every configuration × question (and the ablated baselines) against the stand-in
+    model or a live endpoint. Writes cassettes/SET/ only when every episode succeeded. --set is
+    required (there is no default: `--set reference` re-records the committed set); a set of
+    another provenance is replaced only with --force."""
+    if model_source is None:  # checked here: typer releases differ on required options
+        raise typer.BadParameter(
+            "missing: choose stand-in or live", param_hint="'--model-source'"
+        )
     if set_name is None:
         raise _fail(
             "name the cassette set to record with --set NAME; `--set reference` re-records "
-            f"the committed set `toolreplay run` replays by default ({cassettes / 'reference'})"
+            f"the committed set `toolreplay run` replays by default ({cassettes / 'reference'})",
+            2,
         )
     suite = _load(eval_path)
     if update_snapshots_:
         try:
             check_can_update(Path.cwd(), cassettes / set_name)
         except SnapshotUpdateError as exc:
-            raise _fail(str(exc)) from None
+            raise typer.BadParameter(str(exc), param_hint="'--update-snapshots'") from None
     configs: list[Configuration] = study_configurations(suite)
-    if ablations:
+    if not no_ablations:
         configs += ablation_configurations(suite)
     set_dir = cassettes / set_name
     keys = list(dict.fromkeys(only or []))
     total = len(keys) or len(configs) * len(suite.questions)
     endpoint = None
-    if live:
+    if model_source is ModelSource.live:
         try:  # before any request: which endpoint, which model, whose key
             endpoint = resolve_endpoint(base_url, model, api_key_env)
         except EndpointError as exc:
             raise _fail(str(exc)) from None
         out.print(f"recording live: {endpoint.describe()}", highlight=False, soft_wrap=True)
     elif base_url or model or api_key_env:
-        raise _fail("--base-url, --model and --api-key-env apply to --live only")
+        raise _fail("--base-url, --model and --api-key-env apply to --model-source live only")
     try:
         with _progress(total, "recording") as step, _terminate_as_interrupt():
             extra: dict[str, Any] = {"notify": _notice}
@@ -515,4 +581,4 @@ def _regenerate_reports(eval_path: Path, cassettes: Path, set_name: str) -> None
 
 
 def main() -> None:
-    app()
+    app(prog_name="toolreplay")

@@ -5,7 +5,7 @@ Shapes::
 
     EvalSuite(name, system_prompt, questions: tuple[Question, ...], experiment: ExperimentSpec)
     Question(id, text, measure, day, places: tuple[Place, ...], narrates_followups)
-    Place(query, region)
+    Place(query, region, names)
 
 Errors: :class:`EvalFileError` names the file and the offending field.
 """
@@ -41,11 +41,13 @@ class Place:
     """A place a question is about.
 
     ``query`` is the name the model asks the geocoder first (e.g. ``宁德``); ``region`` is the
-    first-level division (Open-Meteo ``admin1``, e.g. ``福建省``) the right place lies in.
+    first-level division (Open-Meteo ``admin1``, e.g. ``福建省``) the right place lies in;
+    ``names`` are other names an answer may call it by (``Guangzhou``), for the judge.
     """
 
     query: str
     region: str
+    names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,7 @@ class _Strict(BaseModel):
 class _PlaceModel(_Strict):
     query: str = Field(min_length=1)
     region: str = Field(min_length=1)
+    names: list[str] = []
 
 
 class _StandinModel(_Strict):
@@ -243,7 +246,10 @@ def load_eval(path: str | Path) -> EvalSuite:
                 text=q.text,
                 measure=q.measure,
                 day=q.day,
-                places=tuple(Place(query=pl.query, region=pl.region) for pl in q.places),
+                places=tuple(
+                    Place(query=pl.query, region=pl.region, names=tuple(pl.names))
+                    for pl in q.places
+                ),
                 narrates_followups=q.standin.narrates_followups,
             )
             for q in model.questions

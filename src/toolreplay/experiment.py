@@ -20,6 +20,7 @@ import requests
 
 from .cassettes import (
     Manifest,
+    RecordMode,
     cassette_path,
     episode_key,
     read_manifest,
@@ -213,7 +214,7 @@ def rerecord_command(
 ) -> str:
     """The command that re-records ``keys`` (episode keys) of the set at ``set_dir``, or the
     whole set when the set is stale (a partial re-record would mix two recordings)."""
-    parts = ["toolreplay record", "--stand-in" if manifest.provenance == "stand-in" else "--live"]
+    parts = ["toolreplay record", f"--model-source {manifest.provenance}"]
     if set_dir.parent.resolve() != DEFAULT_CASSETTES.resolve():
         parts.append(f"--cassettes {set_dir.parent}")
     if Path(suite.path).resolve() != DEFAULT_EVAL.resolve():
@@ -233,8 +234,11 @@ def replay_episode(
     *,
     http: httpx.Client | None = None,
     session: requests.Session | None = None,
+    record_mode: RecordMode = "none",
 ) -> Episode:
-    """Replay one episode from its cassette (record mode ``none``, no key read or needed).
+    """Replay one episode from its cassette (record mode ``none``, no key read or needed;
+    another ``record_mode``, e.g. from pytest's ``--record-mode``, lets requests that are not
+    recorded go to the endpoints in the manifest and be added).
 
     ``http``/``session`` may be shared across episodes (nothing is sent over them in replay;
     making an ``httpx.Client`` costs ~20 ms of TLS set-up). The recorded wall time and the
@@ -245,7 +249,10 @@ def replay_episode(
     when the cassette was edited or damaged since recording)."""
     if http is None or session is None:
         with replay_clients() as (h, s):
-            return replay_episode(set_dir, manifest, suite, config, question, http=h, session=s)
+            return replay_episode(
+                set_dir, manifest, suite, config, question, http=h, session=s,
+                record_mode=record_mode,
+            )
     key = episode_key(config.name, question.id)
     settings = ModelSettings(
         base_url=manifest.model_base_url,
@@ -258,7 +265,8 @@ def replay_episode(
     client = OpenMeteoClient(session, manifest.geocoding_url, manifest.forecast_url)
     record = manifest.episodes.get(key)
     path = cassette_path(set_dir, config.name, question.id)
-    with replay_cassette(path, key, rerecord, record.cassette_sha256 if record else None):
+    expected = record.cassette_sha256 if record else None
+    with replay_cassette(path, key, rerecord, record_mode, expected_sha256=expected):
         episode = run_episode(
             suite, config, question, model=model, open_meteo=client, today=manifest.today
         )
@@ -270,8 +278,11 @@ def replay_set(
     suite: EvalSuite,
     configs: Sequence[Configuration],
     progress: Progress | None = None,
+    *,
+    record_mode: RecordMode = "none",
 ) -> list[Episode]:
-    """Replay every configuration × question of the set, in order."""
+    """Replay every configuration × question of the set, in order (``record_mode`` as in
+    :func:`replay_episode`)."""
     manifest = read_manifest(set_dir)
     episodes = []
     with replay_clients() as (http, session):
@@ -281,7 +292,14 @@ def replay_set(
                     progress(episode_key(config.name, question.id))
                 episodes.append(
                     replay_episode(
-                        set_dir, manifest, suite, config, question, http=http, session=session
+                        set_dir,
+                        manifest,
+                        suite,
+                        config,
+                        question,
+                        http=http,
+                        session=session,
+                        record_mode=record_mode,
                     )
                 )
     return episodes

@@ -126,8 +126,9 @@ class FailureMode:
 #            | SUBJECT? VERB MARKER                         I'm retrying now / 我查一下 / 查询中
 #            | WAIT                                         请稍等 / one moment
 #
-# and is *not* a promise when the clause is addressed to the user (您/你/请/you/please: an
-# offer or advice such as "you can ask me to check again"), states an ability (可以/can: "我可
+# and is *not* a promise when the clause is addressed to the user (您/你/请/you/please, or an
+# English imperative such as "try again later": an offer or advice such as "you can ask me to
+# check again"), states an ability (可以/can: "我可
 # 以帮您查询"), is negated (不/无法/没/not/never), speaks of something done (已经/刚才/
 # already; a verb in the completed aspect such as 查到/查询了 is no look-up verb), or when its
 # sentence is conditional (如果/如需/if/unless) or a question.
@@ -196,7 +197,10 @@ def _clause_promises(clause: str) -> int | None:
             intent = True
         elif kind == "verb" and verb_at is None:
             verb_at = m.start()
-            if m.group().lower().endswith("ing") and subject_me:
+            word = m.group().lower()
+            if word.isascii() and not word.endswith("ing") and not (subject_me or intent):
+                addressed = True  # an English imperative ("Try again later") is advice
+            if word.endswith("ing") and subject_me:
                 intent = True
     if verb_at is None or addressed or blocked or not intent:
         return None

@@ -53,7 +53,7 @@ import json
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 if TYPE_CHECKING:
@@ -540,9 +540,7 @@ def _candidates(payload: Any) -> list[Mapping[str, Any]]:
     return []
 
 
-def tool_values(
-    transcript: Sequence[Mapping[str, Any]], units: Sequence[Unit] = UNITS
-) -> tuple[ToolValue, ...]:
+def tool_values(transcript: Sequence[Mapping[str, Any]]) -> tuple[ToolValue, ...]:
     """Every measured value in the transcript's tool messages, with field, day and place.
 
     JSON content: ``{"value": 30.9, "unit": "°C"}`` pairs, and bare numbers whose key names
@@ -550,7 +548,6 @@ def tool_values(
     under coordinate, identifier and time keys never count. Plain-text content is read with
     :func:`scan` (day and place unknown). Units are read with the full :data:`UNITS` table:
     what a tool returned does not depend on the judge."""
-    del units
     calls = _calls_by_id(transcript)
     geocoded: list[Mapping[str, Any]] = []
     found: list[ToolValue] = []
@@ -655,6 +652,13 @@ def _stated(
     if not carry:
         starts = [m.end() for m in _SENTENCE.finditer(before)]
         before = before[starts[-1] :] if starts else before
+        # 最高/最低 carry over a sentence's clauses (今天最高气温：北京 31°C，上海 29°C);
+        # "now" only holds in its own clause (现在 26°C，下午升到 29°C)
+        own = _CLAUSE.split(before)[-1]
+        tag = _last_before(patterns, before)
+        if tag == "current" and _last_before(patterns, own) != "current":
+            return _last_before([p for p in patterns if p[0] != "current"], before)
+        return tag
     return _last_before(patterns, before)
 
 
@@ -663,10 +667,12 @@ def _stated(
 
 @dataclass(frozen=True)
 class PlaceSpec:
-    """A place a question is about: ``query`` (e.g. 宁德) and ``region`` (``admin1``)."""
+    """A place a question is about: ``query`` (e.g. 宁德), ``region`` (``admin1``) and other
+    ``aliases`` an answer may use (``Guangzhou``)."""
 
     query: str
     region: str
+    aliases: tuple[str, ...] = ()
 
     def named(self, place: Mapping[str, Any] | None) -> bool:
         """Whether a tool result's place has this place's name (宁德 and 宁德市 alike)."""
@@ -682,7 +688,7 @@ class PlaceSpec:
 
     def names(self) -> tuple[str, ...]:
         q = self.query.removesuffix("市")
-        return (q + "市", q)
+        return (q + "市", q, *self.aliases)
 
 
 @dataclass(frozen=True)
@@ -704,7 +710,7 @@ class Expectation:
         return cls(
             question.measure,
             question.day_index,
-            tuple(PlaceSpec(p.query, p.region) for p in question.places),
+            tuple(PlaceSpec(p.query, p.region, tuple(p.names)) for p in question.places),
         )
 
 
@@ -713,7 +719,7 @@ def _place_mentions(text: str, places: Sequence[PlaceSpec]) -> list[tuple[int, i
     taken: set[int] = set()
     names = sorted(((n, p) for p in places for n in p.names()), key=lambda np: -len(np[0]))
     for name, p in names:
-        for m in re.finditer(re.escape(name), text):
+        for m in re.finditer(re.escape(name), text, re.IGNORECASE):
             if m.start() not in taken:
                 taken.update(range(m.start(), m.end()))
                 out.append((m.start(), m.end(), p))
@@ -781,6 +787,56 @@ def _field_ok(field_word: str | None, tv: ToolValue) -> bool:
     return field_word in tv.field
 
 
+# A value stated as a difference: right after 温差/相差/比…高 (or "a difference of"), or right
+# before "warmer/cooler/higher/lower (than)".
+_DIFFERENCE_BEFORE = re.compile(
+    r"(?:温差|溫差|相差|差了|差距|高出|低出|比[^，,。；;]{0,12}[高低暖冷热熱凉涼]"
+    r"|(?<![a-z])difference (?:of|is))(?:了|约|約|大约|大約|为|為|是|\s)*$",
+    re.IGNORECASE,
+)
+_DIFFERENCE_AFTER = re.compile(
+    r"\s*(?:warmer|cooler|colder|hotter|higher|lower|more|less)(?![a-z])", re.IGNORECASE
+)
+
+
+def _is_difference(text: str, v: MeasuredValue) -> bool:
+    before = _CLAUSE.split(text[: v.start])[-1]
+    return bool(_DIFFERENCE_BEFORE.search(before) or _DIFFERENCE_AFTER.match(text, v.end))
+
+
+def _check_difference(text: str, v: MeasuredValue, pool: Sequence[ToolValue]) -> ValueCheck:
+    written = text[v.start : v.end]
+    mine = unit_named(v.unit, UNITS)
+    same = [tv for tv in pool if tv.kind == v.kind and unit_named(tv.unit, UNITS) is not None]
+    if mine is not None:
+        for n, a in enumerate(same):
+            for b in same[n + 1 :]:
+                if a.day != b.day or not (
+                    a.field == b.field or (a.place is not None and a.place == b.place)
+                ):
+                    continue  # the same field at two places, or two fields of one place
+                ua, ub = unit_named(a.unit, UNITS), unit_named(b.unit, UNITS)
+                assert ua is not None and ub is not None
+                gap = abs(ua.to_canonical(a.value) - ub.to_canonical(b.value)) / mine.scale
+                if abs(gap - abs(v.value)) <= 0.5 * 10.0**-v.decimals + 1e-9:
+                    diff = ToolValue(
+                        round(gap, 6), mine.name, v.kind, a.message_index,
+                        f"{a.path} − {b.path}" + (
+                            f" (tool message {b.message_index})"
+                            if b.message_index != a.message_index else ""
+                        ),
+                        a.day, a.place,
+                    )  # fmt: skip
+                    return ValueCheck(
+                        v, written, None, "difference", None, diff,
+                        f"a difference: equals {a.text} − {b.text} ({a.path}, {b.path})",
+                    )  # fmt: skip
+    return ValueCheck(
+        v, written, None, "difference", None, None,
+        f"no two tool values differ by {written}",
+    )  # fmt: skip
+
+
 def check_value(
     text: str,
     v: MeasuredValue,
@@ -789,7 +845,12 @@ def check_value(
     place: PlaceSpec | None,
     units: Sequence[Unit] = UNITS,
 ) -> ValueCheck:
-    """Check one answer value against the tool values (see the module docstring)."""
+    """Check one answer value against the tool values (see the module docstring). A value
+    stated as a difference (温差, 相差, 比…高, warmer than...) is checked against the
+    differences of two tool values of one day: the same field at two places, or two fields of
+    one place."""
+    if _is_difference(text, v):
+        return _check_difference(text, v, pool)
     day = _stated(_DAY_RE, text, v, carry=True)
     if day is None:
         day = expect.day
@@ -954,7 +1015,7 @@ def check_conclusion(answer: str, pool: Sequence[ToolValue], expect: Expectation
     said_place: PlaceSpec | None = None
     if m:
         word = m.group("a") or m.group("b")
-        said_place = next(p for n, p in names if n == word)
+        said_place = next(p for n, p in names if n.lower() == word.lower())
     day = expect.day if expect.day is not None else 0
     best: dict[str, tuple[str, ToolValue]] = {}
     shown: list[str] = []
@@ -1195,4 +1256,3 @@ __all__ = [
     "check_conclusion", "find_measured_values", "ground_answer", "narrowed", "relevant_values",
     "scan", "tool_values", "unit_named",
 ]  # fmt: skip
-_ = field

@@ -40,6 +40,7 @@ class _Strict(BaseModel):
 class _PlaceModel(_Strict):
     query: str = Field(min_length=1)
     region: str = Field(min_length=1)
+    names: list[str] = []
 
 
 class _QuestionModel(_Strict):
@@ -185,7 +186,7 @@ def load_corpus(path: str | Path) -> Corpus:
             q.text,
             q.measure,
             q.day,
-            tuple(Place(pl.query, pl.region) for pl in q.places),
+            tuple(Place(pl.query, pl.region, tuple(pl.names)) for pl in q.places),
             False,
         )
         results = [model.fixtures[t] for t in q.tools]

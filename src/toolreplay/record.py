@@ -1,6 +1,6 @@
-"""Recording cassette sets: ``--stand-in`` (offline, against the bundled stand-in model and
-Open-Meteo fixture server on loopback) or ``--live`` (a real OpenAI-compatible endpoint and the
-real Open-Meteo API; needs a key).
+"""Recording cassette sets: ``--model-source stand-in`` (offline, against the bundled stand-in
+model and Open-Meteo fixture server on loopback) or ``--model-source live`` (a real
+OpenAI-compatible endpoint and the real Open-Meteo API; needs a key).
 
 Recording writes the whole new set into a staging folder beside the set and swaps it in
 atomically only when every episode succeeded (:mod:`toolreplay.files`): a failed or killed
@@ -26,6 +26,7 @@ import httpx
 import requests
 
 from .cassettes import (
+    LOOPBACK,
     CassetteError,
     EpisodeRecord,
     Manifest,
@@ -374,12 +375,13 @@ def record_live(
     With ``open_meteo_fixture`` the tools talk to the bundled Open-Meteo fixture server on
     loopback instead (started and stopped here), so only the model is live: fixed tool data,
     and the prompt date is the fixtures' ``today`` so "today" matches the data."""
-    if not settings.api_key:
+    if not settings.api_key and redact_url(settings.base_url)[1] not in LOOPBACK:
         raise RecordingError(
             "live recording needs an API key: set "
             + " or ".join(KEY_VARIABLES)
             + " (the key is sent to the endpoint only; it is never written to a cassette)."
-            " To record offline instead, use `toolreplay record --stand-in --set NAME`."
+            " To record offline instead, use"
+            " `toolreplay record --model-source stand-in --set NAME`."
         )
     settings = ModelSettings(settings.base_url, settings.model, settings.api_key,
                              suite.experiment.temperature)  # fmt: skip

@@ -44,15 +44,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from .files import atomic_writer
-from .results import RESULTS_FORMAT
+from .results import ResultsError, check_results, load_results
 
 __all__ = [
-    "RESULTS_SCHEMA",
     "ReportError",
     "build_page",
     "check_results",
@@ -89,227 +87,10 @@ METRICS: tuple[tuple[str, str, str], ...] = (
     ("avg_tokens", "avg tokens per episode", "{:.1f}"),
 )
 
-_NUM = {"type": "number"}
-_INT = {"type": "integer"}
-_STR = {"type": "string"}
-_OPT_STR = {"type": ["string", "null"]}
-_TOOL_CALL = {"type": "object", "required": ["name"], "properties": {"name": _STR}}
-
-#: JSON Schema of the parts of results.json the report reads (other fields are allowed).
-RESULTS_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "required": ["format", "cassette_set", "provenance", "configurations", "episodes"],
-    "properties": {
-        "format": {"const": RESULTS_FORMAT},
-        "cassette_set": _STR,
-        "judge": _STR,
-        "provenance": {
-            "type": "object",
-            "required": ["provenance", "model", "endpoint_host", "recorded_on", "today"],
-            "properties": {
-                "provenance": _STR,
-                "model": _STR,
-                "endpoint_host": _STR,
-                "recorded_on": _OPT_STR,
-                "today": _OPT_STR,
-                "packages": {"type": "object", "additionalProperties": _STR},
-            },
-        },
-        "configurations": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["name", "passed", "total"] + [m[0] for m in METRICS],
-                "properties": {
-                    "name": _STR,
-                    "passed": _INT,
-                    "total": _INT,
-                    **{m[0]: _NUM for m in METRICS},
-                    "stop_reasons": {"type": "object", "additionalProperties": _INT},
-                },
-            },
-        },
-        "episodes": {"type": "array", "items": {"$ref": "#/$defs/episode"}},
-        "fidelity": {
-            "type": "object",
-            "properties": {
-                "checks": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["name", "passed"],
-                        "properties": {
-                            "name": _STR,
-                            "passed": {"type": "boolean"},
-                            "explanation": _STR,
-                            "evidence": {"type": "array", "items": _STR},
-                        },
-                    },
-                },
-                "tables": {
-                    "type": "object",
-                    "additionalProperties": {
-                        "type": "object",
-                        "required": ["rows"],
-                        "properties": {
-                            "title": _STR,
-                            "rows": {
-                                "type": "array",
-                                "items": {
-                                    "type": "object",
-                                    "required": ["name", "passed", "total"],
-                                    "properties": {"name": _STR, "passed": _INT, "total": _INT},
-                                },
-                            },
-                        },
-                    },
-                },
-                "ablations": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["heuristic", "configuration", "passed", "total"],
-                        "properties": {
-                            "heuristic": _STR,
-                            "configuration": _STR,
-                            "passed": _INT,
-                            "total": _INT,
-                            "flips": {
-                                "type": "array",
-                                "items": {
-                                    "type": "object",
-                                    "required": ["question_id", "from", "to"],
-                                    "properties": {
-                                        "question_id": _STR,
-                                        "from": {"type": "boolean"},
-                                        "to": {"type": "boolean"},
-                                    },
-                                },
-                            },
-                        },
-                    },
-                },
-            },
-        },
-    },
-    "$defs": {
-        "episode": {
-            "type": "object",
-            "required": [
-                "configuration",
-                "question_id",
-                "question",
-                "answer",
-                "passed",
-                "rounds",
-                "tool_calls",
-                "tool_chain",
-                "stop_reason",
-                "transcript",
-            ],
-            "properties": {
-                "configuration": _STR,
-                "question_id": _STR,
-                "question": _STR,
-                "answer": _STR,
-                "passed": {"type": "boolean"},
-                "verdict": _STR,
-                "rounds": _INT,
-                "tool_calls": _INT,
-                "tool_chain": {"type": "array", "items": _STR},
-                "calls": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["round", "name"],
-                        "properties": {"round": _INT, "name": _STR},
-                    },
-                },
-                "pending_tool_calls": {"type": "array", "items": _TOOL_CALL},
-                "stop_reason": _STR,
-                "recorded_wall_time_s": _NUM,
-                "transcript": {
-                    "type": "array",
-                    "items": {"type": "object", "required": ["role"], "properties": {"role": _STR}},
-                },
-                "failure_modes": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["mode"],
-                        "properties": {
-                            "mode": _STR,
-                            "explanation": _STR,
-                            "evidence": {
-                                "type": ["object", "null"],
-                                "properties": {
-                                    "message_index": {"type": ["integer", "null"]},
-                                    "span": {
-                                        "anyOf": [
-                                            {"type": "null"},
-                                            {
-                                                "type": "array",
-                                                "items": _INT,
-                                                "minItems": 2,
-                                                "maxItems": 2,
-                                            },
-                                        ]
-                                    },
-                                    "text": _OPT_STR,
-                                    "tool_call": {"anyOf": [{"type": "null"}, _TOOL_CALL]},
-                                },
-                            },
-                        },
-                    },
-                },
-            },
-        }
-    },
-}
-
-
-class ReportError(ValueError):
-    """A results file (or results dict) the report cannot be rendered from. The message names
-    the file when there is one, and says what is wrong and where (a JSON path)."""
-
-
-# --------------------------------------------------------------------------- loading
-
-
-def load_results(path: Path) -> dict[str, Any]:
-    """Read and validate a ``results.json``.
-
-    Returns the parsed results dict. Raises :class:`ReportError` naming ``path`` when the file
-    is missing, unreadable, not UTF-8 JSON, or not shaped like results (see
-    :data:`RESULTS_SCHEMA`)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ReportError(f"{path}: results file not found; `toolreplay run` writes one") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"{path}: cannot read results file: {exc}") from None
-    try:
-        results = json.loads(text)
-    except ValueError as exc:
-        raise ReportError(f"{path}: not valid JSON: {exc}") from None
-    try:
-        check_results(results)
-    except ReportError as exc:
-        raise ReportError(f"{path}: {exc}") from None
-    return results
-
-
-def check_results(results: Any) -> None:
-    """Validate ``results`` against :data:`RESULTS_SCHEMA`; :class:`ReportError` with the first
-    problem (message and JSON path) otherwise."""
-    validator = jsonschema.Draft202012Validator(RESULTS_SCHEMA)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(results))
-    if error is not None:
-        where = error.json_path
-        raise ReportError(
-            f"not a toolreplay results file (format {RESULTS_FORMAT}): {error.message} at {where}"
-        )
+#: Results files are validated by :mod:`toolreplay.results` (pydantic models, one definition);
+#: a malformed one raises :class:`ReportError`, the same class as
+#: :class:`toolreplay.results.ResultsError`.
+ReportError = ResultsError
 
 
 # --------------------------------------------------------------------------- rendering
@@ -352,7 +133,8 @@ def render_report(results: Mapping[str, Any]) -> str:
     ``reports/results.json``; shape in :mod:`toolreplay.results` and this module's docstring).
 
     Returns the whole page as a ``str``; the same results always give the same string.
-    Raises :class:`ReportError` when ``results`` does not match :data:`RESULTS_SCHEMA`."""
+    Raises :class:`ReportError` when ``results`` does not match
+    :class:`toolreplay.results.Results`."""
     buffer = io.StringIO()
     stream_report(results, buffer.write)
     return buffer.getvalue()

@@ -1,0 +1,69 @@
+"""pytest plugin (entry point ``pytest11``): toolreplay's cassettes for your own tests.
+
+Loaded automatically when toolreplay is installed. When pytest-recording is installed too
+(``pip install 'toolreplay[test]'``), every ``@pytest.mark.vcr`` test gets:
+
+- toolreplay's **readable cassettes**: YAML with JSON bodies stored parsed and non-ASCII text
+  unescaped, header names lower-cased, only ``content-type`` headers kept (authorization, API
+  keys, cookies, ``x-stainless-*``, dates and request ids never reach a file), secret query
+  parameters (:data:`SECRET_QUERY_PARAMETERS`) dropped, loopback ports dropped from URIs;
+- toolreplay's **matching**: method, path, query and the JSON body compared as parsed JSON
+  (host and port are not compared, so a cassette recorded against a server on loopback
+  replays under the real URL);
+- a **completeness check**: with record mode ``none`` a test that leaves a recorded
+  interaction unplayed fails (mark it ``@pytest.mark.allow_unplayed`` to opt out);
+- **explained misses**: a request that is not in the cassette fails the test with
+  :class:`~toolreplay.cassettes.CassetteMiss` — what differs from the closest recorded request
+  (a message, a tool schema, a parameter) and the command that re-records the test;
+- pytest-recording's ``--record-mode`` (``none`` by default; ``rewrite`` re-records).
+
+These are set as defaults on the VCR that pytest-recording builds for each test; a
+``vcr_config`` fixture of your own overrides them key by key (:func:`default_vcr_config`
+returns them as a dict).
+
+Fixtures:
+
+- ``toolreplay_model_settings``: :class:`~toolreplay.model.ModelSettings` from the environment
+  (``TOOLREPLAY_BASE_URL``, ``TOOLREPLAY_MODEL``; the key from ``DASHSCOPE_API_KEY`` or
+  ``OPENAI_API_KEY`` only when recording, never in record mode ``none``);
+- ``chat_model``: an :class:`~toolreplay.model.OpenAIChatModel` with those settings over an
+  ``httpx.Client`` that ignores proxy settings; under a cassette it replays;
+- ``http_session``: a ``requests.Session`` that ignores proxy settings, for your own tools;
+- ``open_meteo_client``: an :class:`~toolreplay.openmeteo.OpenMeteoClient` on that session
+  (``TOOLREPLAY_GEOCODING_URL`` / ``TOOLREPLAY_FORECAST_URL`` override the endpoints).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+__all__ = ["SECRET_QUERY_PARAMETERS", "default_vcr_config"]
+
+#: Query parameters never written to a cassette (and ignored when matching).
+SECRET_QUERY_PARAMETERS = ("api_key", "apikey", "key", "access_token", "token")
+
+
+def default_vcr_config() -> dict[str, object]:
+    """The VCR settings the plugin applies, as ``vcr_config`` keys (serializer ``yaml`` is
+    toolreplay's readable serializer registered under that name)."""
+    from .cassettes import MATCH_ON, _before_record_request, _before_record_response
+
+    return {
+        "serializer": "yaml",
+        "match_on": MATCH_ON,
+        "before_record_request": _before_record_request,
+        "before_record_response": _before_record_response,
+        "decode_compressed_response": True,
+        "filter_query_parameters": SECRET_QUERY_PARAMETERS,
+    }
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "allow_unplayed: the test may leave recorded interactions of its cassette unplayed.",
+    )
+    if config.pluginmanager.hasplugin("recording"):  # pytest-recording
+        from . import _pytest_recording
+
+        config.pluginmanager.register(_pytest_recording, "toolreplay-recording")

@@ -1,0 +1,93 @@
+"""CLI conventions: --version and -h, exit status 0/1/2 (2 for usage errors only), help
+paragraphs that never break mid-sentence, a summary table that reads at 80 columns, and
+``python -m toolreplay``."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from importlib.metadata import version
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from toolreplay.cli import _table, app
+
+from .conftest import REPO
+
+runner = CliRunner()
+
+
+def test_version_and_short_help() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output.strip() == f"toolreplay {version('toolreplay')}"
+    for args in (["-h"], ["run", "-h"], ["record", "-h"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0 and "Usage:" in result.output, args
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["nope"],
+        ["run", "--nope"],
+        ["record", "--set", "x"],  # --model-source missing
+        ["record", "--model-source", "both"],
+        ["run", "--set", "../up"],
+    ],
+)
+def test_usage_errors_exit_2(args: list[str]) -> None:
+    assert runner.invoke(app, args).exit_code == 2
+
+
+def test_report_into_a_folder_is_a_usage_error(tmp_path) -> None:
+    result = runner.invoke(app, ["report", "--out", str(tmp_path)], terminal_width=200)
+    assert result.exit_code == 2
+    assert "is a folder" in " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())
+
+
+def test_operational_failures_exit_1(tmp_path) -> None:
+    missing = runner.invoke(app, ["run", "--cassettes", str(tmp_path), "--out", str(tmp_path)])
+    assert missing.exit_code == 1, missing.output
+    bad = tmp_path / "results.json"
+    bad.write_text("{}", encoding="utf-8")
+    result = runner.invoke(app, ["report", "--results", str(bad), "--out", str(tmp_path / "x")])
+    assert result.exit_code == 1
+
+
+def test_command_list_is_one_line_per_command() -> None:
+    result = runner.invoke(app, ["--help"], env={"COLUMNS": "80"}, terminal_width=80)
+    commands = result.output.split("Commands")[1]
+    for name in ("run", "report", "audit", "record"):
+        line = next(line for line in commands.splitlines() if f"│ {name} " in line)
+        assert line.rstrip("│ ").endswith("."), line  # the summary fits on its own line
+
+
+def test_table_reads_at_80_columns() -> None:
+    results = json.loads((REPO / "reports" / "results.json").read_text(encoding="utf-8"))
+    console = Console(width=80, record=True, color_system=None)
+    console.print(_table(results))
+    text = console.export_text()
+    assert "…" not in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for word in ("single+oneshot", "loop+atomic", "converged 4", "max_rounds 4",
+                 "unfulfilled_promise 2", "empty_answer 2", "3.25"):  # fmt: skip
+        assert word in text
+
+
+def test_python_dash_m() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "toolreplay", "--version"], capture_output=True, text=True
+    )
+    assert out.returncode == 0 and out.stdout.startswith("toolreplay ")
+
+
+@pytest.mark.parametrize("command", ["run", "report", "audit", "record"])
+def test_help_cuts_no_word_at_80_columns(command: str) -> None:
+    result = runner.invoke(app, [command, "-h"], env={"COLUMNS": "80", "TERMINAL_WIDTH": "80"})
+    assert result.exit_code == 0
+    assert "…" not in result.output
+    assert max(len(line) for line in result.output.splitlines()) <= 80

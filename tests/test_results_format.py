@@ -1,0 +1,120 @@
+"""results.json has one definition: the pydantic models in :mod:`toolreplay.results`. The
+committed JSON Schema is generated from them, every field is documented, and what the writer
+produces, the report reads and the committed file holds all validate against them."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from pydantic import BaseModel
+
+from toolreplay import results as results_module
+from toolreplay.results import (
+    RESULTS_FORMAT,
+    Results,
+    ResultsError,
+    check_results,
+    results_json_schema,
+    write_results,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+COMMITTED_SCHEMA = REPO / "schemas" / "results.schema.json"
+COMMITTED_RESULTS = REPO / "reports" / "results.json"
+
+
+@pytest.fixture(scope="module")
+def committed() -> dict[str, Any]:
+    return json.loads(COMMITTED_RESULTS.read_text(encoding="utf-8"))
+
+
+def test_committed_schema_is_generated_from_the_models() -> None:
+    """Fails when the models changed and schemas/results.schema.json was not regenerated:
+    run `python -m toolreplay.results > schemas/results.schema.json`."""
+    committed = json.loads(COMMITTED_SCHEMA.read_text(encoding="utf-8"))
+    assert committed == results_json_schema()
+
+
+def _models() -> list[type[BaseModel]]:
+    return [
+        obj
+        for obj in vars(results_module).values()
+        if isinstance(obj, type)
+        and issubclass(obj, BaseModel)
+        and obj.__module__ == results_module.__name__
+        and not obj.__name__.startswith("_")
+    ]
+
+
+@pytest.mark.parametrize("model", _models(), ids=lambda m: m.__name__)
+def test_every_field_is_documented(model: type[BaseModel]) -> None:
+    assert model.__doc__ and model.__doc__.strip()
+    undocumented = [n for n, f in model.model_fields.items() if not f.description]
+    assert not undocumented, f"{model.__name__}: {undocumented}"
+
+
+def test_committed_results_validate_against_models_and_schema(committed: dict) -> None:
+    check_results(committed)
+    jsonschema.Draft202012Validator(results_json_schema()).validate(committed)
+    assert committed["format"] == RESULTS_FORMAT
+
+
+def test_built_results_validate(reference_results: dict) -> None:
+    check_results(reference_results)
+    Results.model_validate(reference_results)
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (lambda r: r.update(format=2), "at $.format"),
+        (lambda r: r.update(format=True), "at $.format"),
+        (lambda r: r["configurations"][1].update(passed="4"), "at $.configurations[1].passed"),
+        (lambda r: r["episodes"][3].update(passed=1), "at $.episodes[3].passed"),
+        (lambda r: r["episodes"][0].pop("transcript"), "'transcript' is a required property"),
+        (lambda r: r["episodes"][0]["transcript"][1].pop("role"), "$.episodes[0].transcript[1]"),
+        (lambda r: r["provenance"].update(model=None), "at $.provenance.model"),
+        (lambda r: r["fidelity"]["checks"][0].update(passed="yes"), "$.fidelity.checks[0].passed"),
+        (lambda r: r["fidelity"]["ablations"][0]["flips"].append({"question_id": "x"}), "'from'"),
+    ],
+)
+def test_malformed_results_are_rejected_with_the_path(
+    committed: dict, edit: Any, expected: str
+) -> None:
+    bad = copy.deepcopy(committed)
+    edit(bad)
+    with pytest.raises(ResultsError) as info:
+        check_results(bad)
+    assert expected in str(info.value)
+    # the committed schema agrees with the models
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(results_json_schema()).validate(bad)
+
+
+def test_unknown_fields_are_allowed(committed: dict) -> None:
+    """Other stages add optional data; readers ignore what they do not know."""
+    extended = copy.deepcopy(committed)
+    extended["trials"] = {"k": 3}
+    extended["episodes"][0]["trial"] = 2
+    extended["configurations"][0]["pass_at_k"] = 1.0
+    check_results(extended)
+
+
+def test_writer_refuses_an_invalid_document(tmp_path: Path, committed: dict) -> None:
+    bad = copy.deepcopy(committed)
+    del bad["episodes"]
+    target = tmp_path / "results.json"
+    with pytest.raises(ResultsError, match="'episodes' is a required property"):
+        write_results(target, bad)
+    assert not target.exists()
+
+
+def test_validation_does_not_change_the_document(committed: dict, tmp_path: Path) -> None:
+    target = tmp_path / "results.json"
+    write_results(target, committed)
+    assert target.read_bytes() == COMMITTED_RESULTS.read_bytes()
