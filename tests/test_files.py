@@ -318,8 +318,12 @@ def test_a_signal_during_the_swap_waits_and_the_message_says_the_set_changed(
         real(new, dest)
 
     monkeypatch.setattr(record_mod, "replace_tree", swap_with_a_signal)
-    with pytest.raises(RecordingInterrupted, match="after the new recording replaced"):
-        record_stand_in(set_dir, suite, [Configuration("loop", "atomic")])
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C as usual
+    try:
+        with pytest.raises(RecordingInterrupted, match="after the new recording replaced"):
+            record_stand_in(set_dir, suite, [Configuration("loop", "atomic")])
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert len(read_manifest(set_dir).episodes) == 4 and not leftovers(set_dir)
 
 

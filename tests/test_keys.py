@@ -246,3 +246,13 @@ def test_credential_headers_and_query_parameters_never_reach_a_cassette(tmp_path
     assert KEY not in text
     assert "uri: https://api.example/v1/search?name=x&count=1" in text
     assert strip_secret_query("https://h/p?sig=1&q=2&client_secret=3") == "https://h/p?q=2"
+
+
+def test_a_loopback_server_gets_no_key_unless_named():
+    env = {"OPENAI_API_KEY": KEY, "DASHSCOPE_API_KEY": OTHER, "MY_KEY": KEY}
+    endpoint = resolve_endpoint("http://127.0.0.1:8080/v1", "m", env=env)
+    assert endpoint.key_variable is None and endpoint.api_key is None
+    assert "no key sent" in endpoint.describe()
+    named = resolve_endpoint("http://127.0.0.1:8080/v1", "m", env={**env,
+                             "TOOLREPLAY_API_KEY_ENV": "MY_KEY"})  # fmt: skip
+    assert (named.key_variable, named.api_key) == ("MY_KEY", KEY)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 from dataclasses import replace
@@ -83,6 +84,19 @@ def copy_set(tmp_path):
     return dest
 
 
+def rewrite(path, data):
+    """Write cassette ``data`` to ``path`` and record its new sha256 in the manifest, as if it
+    had been recorded that way (otherwise replay reports it edited since recording)."""
+    import hashlib
+
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    manifest_file = path.parent.parent / "manifest.json"
+    manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
+    key = f"{path.parent.name}/{path.stem}"
+    manifest["episodes"][key]["cassette_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest_file.write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
+
+
 def test_changed_system_prompt_is_an_explained_miss(suite, tmp_path):
     changed = replace(
         suite, system_prompt_template=suite.system_prompt_template.replace("天气助手", "天气助理")
@@ -103,8 +117,8 @@ def test_unplayed_interaction_fails(suite, tmp_path):
     dest = copy_set(tmp_path)
     path = cassette_path(dest, "loop+oneshot", "beijing")
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    data["interactions"].append(data["interactions"][-1])
-    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    data["interactions"].append(copy.deepcopy(data["interactions"][-1]))
+    rewrite(path, data)
     with pytest.raises(UnplayedInteractions, match="loop\\+oneshot/beijing"):
         replay_set(dest, suite, [Configuration("loop", "oneshot")])
 
@@ -114,6 +128,8 @@ def test_extra_request_is_a_miss(suite, tmp_path):
     dest = copy_set(tmp_path)
     shutil.rmtree(dest / "loop+atomic")
     shutil.copytree(dest / "single+atomic", dest / "loop+atomic")
+    for path in (dest / "loop+atomic").glob("*.yaml"):  # as if recorded like this
+        rewrite(path, yaml.safe_load(path.read_text(encoding="utf-8")))
     with pytest.raises(CassetteMiss, match="3 of 3 recorded interactions played"):
         replay_set(dest, suite, [Configuration("loop", "atomic")])
 
@@ -123,7 +139,7 @@ def test_malformed_cassette_names_file_and_interaction(suite, tmp_path):
     path = cassette_path(dest, "single+oneshot", "beijing")
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     del data["interactions"][1]["request"]["method"]
-    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    rewrite(path, data)
     with pytest.raises(CassetteError) as exc:
         replay_set(dest, suite, [Configuration("single", "oneshot")])
     assert "single+oneshot/beijing/trial-1.yaml: interaction 2: request.method" in str(exc.value)
@@ -185,7 +201,7 @@ def test_malformed_interactions_are_named_not_crashes(suite, tmp_path, mutate, w
     path = cassette_path(dest, "loop+atomic", "ningde")
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     mutate(data)
-    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    rewrite(path, data)
     with pytest.raises(CassetteError) as exc:
         replay_set(dest, suite, [Configuration("loop", "atomic")])
     message = str(exc.value)
@@ -196,7 +212,11 @@ def test_non_utf8_cassette_is_named(suite, tmp_path):
     dest = copy_set(tmp_path)
     path = cassette_path(dest, "loop+atomic", "ningde")
     path.write_bytes(path.read_bytes()[:200] + b"\xff\xfe" + path.read_bytes()[200:])
-    with pytest.raises(CassetteError, match=r"ningde/trial-1\.yaml: not UTF-8"):
+    with pytest.raises(
+        CassetteError,
+        match=r"ningde/trial-1\.yaml: edited or damaged since recording .*it also fails to load: "
+        r"cassette is not UTF-8 text: byte 0xff at line \d+, column \d+ \(byte 200\)",
+    ):
         replay_set(dest, suite, [Configuration("loop", "atomic")])
 
 

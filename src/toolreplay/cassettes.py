@@ -20,6 +20,7 @@ several trials (``manifest.trials > 1``) keeps each episode's trials in a folder
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import re
@@ -33,12 +34,27 @@ from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 import vcr
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 from vcr.errors import CannotOverwriteExistingCassetteException
-from vcr.persisters.filesystem import FilesystemPersister
+from vcr.persisters.filesystem import CassetteNotFoundError
+from vcr.request import Request as VcrRequest
 from vcr.serialize import serialize as vcr_serialize
+from vcr.serializers import compat
 
-from .files import atomic_write_text, leftovers
+from .files import (
+    InputFileError,
+    atomic_write_text,
+    decode_input,
+    leftovers,
+    read_input_bytes,
+    read_input_text,
+)
 
 KEPT_HEADERS = {"content-type"}
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -84,8 +100,55 @@ def _parse_json_body(body: Any) -> Any:
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~10x faster
 
 
+class AliasError(yaml.YAMLError):
+    """A cassette uses a YAML anchor and alias (refused: a few lines of aliases can expand to
+    gigabytes when the body is turned back into JSON)."""
+
+
+def _refuse_shared_nodes(root: yaml.Node) -> None:
+    """Walk the composed node graph once; an alias makes a node reachable twice (or a cycle),
+    so the first node seen again is refused, before anything is constructed or expanded."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            mark = node.start_mark
+            raise AliasError(
+                f"YAML alias to the node anchored at line {mark.line + 1}, column "
+                f"{mark.column + 1}: cassettes may not use anchors or aliases"
+            )
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.extend((value, key))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed(node.value))
+
+
+_NO_ALIAS_LOADERS: dict[type, type] = {}
+
+
+def _no_alias_loader(base: type) -> type:
+    """``base`` (a PyYAML safe loader, libyaml's by default) with a compose-time check that
+    refuses aliases (:func:`_refuse_shared_nodes`)."""
+    if base not in _NO_ALIAS_LOADERS:
+
+        def get_single_node(self: Any) -> Any:
+            node = base.get_single_node(self)  # type: ignore[attr-defined]
+            if node is not None:
+                _refuse_shared_nodes(node)
+            return node
+
+        _NO_ALIAS_LOADERS[base] = type(
+            f"NoAlias{base.__name__}", (base,), {"get_single_node": get_single_node}
+        )
+    return _NO_ALIAS_LOADERS[base]
+
+
 def _load_yaml(text: str) -> Any:
-    return yaml.load(text, Loader=_Loader)
+    """Parse one YAML document with the safe loader; aliases refused (:class:`AliasError`)."""
+    return yaml.load(text, Loader=_no_alias_loader(_Loader))
 
 
 class _Dumper(yaml.SafeDumper):
@@ -103,20 +166,57 @@ def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
 _Dumper.add_representer(str, _str_presenter)
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("duplicate key")
+    return dict(pairs)
+
+
+def _storable_json(body: Any) -> tuple[bool, Any]:
+    """``(True, value)`` when ``body`` is a JSON document whose value survives the trip
+    through YAML and back to JSON unchanged: strict JSON (no NaN/Infinity, no duplicate keys),
+    finite numbers, text without lone surrogates, not ``null``. Anything else is stored as
+    text or bytes, byte for byte."""
+    if isinstance(body, bytes):
+        try:
+            body = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return False, None
+    if not isinstance(body, str) or not body.strip():
+        return False, None
+    try:
+        value = json.loads(body, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+    except (ValueError, RecursionError):
+        return False, None
+    if value is None or _json_problem(value, text=True) is not None:
+        return False, None
+    return True, value
+
+
 class JsonBodySerializer:
-    """vcrpy serializer: YAML with JSON bodies stored parsed under ``parsed_body``."""
+    """vcrpy serializer: YAML with JSON bodies stored parsed under ``parsed_body``.
+
+    What is stored replays: a body that :func:`_storable_json` accepts is stored parsed and
+    replays as the same JSON value (same types, same key order; the bytes are those of
+    ``json.dumps``); every other body (any text, any bytes: bytes that are not UTF-8 as
+    ``!!binary``) is stored and replayed byte for byte."""
 
     @staticmethod
     def serialize(cassette_dict: dict[str, Any]) -> str:
         for interaction in cassette_dict["interactions"]:
             request = interaction["request"]
-            parsed = _parse_json_body(request.get("body"))
-            if parsed is not None:
+            ok, parsed = _storable_json(request.get("body"))
+            if ok:
                 del request["body"]
                 request["parsed_body"] = parsed
             body = interaction["response"].get("body", {})
-            parsed = _parse_json_body(body.get("string"))
-            if parsed is not None:
+            ok, parsed = _storable_json(body.get("string"))
+            if ok:
                 interaction["response"]["body"] = {"parsed_body": parsed}
         return yaml.dump(
             cassette_dict, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100
@@ -126,18 +226,57 @@ class JsonBodySerializer:
     def deserialize(text: str) -> dict[str, Any]:
         data: dict[str, Any] = _load_yaml(text)
         for interaction in data.get("interactions", []):
-            request = interaction["request"]
-            if "parsed_body" in request:
-                request["body"] = json.dumps(request.pop("parsed_body"), ensure_ascii=False)
-            body = interaction["response"].get("body", {})
-            if "parsed_body" in body:
-                interaction["response"]["body"] = {
-                    "string": json.dumps(body["parsed_body"], ensure_ascii=False)
-                }
+            _unparse_bodies(interaction)
         return data
 
 
+def _unparse_bodies(interaction: dict[str, Any]) -> dict[str, Any]:
+    """Stored form → vcrpy form: ``parsed_body`` turned back into a JSON string, in place."""
+    request = interaction["request"]
+    if "parsed_body" in request:
+        request["body"] = json.dumps(request.pop("parsed_body"), ensure_ascii=False)
+    body = interaction["response"].get("body", {})
+    if "parsed_body" in body:
+        interaction["response"]["body"] = {
+            "string": json.dumps(body["parsed_body"], ensure_ascii=False)
+        }
+    return interaction
+
+
 # ---- matching and filtering --------------------------------------------------------------
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of two parsed JSON values with their types: booleans, numbers, strings and
+    null are never equal across types (``True`` ≠ ``1``, ``0`` ≠ ``False``, ``"1"`` ≠ ``1``);
+    JSON has one number type, so ``1 == 1.0``. Objects compare by keys and values (order
+    aside), arrays element by element. Python's ``==`` would call ``True == 1`` equal."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if isinstance(x, bool) or isinstance(y, bool):
+            if not (isinstance(x, bool) and isinstance(y, bool) and x == y):
+                return False
+        elif isinstance(x, (int, float)) and isinstance(y, (int, float)):
+            if not (x == y or (x != x and y != y)):  # NaN matches NaN (lenient JSON)
+                return False
+        elif isinstance(x, str) and isinstance(y, str):
+            if x != y:
+                return False
+        elif x is None or y is None:
+            if not (x is None and y is None):
+                return False
+        elif isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y, strict=True))
+        elif isinstance(x, dict) and isinstance(y, dict):
+            if x.keys() != y.keys():
+                return False
+            stack.extend((x[k], y[k]) for k in x)
+        else:
+            return False
+    return True
 
 
 def _json_body_matcher(r1: Any, r2: Any) -> None:
@@ -146,7 +285,7 @@ def _json_body_matcher(r1: Any, r2: Any) -> None:
         if (r1.body or b"") != (r2.body or b""):
             raise AssertionError("bodies differ")
         return
-    if b1 != b2:
+    if not json_equal(b1, b2):
         raise AssertionError("JSON bodies differ")
 
 
@@ -184,13 +323,33 @@ def _before_record_response(response: dict[str, Any]) -> dict[str, Any]:
     return response
 
 
+#: The cassette :func:`replay_cassette` has just loaded and checked, so vcrpy's load does not
+#: parse and validate the same file again.
+_PRELOADED: contextvars.ContextVar[tuple[Path, list[dict[str, Any]]] | None] = (
+    contextvars.ContextVar("toolreplay_preloaded_cassette", default=None)
+)
+
+
 class AtomicPersister:
     """vcrpy persister: cassettes are written atomically (:func:`~toolreplay.files.
     atomic_write_text`), so a killed recording never leaves a half-written cassette."""
 
     @staticmethod
     def load_cassette(cassette_path: str | Path, serializer: Any) -> Any:
-        return FilesystemPersister.load_cassette(cassette_path, serializer)
+        """Load through :func:`load_cassette` (every field validated); a missing file is
+        vcrpy's "not found" (recording starts a new cassette)."""
+        path = Path(cassette_path)
+        preloaded = _PRELOADED.get()
+        if preloaded is not None and preloaded[0] == path:
+            loaded = preloaded[1]  # replay_cassette has just loaded and checked it
+        elif not path.is_file():
+            raise CassetteNotFoundError()
+        else:
+            loaded = load_cassette(path)
+        interactions = [_unparse_bodies(i) for i in loaded]
+        requests = [VcrRequest._from_dict(i["request"]) for i in interactions]
+        responses = [compat.convert_to_bytes(i["response"]) for i in interactions]
+        return requests, responses
 
     @staticmethod
     def save_cassette(cassette_path: str | Path, cassette_dict: Any, serializer: Any) -> None:
@@ -217,22 +376,66 @@ def make_vcr(record_mode: Literal["none", "once", "new_episodes", "all"] = "none
 
 # ---- validation of files read from disk ----------------------------------------------------
 
+#: A cassette larger than this is refused before parsing (ours are a few kilobytes each).
+CASSETTE_LIMIT = 64 * 1024 * 1024
 
 Headers = dict[str, list[str]]
+Body = str | bytes | None  # text, bytes (stored as !!binary), or no body
+
+
+def _json_problem(value: Any, where: str = "", *, text: bool = False) -> str | None:
+    """Where ``value`` stops being JSON (a YAML date, a non-string key, NaN...), or None.
+    With ``text``, strings (keys too) must also be encodable as UTF-8 (no lone surrogates)."""
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, str):
+            if text and not _utf8_ok(item):
+                return f"{at or 'value'}: a lone surrogate"
+            continue
+        if item is None or isinstance(item, (bool, int)):
+            continue
+        if isinstance(item, float):
+            if item != item or item in (float("inf"), float("-inf")):
+                return f"{at or 'value'}: {item} is not a JSON number"
+            continue
+        if isinstance(item, list):
+            stack.extend((v, f"{at}.{i}" if at else str(i)) for i, v in enumerate(item))
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                if not isinstance(k, str):
+                    return f"{at or 'value'}: key {k!r} is not a string"
+                if text and not _utf8_ok(k):
+                    return f"{at or 'value'}: a key with a lone surrogate"
+                stack.append((v, f"{at}.{k}" if at else k))
+        else:
+            return f"{at or 'value'}: a YAML {type(item).__name__}, not a JSON value"
+    return None
+
+
+def _utf8_ok(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class _RequestModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
-    method: str
-    uri: str
+    method: str = Field(min_length=1)
+    uri: str = Field(min_length=1)
     headers: Headers
-    body: str | None = None
+    body: Body = None
     parsed_body: Any = None
 
     @model_validator(mode="after")
     def _has_body(self) -> _RequestModel:
-        if "body" not in self.model_fields_set and "parsed_body" not in self.model_fields_set:
-            raise ValueError("needs 'body' or 'parsed_body'")
+        fields = self.model_fields_set & {"body", "parsed_body"}
+        if len(fields) != 1:
+            raise ValueError("needs exactly one of 'body' or 'parsed_body'")
+        if "parsed_body" in fields and (problem := _json_problem(self.parsed_body)):
+            raise ValueError(f"parsed_body.{problem}")
         return self
 
 
@@ -244,13 +447,17 @@ class _StatusModel(BaseModel):
 
 class _BodyModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
-    string: str | None = None
+    string: Body = None
     parsed_body: Any = None
 
     @model_validator(mode="after")
     def _one_form(self) -> _BodyModel:
         if len(self.model_fields_set) != 1:
             raise ValueError("needs exactly one of 'string' or 'parsed_body'")
+        if "parsed_body" in self.model_fields_set and (
+            problem := _json_problem(self.parsed_body)
+        ):
+            raise ValueError(f"parsed_body.{problem}")
         return self
 
 
@@ -271,30 +478,92 @@ class _InteractionModel(BaseModel):
     response: _ResponseModel
 
 
-def read_cassette(path: Path) -> list[dict[str, Any]]:
-    """The interactions of a cassette as stored (bodies parsed), validated.
+def _first_error(exc: ValidationError, prefix: str = "") -> str:
+    """``where: what`` for the first error pydantic found (``where`` dotted, after
+    ``prefix``), without pydantic's "Value error, " decoration."""
+    err = exc.errors()[0]
+    where = ".".join([prefix, *map(str, err["loc"])] if prefix else map(str, err["loc"]))
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return f"{where}: {msg}" if where else msg
 
-    Raises :class:`CassetteError` naming ``path`` and, for a malformed interaction, its
-    number (from 1) and the missing or wrong field."""
+
+class _CassetteModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    version: Literal[1]
+    interactions: list[Any]
+
+
+class CassetteDamaged(CassetteError):
+    """A cassette's bytes differ from the sha256 the manifest holds for it: the file was
+    edited or damaged since recording. Not a cassette miss."""
+
+
+def load_cassette(path: Path, expected_sha256: str | None = None) -> list[dict[str, Any]]:
+    """The interactions of the cassette at ``path``, as stored (JSON bodies parsed under
+    ``parsed_body``), every field validated; the one place a cassette is read and checked.
+
+    Checks, in order, each failure a :class:`CassetteError` whose message starts with
+    ``path`` and says where and what: the file exists, is a file, is at most
+    :data:`CASSETTE_LIMIT` bytes; its sha256 equals ``expected_sha256`` when given
+    (:class:`CassetteDamaged`, "edited or damaged since recording", naming also what else is
+    wrong with it); UTF-8 (line, column, byte); YAML without anchors or aliases (line,
+    column); ``version: 1`` and an ``interactions`` list; each interaction (numbered from 1)
+    field by field: request method, URI, headers (name → list of strings), body (text,
+    bytes or a JSON value); response status code (100–599) and message, headers, body (text,
+    bytes or a JSON value). What a reply body *says* (choices, tool calls, usage) is not
+    judged here: any recorded reply replays and the model client gives it an outcome; a body
+    cut short or edited since recording fails the sha256 check instead."""
     try:
-        data = _load_yaml(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CassetteError(f"cassette not found: {path}") from None
-    except UnicodeDecodeError as exc:
-        raise CassetteError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        data = read_input_bytes(path, "cassette", CASSETTE_LIMIT)
+    except InputFileError as exc:
+        if exc.missing:
+            raise CassetteError(f"cassette not found: {path}") from None
+        raise CassetteError(str(exc)) from None
+    problem: CassetteError | None = None
+    interactions: list[dict[str, Any]] = []
+    try:
+        interactions = _validate(path, data)
+    except CassetteError as exc:
+        problem = exc
+    if expected_sha256 is not None and hashlib.sha256(data).hexdigest() != expected_sha256:
+        also = f"; it also fails to load: {str(problem).removeprefix(f'{path}: ')}"
+        raise CassetteDamaged(
+            f"{path}: edited or damaged since recording (its sha256 differs from the one "
+            f"manifest.json holds{also if problem else ''}). Restore it from version control "
+            "or re-record it"
+        )
+    if problem is not None:
+        raise problem
+    return interactions
+
+
+def _validate(path: Path, data: bytes) -> list[dict[str, Any]]:
+    try:
+        text = decode_input(path, data, "cassette")
+    except InputFileError as exc:
+        raise CassetteError(str(exc)) from None
+    try:
+        raw = _load_yaml(text)
     except yaml.YAMLError as exc:
         raise CassetteError(f"{path}: not valid YAML: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("interactions"), list):
+    if not isinstance(raw, dict) or not isinstance(raw.get("interactions"), list):
         raise CassetteError(f"{path}: not a cassette (no 'interactions' list)")
-    for i, raw in enumerate(data["interactions"], start=1):
+    try:
+        _CassetteModel.model_validate(raw)
+    except ValidationError as exc:
+        raise CassetteError(f"{path}: {_first_error(exc)}") from None
+    for i, item in enumerate(raw["interactions"], start=1):
         try:
-            _InteractionModel.model_validate(raw)
+            _InteractionModel.model_validate(item)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(x) for x in err["loc"]) or "interaction"
-            raise CassetteError(f"{path}: interaction {i}: {where}: {err['msg']}") from None
-    interactions: list[dict[str, Any]] = data["interactions"]
+            raise CassetteError(f"{path}: interaction {i}: {_first_error(exc)}") from None
+    interactions: list[dict[str, Any]] = raw["interactions"]
     return interactions
+
+
+def read_cassette(path: Path) -> list[dict[str, Any]]:
+    """:func:`load_cassette` without the manifest check (kept for existing callers)."""
+    return load_cassette(path)
 
 
 # ---- miss explanations ------------------------------------------------------------------
@@ -319,7 +588,7 @@ def _describe_body_difference(sent: Any, recorded: Any) -> list[str]:
     tools_toggled = bool(sent.get("tools")) != bool(recorded.get("tools"))
     for key in sorted(set(sent) | set(recorded)):
         a, b = sent.get(key), recorded.get(key)
-        if a == b:
+        if (key in sent) == (key in recorded) and json_equal(a, b):
             continue
         if key == "messages" and isinstance(a, list) and isinstance(b, list):
             out.extend(_describe_messages(a, b))
@@ -381,7 +650,7 @@ def _describe_tool_calls(name: str, sent: Any, recorded: Any) -> str | None:
     if len(sent) != len(recorded):
         return f"{name}: sent {len(sent)} tool call(s), recorded {len(recorded)}"
     for i, (a, b) in enumerate(zip(sent, recorded, strict=True)):
-        if a == b or not isinstance(a, dict) or not isinstance(b, dict):
+        if json_equal(a, b) or not isinstance(a, dict) or not isinstance(b, dict):
             continue
         fa, fb = a.get("function") or {}, b.get("function") or {}
         if fa.get("name") != fb.get("name"):
@@ -400,7 +669,7 @@ def _describe_messages(sent: list[Any], recorded: list[Any]) -> list[str]:
     if len(sent) != len(recorded):
         out.append(f"messages: sent {len(sent)}, recorded {len(recorded)}")
     for i, (a, b) in enumerate(zip(sent, recorded, strict=False)):
-        if a == b:
+        if json_equal(a, b):
             continue
         name = _message_name(i, a, sent)
         ca, cb = (a or {}).get("content"), (b or {}).get("content")
@@ -433,15 +702,17 @@ def _describe_tools(sent: list[Any], recorded: list[Any]) -> list[str]:
                 f"tool schema `{n}` description differs "
                 f"{_first_difference(str(fa.get('description')), str(fb.get('description')))}"
             )
-        elif fa.get("parameters") != fb.get("parameters"):
+        elif not json_equal(fa.get("parameters"), fb.get("parameters")):
             pa, pb = fa.get("parameters") or {}, fb.get("parameters") or {}
             props_a, props_b = pa.get("properties") or {}, pb.get("properties") or {}
             changed = sorted(
-                k for k in set(props_a) | set(props_b) if props_a.get(k) != props_b.get(k)
+                k
+                for k in set(props_a) | set(props_b)
+                if not json_equal(props_a.get(k), props_b.get(k))
             )
             where = f" (parameter {', '.join(f'`{k}`' for k in changed)})" if changed else ""
             out.append(f"tool schema `{n}` parameters differ{where}")
-        elif a[n] != b[n]:
+        elif not json_equal(a[n], b[n]):
             out.append(f"tool schema `{n}` differs: sent {_short(a[n])}, recorded {_short(b[n])}")
     return out
 
@@ -484,7 +755,9 @@ def explain_miss(
         def distance(item: tuple[int, Any]) -> int:
             rec = _parse_json_body(item[1].body)
             if isinstance(sent, dict) and isinstance(rec, dict):
-                return sum(1 for k in set(sent) | set(rec) if sent.get(k) != rec.get(k))
+                return sum(
+                    1 for k in set(sent) | set(rec) if not json_equal(sent.get(k), rec.get(k))
+                )
             return 0 if item[1].query == req.query else 1
 
         index, closest = min(candidates, key=distance)
@@ -588,20 +861,33 @@ RecordMode = Literal["none", "once", "new_episodes", "all"]
 
 @contextmanager
 def replay_cassette(
-    path: Path, episode: str, rerecord: str, record_mode: RecordMode = "none"
+    path: Path,
+    episode: str,
+    rerecord: str,
+    record_mode: RecordMode = "none",
+    expected_sha256: str | None = None,
 ) -> Iterator[Any]:
     """Replay one episode's cassette with ``record_mode`` (``none`` unless the caller, e.g.
     pytest's ``--record-mode``, says otherwise; in the other modes a request that is not
-    recorded goes to the endpoint and is added, and the unplayed check is off).
+    recorded goes to the endpoint and is added, and the unplayed check is off), after
+    :func:`load_cassette` has checked it (in mode ``none`` against ``expected_sha256``, the
+    manifest's, when given).
 
-    Raises :class:`CassetteError` (missing/malformed), :class:`CassetteMiss` (a request not
-    recorded) or :class:`UnplayedInteractions` (recorded interactions never requested)."""
+    Raises :class:`CassetteError` (missing/malformed), :class:`CassetteDamaged` (edited or
+    damaged since recording), :class:`CassetteMiss` (a request not recorded) or
+    :class:`UnplayedInteractions` (recorded interactions never requested)."""
     if record_mode == "none" and not path.exists():
         raise CassetteError(
             f"cassette not found: {path} (episode {episode}); record it: {rerecord}"
         )
+    preloaded = None
     if path.exists():
-        read_cassette(path)
+        try:
+            interactions = load_cassette(path, expected_sha256 if record_mode == "none" else None)
+        except CassetteDamaged as exc:
+            raise CassetteDamaged(f"{exc} (episode {episode}): {rerecord}") from None
+        preloaded = (Path(str(path)), interactions)
+    token = _PRELOADED.set(preloaded)
     try:
         with (
             make_vcr(record_mode).use_cassette(str(path)) as cassette,
@@ -626,6 +912,8 @@ def replay_cassette(
         if miss is None:
             raise
         raise explain_miss(miss, episode, rerecord) from None
+    finally:
+        _PRELOADED.reset(token)
 
 
 # ---- manifest ------------------------------------------------------------------------------
@@ -705,9 +993,13 @@ def read_manifest(set_dir: Path) -> Manifest:
     """Load and validate ``manifest.json``; :class:`CassetteError` naming the file otherwise.
     ``cassette_set`` is the folder's name (whatever the set was called when recorded)."""
     path = manifest_path(set_dir)
+    if set_dir.exists() and not set_dir.is_dir():
+        raise CassetteError(f"{set_dir}: is a file, not a cassette set folder")
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+        text = read_input_text(path, "manifest", CASSETTE_LIMIT)
+    except InputFileError as exc:
+        if not exc.missing:
+            raise CassetteError(str(exc)) from None
         left = leftovers(set_dir)
         if left and not set_dir.exists():
             raise CassetteError(
@@ -720,6 +1012,8 @@ def read_manifest(set_dir: Path) -> Manifest:
             f"no cassette set at {set_dir} ({path.name} missing); record one with "
             f"`toolreplay record --model-source stand-in --set {set_dir.name}`"
         ) from None
+    try:
+        raw = json.loads(text)
     except ValueError as exc:
         raise CassetteError(f"{path}: not valid JSON: {exc}") from None
     try:

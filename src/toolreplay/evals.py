@@ -27,11 +27,17 @@ from pydantic import (
     model_validator,
 )
 
+from .files import InputFileError, read_input_text
+
 Measure = Literal["temperature", "precipitation", "comparison", "wind", "none"]
 Day = Literal["today", "tomorrow"]
 HeuristicName = Literal["admin_seat", "population_order", "shi_retry"]
 HEURISTICS: tuple[HeuristicName, ...] = ("admin_seat", "population_order", "shi_retry")
 DEFAULT_REPEAT_WINDOW = 2
+
+
+#: An eval file larger than this is refused before parsing (ours is a few kilobytes).
+EVAL_FILE_LIMIT = 4 * 1024 * 1024
 
 
 class EvalFileError(ValueError):
@@ -277,16 +283,19 @@ class _EvalModel(_Strict):
 def load_eval(path: str | Path) -> EvalSuite:
     """Read and validate an eval file.
 
-    Raises :class:`EvalFileError` (naming ``path`` and the failing field) when the file is
-    missing, not YAML, or not of the schema above.
+    Raises :class:`EvalFileError` (naming ``path`` and the failing field or place) when the
+    file is missing, a folder, unreadable, larger than :data:`EVAL_FILE_LIMIT`, not UTF-8, not
+    YAML, or not of the schema above.
     """
     p = Path(path)
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise EvalFileError(
-            f"eval file not found: {p} (run from the project's root, or pass --eval PATH)"
-        ) from None
+        raw = yaml.safe_load(read_input_text(p, "eval file", EVAL_FILE_LIMIT))
+    except InputFileError as exc:
+        if exc.missing:
+            raise EvalFileError(
+                f"eval file not found: {p} (run from the project's root, or pass --eval PATH)"
+            ) from None
+        raise EvalFileError(str(exc)) from None
     except yaml.YAMLError as exc:
         raise EvalFileError(f"{p}: not valid YAML: {exc}") from None
     try:

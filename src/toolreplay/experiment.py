@@ -248,9 +248,11 @@ def replay_episode(
 
     ``http``/``session`` may be shared across episodes (nothing is sent over them in replay;
     making an ``httpx.Client`` costs ~20 ms of TLS set-up). The recorded wall time and the
-    prompt date come from the manifest. Raises :class:`~toolreplay.cassettes.CassetteMiss`,
+    prompt date come from the manifest; the cassette's sha256 is compared with the manifest's
+    first. Raises :class:`~toolreplay.cassettes.CassetteMiss`,
     :class:`~toolreplay.cassettes.UnplayedInteractions` or
-    :class:`~toolreplay.cassettes.CassetteError`."""
+    :class:`~toolreplay.cassettes.CassetteError` (:class:`~toolreplay.cassettes.CassetteDamaged`
+    when the cassette was edited or damaged since recording)."""
     if http is None or session is None:
         with replay_clients() as (h, s):
             return replay_episode(
@@ -268,12 +270,13 @@ def replay_episode(
     rerecord = rerecord_command(set_dir, manifest, suite, [episode_key(config.name, question.id)])
     model = OpenAIChatModel(settings, http, tool_choice=suite.experiment.tool_choice)
     client = OpenMeteoClient(session, manifest.geocoding_url, manifest.forecast_url)
+    record = manifest.episodes.get(key)
     path = cassette_path(set_dir, config.name, question.id, trial)
-    with replay_cassette(path, key, rerecord, record_mode):
+    expected = record.cassette_sha256 if record else None
+    with replay_cassette(path, key, rerecord, record_mode, expected_sha256=expected):
         episode = run_episode(
             suite, config, question, model=model, open_meteo=client, today=manifest.today
         )
-    record = manifest.episodes.get(key)
     return replace(episode, wall_time_s=record.wall_time_s if record else 0.0)
 
 

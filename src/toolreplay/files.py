@@ -135,6 +135,63 @@ def check_writable(folder: Path) -> None:
     os.unlink(tmp)
 
 
+# ---- reading input files -------------------------------------------------------------------
+
+
+class InputFileError(ValueError):
+    """An input file cannot be read as text: missing (``missing`` is True), a folder, not
+    readable, too large, or not UTF-8. The message starts with the path and says where and
+    what is wrong (for bad UTF-8: line, column and byte offset)."""
+
+    def __init__(self, message: str, *, missing: bool = False) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+
+def _place(data: bytes, offset: int) -> str:
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return f"line {line}, column {column} (byte {offset})"
+
+
+def read_input_bytes(path: Path, what: str, limit: int) -> bytes:
+    """The bytes of input file ``path`` (at most ``limit`` bytes); :class:`InputFileError`
+    naming it as ``what`` (e.g. ``"eval file"``) when it is missing, a folder, unreadable or
+    larger than ``limit``."""
+    path = Path(path)
+    try:
+        with path.open("rb") as f:
+            data = f.read(limit + 1)
+    except FileNotFoundError:
+        raise InputFileError(f"{path}: {what} not found", missing=True) from None
+    except IsADirectoryError:
+        raise InputFileError(f"{path}: is a folder; expected the {what} itself") from None
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise InputFileError(
+            f"{path}: {what} larger than {limit:,} bytes; refusing to read it (not one of ours?)"
+        )
+    return data
+
+
+def decode_input(path: Path, data: bytes, what: str) -> str:
+    """``data`` (read from ``path``) as UTF-8 text; :class:`InputFileError` giving line,
+    column and byte of the first byte that is not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(
+            f"{path}: {what} is not UTF-8 text: byte 0x{data[exc.start]:02x} at "
+            f"{_place(data, exc.start)}"
+        ) from None
+
+
+def read_input_text(path: Path, what: str, limit: int = 16 * 1024 * 1024) -> str:
+    """:func:`read_input_bytes` then :func:`decode_input`: one error path for a text input."""
+    return decode_input(path, read_input_bytes(path, what, limit), what)
+
+
 # ---- folders --------------------------------------------------------------------------------
 
 
@@ -286,4 +343,8 @@ def deferred_interrupts() -> Iterator[None]:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
         for signum in dict.fromkeys(pending):
-            signal.raise_signal(signum)
+            handler = saved[signal.Signals(signum)]
+            if callable(handler):
+                handler(signum, None)  # e.g. raises KeyboardInterrupt
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(signum)

@@ -34,6 +34,7 @@ KEY_PAIRING = (
     "any other endpoint (--base-url or $TOOLREPLAY_BASE_URL) needs --api-key-env NAME naming "
     "the variable that holds its key"
 )
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 _DASHSCOPE_HOST = re.compile(r"^dashscope(?:-[a-z0-9-]+)?\.aliyuncs\.com$")
 
 
@@ -72,8 +73,8 @@ class Endpoint:
     base_url_source: str
     model: str
     model_source: str
-    key_variable: str
-    api_key: str = field(repr=False)
+    key_variable: str | None  # None: a loopback endpoint named without a key variable
+    api_key: str | None = field(repr=False)
 
     @property
     def host(self) -> str:
@@ -83,7 +84,12 @@ class Endpoint:
         """One line for the terminal; never the key itself."""
         return (
             f"endpoint {self.host} ({self.base_url}, from {self.base_url_source}), "
-            f"model {self.model} (from {self.model_source}), key from ${self.key_variable}"
+            f"model {self.model} (from {self.model_source}), "
+            + (
+                f"key from ${self.key_variable}"
+                if self.key_variable
+                else "no key sent (loopback endpoint; --api-key-env NAME sends one)"
+            )
         )
 
     @property
@@ -129,13 +135,17 @@ def resolve_endpoint(
     - ``DASHSCOPE_API_KEY`` with DashScope (``dashscope*.aliyuncs.com``; the default endpoint);
     - ``OPENAI_API_KEY`` with ``$OPENAI_BASE_URL`` (same scheme, host and port) or else
       ``api.openai.com``;
-    - any other endpoint has no key variable of its own: ``--api-key-env`` is required.
+    - any other endpoint has no key variable of its own: ``--api-key-env`` is required,
+      except on loopback (``127.0.0.1``, ``localhost``, ``::1``), where no key is sent.
+
+    ``$TOOLREPLAY_API_KEY_ENV`` stands in for ``api_key_env`` (e.g. under the pytest plugin).
 
     With no endpoint named, the key decides: only ``DASHSCOPE_API_KEY`` set → DashScope; only
     ``OPENAI_API_KEY`` → ``$OPENAI_BASE_URL`` or the OpenAI API; both → refused as ambiguous.
     The model is ``model``, else ``$TOOLREPLAY_MODEL``, else ``qwen-plus`` on DashScope; other
     endpoints need one named (``qwen-plus`` is DashScope's)."""
     e = os.environ if env is None else env
+    api_key_env = api_key_env or e.get("TOOLREPLAY_API_KEY_ENV") or None
     url, url_source = None, ""
     if base_url:
         url, url_source = base_url, "--base-url"
@@ -169,12 +179,14 @@ def resolve_endpoint(
             openai_url is not None and _origin(url) == _origin(openai_url)
         ):
             variable = "OPENAI_API_KEY"
+        elif _host(url) in _LOOPBACK:
+            variable = None  # a server of your own on this machine: no key is sent
         else:
             raise EndpointError(
                 f"no key variable belongs to {url} ({url_source}): name the variable that "
                 "holds its key with --api-key-env NAME. " + KEY_PAIRING + "."
             )
-        if not e.get(variable):
+        if variable is not None and not e.get(variable):
             others = [v for v in KEY_VARIABLES if v != variable and e.get(v)]
             hint = (
                 f" ${others[0]} is set but belongs to another endpoint and is not sent here;"
@@ -213,7 +225,9 @@ def resolve_endpoint(
             f"name the model for {url} with --model NAME (or $TOOLREPLAY_MODEL); "
             f"the default {DEFAULT_MODEL} is DashScope's"
         )
-    return Endpoint(url, url_source, name, model_source, variable, e[variable])
+    return Endpoint(
+        url, url_source, name, model_source, variable, e[variable] if variable else None
+    )
 
 
 def model_settings(
