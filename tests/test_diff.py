@@ -5,6 +5,7 @@ in questions, prompt or judge are called not comparable."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from toolreplay.cassettes import cassette_path
 from toolreplay.cli import app
 from toolreplay.diff import DiffError, Run, diff_runs, first_difference, format_diff, load_run
 
@@ -128,10 +130,15 @@ def test_cassette_sets_are_replayed_and_the_changed_episode_is_the_only_flip(
     and lists exactly that flip, with the comparable fingerprint read from both manifests."""
     other = tmp_path / "other"
     shutil.copytree(REFERENCE, other)
-    cassette = other / "loop+atomic" / "beijing.yaml"
+    cassette = cassette_path(other, "loop+atomic", "beijing")
     body = cassette.read_text(encoding="utf-8")
     assert body.count(ANSWER) == 1
     cassette.write_text(body.replace(ANSWER, HEDGED), encoding="utf-8")
+    # as a re-recording would: the manifest holds the new cassette's sha256
+    manifest = json.loads((other / "manifest.json").read_text(encoding="utf-8"))
+    digest = hashlib.sha256(cassette.read_bytes()).hexdigest()
+    manifest["episodes"]["loop+atomic/beijing"]["cassette_sha256"] = digest
+    (other / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     result = runner.invoke(app, ["diff", str(REFERENCE), str(other), "--eval", str(EVAL)])
     assert result.exit_code == 1, result.output
     assert [line for line in result.output.splitlines() if line.startswith("FLIP")] == [

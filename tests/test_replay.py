@@ -90,9 +90,11 @@ def rewrite(path, data):
     import hashlib
 
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    manifest_file = path.parent.parent / "manifest.json"
+    set_dir = next(p for p in path.parents if (p / "manifest.json").exists())
+    manifest_file = set_dir / "manifest.json"
     manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
-    key = f"{path.parent.name}/{path.stem}"
+    where = path.relative_to(set_dir).as_posix()
+    key = next(k for k, e in manifest["episodes"].items() if e["cassette"] == where)
     manifest["episodes"][key]["cassette_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     manifest_file.write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
 
@@ -128,7 +130,7 @@ def test_extra_request_is_a_miss(suite, tmp_path):
     dest = copy_set(tmp_path)
     shutil.rmtree(dest / "loop+atomic")
     shutil.copytree(dest / "single+atomic", dest / "loop+atomic")
-    for path in (dest / "loop+atomic").glob("*.yaml"):  # as if recorded like this
+    for path in (dest / "loop+atomic").rglob("*.yaml"):  # as if recorded like this
         rewrite(path, yaml.safe_load(path.read_text(encoding="utf-8")))
     with pytest.raises(CassetteMiss, match="3 of 3 recorded interactions played"):
         replay_set(dest, suite, [Configuration("loop", "atomic")])

@@ -482,7 +482,7 @@ def diff(
         a = load_run(before, eval_path)
         b = load_run(after, eval_path)
     except DiffError as exc:
-        raise _fail(str(exc)) from None
+        raise _fail(str(exc), 2) from None
     result = diff_runs(a, b)
     for line in format_diff(result):
         out.print(line, highlight=False, markup=False, soft_wrap=True)

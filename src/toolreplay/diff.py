@@ -170,7 +170,7 @@ def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
     except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
         raise DiffError(f"{set_dir}: {exc}") from None
     results = build_results(
-        manifest, episodes, [c.name for c in configs], FULL_JUDGE, suite.measures
+        manifest, episodes, [c.name for c in configs], FULL_JUDGE, suite.by_id
     )
     fingerprint = {
         "system_prompt_sha256": manifest.system_prompt_sha256,
