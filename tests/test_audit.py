@@ -10,7 +10,7 @@ import yaml
 from typer.testing import CliRunner
 
 from toolreplay.audit import run_audit
-from toolreplay.cassettes import read_manifest
+from toolreplay.cassettes import cassette_path, read_manifest
 from toolreplay.cli import app
 from toolreplay.judge import FULL_JUDGE, NARROW_JUDGE
 
@@ -122,7 +122,7 @@ def test_stale_system_prompt_fails_completeness_with_the_rerecord_command(suite)
 def test_arm_parity_reads_recorded_bodies(suite, tmp_path):
     dest = tmp_path / "reference"
     shutil.copytree(REFERENCE, dest)
-    path = dest / "loop+atomic" / "beijing.yaml"
+    path = cassette_path(dest, "loop+atomic", "beijing")
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     for interaction in data["interactions"]:
         body = interaction["request"].get("parsed_body")
@@ -137,7 +137,7 @@ def test_arm_parity_reads_recorded_bodies(suite, tmp_path):
 def test_missing_ablation_cassette_fails(suite, reference_episodes, tmp_path):
     dest = tmp_path / "reference"
     shutil.copytree(REFERENCE, dest)
-    (dest / "single+oneshot-no_shi_retry" / "ningde.yaml").unlink()
+    (cassette_path(dest, "single+oneshot-no_shi_retry", "ningde")).unlink()
     result = run_audit(dest, suite, FULL_JUDGE, episodes=reference_episodes)
     assert not result.check("ablation").passed
     assert not result.check("completeness").passed
@@ -162,7 +162,7 @@ def test_audit_command_exit_codes():
 def test_edited_cassette_fails_completeness(suite, tmp_path):
     dest = tmp_path / "reference"
     shutil.copytree(REFERENCE, dest)
-    path = dest / "loop+atomic" / "ningde.yaml"
+    path = cassette_path(dest, "loop+atomic", "ningde")
     text = path.read_text(encoding="utf-8")
     assert "最高 30.2°C" in text
     path.write_text(text.replace("最高 30.2°C", "最高 99.2°C"), encoding="utf-8")
@@ -213,7 +213,7 @@ def test_arm_parity_catches_different_tool_descriptions(suite, tmp_path):
         for tool in body.get("tools", []):
             tool["function"]["description"] += "（旧版）"
 
-    _edit_requests(dest / "single+atomic" / "beijing.yaml", edit)
+    _edit_requests(cassette_path(dest, "single+atomic", "beijing"), edit)
     check = run_audit(dest, suite, FULL_JUDGE).check("arm_parity")
     assert not check.passed and "atomic tool descriptions" in check.explanation
 
@@ -227,7 +227,7 @@ def test_arm_parity_catches_a_different_question_set(suite, tmp_path):
             if m["role"] == "user":
                 m["content"] = "深圳今天多少度？"
 
-    _edit_requests(dest / "loop+oneshot" / "beijing.yaml", edit)
+    _edit_requests(cassette_path(dest, "loop+oneshot", "beijing"), edit)
     check = run_audit(dest, suite, FULL_JUDGE).check("arm_parity")
     assert not check.passed and "question set" in check.explanation
 

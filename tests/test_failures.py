@@ -10,9 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from toolreplay.cli import app
 from toolreplay.episode import Episode, ModelReply, ToolCall, ToolResult, Usage
 from toolreplay.failures import (
     EMPTY_ANSWER,
@@ -399,9 +397,8 @@ def test_results_carry_failure_modes(reference_results: dict) -> None:
         assert all(set(f) == {"mode", "explanation", "evidence"} for f in record["failure_modes"])
 
 
-def test_run_prints_failure_mode_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(REPO)
-    result = CliRunner().invoke(app, ["run", "--out", str(tmp_path)])
+def test_run_prints_failure_mode_counts(committed_run: tuple[Any, Path]) -> None:
+    result, tmp_path = committed_run
     assert result.exit_code == 0, result.output
     row = next(line for line in result.output.splitlines() if "single+atomic" in line)
     assert "empty_answer 2" in row
@@ -526,3 +523,9 @@ def test_offers_conditionals_questions_and_failures_are_not_promises(text: str) 
 def test_grounding_matches_unit_field_and_day(text: str, grounded: bool) -> None:
     labels = modes(classify(answered(text), measure="temperature"))
     assert labels == ([] if grounded else [FABRICATED_VALUE])
+
+
+def test_none_question_without_value_carries_no_label() -> None:
+    ep = answered("抱歉，没有找到这个地点。")
+    assert classify(ep, measure="none") == ()
+    assert modes(classify(ep, measure="temperature")) == ["no_measurement"]

@@ -27,7 +27,7 @@ from toolreplay.experiment import Configuration, replay_set
 
 from .conftest import EVAL_FILE, REFERENCE
 
-CASSETTE = "loop+atomic/ningde.yaml"
+CASSETTE = "loop+atomic/ningde/trial-1.yaml"
 
 
 def run(*args: str):

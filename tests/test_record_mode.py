@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from toolreplay.cassettes import UnplayedInteractions, read_manifest
+from toolreplay.cassettes import UnplayedInteractions, cassette_path, read_manifest
 from toolreplay.evals import EvalSuite
 from toolreplay.experiment import Configuration, replay_episode
 
@@ -27,15 +26,15 @@ def test_pytest_record_mode_reaches_the_project_replays(record_mode: str) -> Non
 def padded_set(tmp_path: Path) -> Path:
     """A copy of one reference episode whose cassette holds one interaction too many."""
     set_dir = tmp_path / "reference"
-    (set_dir / "loop+atomic").mkdir(parents=True)
-    shutil.copy(REFERENCE / "manifest.json", set_dir / "manifest.json")
-    text = (REFERENCE / "loop+atomic" / "beijing.yaml").read_text(encoding="utf-8")
+    source = cassette_path(REFERENCE, "loop+atomic", "beijing")
+    target = set_dir / source.relative_to(REFERENCE)
+    target.parent.mkdir(parents=True)
+    text = source.read_text(encoding="utf-8")
     extra = "- request:" + text.rsplit("- request:", 1)[1]
-    cassette = set_dir / "loop+atomic" / "beijing.yaml"
-    cassette.write_text(text + extra, encoding="utf-8")
-    # recorded like this (else replay reports the cassette edited since recording)
-    manifest = json.loads((set_dir / "manifest.json").read_text(encoding="utf-8"))
-    digest = hashlib.sha256(cassette.read_bytes()).hexdigest()
+    target.write_text(text + extra, encoding="utf-8")
+    # the manifest records the padded cassette's digest: the set is consistent, only unplayed
+    manifest = json.loads((REFERENCE / "manifest.json").read_text(encoding="utf-8"))
+    digest = hashlib.sha256(target.read_bytes()).hexdigest()
     manifest["episodes"]["loop+atomic/beijing"]["cassette_sha256"] = digest
     (set_dir / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return set_dir

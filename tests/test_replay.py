@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 import yaml
 
-from toolreplay.cassettes import CassetteError, CassetteMiss, UnplayedInteractions
+from toolreplay.cassettes import CassetteError, CassetteMiss, UnplayedInteractions, cassette_path
 from toolreplay.experiment import (
     Configuration,
     ablation_configurations,
@@ -90,9 +90,10 @@ def rewrite(path, data):
     import hashlib
 
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    manifest_file = path.parent.parent / "manifest.json"
+    set_dir = next(p for p in path.parents if (p / "manifest.json").exists())
+    manifest_file = set_dir / "manifest.json"
     manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
-    key = f"{path.parent.name}/{path.stem}"
+    key = path.relative_to(set_dir).with_suffix("").as_posix().removesuffix("/trial-1")
     manifest["episodes"][key]["cassette_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     manifest_file.write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
 
@@ -108,14 +109,14 @@ def test_changed_system_prompt_is_an_explained_miss(suite, tmp_path):
     assert "system prompt" in msg
     assert msg.endswith(
         "the whole set is stale; re-record it: "
-        "toolreplay record --model-source stand-in --set reference"
+        "toolreplay record --model-source stand-in --set reference --trials 5"
     )
     assert "Connection error" not in msg
 
 
 def test_unplayed_interaction_fails(suite, tmp_path):
     dest = copy_set(tmp_path)
-    path = dest / "loop+oneshot" / "beijing.yaml"
+    path = cassette_path(dest, "loop+oneshot", "beijing")
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     data["interactions"].append(copy.deepcopy(data["interactions"][-1]))
     rewrite(path, data)
@@ -128,7 +129,7 @@ def test_extra_request_is_a_miss(suite, tmp_path):
     dest = copy_set(tmp_path)
     shutil.rmtree(dest / "loop+atomic")
     shutil.copytree(dest / "single+atomic", dest / "loop+atomic")
-    for path in (dest / "loop+atomic").glob("*.yaml"):  # as if recorded like this
+    for path in (dest / "loop+atomic").glob("*/trial-*.yaml"):  # as if recorded like this
         rewrite(path, yaml.safe_load(path.read_text(encoding="utf-8")))
     with pytest.raises(CassetteMiss, match="3 of 3 recorded interactions played"):
         replay_set(dest, suite, [Configuration("loop", "atomic")])
@@ -136,13 +137,13 @@ def test_extra_request_is_a_miss(suite, tmp_path):
 
 def test_malformed_cassette_names_file_and_interaction(suite, tmp_path):
     dest = copy_set(tmp_path)
-    path = dest / "single+oneshot" / "beijing.yaml"
+    path = cassette_path(dest, "single+oneshot", "beijing")
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     del data["interactions"][1]["request"]["method"]
     rewrite(path, data)
     with pytest.raises(CassetteError) as exc:
         replay_set(dest, suite, [Configuration("single", "oneshot")])
-    assert "single+oneshot/beijing.yaml: interaction 2: request.method" in str(exc.value)
+    assert "single+oneshot/beijing/trial-1.yaml: interaction 2: request.method" in str(exc.value)
 
 
 def test_missing_set_says_how_to_record(suite, tmp_path):
@@ -198,24 +199,24 @@ def _set(path, value):
 )
 def test_malformed_interactions_are_named_not_crashes(suite, tmp_path, mutate, where):
     dest = copy_set(tmp_path)
-    path = dest / "loop+atomic" / "ningde.yaml"
+    path = cassette_path(dest, "loop+atomic", "ningde")
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     mutate(data)
     rewrite(path, data)
     with pytest.raises(CassetteError) as exc:
         replay_set(dest, suite, [Configuration("loop", "atomic")])
     message = str(exc.value)
-    assert "loop+atomic/ningde.yaml: interaction 1" in message and where in message
+    assert "loop+atomic/ningde/trial-1.yaml: interaction 1" in message and where in message
 
 
 def test_non_utf8_cassette_is_named(suite, tmp_path):
     dest = copy_set(tmp_path)
-    path = dest / "loop+atomic" / "ningde.yaml"
+    path = cassette_path(dest, "loop+atomic", "ningde")
     path.write_bytes(path.read_bytes()[:200] + b"\xff\xfe" + path.read_bytes()[200:])
     with pytest.raises(
         CassetteError,
-        match=r"ningde\.yaml: edited or damaged since recording .*it also fails to load: "
-        r"cassette is not UTF-8 text: byte 0xff at line \d+, column \d+ \(byte 200\)",
+        match=r"ningde/trial-1\.yaml: edited or damaged since recording .*it also fails to "
+        r"load: cassette is not UTF-8 text: byte 0xff at line \d+, column \d+ \(byte 200\)",
     ):
         replay_set(dest, suite, [Configuration("loop", "atomic")])
 

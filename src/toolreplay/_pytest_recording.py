@@ -9,7 +9,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from .cassettes import JsonBodySerializer, _json_body_matcher, explain_miss, find_miss
+from .cassettes import (
+    JsonBodySerializer,
+    _json_body_matcher,
+    explain_miss,
+    find_miss,
+    one_request_at_a_time,
+)
 from .pytest_plugin import default_vcr_config
 
 _FAILED = pytest.StashKey[bool]()
@@ -52,8 +58,16 @@ def pytest_runtest_makereport(
 
 @pytest.fixture(autouse=True)
 def _toolreplay_all_played(request: pytest.FixtureRequest, vcr: Any) -> Iterator[None]:
-    """With record mode ``none``, fail a test that left recorded interactions unplayed."""
-    yield
+    """With record mode ``none``, fail a test that left recorded interactions unplayed.
+
+    While the test runs, ``requests`` sends take turns under the cassette and a recording keeps
+    each tool round in call order (:func:`~toolreplay.cassettes.one_request_at_a_time`):
+    vcrpy is not thread-safe, and parallel tool calls would otherwise slip past it."""
+    if vcr is None:
+        yield
+        return
+    with one_request_at_a_time(vcr):
+        yield
     cassette = vcr
     if cassette is None or request.node.get_closest_marker("allow_unplayed"):
         return

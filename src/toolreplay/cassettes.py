@@ -1,7 +1,9 @@
 """Cassettes: vcrpy configuration, a readable serializer, request matching, the manifest.
 
 Layout: ``cassettes/<set>/<configuration>/<question-id>.yaml`` (one episode each, model and
-Open-Meteo interactions in order) plus ``cassettes/<set>/manifest.json``.
+Open-Meteo interactions in order) plus ``cassettes/<set>/manifest.json``. A set recorded with
+several trials (``manifest.trials > 1``) keeps each episode's trials in a folder instead:
+``cassettes/<set>/<configuration>/<question-id>/trial-<i>.yaml``, i = 1..trials.
 
 - Matching: method, path, query and the JSON body compared as parsed JSON. Host and port are
   not matched, so a set recorded on loopback replays under any URL.
@@ -940,11 +942,18 @@ class Manifest(BaseModel):
 
     ``provenance`` is ``stand-in`` (the bundled test-double model and fixture server) or
     ``live``. ``today`` is the date put in the system prompt, used again at replay.
-    Hashes detect stale cassettes: the system prompt template and each toolset's schemas."""
+    Hashes detect stale cassettes: the system prompt template and each toolset's schemas.
+    ``trials`` and ``seed``: how many trials each episode has, and the stand-in's variation
+    seed; ``episodes`` is keyed by :func:`episode_key` (trial 1 ``CONFIG/QUESTION``, later
+    trials ``CONFIG/QUESTION/trial-<i>``)."""
 
     model_config = ConfigDict(extra="forbid")
     format: Literal[1] = MANIFEST_FORMAT
     cassette_set: str
+    #: Trials recorded per configuration × question (1: one cassette per episode).
+    trials: int = Field(default=1, ge=1)
+    #: Seed of the stand-in's per-trial variation (see toolreplay.doubles.standin).
+    seed: int = 0
     provenance: Literal["stand-in", "live"]
     model: str
     model_base_url: str
@@ -1034,11 +1043,25 @@ def redact_url(url: str) -> tuple[str, str]:
     return urlunsplit((parts.scheme, netloc, parts.path, "", "")), host
 
 
-def episode_key(configuration: str, question_id: str) -> str:
-    return f"{configuration}/{question_id}"
+def episode_key(configuration: str, question_id: str, trial: int = 1) -> str:
+    """``CONFIG/QUESTION`` for trial 1 (the key of a one-trial set, and the study's episode),
+    ``CONFIG/QUESTION/trial-<i>`` for a later trial."""
+    base = f"{configuration}/{question_id}"
+    return base if trial == 1 else f"{base}/trial-{trial}"
 
 
-def cassette_path(set_dir: Path, configuration: str, question_id: str) -> Path:
+def trial_cassette_path(set_dir: Path, configuration: str, question_id: str, trial: int) -> Path:
+    """``<set>/<configuration>/<question-id>/trial-<i>.yaml``: a trial in a several-trial set."""
+    return set_dir / configuration / question_id / f"trial-{trial}.yaml"
+
+
+def cassette_path(set_dir: Path, configuration: str, question_id: str, trial: int = 1) -> Path:
+    """The cassette of one episode's ``trial``: ``<set>/<configuration>/<question-id>.yaml``
+    in a one-trial set, ``.../<question-id>/trial-<i>.yaml`` when the episode has a trials
+    folder (any trial after the first always lives there)."""
+    folder = set_dir / configuration / question_id
+    if trial != 1 or folder.is_dir():
+        return trial_cassette_path(set_dir, configuration, question_id, trial)
     return set_dir / configuration / f"{question_id}.yaml"
 
 

@@ -19,8 +19,10 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -45,7 +47,6 @@ from .experiment import (
     DEFAULT_EVAL,
     Configuration,
     ablation_configurations,
-    replay_set,
     study_configurations,
 )
 from .experiment import Progress as Progress_
@@ -53,10 +54,17 @@ from .files import LockedError, check_writable, folder_lock
 from .judge import FULL_JUDGE, NARROW_JUDGE
 from .model import EndpointError, resolve_endpoint
 from .openmeteo import FORECAST_URL, GEOCODING_URL
-from .record import RecordingError, RecordingInterrupted, record_live, record_stand_in
+from .record import (
+    RecordingError,
+    RecordingInterrupted,
+    record_live,
+    record_stand_in,
+    trials_and_seed,
+)
 from .report import ReportError, write_report
 from .results import build_results, write_results
 from .snapshots import SnapshotUpdateError, check_can_update, pinned_keys, update_snapshots
+from .trials import add_trial_metrics, replay_trials, trial_outcome
 
 app = typer.Typer(
     help="Record, replay and evaluate LLM tool-calling loops, offline and deterministically.",
@@ -151,27 +159,37 @@ def _terminate_as_interrupt() -> Iterator[None]:
 
 
 @contextmanager
-def _progress(total: int, label: str) -> Iterator[Progress_]:
-    """A transient progress bar on stderr; yields ``step(key)``, called as each episode starts."""
-    with Progress(
+def _progress(total: int, label: str, delay: float = 0.0) -> Iterator[Progress_]:
+    """A transient progress bar on stderr; yields ``step(key)``, called as each episode starts.
+    With ``delay`` the bar appears only once that many seconds have passed (short runs show
+    none); never in logs and pipes."""
+    bar = Progress(
         TextColumn(f"{label} [progress.description]{{task.description}}"),
         BarColumn(),
         MofNCompleteColumn(),
         console=err,
         transient=True,
         disable=not err.is_terminal,  # no bar in logs and pipes
-    ) as bar:
-        task = bar.add_task("", total=total)
-        first = [True]
+    )
+    task = bar.add_task("", total=total)
+    started_at = time.monotonic()
+    state = {"first": True, "shown": False}
 
-        def step(key: str) -> None:
-            if not first[0]:
-                bar.advance(task)
-            first[0] = False
-            bar.update(task, description=key)
+    def step(key: str) -> None:
+        if not state["first"]:
+            bar.advance(task)
+        state["first"] = False
+        bar.update(task, description=key)
+        if not state["shown"] and time.monotonic() - started_at >= delay:
+            bar.start()
+            state["shown"] = True
 
+    try:
         yield step
         bar.update(task, completed=total)
+    finally:
+        if state["shown"]:
+            bar.stop()
 
 
 def _table(results: dict) -> Table:
@@ -201,6 +219,88 @@ def _table(results: dict) -> Table:
     return table
 
 
+def _trials_table(results: dict) -> Table:
+    """pass^k for k = 1..n in one column, pass@n, rounds and tool calls (mean±sd) over every
+    trial; fits 80 columns like :func:`_table` (failure-mode rates follow the table, see
+    :func:`_rates_lines`)."""
+    n = results.get("trials", 1)
+    table = Table(
+        title=f"consistency over {n} trial(s) per configuration × question",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+    )
+    table.add_column("configuration", no_wrap=True)
+    table.add_column(f"pass^k, k=1..{n}", no_wrap=True)
+    table.add_column(f"pass@{n}", justify="right", no_wrap=True)
+    table.add_column("rounds", justify="right", no_wrap=True)
+    table.add_column("tool calls", justify="right", no_wrap=True)
+    for c in results["configurations"]:
+        hat, at = c.get("pass_hat_k", {}), c.get("pass_at_k", {})
+        r, t = c.get("rounds_over_trials", {}), c.get("tool_calls_over_trials", {})
+        table.add_row(
+            c["name"],
+            " ".join(f"{hat[str(k)]:.2f}" if str(k) in hat else "-" for k in range(1, n + 1)),
+            f"{at[str(n)]:.2f}" if str(n) in at else "-",
+            f"{r.get('mean', 0):.2f}±{r.get('sd', 0):.2f}",
+            f"{t.get('mean', 0):.2f}±{t.get('sd', 0):.2f}",
+        )
+    return table
+
+
+def _rates_lines(results: dict) -> list[str]:
+    """One line per configuration with failure modes: their rates over the trials."""
+    lines = []
+    for c in results["configurations"]:
+        rates = c.get("failure_mode_rates", {})
+        if rates:
+            shown = ", ".join(f"{m} {v:.0%}" for m, v in rates.items())
+            lines.append(f"  {c['name']}: {shown}")
+    return ["failure-mode rates over trials:", *lines] if lines else []
+
+
+def _names(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def _select(
+    suite: EvalSuite, configurations: str | None, questions: str | None
+) -> tuple[EvalSuite, list[Configuration], dict]:
+    """The suite restricted to ``questions`` (ids, comma-separated), the study configurations
+    restricted to ``configurations`` (names), and the selection as results.json records it."""
+    configs = study_configurations(suite)
+    known_c = [c.name for c in configs]
+    want_c = _names(configurations)
+    if bad := [c for c in want_c if c not in known_c]:
+        raise _fail(
+            f"--configurations: unknown {', '.join(bad)}; this eval runs {', '.join(known_c)}",
+            2,
+        )
+    known_q = [q.id for q in suite.questions]
+    want_q = _names(questions)
+    if bad := [q for q in want_q if q not in known_q]:
+        raise _fail(
+            f"--questions: unknown {', '.join(bad)}; {suite.path} has {', '.join(known_q)}", 2
+        )
+    if want_c:
+        configs = [c for c in configs if c.name in want_c]
+    if want_q:
+        suite = replace(suite, questions=tuple(q for q in suite.questions if q.id in want_q))
+    path = Path(suite.path)
+    try:
+        shown = path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        shown = path.name
+    selection = {
+        "eval_file": shown,
+        "configurations": [c.name for c in configs],
+        "questions": [q.id for q in suite.questions],
+        "all_configurations": len(configs) == len(known_c),
+        "all_questions": len(suite.questions) == len(known_q),
+    }
+    return suite, configs, selection
+
+
 @app.command()
 def run(
     eval_path: EvalOpt = DEFAULT_EVAL,
@@ -215,31 +315,60 @@ def run(
             show_default=False,
         ),
     ] = None,
+    configurations: Annotated[
+        str | None,
+        typer.Option(
+            "--configurations",
+            help="Only these configurations, comma-separated (e.g. single+oneshot,loop+atomic).",
+            show_default=False,
+        ),
+    ] = None,
+    questions: Annotated[
+        str | None,
+        typer.Option(
+            "--questions",
+            help="Only these question ids, comma-separated (e.g. ningde,beijing).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Replay a cassette set, judge it, write reports/.
 
-    Replays every configuration from the cassette set (offline, no key), judges every answer,
-    labels failure modes, runs the fidelity audit, prints the table and writes results.json
-    and index.html. Exits 1 when an episode does not replay or the audit fails."""
+    Replays every configuration from the cassette set (offline, no key), every trial, judges
+    every answer, labels failure modes, runs the fidelity audit, prints the table (trial 1) and
+    pass^k over the trials, and writes results.json and index.html. Exits 1 when an episode
+    does not replay or the audit fails."""
     if out_dir is None:
         out_dir = Path("reports") if set_name == "reference" else Path("reports") / set_name
-    suite = _load(eval_path)
-    configs = study_configurations(suite)
+    whole = _load(eval_path)
+    suite, configs, selection = _select(whole, configurations, questions)
     set_dir = cassettes / set_name
     _check_output_folder(out_dir)  # before replaying, not after
     try:
         manifest = read_manifest(set_dir)
-        with _progress(len(configs) * len(suite.questions), "replaying") as step:
-            episodes = replay_set(set_dir, suite, configs, progress=step)
+        total = len(configs) * len(suite.questions) * manifest.trials
+        with _progress(total, "replaying", delay=2.0) as step:
+            replayed = replay_trials(set_dir, suite, configs, step, manifest=manifest)
     except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
         raise _fail(str(exc)) from None
+    episodes = [e for t, e in replayed if t == 1]
     results = build_results(
         manifest, episodes, [c.name for c in configs], FULL_JUDGE, suite.by_id
     )
-    with _progress(len(ablation_configurations(suite)) * len(suite.questions), "auditing") as step:
+    results["selection"] = selection
+    outcomes = [
+        trial_outcome(t, e, FULL_JUDGE, suite.by_id.get(e.question_id)) for t, e in replayed
+    ]
+    add_trial_metrics(results, outcomes, [q.id for q in suite.questions], manifest.trials)
+    # The audit is about the set, not the selection: it always covers the whole eval file
+    # (episodes already replayed are reused).
+    audited = (len(study_configurations(whole)) + len(ablation_configurations(whole))) * len(
+        whole.questions
+    )
+    with _progress(audited - len(episodes), "auditing", delay=2.0) as step:
         audit = run_audit(
             set_dir,
-            suite,
+            whole,
             FULL_JUDGE,
             episodes={(e.configuration, e.question_id): e for e in episodes},
             progress=step,
@@ -252,6 +381,9 @@ def run(
     except OSError as exc:
         raise _fail(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
     out.print(_table(results))
+    out.print(_trials_table(results))
+    for line in _rates_lines(results):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
     _print_audit_summary(audit)
     out.print(f"wrote {out_dir / 'results.json'}")
     out.print(f"wrote {page}")
@@ -483,6 +615,26 @@ def record(
             help="Skip the baseline variants with one heuristic off (recorded by default).",
         ),
     ] = False,
+    trials: Annotated[
+        int | None,
+        typer.Option(
+            "--trials",
+            min=1,
+            help="Record each configuration × question this many times (default 1; with "
+            "--only, the set's). Several trials go to CONFIG/QUESTION/trial-<i>.yaml.",
+            show_default=False,
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            min=0,
+            help="stand-in: seed of the stand-in's per-trial variation, kept in the "
+            "manifest (default 0; with --only, the set's).",
+            show_default=False,
+        ),
+    ] = None,
     update_snapshots_: Annotated[
         bool,
         typer.Option(
@@ -519,7 +671,11 @@ def record(
         configs += ablation_configurations(suite)
     set_dir = cassettes / set_name
     keys = list(dict.fromkeys(only or []))
-    total = len(keys) or len(configs) * len(suite.questions)
+    try:
+        n_trials, _ = trials_and_seed(set_dir, keys, trials, seed)
+    except RecordingError as exc:
+        raise _fail(str(exc)) from None
+    total = (len(keys) or len(configs) * len(suite.questions)) * n_trials
     endpoint = None
     if model_source is ModelSource.live:
         try:  # before any request: which endpoint, which model, whose key
@@ -536,7 +692,14 @@ def record(
                 extra["force"] = True
             if endpoint is None:
                 manifest = record_stand_in(
-                    set_dir, suite, configs, only=keys, progress=step, **extra
+                    set_dir,
+                    suite,
+                    configs,
+                    only=keys,
+                    progress=step,
+                    trials=trials,
+                    seed=seed,
+                    **extra,
                 )
             else:
                 manifest = record_live(
@@ -549,6 +712,7 @@ def record(
                     open_meteo_fixture=open_meteo is OpenMeteoSource.fixture,
                     only=keys,
                     progress=step,
+                    trials=trials,
                     **extra,
                 )
     except RecordingError as exc:
@@ -559,7 +723,8 @@ def record(
         raise _fail(f"interrupted; {set_dir} is unchanged", 130) from None
     out.print(
         f"recorded {total} episode(s) into {set_dir} "
-        f"({manifest.provenance}, model {manifest.model}, prompt date {manifest.today})"
+        + (f"({manifest.trials} trials each, seed {manifest.seed}) " if manifest.trials > 1 else "")
+        + f"({manifest.provenance}, model {manifest.model}, prompt date {manifest.today})"
     )
     if update_snapshots_:
         pinned = [k for k in keys if k in pinned_keys(suite)]

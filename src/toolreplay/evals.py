@@ -4,8 +4,9 @@ The YAML file is validated with pydantic at the boundary and turned into frozen 
 Shapes::
 
     EvalSuite(name, system_prompt, questions: tuple[Question, ...], experiment: ExperimentSpec)
-    Question(id, text, measure, day, places: tuple[Place, ...], narrates_followups)
-    Place(query, region, names)
+    Question(id, text, measure, day, places: tuple[Place, ...], narrates_followups, variation)
+    Place(query, region, names, retries)
+    Variation(narrate, shuffle_parallel, split_parallel, wrong_pick, rephrase)
 
 Errors: :class:`EvalFileError` names the file and the offending field.
 """
@@ -17,11 +18,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from .files import InputFileError, read_input_text
 
-Measure = Literal["temperature", "precipitation", "comparison"]
+Measure = Literal["temperature", "precipitation", "comparison", "wind", "none"]
 Day = Literal["today", "tomorrow"]
 HeuristicName = Literal["admin_seat", "population_order", "shi_retry"]
 HEURISTICS: tuple[HeuristicName, ...] = ("admin_seat", "population_order", "shi_retry")
@@ -41,13 +49,46 @@ class Place:
     """A place a question is about.
 
     ``query`` is the name the model asks the geocoder first (e.g. ``宁德``); ``region`` is the
-    first-level division (Open-Meteo ``admin1``, e.g. ``福建省``) the right place lies in;
-    ``names`` are other names an answer may call it by (``Guangzhou``), for the judge.
+    first-level division (Open-Meteo ``admin1``, e.g. ``福建省``) the right place lies in, or
+    None for a place that does not exist (an unknown-place question); ``names`` are other names
+    an answer may call it by (``Guangzhou``), for the judge. ``retries`` are the names the
+    stand-in tries next, in order, when an answer has no candidate in ``region`` (None:
+    ``query + "市"``, as the study's model did; ``()``: none).
     """
 
     query: str
-    region: str
+    region: str | None
     names: tuple[str, ...] = ()
+    retries: tuple[str, ...] | None = None
+
+    @property
+    def queries(self) -> tuple[str, ...]:
+        """``query`` then ``retries``: every name the stand-in may ask the geocoder for."""
+        retries = (self.query + "市",) if self.retries is None else self.retries
+        return (self.query, *retries)
+
+
+@dataclass(frozen=True)
+class Variation:
+    """Per-trial variation of the stand-in model (a test double; a real model's variation
+    comes from sampling). Trial 1 is the study's observed behaviour and draws nothing; from
+    trial 2 on, each is a probability in [0, 1] of one draw per trial:
+
+    - ``narrate``: it writes a sentence beside follow-up tool calls (None: as
+      ``narrates_followups`` says, every trial);
+    - ``shuffle_parallel``: parallel tool calls of a reply come in another order;
+    - ``split_parallel``: the first round asks for all places but the last; the last one
+      follows in the next round;
+    - ``wrong_pick`` (atomic toolset): its first pick among geocoding candidates is a
+      same-name place outside the region, noticed and corrected after the weather comes back;
+    - ``rephrase``: the answer and narration use another wording.
+    """
+
+    narrate: float | None = None
+    shuffle_parallel: float = 0.0
+    split_parallel: float = 0.0
+    wrong_pick: float = 0.0
+    rephrase: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -55,9 +96,12 @@ class Question:
     """One question of an eval.
 
     ``measure`` is what a correct answer must quantify: ``temperature`` (°C),
-    ``precipitation`` (mm) or ``comparison`` (temperatures of several places).
+    ``precipitation`` (mm), ``comparison`` (temperatures of several places), ``wind``
+    (km/h, m/s) or ``none`` (nothing to measure: an unknown place, a question needing no tool;
+    the answer must hold no measured value).
     ``day`` is ``today`` or ``tomorrow`` (index 0 or 1 of Open-Meteo's ``daily`` series).
-    ``narrates_followups`` is a stand-in hint: it writes a sentence alongside follow-up calls.
+    ``narrates_followups`` is a stand-in hint: it writes a sentence alongside follow-up calls;
+    ``variation`` the stand-in's per-trial draws (:class:`Variation`).
     """
 
     id: str
@@ -66,6 +110,7 @@ class Question:
     day: Day
     places: tuple[Place, ...]
     narrates_followups: bool
+    variation: Variation = Variation()
 
     @property
     def day_index(self) -> int:
@@ -120,7 +165,8 @@ class EvalSuite:
 
     @property
     def measures(self) -> dict[str, str]:
-        """Question id → declared measure (``temperature``, ``precipitation``, ``comparison``)."""
+        """Question id → declared measure (``temperature``, ``precipitation``, ``comparison``,
+        ``wind``, ``none``)."""
         return {q.id: q.measure for q in self.questions}
 
     @property
@@ -142,12 +188,25 @@ class _Strict(BaseModel):
 
 class _PlaceModel(_Strict):
     query: str = Field(min_length=1)
-    region: str = Field(min_length=1)
+    region: str | None = Field(min_length=1)
     names: list[str] = []
+    retries: list[str] | None = None
+
+
+_Probability = Field(default=0.0, ge=0.0, le=1.0, allow_inf_nan=False)
+
+
+class _VariationModel(_Strict):
+    narrate: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
+    shuffle_parallel: float = _Probability
+    split_parallel: float = _Probability
+    wrong_pick: float = _Probability
+    rephrase: float = _Probability
 
 
 class _StandinModel(_Strict):
     narrates_followups: bool = False
+    variation: _VariationModel = _VariationModel()
 
 
 class _QuestionModel(_Strict):
@@ -155,8 +214,16 @@ class _QuestionModel(_Strict):
     text: str = Field(min_length=1)
     measure: Measure
     day: Day = "today"
-    places: list[_PlaceModel] = Field(min_length=1)
+    places: list[_PlaceModel] = []
     standin: _StandinModel = _StandinModel()
+
+    @model_validator(mode="after")
+    def _places_fit_measure(self) -> _QuestionModel:
+        if not self.places and self.measure != "none":
+            raise ValueError(f"a {self.measure} question needs at least one place")
+        if any(p.region is None for p in self.places) and self.measure != "none":
+            raise ValueError("a place without a region (unknown place) needs measure: none")
+        return self
 
 
 class _SamplingModel(_Strict):
@@ -247,10 +314,16 @@ def load_eval(path: str | Path) -> EvalSuite:
                 measure=q.measure,
                 day=q.day,
                 places=tuple(
-                    Place(query=pl.query, region=pl.region, names=tuple(pl.names))
+                    Place(
+                        query=pl.query,
+                        region=pl.region,
+                        names=tuple(pl.names),
+                        retries=None if pl.retries is None else tuple(pl.retries),
+                    )
                     for pl in q.places
                 ),
                 narrates_followups=q.standin.narrates_followups,
+                variation=Variation(**q.standin.variation.model_dump()),
             )
             for q in model.questions
         ),

@@ -221,7 +221,11 @@ def rerecord_command(
         parts.append(f"--eval {suite.path}")
     parts.append(f"--set {set_dir.name}")
     if not stale_parts(manifest, suite):
-        parts += [f"--only {k}" for k in keys]
+        parts += [f"--only {k}" for k in keys]  # --only keeps the set's trials and seed
+    elif manifest.trials > 1:
+        parts.append(f"--trials {manifest.trials}")
+        if manifest.seed:
+            parts.append(f"--seed {manifest.seed}")
     return " ".join(parts)
 
 
@@ -235,10 +239,12 @@ def replay_episode(
     http: httpx.Client | None = None,
     session: requests.Session | None = None,
     record_mode: RecordMode = "none",
+    trial: int = 1,
 ) -> Episode:
-    """Replay one episode from its cassette (record mode ``none``, no key read or needed;
-    another ``record_mode``, e.g. from pytest's ``--record-mode``, lets requests that are not
-    recorded go to the endpoints in the manifest and be added).
+    """Replay one episode (its ``trial``, counted from 1) from its cassette (record mode
+    ``none``, no key read or needed; another ``record_mode``, e.g. from pytest's
+    ``--record-mode``, lets requests that are not recorded go to the endpoints in the manifest
+    and be added).
 
     ``http``/``session`` may be shared across episodes (nothing is sent over them in replay;
     making an ``httpx.Client`` costs ~20 ms of TLS set-up). The recorded wall time and the
@@ -251,20 +257,21 @@ def replay_episode(
         with replay_clients() as (h, s):
             return replay_episode(
                 set_dir, manifest, suite, config, question, http=h, session=s,
-                record_mode=record_mode,
+                record_mode=record_mode, trial=trial,
             )
-    key = episode_key(config.name, question.id)
+    key = episode_key(config.name, question.id, trial)
     settings = ModelSettings(
         base_url=manifest.model_base_url,
         model=manifest.model,
         api_key=None,
         temperature=suite.experiment.temperature,
     )
-    rerecord = rerecord_command(set_dir, manifest, suite, [key])
+    # --only names an episode; it re-records every trial of it
+    rerecord = rerecord_command(set_dir, manifest, suite, [episode_key(config.name, question.id)])
     model = OpenAIChatModel(settings, http, tool_choice=suite.experiment.tool_choice)
     client = OpenMeteoClient(session, manifest.geocoding_url, manifest.forecast_url)
     record = manifest.episodes.get(key)
-    path = cassette_path(set_dir, config.name, question.id)
+    path = cassette_path(set_dir, config.name, question.id, trial)
     expected = record.cassette_sha256 if record else None
     with replay_cassette(path, key, rerecord, record_mode, expected_sha256=expected):
         episode = run_episode(

@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 from .episode import Episode, ToolCall
 from .judge import (
     FULL_JUDGE,
+    NO_VALUE,
     Expectation,
     FormatJudge,
     ToolValue,
@@ -361,7 +362,7 @@ def classify(
                     Evidence(index, promise, answer[start:end], None),
                 )
             )
-        else:
+        elif expect.measure != NO_VALUE:  # a `none` question needs no measured value
             labels.append(
                 FailureMode(
                     NO_MEASUREMENT,

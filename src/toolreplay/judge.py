@@ -671,16 +671,22 @@ class PlaceSpec:
     ``aliases`` an answer may use (``Guangzhou``)."""
 
     query: str
-    region: str
+    region: str | None
     aliases: tuple[str, ...] = ()
 
     def named(self, place: Mapping[str, Any] | None) -> bool:
-        """Whether a tool result's place has this place's name (宁德 and 宁德市 alike)."""
+        """Whether a tool result's place has this place's name or one of its aliases (宁德 and
+        宁德市 alike; ``Beijing`` with the alias 北京 names 北京)."""
         if place is None:
             return False
         name = str(place.get("name", "")).removesuffix("市")
-        q = self.query.removesuffix("市")
-        return bool(name) and (name.startswith(q) or q.startswith(name))
+        if not name:
+            return False
+        for q in (self.query, *self.aliases):
+            q = q.removesuffix("市")
+            if name.startswith(q) or q.startswith(name):
+                return True
+        return False
 
     def matches(self, place: Mapping[str, Any] | None) -> bool:
         """Whether a tool result's place is this one: same name and ``admin1``."""
@@ -1093,12 +1099,16 @@ class FormatJudge:
 
     def accepts(self, measure: str) -> bool:
         """Whether this judge can ever pass an answer about ``measure``."""
+        if measure == NO_VALUE:
+            return True
         return bool(MEASURE_KINDS.get(measure, frozenset()) & {u.kind for u in self.units})
 
     def judge(self, answer: str, measure: str | None = None) -> Verdict:
         """Judge the text ``answer`` for a question that measures ``measure`` (None: any)."""
         if not answer.strip():
             return Verdict(False, "empty answer", judge=self.name)
+        if measure == NO_VALUE:
+            return judge_no_value(self, answer)
         if measure is not None and not self.accepts(measure):
             return Verdict(
                 False, f"the {self.name} judge accepts no unit for {measure}", judge=self.name
@@ -1127,6 +1137,35 @@ class FormatJudge:
         return self.judge(_answer_of(episode), Expectation.of(question).measure)
 
 
+# ---- measures of the harder eval file: wind, and none (nothing to measure) ------------------
+
+#: A question with nothing to measure (an unknown place, a question that needs no tool).
+NO_VALUE = "none"
+
+#: Added to :data:`MEASURE_KINDS`: a wind question needs a wind speed; ``none`` needs no value.
+EXTRA_MEASURE_KINDS: dict[str, frozenset[str]] = {
+    "wind": frozenset({"wind"}),
+    NO_VALUE: frozenset(),
+}
+MEASURE_KINDS.update(EXTRA_MEASURE_KINDS)
+
+
+def judge_no_value(judge: FormatJudge, answer: str) -> Verdict:
+    """The verdict for a ``none`` question: a non-empty answer that states no measured value
+    (the place is unknown, or the question needs no data); a stated value fails it."""
+    values = find_measured_values(answer, judge.units)
+    if values:
+        shown = ", ".join(v.text for v in values[:4])
+        return Verdict(
+            False,
+            f"states {shown}, but the question has nothing to measure",
+            values,
+            judge=judge.name,
+        )
+    return Verdict(True, "no value needed, none stated", judge=judge.name)
+
+
+
 @dataclass(frozen=True)
 class GroundedJudge(FormatJudge):
     """Passes an episode whose answer states, for the question's place and day, a value of
@@ -1150,6 +1189,8 @@ class GroundedJudge(FormatJudge):
         j = self.name
         if not answer.strip():
             return Verdict(False, "empty answer", judge=j)
+        if expect.measure == NO_VALUE:
+            return judge_no_value(self, answer)
         if expect.measure is not None and not self.accepts(expect.measure):
             return Verdict(False, f"the {j} judge accepts no unit for {expect.measure}", judge=j)
         g = ground_answer(answer, transcript, expect, self.units)

@@ -7,6 +7,13 @@ atomically only when every episode succeeded (:mod:`toolreplay.files`): a failed
 recording never overwrites good cassettes, and a reader never sees half a set. Re-recording
 chosen episodes (``only``) changes just those cassettes and manifest entries (the rest are
 copied into the staging folder unchanged). One recording of a set at a time (a file lock).
+
+Trials: ``trials=k`` records every configuration × question k times into
+``<set>/<configuration>/<question-id>/trial-<i>.yaml`` (one trial keeps
+``<configuration>/<question-id>.yaml``). Against the stand-in, trial i talks to a stand-in
+started for trial i with the set's ``seed`` (its per-trial variation; trial 1 is the study's
+behaviour); against a live endpoint every trial is the same request and the model's own
+sampling varies.
 """
 
 from __future__ import annotations
@@ -16,7 +23,8 @@ import hashlib
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -38,6 +46,7 @@ from .cassettes import (
     one_request_at_a_time,
     read_manifest,
     redact_url,
+    trial_cassette_path,
     write_manifest,
 )
 from .doubles.open_meteo import load_fixtures, open_meteo_fixture_server
@@ -73,6 +82,13 @@ class Target:
     today: str
     trust_env: bool = True  # proxies etc. from the environment; off for loopback servers
     tools_trust_env: bool | None = None  # for the Open-Meteo session; None: as trust_env
+    trial_model_urls: tuple[str, ...] = ()  # model base URL per trial (stand-in), else model's
+
+    def model_for(self, trial: int) -> ModelSettings:
+        """The model settings for ``trial`` (from 1)."""
+        if trial <= len(self.trial_model_urls):
+            return replace(self.model, base_url=self.trial_model_urls[trial - 1])
+        return self.model
 
 
 def package_versions() -> dict[str, str]:
@@ -91,15 +107,20 @@ def _record_into(
     target: Target,
     episodes: Sequence[tuple[Configuration, str]],
     progress: Progress | None,
+    trials: int = 1,
 ) -> dict[str, EpisodeRecord]:
     records: dict[str, EpisodeRecord] = {}
     recorder = make_vcr("all")
-    for config, question_id in episodes:
+    runs = [(c, q, t) for c, q in episodes for t in range(1, trials + 1)]
+    for config, question_id, trial in runs:
         question = suite.question(question_id)
-        key = episode_key(config.name, question_id)
+        key = episode_key(config.name, question_id, trial)
         if progress:
             progress(key)
-        path = cassette_path(folder, config.name, question_id)
+        if trials == 1:
+            path = cassette_path(folder, config.name, question_id)
+        else:
+            path = trial_cassette_path(folder, config.name, question_id, trial)
         path.parent.mkdir(parents=True, exist_ok=True)
         with (
             httpx.Client(timeout=120, trust_env=target.trust_env) as http,
@@ -109,7 +130,8 @@ def _record_into(
                 target.trust_env if target.tools_trust_env is None else target.tools_trust_env
             )
             model = OpenAIChatModel(
-                target.model, http, max_retries=2, tool_choice=suite.experiment.tool_choice
+                target.model_for(trial), http, max_retries=2,
+                tool_choice=suite.experiment.tool_choice,
             )
             client = OpenMeteoClient(session, target.geocoding_url, target.forecast_url)
             with (
@@ -190,9 +212,12 @@ def record_set(
     progress: Progress | None = None,
     force: bool = False,
     notify: Callable[[str], None] | None = None,
+    trials: int = 1,
+    seed: int = 0,
 ) -> Manifest:
-    """Record ``configs`` × the suite's questions into ``set_dir`` (or only the episode keys
-    ``only``, e.g. ``loop+atomic/ningde``, into an existing set). Returns the new manifest.
+    """Record ``configs`` × the suite's questions, ``trials`` times each, into ``set_dir`` (or
+    only the episode keys ``only``, e.g. ``loop+atomic/ningde``, every trial of each, into an
+    existing set with the same ``trials`` and ``seed``). Returns the new manifest.
 
     Raises :class:`RecordingError` when an episode fails, an ``only`` key is unknown, or
     ``set_dir`` holds a set of another provenance (stand-in or live, model, endpoint host) or
@@ -202,6 +227,8 @@ def record_set(
     (:func:`~toolreplay.files.recover_tree`), passing what it did to ``notify``. The new set
     replaces the old one atomically (:func:`~toolreplay.files.replace_tree`); Ctrl-C or
     SIGTERM raises :class:`RecordingInterrupted` saying whether the set was replaced."""
+    if trials < 1:
+        raise RecordingError(f"--trials must be at least 1, not {trials}")
     try:
         check_set_name(set_dir.name)
     except ValueError as exc:
@@ -225,6 +252,8 @@ def record_set(
         "today": target.today,
         "model": target.model.model,
         "model_base_url": model_url,
+        "trials": trials,
+        "seed": seed,
         **fingerprint(suite),
     }
     try:
@@ -242,12 +271,12 @@ def record_set(
                 if mixed:
                     raise RecordingError(
                         f"{set_dir} was recorded with a different {', '.join(mixed)} "
-                        "(eval settings, prompt, tools, model or date); re-recording only part "
-                        "of it would mix two recordings in one set. Re-record the whole set "
+                        "(eval settings, prompt, tools, model, date or trials); re-recording only "
+                        "part of it would mix two recordings in one set. Re-record the whole set "
                         "instead (drop --only); nothing was changed."
                     )
             return _record_and_commit(
-                set_dir, suite, target, wanted, previous, header, host, progress
+                set_dir, suite, target, wanted, previous, header, host, progress, trials
             )
     except (CassetteError, LockedError) as exc:
         raise RecordingError(str(exc)) from None
@@ -272,6 +301,7 @@ def _record_and_commit(
     header: dict[str, Any],
     host: str,
     progress: Progress | None,
+    trials: int = 1,
 ) -> Manifest:
     """Record into a staging folder holding the whole new set (for a partial re-record, the
     untouched cassettes are copied in first), then swap it in with :func:`replace_tree`."""
@@ -279,7 +309,13 @@ def _record_and_commit(
     committed = False
     try:
         if previous is not None:
-            redo = {cassette_path(set_dir, c.name, q) for c, q in wanted}
+            redo = {
+                cassette_path(set_dir, c.name, q)
+                if trials == 1
+                else trial_cassette_path(set_dir, c.name, q, t)
+                for c, q in wanted
+                for t in range(1, trials + 1)
+            }
             redo.add(manifest_path(set_dir))
             for path in sorted(set_dir.rglob("*")):
                 if path in redo or not path.is_file():
@@ -287,7 +323,7 @@ def _record_and_commit(
                 dest = staging / path.relative_to(set_dir)
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, dest)  # keeps the file's mtime
-        records = _record_into(staging, suite, target, wanted, progress)
+        records = _record_into(staging, suite, target, wanted, progress, trials)
         _check_no_secret(staging, target)
         manifest = Manifest(
             cassette_set=set_dir.name,
@@ -322,6 +358,20 @@ def _record_and_commit(
             shutil.rmtree(staging, ignore_errors=True)
 
 
+def trials_and_seed(
+    set_dir: Path, only: Sequence[str], trials: int | None, seed: int | None
+) -> tuple[int, int]:
+    """The trials and seed to record with: as given; for a partial re-record (``only``) the
+    existing set's unless given; otherwise 1 trial, seed 0."""
+    if only and manifest_path(set_dir).exists():
+        try:
+            previous = read_manifest(set_dir)
+        except CassetteError as exc:
+            raise RecordingError(str(exc)) from None
+        return (trials or previous.trials, previous.seed if seed is None else seed)
+    return (trials or 1, seed or 0)
+
+
 def record_stand_in(
     set_dir: Path,
     suite: EvalSuite,
@@ -331,14 +381,25 @@ def record_stand_in(
     progress: Progress | None = None,
     force: bool = False,
     notify: Callable[[str], None] | None = None,
+    trials: int | None = None,
+    seed: int | None = None,
 ) -> Manifest:
     """Record against the stand-in model and the Open-Meteo fixture server (both on
-    loopback, started and stopped here). The prompt date is the fixtures' ``today``."""
-    with standin_server(suite) as model_url, open_meteo_fixture_server() as om_url:
+    loopback, started and stopped here). The prompt date is the fixtures' ``today``.
+    One stand-in per trial is started, with the set's ``seed`` (see
+    :func:`trials_and_seed` for the defaults)."""
+    n, s = trials_and_seed(set_dir, only, trials, seed)
+    if n < 1:
+        raise RecordingError(f"--trials must be at least 1, not {n}")
+    with ExitStack() as stack:
+        urls = tuple(
+            stack.enter_context(standin_server(suite, seed=s, trial=t)) for t in range(1, n + 1)
+        )
+        om_url = stack.enter_context(open_meteo_fixture_server())
         target = Target(
             provenance="stand-in",
             model=ModelSettings(
-                base_url=model_url,
+                base_url=urls[0],
                 model=STANDIN_MODEL,
                 api_key="stand-in",
                 temperature=suite.experiment.temperature,
@@ -347,10 +408,11 @@ def record_stand_in(
             forecast_url=f"{om_url}/v1/forecast",
             today=str(load_fixtures()["today"]),
             trust_env=False,
+            trial_model_urls=urls,
         )
         return record_set(
             set_dir, suite, configs, target, only=only, progress=progress, force=force,
-            notify=notify,
+            notify=notify, trials=n, seed=s,
         )  # fmt: skip
 
 
@@ -367,6 +429,7 @@ def record_live(
     progress: Progress | None = None,
     force: bool = False,
     notify: Callable[[str], None] | None = None,
+    trials: int | None = None,
 ) -> Manifest:
     """Record against a real endpoint (``settings``) and Open-Meteo (the public API unless
     ``geocoding_url``/``forecast_url`` say otherwise). The prompt date is today in
@@ -385,6 +448,7 @@ def record_live(
         )
     settings = ModelSettings(settings.base_url, settings.model, settings.api_key,
                              suite.experiment.temperature)  # fmt: skip
+    n, _ = trials_and_seed(set_dir, only, trials, None)
     if open_meteo_fixture:
         with open_meteo_fixture_server() as om_url:
             target = Target(
@@ -395,7 +459,10 @@ def record_live(
                 today=str(load_fixtures()["today"]),
                 tools_trust_env=False,
             )
-            return record_set(set_dir, suite, configs, target, only=only, progress=progress)
+            return record_set(
+                set_dir, suite, configs, target, only=only, progress=progress, force=force,
+                notify=notify, trials=n,
+            )  # fmt: skip
     target = Target(
         provenance="live",
         model=settings,
@@ -404,5 +471,6 @@ def record_live(
         today=dt.datetime.now(ZoneInfo("Asia/Shanghai")).date().isoformat(),
     )
     return record_set(
-        set_dir, suite, configs, target, only=only, progress=progress, force=force, notify=notify
-    )
+        set_dir, suite, configs, target, only=only, progress=progress, force=force,
+        notify=notify, trials=n,
+    )  # fmt: skip

@@ -48,6 +48,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from .files import atomic_writer
+from .report_trials import trials_view
 from .results import ResultsError, check_results, load_results
 
 __all__ = [
@@ -181,7 +182,7 @@ class Segment:
 
 def build_page(results: Mapping[str, Any]) -> dict[str, Any]:
     """The template's view of ``results``: ``{"title", "header", "grid", "metrics", "charts",
-    "questions", "gallery", "fidelity", "transcripts"}`` (plain dicts and lists)."""
+    "questions", "gallery", "fidelity", "transcripts", "trials"}`` (plain dicts and lists)."""
     episodes = list(results["episodes"])
     anchors = _anchors(episodes)
     configurations = list(results["configurations"])
@@ -196,6 +197,7 @@ def build_page(results: Mapping[str, Any]) -> dict[str, Any]:
         "gallery": _gallery(episodes, anchors),
         "fidelity": _fidelity(results.get("fidelity")),
         "transcripts": _transcripts(episodes, configurations, anchors),
+        "trials": trials_view(results),  # "Consistency over trials" (report_trials.py)
     }
 
 

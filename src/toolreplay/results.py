@@ -29,6 +29,27 @@ An episode's ``failure_modes`` is a list of :meth:`toolreplay.failures.FailureMo
 configuration's ``failure_modes`` counts the episodes carrying each mode
 (``{"empty_answer": 2, ...}``, modes with no episode left out).
 
+Trial fields (added by :func:`toolreplay.trials.add_trial_metrics`; the fields above, the 2×2
+table included, come from trial 1 alone, the study's run)::
+
+    "selection": {"eval_file": "evals/weather.yaml", "configurations": [names run],
+                  "questions": [ids run], "all_configurations": bool, "all_questions": bool},
+    "trials": n,                                   # trials per configuration × question
+    "configurations": [{..., "trials": n,
+        "pass_at_k":  {"1": float, ..., "n": float},  # unbiased, mean over the questions
+        "pass_hat_k": {"1": float, ..., "n": float},  # pass^k, same
+        "rounds_over_trials":     {"mean", "sd", "min", "max"},  # over every trial
+        "tool_calls_over_trials": {"mean", "sd", "min", "max"},
+        "failure_mode_rates": {"empty_answer": 0.65, ...},  # trials with the mode / trials
+        "questions": [{"question_id", "trials", "passes", "pass_at_k", "pass_hat_k"}]}],
+    "trial_outcomes": [{"configuration", "question_id", "trial", "passed", "rounds",
+                        "tool_calls", "stop_reason", "failure_modes": [mode, ...]}, ...]
+
+``pass_at_k`` = 1 − C(n−c, k)/C(n, k) and ``pass_hat_k`` = C(c, k)/C(n, k) with c passes in n
+trials (:mod:`toolreplay.metrics`); keys are k as strings (JSON object keys), values in [0, 1]
+rounded to 4 places. A one-trial set has ``"trials": 1`` and curves with the single key "1".
+
+
 Written with a fixed key order and ``ensure_ascii=False``; regenerating from the same
 cassettes gives byte-identical output (times are the manifest's recorded ones).
 """
