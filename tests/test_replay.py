@@ -216,8 +216,8 @@ def test_non_utf8_cassette_is_named(suite, tmp_path):
     path.write_bytes(path.read_bytes()[:200] + b"\xff\xfe" + path.read_bytes()[200:])
     with pytest.raises(
         CassetteError,
-        match=r"ningde/trial-1\.yaml: edited or damaged since recording .*it also fails to load: "
-        r"cassette is not UTF-8 text: byte 0xff at line \d+, column \d+ \(byte 200\)",
+        match=r"ningde/trial-1\.yaml: edited or damaged since recording .*it also fails to "
+        r"load: cassette is not UTF-8 text: byte 0xff at line \d+, column \d+ \(byte 200\)",
     ):
         replay_set(dest, suite, [Configuration("loop", "atomic")])
 
