@@ -345,14 +345,15 @@ def audit(
 @app.command()
 def record(
     model_source: Annotated[
-        ModelSource,
+        ModelSource | None,
         typer.Option(
             "--model-source",
-            help="stand-in: the bundled stand-in model and Open-Meteo fixture server, offline. "
-            "live: a real endpoint and Open-Meteo (needs a key).",
+            help="Required. stand-in: the bundled stand-in model and Open-Meteo fixture server, "
+            "offline. live: a real endpoint and Open-Meteo (needs a key).",
             case_sensitive=False,
+            show_default=False,
         ),
-    ],
+    ] = None,
     eval_path: EvalOpt = DEFAULT_EVAL,
     cassettes: CassettesOpt = DEFAULT_CASSETTES,
     set_name: SetOpt = "reference",
@@ -409,6 +410,10 @@ def record(
 
     Records every configuration × question (and the ablated baselines) against the stand-in
     model or a live endpoint. Writes cassettes/SET/ only when every episode succeeded."""
+    if model_source is None:  # checked here: typer releases differ on required options
+        raise typer.BadParameter(
+            "missing; choose stand-in or live", param_hint="'--model-source'"
+        )
     suite = _load(eval_path)
     if update_snapshots_:
         try:
