@@ -7,7 +7,7 @@ from __future__ import annotations
 import socket
 import subprocess
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
@@ -24,6 +24,9 @@ from toolreplay.results import build_results
 REPO = Path(__file__).resolve().parents[1]
 EVAL_FILE = REPO / "evals" / "weather.yaml"
 REFERENCE = REPO / "cassettes" / "reference"
+HARD_EVAL_FILE = REPO / "evals" / "weather-hard.yaml"
+#: A key-like value put in the environment of the shared runs; it must reach no output.
+KEY_MARKER = "-".join(["sk", "never", "read", "0123456789abcdef"])  # built: no key literal
 
 pytest_plugins = ("pytester",)
 
@@ -63,7 +66,37 @@ def reference_episodes(suite: EvalSuite, record_mode: str) -> dict[tuple[str, st
 def reference_results(suite: EvalSuite, reference_episodes: dict) -> dict:
     names = [c.name for c in study_configurations(suite)]
     episodes = list(reference_episodes.values())
-    return build_results(read_manifest(REFERENCE), episodes, names, FULL_JUDGE, suite.measures)
+    return build_results(read_manifest(REFERENCE), episodes, names, FULL_JUDGE, suite.by_id)
+
+
+def _cli_run(out: Path, *args: str) -> Any:
+    from typer.testing import CliRunner
+
+    from toolreplay.cli import app
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(REPO)  # results name the eval file relative to the working folder
+        mp.setenv("DASHSCOPE_API_KEY", KEY_MARKER)
+        mp.setenv("OPENAI_API_KEY", KEY_MARKER)
+        return CliRunner().invoke(
+            app, ["run", *args, "--cassettes", str(REPO / "cassettes"), "--out", str(out)]
+        )
+
+
+@pytest.fixture(scope="session")
+def committed_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
+    """`toolreplay run` on the committed reference set (every trial), once per session:
+    ``(CLI result, folder holding results.json and index.html)``. Replaying every trial of
+    every episode takes a while; tests that need the whole run share this one."""
+    out = tmp_path_factory.mktemp("committed-run")
+    return _cli_run(out, "--eval", str(EVAL_FILE)), out
+
+
+@pytest.fixture(scope="session")
+def hard_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
+    """`toolreplay run --eval evals/weather-hard.yaml --set hard`, once per session."""
+    out = tmp_path_factory.mktemp("hard-run")
+    return _cli_run(out, "--eval", str(HARD_EVAL_FILE), "--set", "hard"), out
 
 
 def _loopback_works() -> bool:

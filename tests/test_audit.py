@@ -10,6 +10,7 @@ import yaml
 from typer.testing import CliRunner
 
 from toolreplay.audit import run_audit
+from toolreplay.cassettes import cassette_path, read_manifest
 from toolreplay.cli import app
 from toolreplay.judge import FULL_JUDGE, NARROW_JUDGE
 
@@ -73,7 +74,9 @@ def test_each_heuristic_is_exercised(audit):
     assert "re-queried 宁德市" in evidence
     assert "preferred 北京 (北京市 PPLC)" in evidence
     # honest about what decided: on these questions only the 市 retry changes the place chosen
-    assert "changed the place chosen in 2 (loop+oneshot/ningde, single+oneshot/ningde)" in evidence
+    assert "changed the place chosen in 2 (loop+oneshot/ningde, single+oneshot/ningde:" in evidence
+    changed = 'get_weather({"city": "宁德"}) returned 宁德市 (福建省 PPLA2) with it, 宁德 (西藏'
+    assert changed in evidence
     assert "admin_seat: acted in 6" in evidence and "changed the place chosen in 0" in evidence
     assert "only shi_retry changed the place chosen" in check.explanation
 
@@ -119,7 +122,7 @@ def test_stale_system_prompt_fails_completeness_with_the_rerecord_command(suite)
 def test_arm_parity_reads_recorded_bodies(suite, tmp_path):
     dest = tmp_path / "reference"
     shutil.copytree(REFERENCE, dest)
-    path = dest / "loop+atomic" / "beijing.yaml"
+    path = cassette_path(dest, "loop+atomic", "beijing")
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     for interaction in data["interactions"]:
         body = interaction["request"].get("parsed_body")
@@ -134,7 +137,7 @@ def test_arm_parity_reads_recorded_bodies(suite, tmp_path):
 def test_missing_ablation_cassette_fails(suite, reference_episodes, tmp_path):
     dest = tmp_path / "reference"
     shutil.copytree(REFERENCE, dest)
-    (dest / "single+oneshot-no_shi_retry" / "ningde.yaml").unlink()
+    (cassette_path(dest, "single+oneshot-no_shi_retry", "ningde")).unlink()
     result = run_audit(dest, suite, FULL_JUDGE, episodes=reference_episodes)
     assert not result.check("ablation").passed
     assert not result.check("completeness").passed
@@ -159,7 +162,7 @@ def test_audit_command_exit_codes():
 def test_edited_cassette_fails_completeness(suite, tmp_path):
     dest = tmp_path / "reference"
     shutil.copytree(REFERENCE, dest)
-    path = dest / "loop+atomic" / "ningde.yaml"
+    path = cassette_path(dest, "loop+atomic", "ningde")
     text = path.read_text(encoding="utf-8")
     assert "最高 30.2°C" in text
     path.write_text(text.replace("最高 30.2°C", "最高 99.2°C"), encoding="utf-8")
@@ -210,7 +213,7 @@ def test_arm_parity_catches_different_tool_descriptions(suite, tmp_path):
         for tool in body.get("tools", []):
             tool["function"]["description"] += "（旧版）"
 
-    _edit_requests(dest / "single+atomic" / "beijing.yaml", edit)
+    _edit_requests(cassette_path(dest, "single+atomic", "beijing"), edit)
     check = run_audit(dest, suite, FULL_JUDGE).check("arm_parity")
     assert not check.passed and "atomic tool descriptions" in check.explanation
 
@@ -224,7 +227,7 @@ def test_arm_parity_catches_a_different_question_set(suite, tmp_path):
             if m["role"] == "user":
                 m["content"] = "深圳今天多少度？"
 
-    _edit_requests(dest / "loop+oneshot" / "beijing.yaml", edit)
+    _edit_requests(cassette_path(dest, "loop+oneshot", "beijing"), edit)
     check = run_audit(dest, suite, FULL_JUDGE).check("arm_parity")
     assert not check.passed and "question set" in check.explanation
 
@@ -244,3 +247,142 @@ def test_near_miss_is_not_called_faithful_when_the_judge_is_too_narrow(suite, re
     result = run_audit(REFERENCE, suite, NARROW_JUDGE, episodes=reference_episodes)
     near = result.check("near_miss")
     assert not near.passed and "not" in near.evidence[0]
+
+
+# ---- outcomes, not traffic -------------------------------------------------------------------
+
+
+def test_an_ablation_without_effect_is_reported_and_explained(audit):
+    evidence = "\n".join(audit.check("ablation").evidence)
+    for name in ("single+oneshot-no_admin_seat", "loop+oneshot-no_population_order"):
+        line = next(e for e in audit.check("ablation").evidence if e.startswith(name))
+        assert "ablation had no effect on any question" in line
+        assert "expected: on these questions' recorded geocoding answers" in line
+    assert "single+oneshot-no_shi_retry: 3/4; flips: ningde pass→fail" in evidence
+    no_effect = {a["configuration"]: a["no_effect"] for a in audit.ablations}
+    assert no_effect["single+oneshot-no_shi_retry"] is False
+    assert no_effect["loop+oneshot-no_admin_seat"] is True
+
+
+def _discarding_retry(real):
+    """get_weather whose 市 retry still sends the second query but throws its result away."""
+    from toolreplay.openmeteo import NoMatch
+    from toolreplay.toolsets import (
+        Heuristics,
+        ToolError,
+        Toolset,
+        choose_place,
+        describe_place,
+        is_admin_seat,
+        summarize_forecast,
+    )
+
+    def oneshot_toolset(client, heuristics=None):
+        h = heuristics or Heuristics()
+
+        def search(name):
+            try:
+                return client.search(name, count=10, language="zh")
+            except NoMatch:
+                return []
+
+        def get_weather(city):
+            chosen = choose_place(search(city), h)
+            if h.shi_retry and (chosen is None or not is_admin_seat(chosen)):
+                if not city.endswith("市"):
+                    choose_place(search(city + "市"), h)  # the mutation: result discarded
+            if chosen is None:
+                raise ToolError(f"找不到名为「{city}」的地点")
+            body = client.forecast(chosen["latitude"], chosen["longitude"])
+            return {"place": describe_place(chosen), **summarize_forecast(body)}
+
+        return Toolset("oneshot", real(client, h).schemas, {"get_weather": get_weather})
+
+    return oneshot_toolset
+
+
+def test_a_retry_that_discards_its_result_fails_the_audit(suite, tmp_path, loopback, monkeypatch):
+    """The mutation the traffic cannot show: the 市 query is sent, its answer is thrown away.
+    Re-recorded with the stand-in, single+oneshot drops to 3/4 and `toolreplay audit` exits 1
+    naming the checks that read the returned places."""
+    import toolreplay.toolsets as toolsets
+    from toolreplay.experiment import ablation_configurations, study_configurations
+    from toolreplay.record import record_stand_in
+
+    monkeypatch.setattr(toolsets, "oneshot_toolset", _discarding_retry(toolsets.oneshot_toolset))
+    study = study_configurations(suite)
+    oneshot = [c for c in study if c.toolset == "oneshot"]
+    record_stand_in(tmp_path / "reference", suite, [*oneshot, *ablation_configurations(suite)])
+    for c in study:  # the atomic arms do not use get_weather: the committed ones stand
+        if c.toolset == "atomic":
+            shutil.copytree(REFERENCE / c.name, tmp_path / "reference" / c.name)
+    out = CliRunner().invoke(app, ["audit", "--eval", str(EVAL_FILE), "--cassettes", str(tmp_path)])
+    assert out.exit_code == 1, out.output
+    assert "FAIL baseline_heuristics" in out.output
+    assert "FAIL ablation" in out.output
+    assert "fidelity audit failed: baseline_heuristics, ablation" in out.output
+    result = run_audit(tmp_path / "reference", suite, FULL_JUDGE)
+    assert rows(result.tables["faithful"])["single+oneshot"] == (3, 4)
+    check = result.check("baseline_heuristics")
+    assert (
+        "get_weather(宁德) returned 宁德 (西藏自治区 PPL), but the reference heuristics pick "
+        "宁德市 (福建省 PPLA2)" in check.explanation
+    )
+    shi = next(e for e in check.evidence if e.startswith("shi_retry:"))
+    assert "changed the place chosen in 0" in shi  # never claimed from the traffic alone
+    line = next(e for e in result.check("ablation").evidence if "single+oneshot-no_shi_retry" in e)
+    assert "ablation had no effect on any question" in line and "unexpected" in line
+    assert result.check("completeness").passed  # the recording itself is consistent
+
+
+def test_narrowing_the_temperature_units_fails_judge_breadth(monkeypatch):
+    import toolreplay.cli as cli
+    from toolreplay.judge import GROUNDED_JUDGE, narrowed
+
+    celsius_sign_only = narrowed(GROUNDED_JUDGE, ["℃", "度", "摄氏度"])
+    monkeypatch.setattr(cli, "FULL_JUDGE", celsius_sign_only)
+    out = CliRunner().invoke(
+        app, ["audit", "--eval", str(EVAL_FILE), "--cassettes", str(REPO / "cassettes")]
+    )
+    assert out.exit_code == 1, out.output
+    assert "FAIL judge_breadth" in out.output
+    assert "fidelity audit failed: judge_breadth" in out.output  # (near_miss follows from it)
+    assert "rejects '北京现在 26.1℃。' (℃)" in out.output
+    assert "rejects '北京现在26度。' (度)" in out.output
+    assert "rejects '北京现在 26 摄氏度。' (摄氏度)" in out.output
+    # every recorded answer still passes (the stand-in writes °C): only the corpus catches it
+    faithful = "faithful: single+oneshot 4/4, loop+oneshot 4/4, single+atomic 0/4, loop+atomic 4/4"
+    assert faithful in out.output
+
+
+def test_a_live_label_on_a_stand_in_recording_fails_completeness(suite, tmp_path):
+    import json
+
+    dest = tmp_path / "reference"
+    shutil.copytree(REFERENCE, dest)
+    manifest = json.loads((dest / "manifest.json").read_text(encoding="utf-8"))
+    manifest["provenance"] = "live"
+    (dest / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False), "utf-8")
+    check = run_audit(dest, suite, FULL_JUDGE).check("completeness")
+    assert not check.passed
+    assert "the manifest says provenance live, but model toolreplay-standin" in check.explanation
+
+
+def test_a_changed_stand_in_hint_makes_the_set_stale(suite):
+    from toolreplay.experiment import fingerprint, stale_parts
+
+    ningde = suite.question("ningde")
+    quiet = replace(ningde, narrates_followups=False)
+    changed = replace(suite, questions=tuple(quiet if q.id == "ningde" else q
+                                             for q in suite.questions))  # fmt: skip
+    assert fingerprint(suite)["settings"]["standin_hints"]["ningde"] == {"narrates_followups": True}
+    manifest = read_manifest(REFERENCE)
+    assert stale_parts(manifest, suite) == []
+    assert stale_parts(manifest, changed) == [
+        "stand-in hints ningde.narrates_followups (True → False)"
+    ]
+    check = run_audit(REFERENCE, changed, FULL_JUDGE).check("completeness")
+    assert not check.passed and "the set is stale" in check.explanation
+    # a live set does not depend on the stand-in's hints
+    live = manifest.model_copy(update={"provenance": "live"})
+    assert stale_parts(live, changed) == []

@@ -44,7 +44,9 @@ def miss(
     assert f"cassette miss in episode {configuration}/{question}" in text
     command = text.rsplit(": ", 1)[-1]
     if stale:
-        assert command == "toolreplay record --model-source stand-in --set reference", command
+        assert command == (
+            "toolreplay record --model-source stand-in --set reference --trials 5"
+        ), command
     else:
         assert command == (
             "toolreplay record --model-source stand-in --set reference "

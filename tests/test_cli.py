@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from toolreplay.cli import app
 
-from .conftest import EVAL_FILE, REPO
+from .conftest import EVAL_FILE, KEY_MARKER, REPO
 
 runner = CliRunner()
 
@@ -16,16 +16,13 @@ def run_cli(*args: str):
     return runner.invoke(app, list(args), catch_exceptions=False)
 
 
-def test_run_prints_the_table_and_writes_identical_results_twice(tmp_path):
-    common = ["--eval", str(EVAL_FILE), "--cassettes", str(REPO / "cassettes")]
-    first = run_cli("run", *common, "--out", str(tmp_path / "a"))
-    second = run_cli("run", *common, "--out", str(tmp_path / "b"))
+def test_run_prints_the_table_and_writes_the_results(committed_run):
+    """The whole committed set, every trial (shared run; that it reproduces the committed
+    reports byte for byte, i.e. is deterministic, is tests/test_report.py's freshness test)."""
+    first, out = committed_run
     assert first.exit_code == 0, first.output
-    assert second.exit_code == 0, second.output
     assert "single+atomic" in first.output and "0/4" in first.output and "3.25" in first.output
-    a = (tmp_path / "a" / "results.json").read_bytes()
-    assert a == (tmp_path / "b" / "results.json").read_bytes()
-    results = json.loads(a)
+    results = json.loads((out / "results.json").read_bytes())
     assert results["cassette_set"] == "reference"
     assert [c["name"] for c in results["configurations"]] == [
         "single+oneshot", "loop+oneshot", "single+atomic", "loop+atomic",
@@ -34,6 +31,26 @@ def test_run_prints_the_table_and_writes_identical_results_twice(tmp_path):
     for key in ("configuration", "question_id", "question", "answer", "passed", "rounds",
                 "tool_calls", "tool_chain", "stop_reason"):  # fmt: skip
         assert key in ep
+
+
+def test_run_reports_the_study_table_from_trial_one_and_pass_hat_k(committed_run):
+    result, out = committed_run
+    lines = result.output.splitlines()
+    rows = {
+        name: next(line for line in lines if f" {name} " in line and "/4" in line)
+        for name in ("single+oneshot", "loop+oneshot", "single+atomic", "loop+atomic")
+    }
+    assert "4/4" in rows["single+oneshot"] and "4/4" in rows["loop+oneshot"]
+    assert "0/4" in rows["single+atomic"] and "4/4" in rows["loop+atomic"]
+    assert all(f"pass^{k}" in result.output for k in range(1, 6))
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert results["trials"] >= 5
+    for c in results["configurations"]:
+        assert [int(k) for k in c["pass_hat_k"]] == list(range(1, results["trials"] + 1))
+        assert [int(k) for k in c["pass_at_k"]] == list(range(1, results["trials"] + 1))
+        assert len(c["questions"]) == 4
+    assert results["selection"]["all_configurations"] and results["selection"]["all_questions"]
+    assert len(results["trial_outcomes"]) == 16 * results["trials"]
 
 
 def test_record_live_without_key_refuses_clearly(tmp_path, monkeypatch):
@@ -45,6 +62,8 @@ def test_record_live_without_key_refuses_clearly(tmp_path, monkeypatch):
             "record",
             "--model-source",
             "live",
+            "--set",
+            "x",
             "--cassettes",
             str(tmp_path),
             "--eval",
@@ -58,8 +77,8 @@ def test_record_live_without_key_refuses_clearly(tmp_path, monkeypatch):
 
 def test_record_needs_a_model_source(tmp_path):
     result = runner.invoke(app, ["record", "--eval", str(EVAL_FILE), "--cassettes", str(tmp_path)])
-    assert result.exit_code == 2
-    assert "'--model-source': missing; choose stand-in or live" in " ".join(result.output.split())
+    assert result.exit_code == 2 and "'--model-source'" in result.output
+    assert "choose stand-in or live" in result.output
     result = runner.invoke(app, ["record", "--model-source", "both", "--cassettes", str(tmp_path)])
     assert result.exit_code == 2 and "'stand-in', 'live'" in result.output
     assert not any(tmp_path.iterdir())
@@ -108,7 +127,10 @@ def test_other_sets_report_into_their_own_folder(tmp_path, monkeypatch):
 
     shutil.copytree(REPO / "cassettes" / "reference", tmp_path / "cassettes" / "copy")
     monkeypatch.chdir(tmp_path)
-    result = run_cli("run", "--eval", str(EVAL_FILE), "--set", "copy")
+    result = run_cli(
+        "run", "--eval", str(EVAL_FILE), "--set", "copy",
+        "--questions", "beijing", "--configurations", "loop+atomic",
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert (tmp_path / "reports" / "copy" / "index.html").exists()
     assert (
@@ -127,12 +149,39 @@ def test_manifest_urls_never_keep_credentials():
     assert redact_url("http://127.0.0.1:43567/v1") == ("http://127.0.0.1/v1", "127.0.0.1")
 
 
-def test_run_reads_no_key(tmp_path, monkeypatch):
-    marker = "-".join(["sk", "never", "read", "0123456789abcdef"])  # built: no key-like literal
-    monkeypatch.setenv("DASHSCOPE_API_KEY", marker)
-    monkeypatch.setenv("OPENAI_API_KEY", marker)
+def test_run_reads_no_key(committed_run):
+    """The shared run had a key-like value in both key variables; none of it is written."""
+    _, out = committed_run
+    for path in out.iterdir():
+        assert KEY_MARKER not in path.read_text(encoding="utf-8")
+
+
+def test_selection_is_applied_and_named(tmp_path):
     common = ["--eval", str(EVAL_FILE), "--cassettes", str(REPO / "cassettes")]
-    result = run_cli("run", *common, "--out", str(tmp_path))
-    assert result.exit_code == 0
-    for path in tmp_path.iterdir():
-        assert marker not in path.read_text(encoding="utf-8")
+    result = run_cli(
+        "run", *common, "--out", str(tmp_path),
+        "--configurations", "single+oneshot,loop+atomic", "--questions", "hottest",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert [c["name"] for c in results["configurations"]] == ["single+oneshot", "loop+atomic"]
+    assert {e["question_id"] for e in results["episodes"]} == {"hottest"}
+    sel = results["selection"]
+    assert sel["configurations"] == ["single+oneshot", "loop+atomic"]
+    assert sel["questions"] == ["hottest"]
+    assert not sel["all_configurations"] and not sel["all_questions"]
+    assert "loop+atomic" in (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert "Selection" in (tmp_path / "index.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "option, value, needle",
+    [
+        ("--configurations", "loop+nothing", "unknown loop+nothing"),
+        ("--questions", "ningde,atlantis", "unknown atlantis"),
+    ],
+)
+def test_unknown_selection_is_refused(option, value, needle):
+    result = runner.invoke(app, ["run", "--eval", str(EVAL_FILE), option, value])
+    assert result.exit_code == 2
+    assert needle in result.output

@@ -28,7 +28,7 @@ Q = " - {{id: {id}, text: {text}, measure: {measure}, places: [{{query: q, regio
     [
         ("version: 1\nname: x\n", "system_prompt"),
         (
-            HEAD + Q.format(id="a", text="t", measure="wind"),
+            HEAD + Q.format(id="a", text="t", measure="humidity"),
             "measure",
         ),
         (
@@ -59,6 +59,7 @@ def test_missing_eval_file(tmp_path):
         ("{hosts: []}", "experiment.hosts"),
         ("{sampling: {temperature: .nan}}", "experiment.sampling.temperature"),
         ("{max_rounds: 1}", "experiment.max_rounds"),
+        ("{repeat_window: 0}", "experiment.repeat_window"),
     ],
 )
 def test_bad_experiment_settings_are_named(tmp_path, experiment, needle):
@@ -70,3 +71,53 @@ def test_bad_experiment_settings_are_named(tmp_path, experiment, needle):
     )
     with pytest.raises(EvalFileError, match=needle):
         load_eval(path)
+
+
+def test_repeat_window_comes_from_the_eval_file(tmp_path, suite):
+    assert suite.experiment.repeat_window == 2  # evals/weather.yaml sets it
+    path = tmp_path / "e.yaml"
+    path.write_text(
+        HEAD.replace("questions:\n", "experiment: {repeat_window: 4}\nquestions:\n")
+        + Q.format(id="a", text="t", measure="temperature"),
+        encoding="utf-8",
+    )
+    assert load_eval(path).experiment.repeat_window == 4
+
+
+@pytest.mark.parametrize(
+    "question, needle",
+    [
+        (" - {id: a, text: t, measure: temperature}\n", "needs at least one place"),
+        (
+            " - {id: a, text: t, measure: wind, places: [{query: q, region: null}]}\n",
+            "unknown place",
+        ),
+        (
+            " - {id: a, text: t, measure: wind, places: [{query: q, region: r}],"
+            " standin: {variation: {split_parallel: 1.5}}}\n",
+            "split_parallel",
+        ),
+    ],
+)
+def test_places_and_variation_are_checked(tmp_path, question, needle):
+    path = tmp_path / "e.yaml"
+    path.write_text(HEAD + question, encoding="utf-8")
+    with pytest.raises(EvalFileError, match=needle):
+        load_eval(path)
+
+
+def test_variation_retries_and_none_measure_load(tmp_path):
+    path = tmp_path / "e.yaml"
+    path.write_text(
+        HEAD
+        + " - {id: a, text: t, measure: none}\n"
+        + " - {id: b, text: u, measure: wind, places: [{query: 通州, region: r, retries: [通州区]},"
+        " {query: x, region: r, retries: []}, {query: y, region: r}],"
+        " standin: {variation: {narrate: 0.5, wrong_pick: 0.25}}}\n",
+        encoding="utf-8",
+    )
+    suite = load_eval(path)
+    assert suite.question("a").places == ()
+    b = suite.question("b")
+    assert [p.queries for p in b.places] == [("通州", "通州区"), ("x",), ("y", "y市")]
+    assert (b.variation.narrate, b.variation.wrong_pick, b.variation.rephrase) == (0.5, 0.25, 0.0)

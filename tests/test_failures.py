@@ -10,9 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from toolreplay.cli import app
 from toolreplay.episode import Episode, ModelReply, ToolCall, ToolResult, Usage
 from toolreplay.failures import (
     EMPTY_ANSWER,
@@ -237,7 +235,7 @@ def test_value_copied_from_a_tool_result_is_grounded_and_one_present_nowhere_is_
     assert label.mode == FABRICATED_VALUE
     assert label.evidence.text == "31°C"
     assert quoted(episode, label) == "31°C"
-    assert "nearest temperature in a tool result is 28.6°C" in label.explanation
+    assert "the nearest temperature is 28.6°C at $.daily[0].temperature_2m_max" in label.explanation
 
 
 @pytest.mark.parametrize("unit", ["℃", "°C", "度", " 摄氏度"])
@@ -399,9 +397,8 @@ def test_results_carry_failure_modes(reference_results: dict) -> None:
         assert all(set(f) == {"mode", "explanation", "evidence"} for f in record["failure_modes"])
 
 
-def test_run_prints_failure_mode_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(REPO)
-    result = CliRunner().invoke(app, ["run", "--out", str(tmp_path)])
+def test_run_prints_failure_mode_counts(committed_run: tuple[Any, Path]) -> None:
+    result, tmp_path = committed_run
     assert result.exit_code == 0, result.output
     row = next(line for line in result.output.splitlines() if "single+atomic" in line)
     assert "empty_answer 2" in row
@@ -441,3 +438,94 @@ def test_more_promise_phrasings(text: str) -> None:
 @pytest.mark.parametrize("text", ["您可以现在查询官网。", "请马上查询官网。"])
 def test_advice_to_the_user_is_not_a_promise(text: str) -> None:
     assert find_promise(text) is None
+
+
+# ---- structure first, then a grammar over intent --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text", ["Retrying now.", "let me try again", "让我再试一次。", "好的。", "刚才的地点不对。"]
+)
+def test_a_pending_tool_call_beside_text_is_a_promise_not_no_measurement(text: str) -> None:
+    episode = run("single", [reply(None, call()), reply(text, call("北京市", 2))])
+    [label] = classify(episode)
+    assert label.mode == UNFULFILLED_PROMISE
+    assert label.evidence.tool_call == call("北京市", 2)
+    assert "never executed" in label.explanation and 'get_weather({"city": "北京市"})' in (
+        label.explanation
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Retrying now.",
+        "I'm checking again now.",
+        "我来查一下。",
+        "重新查询中。",
+        "请稍等，马上为您重新获取。",
+        "讓我們再查詢一次。",
+        "我們將重新查詢。",
+        "Next, I'll fetch the forecast.",
+        "没找到北京，我再用「北京市」查一次。",
+        "I can't find it right now, I'll try again later.",
+        "Will check again.",
+        "Let me re-check the coordinates.",
+        "我将调用天气工具获取明天的预报。",
+    ],
+)
+def test_promises_in_the_grammar(text: str) -> None:
+    assert find_promise(text) is not None
+    assert modes(classify(answered(text), measure="temperature")) == [UNFULFILLED_PROMISE]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "You can ask me to check again.",
+        "你可以让我再查一次。",
+        "如需最新数据，我可以再帮您查询。",
+        "If you want, I'll check again tomorrow.",
+        "Should I check again?",
+        "要我再查一次吗？",
+        "Nothing was found for that city.",
+        "没有找到这个地点。",
+        "未能查询到结果。",
+        "查不到北京的天气。",
+        "I already checked twice.",
+        "我已经查询过了。",
+        "Please check the city name and try again.",
+        "請再試一次。",
+        "Try again later.",
+        "我无法获取数据，请稍后再试。",
+        "Let me know which city you mean.",
+        "Would you like me to check again?",
+        "我刚才查询了北京。",
+    ],
+)
+def test_offers_conditionals_questions_and_failures_are_not_promises(text: str) -> None:
+    assert find_promise(text) is None
+    assert modes(classify(answered(text), measure="temperature")) == [NO_MEASUREMENT]
+
+
+@pytest.mark.parametrize(
+    ("text", "grounded"),
+    [
+        ("北京现在华氏79度。", True),  # 26.1 °C = 79 °F: a unit named before the number counts
+        ("北京现在 79 Fahrenheit。", True),
+        ("北京现在 27 度。", False),  # 26.1 °C rounds to 26, not 27
+        ("北京今天最高 28.6°C。", True),
+        ("北京现在 28.6°C。", False),  # today's max is not the current temperature
+        ("北京明天最高 28.6°C。", False),  # nor tomorrow's max
+        ("北京今天最高 26.1°C。", False),  # and the current temperature is not today's max
+    ],
+)
+def test_grounding_matches_unit_field_and_day(text: str, grounded: bool) -> None:
+    labels = modes(classify(answered(text), measure="temperature"))
+    assert labels == ([] if grounded else [FABRICATED_VALUE])
+
+
+def test_none_question_without_value_carries_no_label() -> None:
+    ep = answered("抱歉，没有找到这个地点。")
+    assert classify(ep, measure="none") == ()
+    assert modes(classify(ep, measure="temperature")) == ["no_measurement"]

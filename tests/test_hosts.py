@@ -171,7 +171,64 @@ def test_loop_repeat_check_ignores_the_order_of_parallel_calls():
 
 def test_loop_different_calls_are_not_a_repeat():
     model = ScriptedModel(
-        [tools_reply(call(1)), tools_reply(call(2)), tools_reply(call(1)), text("x")]
+        [tools_reply(call(1)), tools_reply(call(2)), tools_reply(call(3)), text("x")]
     )
     ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=10))
+    assert ep.stop_reason == "converged"
+
+
+def test_a_window_of_one_compares_the_previous_round_only():
+    model = ScriptedModel(
+        [tools_reply(call(1)), tools_reply(call(2)), tools_reply(call(1)), text("x")]
+    )
+    ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=10, repeat_window=1))
+    assert ep.stop_reason == "converged"
+
+
+def test_the_default_window_catches_an_a_b_a_b_alternation():
+    a, b = call(1, "a"), call(2, "b")
+    a2, b2 = call(1, "a2"), call(2, "b2")
+    model = ScriptedModel(
+        [tools_reply(a), tools_reply(b), tools_reply(a2), text("forced"), tools_reply(b2)]
+    )
+    ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=10))
+    assert ep.stop_reason == "repeated" and len(ep.rounds) == 4  # caught at the second A
+    assert [tools is not None for _, tools in model.requests] == [True, True, True, False]
+
+
+def test_a_wider_window_catches_longer_cycles():
+    script = [tools_reply(call(x, f"r{i}")) for i, x in enumerate([1, 2, 3, 1])] + [text("f")]
+    ep = run_loop(ScriptedModel(list(script)), echo_toolset(), MESSAGES,
+                  LoopLimits(max_rounds=10, repeat_window=2))  # fmt: skip
+    assert ep.stop_reason == "converged"  # A/B/C/A: A is 3 rounds back
+    ep = run_loop(ScriptedModel(list(script)), echo_toolset(), MESSAGES,
+                  LoopLimits(max_rounds=10, repeat_window=3))  # fmt: skip
+    assert ep.stop_reason == "repeated" and len(ep.rounds) == 5
+
+
+def test_missing_and_reused_ids_are_made_up_by_the_host_deterministically():
+    model = ScriptedModel(
+        [
+            tools_reply(ToolCall("", "echo", '{"x": 1}'), ToolCall("", "echo", '{"x": 2}')),
+            tools_reply(ToolCall("dup", "echo", '{"x": 3}'), ToolCall("dup", "echo", '{"x": 4}')),
+            tools_reply(ToolCall("dup", "echo", '{"x": 5}')),
+            text("done"),
+        ]
+    )
+    ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=10))
+    ids = [c.id for c in ep.tool_calls]
+    assert ids == ["call_r1_0", "call_r1_1", "dup", "call_r2_1", "call_r3_0"]
+    last_request = model.requests[-1][0]
+    assert [m["tool_call_id"] for m in last_request if m["role"] == "tool"] == ids
+
+
+def test_a_tool_that_raises_still_answers_its_call():
+    def boom(x: int) -> dict:
+        raise RuntimeError("disk full")
+
+    toolset = Toolset("t", (SCHEMA,), {"echo": boom})
+    model = ScriptedModel([tools_reply(call(1)), text("sorry")])
+    ep = run_loop(model, toolset, MESSAGES)
+    tool = model.requests[1][0][-1]
+    assert tool["role"] == "tool" and "RuntimeError: disk full" in tool["content"]
     assert ep.stop_reason == "converged"

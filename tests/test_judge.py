@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from toolreplay.judge import FULL_JUDGE, NARROW_JUDGE, find_measured_values
+from toolreplay.judge import FORMAT_JUDGE as FULL_JUDGE
+from toolreplay.judge import NARROW_JUDGE, find_measured_values
 
 
 @pytest.mark.parametrize(
@@ -14,7 +15,7 @@ from toolreplay.judge import FULL_JUDGE, NARROW_JUDGE, find_measured_values
         ("about 21 degrees Celsius", "temperature"),
         ("降水约 2.6 毫米", "precipitation"),
         ("rain 2.6 mm tomorrow", "precipitation"),
-        ("降水概率 60%", "probability"),
+        ("降水概率 60%", "percent"),
         ("风速 6.5 km/h", "wind"),
         ("wind 3 m/s", "wind"),
         ("零下 -3.5°C", "temperature"),
@@ -95,7 +96,7 @@ def test_narrow_judge_cannot_pass_a_precipitation_question():
         ("零下5度", [(-5.0, "temperature")]),
         ("气温 −3.5℃", [(-3.5, "temperature")]),
         ("累计 1,234 毫米", [(1234.0, "precipitation")]),
-        ("20-25°C", [(25.0, "temperature")]),
+        ("20-25°C", [(20.0, "temperature"), (25.0, "temperature")]),
         ("宁德市的纬度为 26.66 度，经度为 119.52 度", []),
         ("坐标（31.2222°, 121.4581°）", []),
         ("北纬39.9°", []),
@@ -108,3 +109,16 @@ def test_units_signs_separators_and_coordinates(text, expected):
 def test_a_range_is_not_a_negative_number():
     assert [v.value for v in find_measured_values("气温30°C-32°C")] == [30.0, 32.0]
     assert [v.value for v in find_measured_values("气温-3°C")] == [-3.0]
+
+
+def test_wind_and_none_measures():
+    from toolreplay.judge import FULL_JUDGE, NARROW_JUDGE
+
+    assert FULL_JUDGE.judge("明天最大风速约 31.4 km/h。", "wind").passed
+    assert not FULL_JUDGE.judge("明天最高 28.7°C。", "wind").passed
+    assert FULL_JUDGE.accepts("wind") and not NARROW_JUDGE.accepts("wind")
+    # none: nothing to measure, so a stated value fails and an answer without one passes
+    assert FULL_JUDGE.judge("抱歉，没有找到名为「霍格沃茨」的地点。", "none").passed
+    assert not FULL_JUDGE.judge("霍格沃茨明天 12°C。", "none").passed
+    assert not FULL_JUDGE.judge("", "none").passed
+    assert NARROW_JUDGE.accepts("none")

@@ -11,18 +11,23 @@ from toolreplay.model import DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAIChatModel, m
 
 def test_flag_beats_environment_beats_default():
     env = {
-        "TOOLREPLAY_BASE_URL": "http://env/v1",
+        "TOOLREPLAY_BASE_URL": "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
         "TOOLREPLAY_MODEL": "env-model",
         "OPENAI_API_KEY": "k-openai",
         "DASHSCOPE_API_KEY": "k-dashscope",
     }
-    s = model_settings("http://flag/v1", "flag-model", env)
-    assert (s.base_url, s.model, s.api_key) == ("http://flag/v1", "flag-model", "k-dashscope")
+    s = model_settings("https://api.openai.com/v1", "flag-model", env)
+    assert (s.base_url, s.model, s.api_key) == (
+        "https://api.openai.com/v1", "flag-model", "k-openai",
+    )  # fmt: skip
     s = model_settings(None, None, env)
-    assert (s.base_url, s.model) == ("http://env/v1", "env-model")
-    s = model_settings(None, None, {})
-    assert (s.base_url, s.model, s.api_key) == (DEFAULT_BASE_URL, DEFAULT_MODEL, None)
-    assert model_settings(None, None, env, read_key=False).api_key is None
+    assert (s.base_url, s.model, s.api_key) == (env["TOOLREPLAY_BASE_URL"], "env-model",
+                                                "k-dashscope")  # fmt: skip
+    s = model_settings(None, None, {"DASHSCOPE_API_KEY": "k"})
+    assert (s.base_url, s.model, s.api_key) == (DEFAULT_BASE_URL, DEFAULT_MODEL, "k")
+    s = model_settings(None, None, env, read_key=False)
+    assert s.api_key is None and s.model == "env-model"
+    assert model_settings(None, None, {}, read_key=False).base_url == DEFAULT_BASE_URL
 
 
 def test_request_body_and_reply_parsing_over_a_mock_transport():
@@ -58,7 +63,7 @@ def test_request_body_and_reply_parsing_over_a_mock_transport():
             },
         )
 
-    settings = model_settings("http://model.test/v1", "m", {})
+    settings = model_settings("http://model.test/v1", "m", {}, read_key=False)
     with httpx.Client(transport=httpx.MockTransport(handler)) as http:
         model = OpenAIChatModel(settings, http)
         tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 import toolreplay.record as record_mod
-from toolreplay.cassettes import read_manifest
+from toolreplay.cassettes import cassette_path, read_manifest
 from toolreplay.experiment import Configuration, replay_set, study_configurations
 from toolreplay.judge import FULL_JUDGE
 from toolreplay.model import ModelSettings
@@ -39,12 +39,14 @@ def test_stand_in_recording_replays_to_the_committed_results(
     assert manifest.provenance == "stand-in" and len(manifest.episodes) == 16
     episodes = replay_set(set_dir, suite, configs)
     fresh = build_results(
-        read_manifest(set_dir), episodes, [c.name for c in configs], FULL_JUDGE, suite.measures
+        read_manifest(set_dir), episodes, [c.name for c in configs], FULL_JUDGE, suite.by_id
     )
     assert comparable(fresh) == comparable(reference_results)
-    # and the cassettes themselves are byte-identical to the committed ones
-    for path in set_dir.glob("*/*.yaml"):
-        assert path.read_bytes() == (REFERENCE / path.relative_to(set_dir)).read_bytes(), path
+    # and the cassettes themselves are byte-identical to the committed ones (trial 1 of them)
+    for config in configs:
+        for q in suite.questions:
+            path = set_dir / config.name / f"{q.id}.yaml"
+            assert path.read_bytes() == cassette_path(REFERENCE, config.name, q.id).read_bytes()
 
 
 def test_failed_recording_leaves_the_set_untouched(suite, tmp_path, loopback, monkeypatch):
@@ -71,14 +73,14 @@ def test_failed_recording_leaves_the_set_untouched(suite, tmp_path, loopback, mo
 def test_rerecord_only_chosen_episodes(suite, tmp_path, loopback):
     set_dir = tmp_path / "reference"
     shutil.copytree(REFERENCE, set_dir)
-    target = set_dir / "loop+atomic" / "ningde.yaml"
+    target = cassette_path(set_dir, "loop+atomic", "ningde")
     target.write_text(
         target.read_text(encoding="utf-8").replace("宁德", "宁得", 1), encoding="utf-8"
     )
-    other = (set_dir / "loop+atomic" / "beijing.yaml").stat().st_mtime_ns
+    other = (cassette_path(set_dir, "loop+atomic", "beijing")).stat().st_mtime_ns
     record_stand_in(set_dir, suite, [Configuration("loop", "atomic")], only=["loop+atomic/ningde"])
-    assert target.read_bytes() == (REFERENCE / "loop+atomic" / "ningde.yaml").read_bytes()
-    assert (set_dir / "loop+atomic" / "beijing.yaml").stat().st_mtime_ns == other
+    assert target.read_bytes() == (cassette_path(REFERENCE, "loop+atomic", "ningde")).read_bytes()
+    assert (cassette_path(set_dir, "loop+atomic", "beijing")).stat().st_mtime_ns == other
     assert len(read_manifest(set_dir).episodes) == len(read_manifest(REFERENCE).episodes)
 
 
@@ -103,7 +105,8 @@ def test_manifest_records_provenance_and_hashes():
     assert m.endpoint_host == "127.0.0.1" and m.today == "2026-09-17"
     assert set(m.tool_schemas_sha256) == {"oneshot", "atomic"}
     assert len(m.system_prompt_sha256) == 64
-    assert len(m.episodes) == 40
+    assert m.trials >= 5  # 40 episodes (the 2×2 and six ablated baselines), 5+ trials each
+    assert len(m.episodes) == 40 * m.trials
     assert all(e.prompt_tokens > 0 and e.rounds >= 1 for e in m.episodes.values())
 
 

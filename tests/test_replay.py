@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 import yaml
 
-from toolreplay.cassettes import CassetteError, CassetteMiss, UnplayedInteractions
+from toolreplay.cassettes import CassetteError, CassetteMiss, UnplayedInteractions, cassette_path
 from toolreplay.experiment import (
     Configuration,
     ablation_configurations,
@@ -94,14 +94,14 @@ def test_changed_system_prompt_is_an_explained_miss(suite, tmp_path):
     assert "system prompt" in msg
     assert msg.endswith(
         "the whole set is stale; re-record it: "
-        "toolreplay record --model-source stand-in --set reference"
+        "toolreplay record --model-source stand-in --set reference --trials 5"
     )
     assert "Connection error" not in msg
 
 
 def test_unplayed_interaction_fails(suite, tmp_path):
     dest = copy_set(tmp_path)
-    path = dest / "loop+oneshot" / "beijing.yaml"
+    path = cassette_path(dest, "loop+oneshot", "beijing")
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     data["interactions"].append(data["interactions"][-1])
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
@@ -120,13 +120,13 @@ def test_extra_request_is_a_miss(suite, tmp_path):
 
 def test_malformed_cassette_names_file_and_interaction(suite, tmp_path):
     dest = copy_set(tmp_path)
-    path = dest / "single+oneshot" / "beijing.yaml"
+    path = cassette_path(dest, "single+oneshot", "beijing")
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     del data["interactions"][1]["request"]["method"]
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
     with pytest.raises(CassetteError) as exc:
         replay_set(dest, suite, [Configuration("single", "oneshot")])
-    assert "single+oneshot/beijing.yaml: interaction 2: request.method" in str(exc.value)
+    assert "single+oneshot/beijing/trial-1.yaml: interaction 2: request.method" in str(exc.value)
 
 
 def test_missing_set_says_how_to_record(suite, tmp_path):
@@ -177,28 +177,26 @@ def _set(path, value):
         (_drop(["request", "parsed_body"]), "request"),
         (_set(["response", "status", "code"], "abc"), "response.status.code"),
         (_drop(["response", "status", "message"]), "response.status.message"),
-        (_set(["response", "body", "parsed_body"], "not a reply"), "choices"),
-        (_set(["response", "body", "parsed_body"], {"choices": []}), "choices"),
         (_set(["request", "headers"], ["content-type"]), "request.headers"),
     ],
 )
 def test_malformed_interactions_are_named_not_crashes(suite, tmp_path, mutate, where):
     dest = copy_set(tmp_path)
-    path = dest / "loop+atomic" / "ningde.yaml"
+    path = cassette_path(dest, "loop+atomic", "ningde")
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     mutate(data)
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
     with pytest.raises(CassetteError) as exc:
         replay_set(dest, suite, [Configuration("loop", "atomic")])
     message = str(exc.value)
-    assert "loop+atomic/ningde.yaml: interaction 1" in message and where in message
+    assert "loop+atomic/ningde/trial-1.yaml: interaction 1" in message and where in message
 
 
 def test_non_utf8_cassette_is_named(suite, tmp_path):
     dest = copy_set(tmp_path)
-    path = dest / "loop+atomic" / "ningde.yaml"
+    path = cassette_path(dest, "loop+atomic", "ningde")
     path.write_bytes(path.read_bytes()[:200] + b"\xff\xfe" + path.read_bytes()[200:])
-    with pytest.raises(CassetteError, match=r"ningde\.yaml: not UTF-8"):
+    with pytest.raises(CassetteError, match=r"ningde/trial-1\.yaml: not UTF-8"):
         replay_set(dest, suite, [Configuration("loop", "atomic")])
 
 

@@ -224,6 +224,10 @@ def test_stand_in_set_is_labelled_a_test_double(
     banner = committed_page.select_one(".banner")
     assert banner is not None and "stand-in" in banner["class"]
     assert "Test double" in text(banner)
+    # what the double's hints script vs. what the hosts decide
+    assert "standin:" in text(banner)
+    assert "empty answer or as an unfulfilled promise" in text(banner)
+    assert "Whether a pending tool call is ever executed comes from host logic" in text(banner)
     facts = {text(d.dt): text(d.dd) for d in committed_page.select(".facts > div")}
     prov = committed["provenance"]
     assert facts["provenance"] == "stand-in"
@@ -638,24 +642,23 @@ def test_report_command(tmp_path: Path, committed: dict[str, Any]) -> None:
     assert "nope.json" in " ".join(result.output.split())
 
 
-def test_committed_report_is_fresh(tmp_path: Path) -> None:
+def test_committed_report_is_fresh(committed_run) -> None:
     """`toolreplay run` on the committed cassettes reproduces the committed reports/ exactly.
     Fails when reports/index.html or reports/results.json is stale: run `toolreplay run`."""
-    result = CliRunner().invoke(
-        app,
-        [
-            "run",
-            "--eval",
-            str(REPO / "evals" / "weather.yaml"),
-            "--cassettes",
-            str(REPO / "cassettes"),
-            "--out",
-            str(tmp_path),
-        ],
-    )
+    result, out = committed_run
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "results.json").read_bytes() == RESULTS.read_bytes(), "stale results.json"
-    assert (tmp_path / "index.html").read_bytes() == INDEX.read_bytes(), "stale index.html"
+    assert (out / "results.json").read_bytes() == RESULTS.read_bytes(), "stale results.json"
+    assert (out / "index.html").read_bytes() == INDEX.read_bytes(), "stale index.html"
+
+
+def test_committed_hard_report_is_fresh(hard_run) -> None:
+    """The same for the harder eval's set: reports/hard/ from cassettes/hard/. Fails when
+    stale: run `toolreplay run --eval evals/weather-hard.yaml --set hard`."""
+    result, out = hard_run
+    assert result.exit_code == 0, result.output
+    hard = REPO / "reports" / "hard"
+    assert (out / "results.json").read_bytes() == (hard / "results.json").read_bytes()
+    assert (out / "index.html").read_bytes() == (hard / "index.html").read_bytes()
 
 
 def _poison(node: Any) -> Any:
@@ -681,3 +684,20 @@ def test_hostile_text_in_every_string_field_stays_text(committed: dict[str, Any]
     assert "<img" not in html
     for tag in page.find_all(True):
         assert not any(attr.lower().startswith("on") for attr in tag.attrs), tag.name
+
+
+def test_trials_section_charts_pass_hat_k(committed: dict[str, Any]) -> None:
+    page = parse(render_report(committed))
+    section = page.find("section", id="trials")
+    assert section is not None
+    n = committed["trials"]
+    assert f"Consistency over {n} trials" in section.get_text()
+    assert len(section.find_all("polyline")) == len(committed["configurations"])
+    headers = [th.get_text() for th in section.find("table").find_all("th", scope="col")]
+    assert [f"pass^{k}" for k in range(1, n + 1)] == [h for h in headers if h.startswith("pass^")]
+    # results without trial fields (an older results.json) render without the section
+    plain = {**committed, "configurations": [
+        {k: v for k, v in c.items() if k not in ("pass_hat_k", "pass_at_k")}
+        for c in committed["configurations"]
+    ]}  # fmt: skip
+    assert parse(render_report(plain)).find("section", id="trials") is None

@@ -6,8 +6,8 @@ JSON), the rounds, the stop reason, the answer, the verdict and the failure labe
 and wall time are dropped by the ``snapshot`` fixture (tests/conftest.py).
 
 Update after an intended change: ``pytest tests/test_snapshots.py --snapshot-update``, or
-re-record and update in one step: ``toolreplay record --model-source stand-in --only CONFIG/QUESTION
---update-snapshots``. A snapshot file no test uses fails the run.
+re-record and update in one step: ``toolreplay record --model-source stand-in --set reference
+--only CONFIG/QUESTION --update-snapshots``. A snapshot file no test uses fails the run.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from toolreplay.episode import Episode, Message
-from toolreplay.evals import EvalSuite, load_eval
+from toolreplay.evals import EvalSuite, Question, load_eval
 from toolreplay.failures import classify
 from toolreplay.judge import FULL_JUDGE
 from toolreplay.snapshots import pinned_keys, snapshot_id
@@ -57,10 +57,10 @@ def normalise_message(message: Message) -> dict[str, Any]:
     return out
 
 
-def normalise(episode: Episode, measure: str) -> dict[str, Any]:
+def normalise(episode: Episode, measure: Question) -> dict[str, Any]:
     """What a snapshot pins of one episode (``usage``/``wall_time_s`` are dropped later),
-    judged and classified for its question's ``measure`` exactly as ``toolreplay run`` does."""
-    verdict = FULL_JUDGE.judge(episode.answer, measure)
+    judged and classified for its question (``measure``) exactly as ``toolreplay run`` does."""
+    verdict = FULL_JUDGE.judge_episode(episode, measure)
     return {
         "configuration": episode.configuration,
         "question_id": episode.question_id,
@@ -100,4 +100,4 @@ def test_episode(
 ) -> None:
     configuration, question_id = key.split("/", 1)
     episode = reference_episodes[(configuration, question_id)]
-    assert normalise(episode, suite.question(question_id).measure) == snapshot
+    assert normalise(episode, suite.question(question_id)) == snapshot

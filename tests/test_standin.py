@@ -1,22 +1,33 @@
-"""The stand-in model's reply is a function of the request body alone."""
+"""The stand-in model's reply is a function of the request body (with the set's seed and the
+trial) alone."""
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from pathlib import Path
+from functools import cache
 
-from toolreplay.cassettes import read_cassette
+from toolreplay.cassettes import cassette_path, read_cassette, read_manifest
 from toolreplay.doubles.standin import StandinPolicy
 
 from .conftest import REFERENCE
 
 
-def model_interactions():
-    for path in sorted(REFERENCE.glob("*/*.yaml")):
-        for i in read_cassette(path):
+@cache
+def model_interactions() -> tuple:
+    """``(configuration, trial, request, response)`` of every recorded model interaction
+    (read once per session: the set holds every trial)."""
+    return tuple(_model_interactions())
+
+
+def _model_interactions():
+    for key, record in sorted(read_manifest(REFERENCE).episodes.items()):
+        config, _, rest = key.partition("/")
+        trial = int(rest.rpartition("/trial-")[2]) if "/trial-" in rest else 1
+        for i in read_cassette(REFERENCE / record.cassette):
             if i["request"]["uri"].endswith("/chat/completions"):
-                yield path, i["request"]["parsed_body"], i["response"]["body"]["parsed_body"]
+                body = i["response"]["body"]["parsed_body"]
+                yield config, trial, i["request"]["parsed_body"], body
 
 
 def canon(body) -> str:
@@ -26,9 +37,9 @@ def canon(body) -> str:
 def test_same_request_gets_the_same_reply_whichever_host_sent_it():
     replies = defaultdict(set)
     configs = defaultdict(set)
-    for path, request, response in model_interactions():
-        replies[canon(request)].add(canon(response))
-        configs[canon(request)].add(path.parent.name.split("+")[0])
+    for config, trial, request, response in model_interactions():
+        replies[(trial, canon(request))].add(canon(response))
+        configs[(trial, canon(request))].add(config.split("+")[0])
     shared = [k for k, hosts in configs.items() if hosts == {"single", "loop"}]
     # the single and loop hosts send identical requests in rounds 1-2: there must be many
     assert len(shared) >= 16
@@ -37,9 +48,11 @@ def test_same_request_gets_the_same_reply_whichever_host_sent_it():
 
 
 def test_policy_reproduces_every_recorded_reply_from_the_body_alone(suite):
-    policy = StandinPolicy(suite)
+    seed = read_manifest(REFERENCE).seed
+    policies: dict[int, StandinPolicy] = {}
     count = 0
-    for _path, request, response in model_interactions():
+    for _config, trial, request, response in model_interactions():
+        policy = policies.setdefault(trial, StandinPolicy(suite, seed=seed, trial=trial))
         assert policy.reply(request) == response
         count += 1
     assert count > 80
@@ -47,7 +60,7 @@ def test_policy_reproduces_every_recorded_reply_from_the_body_alone(suite):
 
 def test_single_atomic_second_request_is_the_loops_second_request():
     def bodies(config: str) -> list[str]:
-        path = Path(REFERENCE, config, "beijing.yaml")
+        path = cassette_path(REFERENCE, config, "beijing")
         return [
             canon(i["request"]["parsed_body"])
             for i in read_cassette(path)

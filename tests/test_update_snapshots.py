@@ -32,7 +32,9 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """Fake stand-in recording (nothing on disk changes): the ``only`` keys of each call."""
     calls: list[list[str]] = []
 
-    def fake_record(set_dir: Path, suite: Any, configs: Any, *, only: Any, progress: Any) -> Any:
+    def fake_record(
+        set_dir: Path, suite: Any, configs: Any, *, only: Any, progress: Any, **kwargs: Any
+    ) -> Any:
         calls.append(list(only))
         return read_manifest(REFERENCE)
 
@@ -65,7 +67,8 @@ def pytest_runs(monkeypatch: pytest.MonkeyPatch, regenerated: list[str]) -> list
 
 
 def invoke(*args: str) -> Any:
-    return CliRunner().invoke(cli.app, ["record", "--model-source", "stand-in", *args])
+    named = [] if "--set" in args else ["--set", "reference"]  # record has no default set
+    return CliRunner().invoke(cli.app, ["record", "--model-source", "stand-in", *named, *args])
 
 
 def test_record_then_update_only_the_recorded_episodes(

@@ -1,13 +1,17 @@
 """Cassettes: vcrpy configuration, a readable serializer, request matching, the manifest.
 
 Layout: ``cassettes/<set>/<configuration>/<question-id>.yaml`` (one episode each, model and
-Open-Meteo interactions in order) plus ``cassettes/<set>/manifest.json``.
+Open-Meteo interactions in order) plus ``cassettes/<set>/manifest.json``. A set recorded with
+several trials (``manifest.trials > 1``) keeps each episode's trials in a folder instead:
+``cassettes/<set>/<configuration>/<question-id>/trial-<i>.yaml``, i = 1..trials.
 
 - Matching: method, path, query and the JSON body compared as parsed JSON. Host and port are
   not matched, so a set recorded on loopback replays under any URL.
 - Storage: JSON bodies are stored parsed (``parsed_body``), Chinese unescaped; only
   ``content-type`` headers are kept (authorization, api keys, cookies, ``x-stainless-*``,
-  dates and request ids never reach a cassette); loopback ports are dropped from URIs.
+  dates and request ids never reach a cassette); query parameters that carry credentials
+  (:data:`SECRET_QUERY`: ``apikey``, ``key``, ``access_token``, ``signature``...) are dropped
+  from URIs, and so are loopback ports.
 - Replay: record mode ``none``; a request that is not recorded raises :class:`CassetteMiss`
   (what differs from the closest recorded request, and how to re-record); an interaction left
   unplayed raises :class:`UnplayedInteractions`; a malformed file raises
@@ -19,21 +23,31 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from unittest import mock
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 import vcr
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from vcr.errors import CannotOverwriteExistingCassetteException
+from vcr.persisters.filesystem import FilesystemPersister
+from vcr.serialize import serialize as vcr_serialize
+
+from .files import atomic_write_text, leftovers
 
 KEPT_HEADERS = {"content-type"}
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 MATCH_ON = ("method", "path", "query", "json_body")
 MANIFEST_FORMAT: Literal[1] = 1
+#: Query parameter names (lower-cased) that carry credentials; dropped before recording.
+SECRET_QUERY = re.compile(
+    r"(?:key|token|secret|passw(?:or)?d|pwd|signature|sig|auth|authorization|credentials?)$"
+)
 
 
 class CassetteError(ValueError):
@@ -136,12 +150,27 @@ def _json_body_matcher(r1: Any, r2: Any) -> None:
         raise AssertionError("JSON bodies differ")
 
 
+def strip_secret_query(url: str) -> str:
+    """``url`` without the query parameters :data:`SECRET_QUERY` names (order and the rest of
+    the query kept as sent)."""
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    kept = [
+        pair
+        for pair in parts.query.split("&")
+        if not SECRET_QUERY.search(unquote_plus(pair.partition("=")[0]).lower())
+    ]
+    return urlunsplit(parts._replace(query="&".join(kept)))
+
+
 def _before_record_request(request: Any) -> Any:
     # Header names are lower-cased so that a re-recording is byte-stable whatever casing the
     # HTTP library of the day sends (HTTP header names are case-insensitive).
     request.headers = {
         k.lower(): v for k, v in request.headers.items() if k.lower() in KEPT_HEADERS
     }
+    request.uri = strip_secret_query(request.uri)
     parts = urlsplit(request.uri)
     if parts.hostname in LOOPBACK:
         request.uri = urlunsplit(parts._replace(netloc=parts.hostname or ""))
@@ -155,6 +184,21 @@ def _before_record_response(response: dict[str, Any]) -> dict[str, Any]:
     return response
 
 
+class AtomicPersister:
+    """vcrpy persister: cassettes are written atomically (:func:`~toolreplay.files.
+    atomic_write_text`), so a killed recording never leaves a half-written cassette."""
+
+    @staticmethod
+    def load_cassette(cassette_path: str | Path, serializer: Any) -> Any:
+        return FilesystemPersister.load_cassette(cassette_path, serializer)
+
+    @staticmethod
+    def save_cassette(cassette_path: str | Path, cassette_dict: Any, serializer: Any) -> None:
+        path = Path(cassette_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, vcr_serialize(cassette_dict, serializer))
+
+
 def make_vcr(record_mode: Literal["none", "once", "new_episodes", "all"] = "none") -> vcr.VCR:
     """A VCR configured as the module docstring says."""
     v = vcr.VCR(
@@ -166,6 +210,7 @@ def make_vcr(record_mode: Literal["none", "once", "new_episodes", "all"] = "none
         decode_compressed_response=True,
     )
     v.register_serializer("toolreplay-yaml", JsonBodySerializer)
+    v.register_persister(AtomicPersister)
     v.register_matcher("json_body", _json_body_matcher)
     return v
 
@@ -217,26 +262,13 @@ class _ResponseModel(BaseModel):
 
 
 class _InteractionModel(BaseModel):
+    """One recorded exchange. The reply body's shape is not judged here: whatever a server
+    sent (no choices, HTML, an event stream...) replays, and the model client gives it an
+    outcome (stop reason ``error`` with what was wrong)."""
+
     model_config = ConfigDict(extra="forbid")
     request: _RequestModel
     response: _ResponseModel
-
-    @model_validator(mode="after")
-    def _chat_reply_shape(self) -> _InteractionModel:
-        """A recorded 200 chat-completions reply must hold at least one choice."""
-        if not urlsplit(self.request.uri).path.endswith("/chat/completions"):
-            return self
-        if self.response.status.code != 200:
-            return self
-        body = self.response.body.parsed_body
-        if self.response.body.string is not None:
-            body = _parse_json_body(self.response.body.string)
-        choices = body.get("choices") if isinstance(body, dict) else None
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise ValueError("a chat-completions reply needs a non-empty 'choices' list")
-        if not isinstance(choices[0].get("message"), dict):
-            raise ValueError("the reply's first choice has no 'message' object")
-        return self
 
 
 def read_cassette(path: Path) -> list[dict[str, Any]]:
@@ -491,6 +523,66 @@ def find_miss(exc: BaseException) -> CannotOverwriteExistingCassetteException | 
     return None
 
 
+_SEND_LOCK = threading.Lock()
+
+
+def _in_call_order(data: list[Any], tags: dict[int, tuple[int, int]]) -> list[Any]:
+    """``data`` (a cassette's interactions) with each run of consecutive interactions made by
+    the same tool round sorted by tool-call position (stable: a call's own requests keep
+    their order). Interactions without a tag (model requests) stay where they are."""
+    out: list[Any] = []
+    i = 0
+    while i < len(data):
+        tag = tags.get(i)
+        if tag is None:
+            out.append(data[i])
+            i += 1
+            continue
+        j = i
+        while j < len(data) and (t := tags.get(j)) is not None and t[0] == tag[0]:
+            j += 1
+        out += [data[k] for k in sorted(range(i, j), key=lambda k: tags[k][1])]
+        i = j
+    return out
+
+
+@contextmanager
+def one_request_at_a_time(cassette: Any = None) -> Iterator[None]:
+    """Serialise ``requests`` sends while a cassette is in use, and keep call order.
+
+    Parallel tool calls send Open-Meteo requests from several threads, but vcrpy is not
+    thread-safe: it briefly removes its patches, for every thread, while it builds a real
+    connection, so a request sent from another thread at that moment would miss the cassette.
+    Under a cassette the sends therefore take turns; in replay each request still gets the
+    recorded reply that matches it, whatever order the threads arrive in. When recording
+    into ``cassette``, each new interaction is tagged with the tool call that sent it
+    (:mod:`toolreplay.callorder`), and on exit (before vcrpy saves) the interactions of each
+    tool round are put in call order, so a recording is the same file whatever order the
+    threads ran in. Without a cassette (a live run) nothing is serialised."""
+    import requests.adapters
+
+    from . import callorder
+
+    send = requests.adapters.HTTPAdapter.send
+    tags: dict[int, tuple[int, int]] = {}
+
+    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with _SEND_LOCK:
+            before = len(cassette.data) if cassette is not None else 0
+            try:
+                return send(self, *args, **kwargs)
+            finally:
+                tag = callorder.current()
+                if cassette is not None and tag is not None:
+                    for index in range(before, len(cassette.data)):
+                        tags[index] = tag
+
+    with mock.patch.object(requests.adapters.HTTPAdapter, "send", locked):
+        yield
+    if cassette is not None and tags:
+        cassette.data[:] = _in_call_order(list(cassette.data), tags)
+
+
 RecordMode = Literal["none", "once", "new_episodes", "all"]
 
 
@@ -511,7 +603,10 @@ def replay_cassette(
     if path.exists():
         read_cassette(path)
     try:
-        with make_vcr(record_mode).use_cassette(str(path)) as cassette:
+        with (
+            make_vcr(record_mode).use_cassette(str(path)) as cassette,
+            one_request_at_a_time(cassette),
+        ):
             yield cassette
             if record_mode == "none" and not cassette.all_played:
                 left = [
@@ -559,11 +654,18 @@ class Manifest(BaseModel):
 
     ``provenance`` is ``stand-in`` (the bundled test-double model and fixture server) or
     ``live``. ``today`` is the date put in the system prompt, used again at replay.
-    Hashes detect stale cassettes: the system prompt template and each toolset's schemas."""
+    Hashes detect stale cassettes: the system prompt template and each toolset's schemas.
+    ``trials`` and ``seed``: how many trials each episode has, and the stand-in's variation
+    seed; ``episodes`` is keyed by :func:`episode_key` (trial 1 ``CONFIG/QUESTION``, later
+    trials ``CONFIG/QUESTION/trial-<i>``)."""
 
     model_config = ConfigDict(extra="forbid")
     format: Literal[1] = MANIFEST_FORMAT
     cassette_set: str
+    #: Trials recorded per configuration × question (1: one cassette per episode).
+    trials: int = Field(default=1, ge=1)
+    #: Seed of the stand-in's per-trial variation (see toolreplay.doubles.standin).
+    seed: int = 0
     provenance: Literal["stand-in", "live"]
     model: str
     model_base_url: str
@@ -606,6 +708,14 @@ def read_manifest(set_dir: Path) -> Manifest:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        left = leftovers(set_dir)
+        if left and not set_dir.exists():
+            raise CassetteError(
+                f"no cassette set at {set_dir}: a recording was interrupted while replacing "
+                f"it and left {', '.join(p.name for p in left)} beside it; the next "
+                f"`toolreplay record ... --set {set_dir.name}` puts the previous set back "
+                "(or rename that folder yourself)"
+            ) from None
         raise CassetteError(
             f"no cassette set at {set_dir} ({path.name} missing); record one with "
             f"`toolreplay record --model-source stand-in --set {set_dir.name}`"
@@ -623,8 +733,9 @@ def read_manifest(set_dir: Path) -> Manifest:
 
 
 def write_manifest(set_dir: Path, manifest: Manifest) -> None:
+    """Write ``manifest.json`` atomically (:func:`~toolreplay.files.atomic_write_text`)."""
     text = json.dumps(manifest.model_dump(), ensure_ascii=False, indent=2, sort_keys=False)
-    manifest_path(set_dir).write_text(text + "\n", encoding="utf-8")
+    atomic_write_text(manifest_path(set_dir), text + "\n")
 
 
 def redact_url(url: str) -> tuple[str, str]:
@@ -638,11 +749,25 @@ def redact_url(url: str) -> tuple[str, str]:
     return urlunsplit((parts.scheme, netloc, parts.path, "", "")), host
 
 
-def episode_key(configuration: str, question_id: str) -> str:
-    return f"{configuration}/{question_id}"
+def episode_key(configuration: str, question_id: str, trial: int = 1) -> str:
+    """``CONFIG/QUESTION`` for trial 1 (the key of a one-trial set, and the study's episode),
+    ``CONFIG/QUESTION/trial-<i>`` for a later trial."""
+    base = f"{configuration}/{question_id}"
+    return base if trial == 1 else f"{base}/trial-{trial}"
 
 
-def cassette_path(set_dir: Path, configuration: str, question_id: str) -> Path:
+def trial_cassette_path(set_dir: Path, configuration: str, question_id: str, trial: int) -> Path:
+    """``<set>/<configuration>/<question-id>/trial-<i>.yaml``: a trial in a several-trial set."""
+    return set_dir / configuration / question_id / f"trial-{trial}.yaml"
+
+
+def cassette_path(set_dir: Path, configuration: str, question_id: str, trial: int = 1) -> Path:
+    """The cassette of one episode's ``trial``: ``<set>/<configuration>/<question-id>.yaml``
+    in a one-trial set, ``.../<question-id>/trial-<i>.yaml`` when the episode has a trials
+    folder (any trial after the first always lives there)."""
+    folder = set_dir / configuration / question_id
+    if trial != 1 or folder.is_dir():
+        return trial_cassette_path(set_dir, configuration, question_id, trial)
     return set_dir / configuration / f"{question_id}.yaml"
 
 

@@ -4,8 +4,10 @@ toolreplay run                            replay every configuration, judge, wri
 toolreplay report                         re-render reports/index.html from results.json
 toolreplay audit                          the fidelity audit
 toolreplay record --model-source stand-in record offline (stand-in model + fixture server)
-toolreplay record --model-source live     record against a real endpoint (needs
-                                          DASHSCOPE_API_KEY or OPENAI_API_KEY)
+toolreplay record --model-source live     record against a real endpoint (a key paired with
+                                          its endpoint: DASHSCOPE_API_KEY → DashScope,
+                                          OPENAI_API_KEY → $OPENAI_BASE_URL or the OpenAI
+                                          API, --base-url with --api-key-env NAME)
 
 Exit status: 0 success; 1 a failed check, a failed episode set or another failure that is not
 a usage error (a bad eval file, a missing cassette, an unwritable folder); 2 usage errors
@@ -17,11 +19,13 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich import box
@@ -43,17 +47,24 @@ from .experiment import (
     DEFAULT_EVAL,
     Configuration,
     ablation_configurations,
-    replay_set,
     study_configurations,
 )
 from .experiment import Progress as Progress_
+from .files import LockedError, check_writable, folder_lock
 from .judge import FULL_JUDGE, NARROW_JUDGE
-from .model import model_settings
+from .model import EndpointError, resolve_endpoint
 from .openmeteo import FORECAST_URL, GEOCODING_URL
-from .record import RecordingError, record_live, record_stand_in
+from .record import (
+    RecordingError,
+    RecordingInterrupted,
+    record_live,
+    record_stand_in,
+    trials_and_seed,
+)
 from .report import ReportError, write_report
 from .results import build_results, write_results
 from .snapshots import SnapshotUpdateError, check_can_update, pinned_keys, update_snapshots
+from .trials import add_trial_metrics, replay_trials, trial_outcome
 
 app = typer.Typer(
     help="Record, replay and evaluate LLM tool-calling loops, offline and deterministically.",
@@ -119,7 +130,7 @@ SetOpt = Annotated[
 
 def _fail(message: str, code: int = 1) -> typer.Exit:
     """Print ``error: message`` on stderr; exit 1 (an operational failure or a failed check).
-    Usage errors are raised as click usage errors instead (exit 2)."""
+    Usage errors are raised as typer usage errors instead (exit 2)."""
     # soft_wrap: a command in the message stays on one line, ready to copy
     err.print("[bold red]error:[/] ", end="", highlight=False)
     err.print(message, highlight=False, markup=False, soft_wrap=True)
@@ -148,27 +159,37 @@ def _terminate_as_interrupt() -> Iterator[None]:
 
 
 @contextmanager
-def _progress(total: int, label: str) -> Iterator[Progress_]:
-    """A transient progress bar on stderr; yields ``step(key)``, called as each episode starts."""
-    with Progress(
+def _progress(total: int, label: str, delay: float = 0.0) -> Iterator[Progress_]:
+    """A transient progress bar on stderr; yields ``step(key)``, called as each episode starts.
+    With ``delay`` the bar appears only once that many seconds have passed (short runs show
+    none); never in logs and pipes."""
+    bar = Progress(
         TextColumn(f"{label} [progress.description]{{task.description}}"),
         BarColumn(),
         MofNCompleteColumn(),
         console=err,
         transient=True,
         disable=not err.is_terminal,  # no bar in logs and pipes
-    ) as bar:
-        task = bar.add_task("", total=total)
-        first = [True]
+    )
+    task = bar.add_task("", total=total)
+    started_at = time.monotonic()
+    state = {"first": True, "shown": False}
 
-        def step(key: str) -> None:
-            if not first[0]:
-                bar.advance(task)
-            first[0] = False
-            bar.update(task, description=key)
+    def step(key: str) -> None:
+        if not state["first"]:
+            bar.advance(task)
+        state["first"] = False
+        bar.update(task, description=key)
+        if not state["shown"] and time.monotonic() - started_at >= delay:
+            bar.start()
+            state["shown"] = True
 
+    try:
         yield step
         bar.update(task, completed=total)
+    finally:
+        if state["shown"]:
+            bar.stop()
 
 
 def _table(results: dict) -> Table:
@@ -198,6 +219,69 @@ def _table(results: dict) -> Table:
     return table
 
 
+def _trials_table(results: dict) -> Table:
+    n = results.get("trials", 1)
+    table = Table(title=f"consistency over {n} trial(s) per configuration × question")
+    table.add_column("configuration", no_wrap=True)
+    for k in range(1, n + 1):
+        table.add_column(f"pass^{k}", justify="right", no_wrap=True)
+    table.add_column(f"pass@{n}", justify="right", no_wrap=True)
+    table.add_column("rounds", justify="right", no_wrap=True)
+    table.add_column("tool calls", justify="right", no_wrap=True)
+    table.add_column("failure-mode rates")
+    for c in results["configurations"]:
+        hat, at = c.get("pass_hat_k", {}), c.get("pass_at_k", {})
+        r, t = c.get("rounds_over_trials", {}), c.get("tool_calls_over_trials", {})
+        table.add_row(
+            c["name"],
+            *(f"{hat[str(k)]:.2f}" if str(k) in hat else "-" for k in range(1, n + 1)),
+            f"{at[str(n)]:.2f}" if str(n) in at else "-",
+            f"{r.get('mean', 0):.2f}±{r.get('sd', 0):.2f}",
+            f"{t.get('mean', 0):.2f}±{t.get('sd', 0):.2f}",
+            "\n".join(f"{m} {v:.0%}" for m, v in c.get("failure_mode_rates", {}).items()) or "-",
+        )
+    return table
+
+
+def _names(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def _select(
+    suite: EvalSuite, configurations: str | None, questions: str | None
+) -> tuple[EvalSuite, list[Configuration], dict]:
+    """The suite restricted to ``questions`` (ids, comma-separated), the study configurations
+    restricted to ``configurations`` (names), and the selection as results.json records it."""
+    configs = study_configurations(suite)
+    known_c = [c.name for c in configs]
+    want_c = _names(configurations)
+    if bad := [c for c in want_c if c not in known_c]:
+        raise _fail(
+            f"--configurations: unknown {', '.join(bad)}; this eval runs {', '.join(known_c)}"
+        )
+    known_q = [q.id for q in suite.questions]
+    want_q = _names(questions)
+    if bad := [q for q in want_q if q not in known_q]:
+        raise _fail(f"--questions: unknown {', '.join(bad)}; {suite.path} has {', '.join(known_q)}")
+    if want_c:
+        configs = [c for c in configs if c.name in want_c]
+    if want_q:
+        suite = replace(suite, questions=tuple(q for q in suite.questions if q.id in want_q))
+    path = Path(suite.path)
+    try:
+        shown = path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        shown = path.name
+    selection = {
+        "eval_file": shown,
+        "configurations": [c.name for c in configs],
+        "questions": [q.id for q in suite.questions],
+        "all_configurations": len(configs) == len(known_c),
+        "all_questions": len(suite.questions) == len(known_q),
+    }
+    return suite, configs, selection
+
+
 @app.command()
 def run(
     eval_path: EvalOpt = DEFAULT_EVAL,
@@ -212,43 +296,73 @@ def run(
             show_default=False,
         ),
     ] = None,
+    configurations: Annotated[
+        str | None,
+        typer.Option(
+            "--configurations",
+            help="Only these configurations, comma-separated (e.g. single+oneshot,loop+atomic).",
+            show_default=False,
+        ),
+    ] = None,
+    questions: Annotated[
+        str | None,
+        typer.Option(
+            "--questions",
+            help="Only these question ids, comma-separated (e.g. ningde,beijing).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Replay a cassette set, judge it, write reports/.
 
-    Replays every configuration from the cassette set (offline, no key), judges every answer,
-    labels failure modes, runs the fidelity audit, prints the table and writes results.json
-    and index.html. Exits 1 when an episode does not replay or the audit fails."""
+    Replays every configuration from the cassette set (offline, no key), every trial, judges
+    every answer, labels failure modes, runs the fidelity audit, prints the table (trial 1) and
+    pass^k over the trials, and writes results.json and index.html. Exits 1 when an episode
+    does not replay or the audit fails."""
     if out_dir is None:
         out_dir = Path("reports") if set_name == "reference" else Path("reports") / set_name
-    suite = _load(eval_path)
-    configs = study_configurations(suite)
+    whole = _load(eval_path)
+    suite, configs, selection = _select(whole, configurations, questions)
     set_dir = cassettes / set_name
+    _check_output_folder(out_dir)  # before replaying, not after
     try:
         manifest = read_manifest(set_dir)
-        with _progress(len(configs) * len(suite.questions), "replaying") as step:
-            episodes = replay_set(set_dir, suite, configs, progress=step)
+        total = len(configs) * len(suite.questions) * manifest.trials
+        with _progress(total, "replaying", delay=2.0) as step:
+            replayed = replay_trials(set_dir, suite, configs, step, manifest=manifest)
     except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
         raise _fail(str(exc)) from None
+    episodes = [e for t, e in replayed if t == 1]
     results = build_results(
-        manifest, episodes, [c.name for c in configs], FULL_JUDGE, suite.measures
+        manifest, episodes, [c.name for c in configs], FULL_JUDGE, suite.by_id
     )
-    with _progress(len(ablation_configurations(suite)) * len(suite.questions), "auditing") as step:
+    results["selection"] = selection
+    outcomes = [
+        trial_outcome(t, e, FULL_JUDGE, suite.measures.get(e.question_id)) for t, e in replayed
+    ]
+    add_trial_metrics(results, outcomes, [q.id for q in suite.questions], manifest.trials)
+    # The audit is about the set, not the selection: it always covers the whole eval file
+    # (episodes already replayed are reused).
+    audited = (len(study_configurations(whole)) + len(ablation_configurations(whole))) * len(
+        whole.questions
+    )
+    with _progress(audited - len(episodes), "auditing", delay=2.0) as step:
         audit = run_audit(
             set_dir,
-            suite,
+            whole,
             FULL_JUDGE,
             episodes={(e.configuration, e.question_id): e for e in episodes},
             progress=step,
         )
     results["fidelity"] = audit.to_dict()
     try:
-        write_results(out_dir / "results.json", results)
-        page = write_report(out_dir / "results.json", out_dir / "index.html")
-    except ReportError as exc:
+        page = write_outputs(out_dir, results)
+    except (ReportError, LockedError) as exc:
         raise _fail(str(exc)) from None
     except OSError as exc:
         raise _fail(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
     out.print(_table(results))
+    out.print(_trials_table(results))
     _print_audit_summary(audit)
     out.print(f"wrote {out_dir / 'results.json'}")
     out.print(f"wrote {page}")
@@ -271,13 +385,49 @@ def report(
             f"{out_path} is a folder; give the HTML file's path, e.g. {out_path}/index.html",
             param_hint="'--out'",
         )
+    if out_path.resolve() == results.resolve() or (
+        out_path.exists() and results.exists() and out_path.samefile(results)
+    ):
+        raise _fail(
+            f"--out {out_path} is the results file itself; the page would overwrite the "
+            "results it is rendered from. Give another path, e.g. "
+            f"{results.with_name('index.html')}",
+            2,
+        )
+    _check_output_folder(out_path.parent)
     try:
-        page = write_report(results, out_path)
-    except ReportError as exc:
+        with folder_lock(
+            out_path.parent, wait=LOCK_WAIT_S, inside=True, what="writing reports into"
+        ):
+            page = write_report(results, out_path)
+    except (ReportError, LockedError) as exc:
         raise _fail(str(exc)) from None
     except OSError as exc:
         raise _fail(f"cannot write {out_path}: {exc.strerror or exc}") from None
     out.print(f"wrote {page}")
+
+
+#: How long `run` and `report` wait for another process writing the same reports folder.
+LOCK_WAIT_S = 60.0
+
+
+def write_outputs(out_dir: Path, results: dict[str, Any], wait: float | None = None) -> Path:
+    """Write ``out_dir/results.json`` and ``out_dir/index.html``; returns the page's path.
+    One writer of the folder at a time (a file lock; another writer is waited for up to
+    ``wait`` seconds, default :data:`LOCK_WAIT_S`, then :class:`LockedError`), so the two files
+    stay a pair; each is replaced atomically, so a reader never sees a partial file."""
+    wait = LOCK_WAIT_S if wait is None else wait
+    with folder_lock(out_dir, wait=wait, inside=True, what="writing reports into"):
+        write_results(out_dir / "results.json", results)
+        return write_report(out_dir / "results.json", out_dir / "index.html")
+
+
+def _check_output_folder(folder: Path) -> None:
+    """Fail now, before any work, when ``folder`` cannot hold our output files."""
+    try:
+        check_writable(folder)
+    except OSError as exc:
+        raise _fail(f"cannot write to {folder}: {exc.strerror or exc}") from None
 
 
 def _print_audit_summary(audit: Audit) -> None:
@@ -342,6 +492,13 @@ def audit(
         )
 
 
+class OpenMeteoSource(str, Enum):
+    """Where ``record --model-source live`` sends the tools' Open-Meteo requests."""
+
+    live = "live"
+    fixture = "fixture"
+
+
 @app.command()
 def record(
     model_source: Annotated[
@@ -356,7 +513,25 @@ def record(
     ] = None,
     eval_path: EvalOpt = DEFAULT_EVAL,
     cassettes: CassettesOpt = DEFAULT_CASSETTES,
-    set_name: SetOpt = "reference",
+    set_name: Annotated[
+        str | None,
+        typer.Option(
+            "--set",
+            help="Cassette set to record into (a folder under --cassettes); required, so the "
+            "committed set `toolreplay run` replays by default (reference) is only rewritten "
+            "when named.",
+            callback=lambda v: None if v is None else _set_name(v),
+            show_default=False,
+        ),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Replace a set of another provenance (stand-in/live, model, endpoint host), "
+            "or a folder that is not a readable set.",
+        ),
+    ] = False,
     only: Annotated[
         list[str] | None,
         typer.Option(
@@ -368,12 +543,26 @@ def record(
     base_url: Annotated[
         str | None,
         typer.Option(
-            help="Endpoint base URL (default: $TOOLREPLAY_BASE_URL, "
-            "else DashScope compatible mode)."
+            help="live: endpoint base URL (default: $TOOLREPLAY_BASE_URL, else the endpoint "
+            "the key belongs to). Its key: DASHSCOPE_API_KEY for DashScope, OPENAI_API_KEY for "
+            "api.openai.com or $OPENAI_BASE_URL; any other endpoint needs --api-key-env."
+        ),
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key-env",
+            metavar="NAME",
+            help="live: the environment variable holding the endpoint's key (its value is "
+            "sent to that endpoint only, never written).",
         ),
     ] = None,
     model: Annotated[
-        str | None, typer.Option(help="Model name (default: $TOOLREPLAY_MODEL, else qwen-plus).")
+        str | None,
+        typer.Option(
+            help="live: model name (default: $TOOLREPLAY_MODEL, else qwen-plus on DashScope; "
+            "other endpoints need one named)."
+        ),
     ] = None,
     geocoding_url: Annotated[
         str,
@@ -390,6 +579,14 @@ def record(
             show_default=False,
         ),
     ] = FORECAST_URL,
+    open_meteo: Annotated[
+        OpenMeteoSource,
+        typer.Option(
+            "--open-meteo",
+            help="live: the tools' Open-Meteo: the real API (live) or the bundled fixture "
+            "server on loopback (fixture; fixed data, only the model is live).",
+        ),
+    ] = OpenMeteoSource.live,
     no_ablations: Annotated[
         bool,
         typer.Option(
@@ -397,6 +594,26 @@ def record(
             help="Skip the baseline variants with one heuristic off (recorded by default).",
         ),
     ] = False,
+    trials: Annotated[
+        int | None,
+        typer.Option(
+            "--trials",
+            min=1,
+            help="Record each configuration × question this many times (default 1; with "
+            "--only, the set's). Several trials go to CONFIG/QUESTION/trial-<i>.yaml.",
+            show_default=False,
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            min=0,
+            help="stand-in: seed of the stand-in's per-trial variation, kept in the "
+            "manifest (default 0; with --only, the set's).",
+            show_default=False,
+        ),
+    ] = None,
     update_snapshots_: Annotated[
         bool,
         typer.Option(
@@ -409,10 +626,18 @@ def record(
     """Record a cassette set.
 
     Records every configuration × question (and the ablated baselines) against the stand-in
-    model or a live endpoint. Writes cassettes/SET/ only when every episode succeeded."""
+    model or a live endpoint. Writes cassettes/SET/ only when every episode succeeded. --set is
+    required (there is no default: `--set reference` re-records the committed set); a set of
+    another provenance is replaced only with --force."""
     if model_source is None:  # checked here: typer releases differ on required options
         raise typer.BadParameter(
-            "missing; choose stand-in or live", param_hint="'--model-source'"
+            "missing: choose stand-in or live", param_hint="'--model-source'"
+        )
+    if set_name is None:
+        raise _fail(
+            "name the cassette set to record with --set NAME; `--set reference` re-records "
+            f"the committed set `toolreplay run` replays by default ({cassettes / 'reference'})",
+            2,
         )
     suite = _load(eval_path)
     if update_snapshots_:
@@ -425,30 +650,60 @@ def record(
         configs += ablation_configurations(suite)
     set_dir = cassettes / set_name
     keys = list(dict.fromkeys(only or []))
-    total = len(keys) or len(configs) * len(suite.questions)
+    try:
+        n_trials, _ = trials_and_seed(set_dir, keys, trials, seed)
+    except RecordingError as exc:
+        raise _fail(str(exc)) from None
+    total = (len(keys) or len(configs) * len(suite.questions)) * n_trials
+    endpoint = None
+    if model_source is ModelSource.live:
+        try:  # before any request: which endpoint, which model, whose key
+            endpoint = resolve_endpoint(base_url, model, api_key_env)
+        except EndpointError as exc:
+            raise _fail(str(exc)) from None
+        out.print(f"recording live: {endpoint.describe()}", highlight=False, soft_wrap=True)
+    elif base_url or model or api_key_env:
+        raise _fail("--base-url, --model and --api-key-env apply to --model-source live only")
     try:
         with _progress(total, "recording") as step, _terminate_as_interrupt():
-            if model_source is ModelSource.stand_in:
-                manifest = record_stand_in(set_dir, suite, configs, only=keys, progress=step)
+            extra: dict[str, Any] = {"notify": _notice}
+            if force:
+                extra["force"] = True
+            if endpoint is None:
+                manifest = record_stand_in(
+                    set_dir,
+                    suite,
+                    configs,
+                    only=keys,
+                    progress=step,
+                    trials=trials,
+                    seed=seed,
+                    **extra,
+                )
             else:
-                settings = model_settings(base_url, model)
                 manifest = record_live(
                     set_dir,
                     suite,
                     configs,
-                    settings,
+                    endpoint.settings,
                     geocoding_url=geocoding_url,
                     forecast_url=forecast_url,
+                    open_meteo_fixture=open_meteo is OpenMeteoSource.fixture,
                     only=keys,
                     progress=step,
+                    trials=trials,
+                    **extra,
                 )
     except RecordingError as exc:
         raise _fail(str(exc)) from None
+    except RecordingInterrupted as exc:  # says whether the set was replaced
+        raise _fail(str(exc), 130) from None
     except KeyboardInterrupt:
         raise _fail(f"interrupted; {set_dir} is unchanged", 130) from None
     out.print(
         f"recorded {total} episode(s) into {set_dir} "
-        f"({manifest.provenance}, model {manifest.model}, prompt date {manifest.today})"
+        + (f"({manifest.trials} trials each, seed {manifest.seed}) " if manifest.trials > 1 else "")
+        + f"({manifest.provenance}, model {manifest.model}, prompt date {manifest.today})"
     )
     if update_snapshots_:
         pinned = [k for k in keys if k in pinned_keys(suite)]
@@ -458,6 +713,10 @@ def record(
             raise _fail(f"updating snapshots failed (pytest exit code {code})", code)
         # The committed reports come from these cassettes too: regenerate them in the same step.
         _regenerate_reports(eval_path, cassettes, set_name)
+
+
+def _notice(message: str) -> None:
+    err.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
 
 
 def _regenerate_reports(eval_path: Path, cassettes: Path, set_name: str) -> None:

@@ -12,7 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Message = dict[str, Any]
-STOP_REASONS = ("converged", "repeated", "max_rounds", "budget", "error")
+STOP_REASONS = (
+    "converged", "repeated", "max_rounds", "budget", "truncated", "filtered", "error",
+)  # fmt: skip
+#: ``finish_reason`` values that end an episode, and the stop reason each gives.
+FINISH_STOP_REASONS = {"length": "truncated", "content_filter": "filtered"}
 
 
 @dataclass(frozen=True)
@@ -77,16 +81,20 @@ class Usage:
 @dataclass(frozen=True)
 class ModelReply:
     """One assistant reply: ``content`` (None when the model wrote no text), its tool calls,
-    the API's ``finish_reason`` and token usage."""
+    the API's ``finish_reason``, token usage, and ``refusal`` (the model's refusal text, None
+    unless it refused)."""
 
     content: str | None
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str = "stop"
     usage: Usage = field(default_factory=Usage)
+    refusal: str | None = None
 
     def to_message(self) -> Message:
-        """The assistant message to append to the conversation."""
+        """The assistant message to append to the conversation (``refusal`` only when set)."""
         msg: Message = {"role": "assistant", "content": self.content}
+        if self.refusal is not None:
+            msg["refusal"] = self.refusal
         if self.tool_calls:
             msg["tool_calls"] = [tc.to_message() for tc in self.tool_calls]
         return msg

@@ -4,25 +4,34 @@ The YAML file is validated with pydantic at the boundary and turned into frozen 
 Shapes::
 
     EvalSuite(name, system_prompt, questions: tuple[Question, ...], experiment: ExperimentSpec)
-    Question(id, text, measure, day, places: tuple[Place, ...], narrates_followups)
-    Place(query, region)
+    Question(id, text, measure, day, places: tuple[Place, ...], narrates_followups, variation)
+    Place(query, region, names, retries)
+    Variation(narrate, shuffle_parallel, split_parallel, wrong_pick, rephrase)
 
 Errors: :class:`EvalFileError` names the file and the offending field.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-Measure = Literal["temperature", "precipitation", "comparison"]
+Measure = Literal["temperature", "precipitation", "comparison", "wind", "none"]
 Day = Literal["today", "tomorrow"]
 HeuristicName = Literal["admin_seat", "population_order", "shi_retry"]
 HEURISTICS: tuple[HeuristicName, ...] = ("admin_seat", "population_order", "shi_retry")
+DEFAULT_REPEAT_WINDOW = 2
 
 
 class EvalFileError(ValueError):
@@ -34,11 +43,46 @@ class Place:
     """A place a question is about.
 
     ``query`` is the name the model asks the geocoder first (e.g. ``宁德``); ``region`` is the
-    first-level division (Open-Meteo ``admin1``, e.g. ``福建省``) the right place lies in.
+    first-level division (Open-Meteo ``admin1``, e.g. ``福建省``) the right place lies in, or
+    None for a place that does not exist (an unknown-place question); ``names`` are other names
+    an answer may call it by (``Guangzhou``), for the judge. ``retries`` are the names the
+    stand-in tries next, in order, when an answer has no candidate in ``region`` (None:
+    ``query + "市"``, as the study's model did; ``()``: none).
     """
 
     query: str
-    region: str
+    region: str | None
+    names: tuple[str, ...] = ()
+    retries: tuple[str, ...] | None = None
+
+    @property
+    def queries(self) -> tuple[str, ...]:
+        """``query`` then ``retries``: every name the stand-in may ask the geocoder for."""
+        retries = (self.query + "市",) if self.retries is None else self.retries
+        return (self.query, *retries)
+
+
+@dataclass(frozen=True)
+class Variation:
+    """Per-trial variation of the stand-in model (a test double; a real model's variation
+    comes from sampling). Trial 1 is the study's observed behaviour and draws nothing; from
+    trial 2 on, each is a probability in [0, 1] of one draw per trial:
+
+    - ``narrate``: it writes a sentence beside follow-up tool calls (None: as
+      ``narrates_followups`` says, every trial);
+    - ``shuffle_parallel``: parallel tool calls of a reply come in another order;
+    - ``split_parallel``: the first round asks for all places but the last; the last one
+      follows in the next round;
+    - ``wrong_pick`` (atomic toolset): its first pick among geocoding candidates is a
+      same-name place outside the region, noticed and corrected after the weather comes back;
+    - ``rephrase``: the answer and narration use another wording.
+    """
+
+    narrate: float | None = None
+    shuffle_parallel: float = 0.0
+    split_parallel: float = 0.0
+    wrong_pick: float = 0.0
+    rephrase: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -46,9 +90,12 @@ class Question:
     """One question of an eval.
 
     ``measure`` is what a correct answer must quantify: ``temperature`` (°C),
-    ``precipitation`` (mm) or ``comparison`` (temperatures of several places).
+    ``precipitation`` (mm), ``comparison`` (temperatures of several places), ``wind``
+    (km/h, m/s) or ``none`` (nothing to measure: an unknown place, a question needing no tool;
+    the answer must hold no measured value).
     ``day`` is ``today`` or ``tomorrow`` (index 0 or 1 of Open-Meteo's ``daily`` series).
-    ``narrates_followups`` is a stand-in hint: it writes a sentence alongside follow-up calls.
+    ``narrates_followups`` is a stand-in hint: it writes a sentence alongside follow-up calls;
+    ``variation`` the stand-in's per-trial draws (:class:`Variation`).
     """
 
     id: str
@@ -57,6 +104,7 @@ class Question:
     day: Day
     places: tuple[Place, ...]
     narrates_followups: bool
+    variation: Variation = Variation()
 
     @property
     def day_index(self) -> int:
@@ -69,7 +117,12 @@ class ExperimentSpec:
     """Which configurations to run and the settings every arm shares.
 
     ``baseline`` names the heuristics switched on in the oneshot baseline (all three unless the
-    eval file says otherwise; the fidelity audit fails when one is missing)."""
+    eval file says otherwise; the fidelity audit fails when one is missing).
+    ``repeat_window``: how many preceding rounds the loop host compares a round's call
+    signatures with (1: the previous round only; 2, the default, also catches A/B/A/B).
+    ``tool_choice``: sent with every request that offers tools: ``auto`` (the default),
+    ``required``, ``none``, or ``{"type": "function", "function": {"name": TOOL}}`` (the
+    model must call TOOL; useful for small models that never call a tool on their own)."""
 
     hosts: tuple[str, ...]
     toolsets: tuple[str, ...]
@@ -78,6 +131,8 @@ class ExperimentSpec:
     temperature: float
     ablations: tuple[str, ...]
     baseline: tuple[str, ...] = HEURISTICS
+    repeat_window: int = DEFAULT_REPEAT_WINDOW
+    tool_choice: Any = field(default="auto", hash=False)
 
 
 @dataclass(frozen=True)
@@ -104,8 +159,14 @@ class EvalSuite:
 
     @property
     def measures(self) -> dict[str, str]:
-        """Question id → declared measure (``temperature``, ``precipitation``, ``comparison``)."""
+        """Question id → declared measure (``temperature``, ``precipitation``, ``comparison``,
+        ``wind``, ``none``)."""
         return {q.id: q.measure for q in self.questions}
+
+    @property
+    def by_id(self) -> dict[str, Question]:
+        """Question id → :class:`Question` (what the judge grounds each answer against)."""
+        return {q.id: q for q in self.questions}
 
     def question_for_text(self, text: str) -> Question | None:
         """The question whose text is exactly ``text``, or None."""
@@ -121,11 +182,25 @@ class _Strict(BaseModel):
 
 class _PlaceModel(_Strict):
     query: str = Field(min_length=1)
-    region: str = Field(min_length=1)
+    region: str | None = Field(min_length=1)
+    names: list[str] = []
+    retries: list[str] | None = None
+
+
+_Probability = Field(default=0.0, ge=0.0, le=1.0, allow_inf_nan=False)
+
+
+class _VariationModel(_Strict):
+    narrate: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
+    shuffle_parallel: float = _Probability
+    split_parallel: float = _Probability
+    wrong_pick: float = _Probability
+    rephrase: float = _Probability
 
 
 class _StandinModel(_Strict):
     narrates_followups: bool = False
+    variation: _VariationModel = _VariationModel()
 
 
 class _QuestionModel(_Strict):
@@ -133,12 +208,31 @@ class _QuestionModel(_Strict):
     text: str = Field(min_length=1)
     measure: Measure
     day: Day = "today"
-    places: list[_PlaceModel] = Field(min_length=1)
+    places: list[_PlaceModel] = []
     standin: _StandinModel = _StandinModel()
+
+    @model_validator(mode="after")
+    def _places_fit_measure(self) -> _QuestionModel:
+        if not self.places and self.measure != "none":
+            raise ValueError(f"a {self.measure} question needs at least one place")
+        if any(p.region is None for p in self.places) and self.measure != "none":
+            raise ValueError("a place without a region (unknown place) needs measure: none")
+        return self
 
 
 class _SamplingModel(_Strict):
     temperature: float = Field(default=0.0, ge=0.0, le=2.0, allow_inf_nan=False)
+
+
+class _NamedFunction(_Strict):
+    name: str = Field(min_length=1)
+
+
+class _NamedToolChoice(_Strict):
+    """``{type: function, function: {name: TOOL}}``: the model must call that tool."""
+
+    type: Literal["function"]
+    function: _NamedFunction
 
 
 class _ExperimentModel(_Strict):
@@ -151,6 +245,8 @@ class _ExperimentModel(_Strict):
     sampling: _SamplingModel = _SamplingModel()
     ablations: list[HeuristicName] = []
     baseline: list[HeuristicName] = list(HEURISTICS)
+    repeat_window: int = Field(default=DEFAULT_REPEAT_WINDOW, ge=1, le=20)
+    tool_choice: Literal["auto", "required", "none"] | _NamedToolChoice = "auto"
 
     @field_validator("hosts", "toolsets", "ablations", "baseline")
     @classmethod
@@ -208,8 +304,17 @@ def load_eval(path: str | Path) -> EvalSuite:
                 text=q.text,
                 measure=q.measure,
                 day=q.day,
-                places=tuple(Place(query=pl.query, region=pl.region) for pl in q.places),
+                places=tuple(
+                    Place(
+                        query=pl.query,
+                        region=pl.region,
+                        names=tuple(pl.names),
+                        retries=None if pl.retries is None else tuple(pl.retries),
+                    )
+                    for pl in q.places
+                ),
                 narrates_followups=q.standin.narrates_followups,
+                variation=Variation(**q.standin.variation.model_dump()),
             )
             for q in model.questions
         ),
@@ -221,6 +326,12 @@ def load_eval(path: str | Path) -> EvalSuite:
             temperature=exp.sampling.temperature,
             ablations=tuple(exp.ablations),
             baseline=tuple(exp.baseline),
+            repeat_window=exp.repeat_window,
+            tool_choice=(
+                exp.tool_choice.model_dump()
+                if isinstance(exp.tool_choice, _NamedToolChoice)
+                else exp.tool_choice
+            ),
         ),
         path=str(p),
     )

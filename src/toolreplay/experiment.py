@@ -28,7 +28,7 @@ from .cassettes import (
     sha256_json,
 )
 from .episode import Episode, Message
-from .evals import HEURISTICS, EvalSuite, Question
+from .evals import DEFAULT_REPEAT_WINDOW, HEURISTICS, EvalSuite, Question
 from .hosts import HOST_NAMES, LoopLimits, run_host
 from .model import ChatModel, ModelSettings, OpenAIChatModel
 from .openmeteo import OpenMeteoClient
@@ -115,7 +115,8 @@ def run_episode(
 ) -> Episode:
     """Run one episode live (whatever sits under the clients: network, vcrpy, a double)."""
     toolset = make_toolset(config.toolset, open_meteo, config.heuristics)
-    limits = LoopLimits(suite.experiment.max_rounds, suite.experiment.token_budget)
+    spec = suite.experiment
+    limits = LoopLimits(spec.max_rounds, spec.token_budget, spec.repeat_window)
     episode = run_host(
         config.host, model, toolset, initial_messages(suite, question, today), limits
     )
@@ -134,21 +135,38 @@ def replay_clients() -> Iterator[tuple[httpx.Client, requests.Session]]:
         yield http, session
 
 
+def standin_hints(suite: EvalSuite) -> dict[str, dict[str, Any]]:
+    """The stand-in's per-question hints (the eval file's ``standin:`` blocks), by question
+    id: ``{"ningde": {"narrates_followups": True}, ...}``. They script what the stand-in
+    writes (whether a sentence goes beside a follow-up tool call), so they are part of a set's
+    fingerprint."""
+    return {q.id: {"narrates_followups": q.narrates_followups} for q in suite.questions}
+
+
 def fingerprint(suite: EvalSuite) -> dict[str, Any]:
     """What a recording depends on besides the model: hashes of the system prompt template
-    and of each toolset's schemas, and the settings every arm shares. Kept in the manifest;
-    a set whose fingerprint differs from today's code and eval file is stale."""
+    and of each toolset's schemas, the settings every arm shares, and the stand-in's hints
+    (``settings["standin_hints"]``, compared for stand-in sets only). Kept in the manifest;
+    a set whose fingerprint differs from today's code and eval file is stale. Settings added
+    later (``repeat_window``, ``tool_choice``) are listed only when they differ from their
+    default, so sets recorded before they existed stay current."""
+    settings: dict[str, Any] = {
+        "temperature": suite.experiment.temperature,
+        "max_rounds": suite.experiment.max_rounds,
+        "token_budget": suite.experiment.token_budget,
+        "baseline_heuristics": list(suite.experiment.baseline),
+        "standin_hints": standin_hints(suite),
+    }
+    if suite.experiment.repeat_window != DEFAULT_REPEAT_WINDOW:
+        settings["repeat_window"] = suite.experiment.repeat_window
+    if suite.experiment.tool_choice != "auto":
+        settings["tool_choice"] = suite.experiment.tool_choice
     return {
         "system_prompt_sha256": sha256_json(suite.system_prompt_template),
         "tool_schemas_sha256": {
             name: sha256_json(list(schemas)) for name, schemas in all_tool_schemas().items()
         },
-        "settings": {
-            "temperature": suite.experiment.temperature,
-            "max_rounds": suite.experiment.max_rounds,
-            "token_budget": suite.experiment.token_budget,
-            "baseline_heuristics": list(suite.experiment.baseline),
-        },
+        "settings": settings,
     }
 
 
@@ -166,8 +184,24 @@ def stale_parts(manifest: Manifest, suite: EvalSuite) -> list[str]:
     out += [
         f"setting {key} ({manifest.settings.get(key)!r} → {value!r})"
         for key, value in now["settings"].items()
-        if manifest.settings.get(key) != value
+        if key != "standin_hints" and manifest.settings.get(key) != value
     ]
+    out += [
+        f"setting {key} ({value!r} → default)"
+        for key, value in manifest.settings.items()
+        if key not in now["settings"]
+    ]
+    if manifest.provenance == "stand-in":  # a live model reads no hints
+        was = manifest.settings.get("standin_hints") or {}
+        hints = now["settings"]["standin_hints"]
+        changed = [
+            f"{qid}.{name} ({(was.get(qid) or {}).get(name)!r} → {value!r})"
+            for qid, fields in hints.items()
+            for name, value in fields.items()
+            if (was.get(qid) or {}).get(name) != value
+        ]
+        if changed or set(was) - set(hints):
+            out.append("stand-in hints " + (", ".join(changed) or "(questions removed)"))
     return out
 
 
@@ -187,7 +221,11 @@ def rerecord_command(
         parts.append(f"--eval {suite.path}")
     parts.append(f"--set {set_dir.name}")
     if not stale_parts(manifest, suite):
-        parts += [f"--only {k}" for k in keys]
+        parts += [f"--only {k}" for k in keys]  # --only keeps the set's trials and seed
+    elif manifest.trials > 1:
+        parts.append(f"--trials {manifest.trials}")
+        if manifest.seed:
+            parts.append(f"--seed {manifest.seed}")
     return " ".join(parts)
 
 
@@ -201,10 +239,12 @@ def replay_episode(
     http: httpx.Client | None = None,
     session: requests.Session | None = None,
     record_mode: RecordMode = "none",
+    trial: int = 1,
 ) -> Episode:
-    """Replay one episode from its cassette (record mode ``none``, no key read or needed;
-    another ``record_mode``, e.g. from pytest's ``--record-mode``, lets requests that are not
-    recorded go to the endpoints in the manifest and be added).
+    """Replay one episode (its ``trial``, counted from 1) from its cassette (record mode
+    ``none``, no key read or needed; another ``record_mode``, e.g. from pytest's
+    ``--record-mode``, lets requests that are not recorded go to the endpoints in the manifest
+    and be added).
 
     ``http``/``session`` may be shared across episodes (nothing is sent over them in replay;
     making an ``httpx.Client`` costs ~20 ms of TLS set-up). The recorded wall time and the
@@ -215,19 +255,20 @@ def replay_episode(
         with replay_clients() as (h, s):
             return replay_episode(
                 set_dir, manifest, suite, config, question, http=h, session=s,
-                record_mode=record_mode,
+                record_mode=record_mode, trial=trial,
             )
-    key = episode_key(config.name, question.id)
+    key = episode_key(config.name, question.id, trial)
     settings = ModelSettings(
         base_url=manifest.model_base_url,
         model=manifest.model,
         api_key=None,
         temperature=suite.experiment.temperature,
     )
-    rerecord = rerecord_command(set_dir, manifest, suite, [key])
-    model = OpenAIChatModel(settings, http)
+    # --only names an episode; it re-records every trial of it
+    rerecord = rerecord_command(set_dir, manifest, suite, [episode_key(config.name, question.id)])
+    model = OpenAIChatModel(settings, http, tool_choice=suite.experiment.tool_choice)
     client = OpenMeteoClient(session, manifest.geocoding_url, manifest.forecast_url)
-    path = cassette_path(set_dir, config.name, question.id)
+    path = cassette_path(set_dir, config.name, question.id, trial)
     with replay_cassette(path, key, rerecord, record_mode):
         episode = run_episode(
             suite, config, question, model=model, open_meteo=client, today=manifest.today

@@ -11,19 +11,27 @@ mode                     when
                          also a forced final round (tools withheld) that returned no text, a
                          reply with neither text nor tool calls, or an episode that ended on
                          a model API error before any answer.
-``unfulfilled_promise``  form B: the final text announces an action still to be taken
-                         (我将重新查询, 让我再查一下, 接下来我将查询, I'll look that up, let me
-                         check...), holds no measured value, and the host has stopped.
-``fabricated_value``     a measured value in the answer that no tool result of the episode
-                         holds, after unit conversion and rounding to the answer's precision
-                         (one label per such value).
-``no_measurement``       a non-empty answer with no measured value and no promise.
+``unfulfilled_promise``  form B: the final reply carries tool calls the host never
+                         executed beside text with no measured value (whatever the text
+                         says: "retrying now", a narration), or, with nothing pending, its
+                         text announces a look-up still to be taken (the intent grammar of
+                         :func:`find_promise`: 我将重新查询, 让我再查一下, 這就幫您查詢, I'll
+                         look that up...) and holds no measured value.
+``fabricated_value``     a value in the answer that no tool result of the episode holds for
+                         the day, field and place the answer states it for, after unit
+                         conversion and rounding to the answer's precision (one label per
+                         such value; :func:`toolreplay.judge.ground_answer`).
+``no_measurement``       a non-empty answer with no measured value and no promise (an offer
+                         to the user, a conditional, a statement that nothing was found).
+``refusal``              the final reply carries the model's ``refusal`` text (the OpenAI
+                         refusal field or a refusal content part); evidence quotes it.
 =======================  ==================================================================
 
-"Measured value" means what :func:`toolreplay.judge.find_measured_values` finds with the
-judge's unit patterns, so numbers in dates (``2026-09-17``, ``9月17日``) and coordinates
-(``31.2222, 121.4581``, ``北纬39.9度``) never count. The pass/fail verdict and the stop reason
-are not failure modes; they are reported beside them.
+Structure comes first (pending tool calls), then the text. "Measured value" means what
+:func:`toolreplay.judge.scan` reads with the judge's units, so numbers in dates
+(``2026-09-17``, ``9月17日``) and coordinates (``31.2222, 121.4581``, ``北纬39.9度``,
+``39.9°N``, ``39°54′``) never count. The pass/fail verdict and the stop reason are not failure
+modes; they are reported beside them.
 
 Serialised shape of one label (:meth:`FailureMode.to_dict`, consumed by the HTML report)::
 
@@ -37,30 +45,34 @@ Serialised shape of one label (:meth:`FailureMode.to_dict`, consumed by the HTML
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any
 
 from .episode import Episode, ToolCall
 from .judge import (
     FULL_JUDGE,
-    NUMBER,
-    UNIT_PATTERNS,
-    Judge,
-    MeasuredValue,
-    find_measured_values,
+    NO_VALUE,
+    Expectation,
+    FormatJudge,
+    ToolValue,
+    ground_answer,
     relevant_values,
+    tool_values,
 )
+
+if TYPE_CHECKING:
+    from .evals import Question
 
 EMPTY_ANSWER = "empty_answer"
 UNFULFILLED_PROMISE = "unfulfilled_promise"
 FABRICATED_VALUE = "fabricated_value"
 NO_MEASUREMENT = "no_measurement"
+REFUSAL = "refusal"
 #: Every mode, in the order labels are given and counted.
-FAILURE_MODES = (EMPTY_ANSWER, UNFULFILLED_PROMISE, FABRICATED_VALUE, NO_MEASUREMENT)
+FAILURE_MODES = (EMPTY_ANSWER, UNFULFILLED_PROMISE, FABRICATED_VALUE, NO_MEASUREMENT, REFUSAL)
 
 
 @dataclass(frozen=True)
@@ -108,47 +120,104 @@ class FailureMode:
 
 
 # ---- promises ------------------------------------------------------------------------------
+#
+# A small grammar over intent. Each clause is read as a sequence of word classes:
+#
+#   promise := (SUBJECT? MARKER+ | LET_ME) FOR_YOU? VERB   我将重新查询 / 马上为您查询 / let me
+#            | SUBJECT? VERB MARKER                         I'm retrying now / 我查一下 / 查询中
+#            | WAIT                                         请稍等 / one moment
+#
+# and is *not* a promise when the clause is addressed to the user (您/你/请/you/please, or an
+# English imperative such as "try again later": an offer or advice such as "you can ask me to
+# check again"), states an ability (可以/can: "我可
+# 以帮您查询"), is negated (不/无法/没/not/never), speaks of something done (已经/刚才/
+# already; a verb in the completed aspect such as 查到/查询了 is no look-up verb), or when its
+# sentence is conditional (如果/如需/if/unless) or a question.
 
-# A verb of looking something up, not in the completed aspect (查到, 查询了, 获取过 are done).
-_ZH_VERB = (
-    r"(?:查询|查詢|查看|查找|查|核实|核實|核对|核對|确认|確認|检查|檢查|获取|獲取|搜索|检索|檢索"
-    r"|调用|調用|定位|看一?下|看看|试试|試試|尝试|嘗試)"
-    r"(?![询詢看找]?[到了過过])"
+_B = r"(?<![A-Za-z])"  # an English word starts here
+_E = r"(?![A-Za-z])"  # and ends here
+_INTENT = re.compile(
+    r"(?P<wait>请?稍等|請?稍等|请?稍候|請?稍候|"
+    + _B
+    + r"(?:one moment|just a moment|hold on|please wait)"
+    + _E
+    + r")"
+    r"|(?P<cond>如果|假如|若是|要是|如需|如有需要|需要的话|需要的話|倘若|"
+    + _B
+    + r"(?:if|unless|should you|in case|whenever)"
+    + _E
+    + r")"
+    r"|(?P<foryou>为您|帮您|给您|為您|幫您|給您|为你|帮你|给你|" + _B + r"for you" + _E + r")"
+    r"|(?P<letme>让我们?|讓我們?|" + _B + r"(?:let me|let's|let us)" + _E + r")"
+    r"|(?P<you>您|你|妳|请|請|" + _B + r"(?:you|your|please)" + _E + r")"
+    r"|(?P<neg>不|无法|無法|没|沒|未|别|別|"
+    + _B
+    + r"(?:not|never|cannot|unable|no longer)"
+    + _E
+    + r"|n[’']t"
+    + _E
+    + r")"
+    r"|(?P<done>已经|已經|已|刚才|剛才|刚刚|剛剛|之前|先前|"
+    + _B
+    + r"(?:already|previously|earlier)"
+    + _E
+    + r")"
+    r"|(?P<able>可以|能够|能夠|能|" + _B + r"(?:can|could|may|might)" + _E + r")"
+    r"|(?P<me>我们|我們|咱们|咱們|我|" + _B + r"(?:i|we)" + _E + r")"
+    r"|(?P<verb>(?:查询|查詢|查看|查找|查|核实|核實|核对|核對|确认|確認|检查|檢查|获取|獲取|搜索|检索|檢索"
+    r"|调用|調用|定位|重试|重試|看一?下|看看|试试|試試|尝试|嘗試|再试|再試)(?![询詢看找]?[到了過过完])"
+    r"|"
+    + _B
+    + r"(?:re-?check|re-?query|re-?try|retry|check|look(?=\s+(?:up|it up|that up|into|for))|query"
+    r"|search|fetch|get|retrieve|find|call|verify|confirm|try|pull)(?:ing|ring)?" + _E + r")"
+    r"|(?P<marker>[’']ll|[’']m|[’']d like to|[’']re|中(?=[。.！!\s]|$)|一下|将|將|会|會|要|打算"
+    r"|准备|準備|需要|这就|這就|马上|馬上|立即|立刻|稍后|稍後|现在|現在|接下来|接下來|下一步|随后|隨後|再次|再|重新|先|正在|来|來|去"
+    r"|" + _B + r"(?:will|shall|going to|gonna|about to|now|again|next|right away|need to|have to"
+    r"|would like to|am|are)" + _E + r")",
+    re.IGNORECASE,
 )
-# Up to 10 characters between the intent and the verb, none a negation or a clause break.
-_ZH_GAP = r"(?:(?![不无没未别])[^，,。！？!?；;：:\n]){0,10}?"
-_PROMISE_PATTERNS = (
-    re.compile(
-        r"(?:我们?|我們|咱们)(?:将|將|会|會|要|这就|這就|马上|馬上|立即|立刻|稍后|稍後|现在|現在"
-        r"|再|先|需要|得|来|來|去|打算|准备|準備)" + _ZH_GAP + _ZH_VERB
-    ),
-    re.compile(r"[让讓]我们?" + _ZH_GAP + _ZH_VERB),
-    # no subject: 马上为您查询 / 现在为您查询天气 / 這就幫您查詢
-    re.compile(
-        r"(?<![您你]可以)(?<![请請])(?:马上|馬上|现在|現在|这就|這就|立即|立刻)就?"
-        r"(?:为您|帮您|给您|為您|幫您|給您)?(?:重新|再次|再)?" + _ZH_VERB
-    ),
-    re.compile(
-        r"(?:接下来|下一步)[，,]?(?:我们?)?(?:将|会|要|再)?(?:为您|帮您|给您)?"
-        r"(?:重新|再次|再|先|去|来|继续|进一步)*" + _ZH_VERB
-    ),
-    re.compile(r"正在(?:为您|帮您)?(?:重新)?" + _ZH_VERB),
-    re.compile(r"请?稍等|请?稍候"),
-    re.compile(
-        r"\b(?:(?:I|we)(?:'ll|’ll| will| shall| am going to|'m going to|’m going to| are going to"
-        r"|'re going to| need to| have to|'d like to| would like to)"
-        r"|let me|let's|let us|next,? (?:I|we)(?:'ll|’ll| will))"
-        r"(?!\s+(?:not|never|know)\b)(?:\s+[\w'-]+){0,3}?\s+"
-        r"(?:check|look|query|re-?query|search|fetch|get|retrieve|find|call|verify|confirm"
-        r"|try|pull|re-?check)\b",
-        re.IGNORECASE,
-    ),
-    re.compile(r"\b(?:one moment|just a moment|please wait|hold on)\b", re.IGNORECASE),
-)
+_CLAUSE_BREAK = re.compile(r"[，,；;：:]")
+
+
+def _clause_promises(clause: str) -> int | None:
+    """Offset of the look-up verb (or wait phrase) that makes ``clause`` a promise, or None."""
+    subject_me = addressed = blocked = False
+    intent = False
+    verb_at: int | None = None
+    for m in _INTENT.finditer(clause):
+        kind = m.lastgroup
+        if kind == "wait":
+            return m.start()
+        if kind == "you":
+            addressed = True
+        elif kind in ("neg", "done", "able", "cond"):
+            blocked = True
+        elif kind == "me":
+            subject_me = True
+        elif kind in ("letme", "marker"):
+            intent = True
+        elif kind == "verb" and verb_at is None:
+            verb_at = m.start()
+            word = m.group().lower()
+            if word.isascii() and not word.endswith("ing") and not (subject_me or intent):
+                addressed = True  # an English imperative ("Try again later") is advice
+            if word.endswith("ing") and subject_me:
+                intent = True
+    if verb_at is None or addressed or blocked or not intent:
+        return None
+    return verb_at
+
 
 # A sentence ends at Chinese or English end punctuation or a line break. A full stop ends one
 # only before whitespace or the end, so decimals (31.2222) stay inside their sentence.
 _SENTENCE_END = re.compile(r"[。！？!?；;…]+|\.(?=\s|$)|\n+")
+_CONDITIONAL = re.compile(
+    r"如果|假如|若是|要是|如需|如有需要|需要的话|需要的話|倘若|"
+    + _B
+    + r"(?:if|unless|should you|in case)"
+    + _E,
+    re.IGNORECASE,
+)
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -173,149 +242,18 @@ def sentences(text: str) -> list[tuple[int, int]]:
 
 
 def find_promise(text: str) -> tuple[int, int] | None:
-    """The span of the first sentence of ``text`` that announces an action still to be
-    taken (a re-query, a check, a look-up), or None."""
-    hits = [m.start() for p in _PROMISE_PATTERNS for m in p.finditer(text)]
-    if not hits:
-        return None
-    first = min(hits)
-    return next(((s, e) for s, e in sentences(text) if s <= first < e), (first, len(text)))
-
-
-# ---- grounding ------------------------------------------------------------------------------
-
-# Numbers under these keys are places, identifiers or times, never measurements.
-_NOT_MEASUREMENT_KEYS = frozenset(
-    {
-        "latitude", "longitude", "lat", "lon", "lng", "elevation", "population", "id",
-        "timezone", "utc_offset_seconds", "generationtime_ms", "time", "date", "interval",
-    }
-)  # fmt: skip
-
-# unit regex → (kind, factor to the kind's canonical unit, offset); canonical: °C, mm, %, km/h.
-_UNITS: tuple[tuple[re.Pattern[str], str, float, float], ...] = tuple(
-    (re.compile(p, re.IGNORECASE), kind, factor, offset)
-    for p, kind, factor, offset in (
-        (r"^(?:°\s?F|℉|degrees?\s?(?:F|Fahrenheit)|fahrenheit)$", "temperature", 5 / 9, -32),
-        (r"^(?:" + UNIT_PATTERNS["temperature"] + r")$", "temperature", 1.0, 0.0),
-        (r"^(?:cm|厘米)$", "precipitation", 10.0, 0.0),
-        (r"^(?:inch(?:es)?|in)$", "precipitation", 25.4, 0.0),
-        (r"^(?:" + UNIT_PATTERNS["precipitation"] + r")$", "precipitation", 1.0, 0.0),
-        (r"^(?:" + UNIT_PATTERNS["probability"] + r")$", "probability", 1.0, 0.0),
-        (r"^(?:m/s|米/秒)$", "wind", 3.6, 0.0),
-        (r"^(?:mph)$", "wind", 1.609344, 0.0),
-        (r"^(?:kn|knots?)$", "wind", 1.852, 0.0),
-        (r"^(?:" + UNIT_PATTERNS["wind"] + r")$", "wind", 1.0, 0.0),
-    )
-)
-
-
-def to_canonical(value: float, unit: str) -> tuple[str, float, float] | None:
-    """``(kind, value in the kind's canonical unit, factor)`` for a value in ``unit``
-    (°C/℃/度/°F → °C, mm/毫米/cm/inch → mm, % → %, km/h/m/s/mph/kn → km/h); None for a unit
-    this module does not know."""
-    unit = unit.strip()
-    for pattern, kind, factor, offset in _UNITS:
-        if pattern.match(unit):
-            return kind, (value + offset) * factor, factor
+    """The span of the first sentence of ``text`` that announces a look-up still to be taken
+    (the grammar above), or None. Conditional sentences and questions are never promises."""
+    for start, end in sentences(text):
+        sentence = text[start:end]
+        if _CONDITIONAL.search(sentence) or sentence.rstrip().endswith(("?", "？")):
+            continue
+        offset = 0
+        for part in _CLAUSE_BREAK.split(sentence):
+            if _clause_promises(part) is not None:
+                return start, end
+            offset += len(part) + 1
     return None
-
-
-@dataclass(frozen=True)
-class ToolValue:
-    """A number found in a tool message: ``value`` as given, its ``unit`` (None for a bare
-    number), the transcript ``message_index`` and the JSON ``path`` (``$`` for plain text)."""
-
-    value: float
-    unit: str | None
-    message_index: int
-    path: str
-
-    @property
-    def text(self) -> str:
-        return f"{self.value:g}{self.unit or ''}"
-
-
-def _is_number(value: Any) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _walk(node: Any, key: str, path: str, index: int) -> Iterator[ToolValue]:
-    if isinstance(node, Mapping):
-        value, unit = node.get("value"), node.get("unit")
-        if _is_number(value) and isinstance(unit, str):
-            yield ToolValue(float(value), unit, index, f"{path}.value")
-        for k, v in node.items():
-            if _is_number(value) and isinstance(unit, str) and k in ("value", "unit"):
-                continue
-            yield from _walk(v, str(k), f"{path}.{k}", index)
-    elif isinstance(node, list):
-        for i, item in enumerate(node):
-            yield from _walk(item, key, f"{path}[{i}]", index)
-    elif _is_number(node):
-        k = key.lower()
-        if k not in _NOT_MEASUREMENT_KEYS and not k.endswith(("_id", "_code")):
-            yield ToolValue(float(node), None, index, path)
-    elif isinstance(node, str):
-        for mv in find_measured_values(node):
-            yield ToolValue(mv.value, mv.unit, index, path)
-
-
-def tool_values(transcript: Sequence[Mapping[str, Any]]) -> tuple[ToolValue, ...]:
-    """Every number in the transcript's tool messages.
-
-    A tool message's content is parsed as JSON when it can be (else read as text). Found:
-    ``{"value": 30.9, "unit": "°C"}`` pairs; other numbers (unit None) except those under
-    coordinate, identifier and time keys (``latitude``, ``longitude``, ``population``,
-    ``*_code``, ``*_id``...); measured values written in strings."""
-    found: list[ToolValue] = []
-    for index, message in enumerate(transcript):
-        if message.get("role") != "tool":
-            continue
-        content = message.get("content")
-        if not isinstance(content, str):
-            continue
-        try:
-            found.extend(_walk(json.loads(content), "", "$", index))
-        except ValueError:
-            found.extend(
-                ToolValue(mv.value, mv.unit, index, "$") for mv in find_measured_values(content)
-            )
-    return tuple(found)
-
-
-def _decimals(text: str, value: MeasuredValue) -> int:
-    m = re.match(NUMBER, text[value.start : value.end])
-    number = m.group(1) if m else ""
-    return len(number.split(".", 1)[1]) if "." in number else 0
-
-
-def grounding(
-    text: str, value: MeasuredValue, pool: Iterable[ToolValue]
-) -> tuple[ToolValue | None, ToolValue | None]:
-    """``(match, nearest)`` for a measured ``value`` of ``text`` against tool values.
-
-    ``match`` is a tool value equal to it after conversion to a common unit and rounding to
-    the precision the answer wrote (26°C matches 26.1 °C, 2.3 m/s matches 8.1 km/h); a bare
-    tool number matches when it rounds to the answer's number. ``nearest`` is the closest tool
-    value of the same kind (for the explanation). Either may be None."""
-    half = 0.5 * 10.0 ** -_decimals(text, value) + 1e-9
-    mine = to_canonical(value.value, value.unit)
-    nearest: tuple[float, ToolValue] | None = None
-    for tv in pool:
-        if tv.unit is None:
-            if abs(tv.value - value.value) <= half:
-                return tv, tv
-            continue
-        theirs = to_canonical(tv.value, tv.unit)
-        if mine is None or theirs is None or theirs[0] != mine[0]:
-            continue
-        distance = abs(theirs[1] - mine[1])
-        if distance <= half * mine[2]:
-            return tv, tv
-        if nearest is None or distance < nearest[0]:
-            nearest = (distance, tv)
-    return None, nearest[1] if nearest else None
 
 
 # ---- classification -------------------------------------------------------------------------
@@ -365,73 +303,96 @@ def _empty(episode: Episode, index: int | None) -> FailureMode:
 
 
 def classify(
-    episode: Episode, judge: Judge = FULL_JUDGE, measure: str | None = None
+    episode: Episode,
+    judge: FormatJudge = FULL_JUDGE,
+    measure: Question | str | Expectation | None = None,
 ) -> tuple[FailureMode, ...]:
     """The failure modes of ``episode`` (see the module docstring), in :data:`FAILURE_MODES`
     order; ``()`` for an answer that holds only grounded measured values.
 
-    ``judge`` supplies the unit patterns that decide what a measured value is (so with the
-    narrow judge "26度" is no measurement); with ``measure`` (the question's declared measure)
-    only values of that measure count as answering it, so "风速 12 km/h，气温我将重新查询" is
-    still an unfulfilled promise for a temperature question. Every value is checked for
-    grounding. Never raises for a well-formed episode."""
+    Structure first: a final reply whose tool calls the host never executed is the strongest
+    signal (no text: ``empty_answer``; text without a measured value: ``unfulfilled_promise``,
+    whatever the text says, e.g. "retrying now"). Then the text: a promise by the intent grammar
+    (:func:`find_promise`), else ``no_measurement``. ``judge`` supplies the units (so with the
+    narrow judge "26度" is no measurement); ``measure`` is the question (or just its measure
+    name) whose values count as answering it, and whose day and places each value is grounded
+    against (:func:`toolreplay.judge.ground_answer`). Never raises for a well-formed episode."""
+    expect = Expectation.of(measure)
     index = _final_index(episode)
     answer = episode.answer
+    refusal = episode.rounds[-1].reply.refusal if episode.rounds else None
+    if refusal:
+        refused = FailureMode(
+            REFUSAL,
+            f"the model refused (stop reason {episode.stop_reason}): {refusal}",
+            Evidence(index, None, refusal, None),
+        )
+        if not answer.strip():
+            return (refused,)
     if not answer.strip():
         return (_empty(episode, index),)
-    values = find_measured_values(answer, judge.patterns)
-    relevant = relevant_values(answer, values, measure)
+    grounding = ground_answer(answer, episode.transcript, expect, judge.units)
+    values = tuple(c.value for c in grounding.checks)
+    relevant = relevant_values(answer, values, expect.measure)
     pending = episode.pending_tool_calls
     labels: list[FailureMode] = []
+    of = f" of {expect.measure}" if expect.measure else ""
     if not relevant:
         promise = find_promise(answer)
-        if promise is not None:
-            start, end = promise
-            sentence = answer[start:end]
-            if pending:
-                tail = f"; the reply's tool call {_call_text(pending[0])} was never executed"
-            else:
-                tail = ""
+        if pending:
+            calls = ", ".join(_call_text(c) for c in pending)
+            span = promise or (0, len(answer))
+            said = "announces it" if promise else "holds no measured value and announces nothing"
             labels.append(
                 FailureMode(
                     UNFULFILLED_PROMISE,
-                    "the answer announces an action still to be taken and holds no measured "
-                    f"value{' of ' + measure if measure else ''}, but the host has stopped "
-                    f"({episode.stop_reason}){tail}",
-                    Evidence(index, promise, sentence, pending[0] if pending else None),
+                    f"the final reply carries {_plural(len(pending), 'tool call')} the host never "
+                    f"executed ({calls}) and its text {said}; no measured value{of}, and the host "
+                    f"has stopped ({episode.stop_reason})",
+                    Evidence(index, span, answer[span[0] : span[1]], pending[0]),
                 )
             )
-        else:
+        elif promise is not None:
+            start, end = promise
+            labels.append(
+                FailureMode(
+                    UNFULFILLED_PROMISE,
+                    "the answer announces a look-up still to be taken and holds no measured "
+                    f"value{of}, but the host has stopped ({episode.stop_reason})",
+                    Evidence(index, promise, answer[start:end], None),
+                )
+            )
+        elif expect.measure != NO_VALUE:  # a `none` question needs no measured value
             labels.append(
                 FailureMode(
                     NO_MEASUREMENT,
                     f"the answer holds no measured value with a unit "
-                    f"{'for ' + measure + ' ' if measure else ''}({judge.name} judge) and "
-                    "announces no further action",
+                    f"{'for ' + expect.measure + ' ' if expect.measure else ''}({judge.name} "
+                    "judge) and announces no further action",
                     Evidence(index, (0, len(answer)), answer, None),
                 )
             )
-    pool = tool_values(episode.transcript)
-    for value in values:
-        match, nearest = grounding(answer, value, pool)
-        if match is not None:
+    for check in grounding.checks:
+        if check.grounded:
             continue
-        written = answer[value.start : value.end]
-        if nearest is not None:
-            near = f"; the nearest {value.kind} in a tool result is {nearest.text}"
-        elif pool:
-            near = f"; the tool results hold no {value.kind} value"
-        else:
-            near = "; no tool result was returned in this episode"
         labels.append(
             FailureMode(
                 FABRICATED_VALUE,
-                f"the answer states {written}, which appears in no tool result "
-                f"(after unit conversion and rounding){near}",
-                Evidence(index, (value.start, value.end), written, None),
+                f"the answer states {check.text}, which no tool result holds for what it is "
+                f"stated for (after unit conversion and rounding): {check.reason}",
+                Evidence(index, check.span, check.text, None),
             )
         )
+    if refusal:
+        labels.append(refused)
     return tuple(labels)
+
+
+__all__ = [
+    "EMPTY_ANSWER", "FABRICATED_VALUE", "FAILURE_MODES", "NO_MEASUREMENT",
+    "UNFULFILLED_PROMISE", "Evidence", "FailureMode", "ToolValue", "classify", "find_promise",
+    "mode_counts", "sentences", "tool_values",
+]  # fmt: skip
 
 
 def mode_counts(labels_per_episode: Iterable[Iterable[str]]) -> dict[str, int]:

@@ -7,32 +7,64 @@
   tools, with a round cap (the last round is sent *without* tools), a repeated-signature check
   and a token budget (both force one final round without tools), and a stop reason.
 
-Both return an :class:`~toolreplay.episode.Episode`. Model API errors (``openai.APIError``:
-HTTP status errors, connection failures, malformed responses) end the episode with stop
-reason ``error``; anything else (e.g. a cassette miss, which the model client unwraps)
+Both return an :class:`~toolreplay.episode.Episode`. Protocol rules hold by construction:
+
+- every tool call the host executes gets exactly one tool message, appended directly after its
+  assistant message and before the next request; a tool that raises still answers (its
+  error text is the tool message); the calls of one message run concurrently and their
+  tool messages follow in call order;
+- a tool call without an id (or with an id already used in the episode) is given one the host
+  makes up from the round and the call's position (``call_r{round}_{i}``), so no
+  ``tool_call_id`` is ever null and replay sends the same ids;
+- a reply cut off by the server (``finish_reason`` ``length`` or ``content_filter``) ends the
+  episode with stop reason ``truncated`` or ``filtered``, its calls unexecuted.
+
+Model API errors (:class:`~toolreplay.model.ModelReplyError`: an error status or a reply that
+is no usable chat completion; ``openai.APIError``: connection failures) end the episode with
+stop reason ``error``; anything else (e.g. a cassette miss, which the model client unwraps)
 propagates.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 
-from .episode import Episode, Message, ModelReply, Round, ToolResult, Usage
-from .model import ChatModel
-from .toolsets import Toolset
+from . import callorder
+from .episode import (
+    FINISH_STOP_REASONS,
+    Episode,
+    Message,
+    ModelReply,
+    Round,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from .model import ChatModel, ModelReplyError
+from .toolsets import Toolset, is_cassette_miss
 
 HOST_NAMES = ("single", "loop")
+#: Parallel tool calls of one assistant message run in a thread pool of at most this many
+#: threads. The tools share one Open-Meteo ``requests.Session``: they only send GETs with
+#: per-call parameters, and its urllib3 connection pool (10 connections per host by
+#: default, more than this) is thread-safe.
+MAX_PARALLEL_CALLS = 8
 
 
 @dataclass(frozen=True)
 class LoopLimits:
     """``max_rounds``: model requests at most (the last without tools);
-    ``token_budget``: total tokens (prompt + completion) after which tools are withdrawn."""
+    ``token_budget``: total tokens (prompt + completion) after which tools are withdrawn;
+    ``repeat_window``: how many preceding rounds a round's call signatures are compared with
+    (1: only the previous round; 2 also catches an A/B/A/B alternation at its second A)."""
 
     max_rounds: int = 6
     token_budget: int = 20000
+    repeat_window: int = 2
 
 
 class _Run:
@@ -45,17 +77,61 @@ class _Run:
         self.rounds: list[Round] = []
         self.usage = Usage()
         self.started = time.perf_counter()
+        self.used_ids: set[str] = set()
 
-    def ask(self, offer_tools: bool) -> ModelReply:
+    def ask(self, offer_tools: bool, index: int) -> ModelReply:
         reply = self.model.complete(self.messages, self.toolset.schemas if offer_tools else None)
         self.usage = self.usage + reply.usage
-        return reply
+        return self._with_ids(reply, index)
+
+    def _with_ids(self, reply: ModelReply, index: int) -> ModelReply:
+        """``reply`` with every tool call holding an id unique in the episode: a missing or
+        reused id is replaced by ``call_r{index}_{i}`` (deterministic, so replay matches)."""
+        calls = []
+        changed = False
+        for i, call in enumerate(reply.tool_calls):
+            cid = call.id if isinstance(call.id, str) else ""
+            if not cid or cid in self.used_ids:
+                cid = f"call_r{index}_{i}"
+                n = 0
+                while cid in self.used_ids:
+                    n += 1
+                    cid = f"call_r{index}_{i}_{n}"
+                call = replace(call, id=cid)
+                changed = True
+            self.used_ids.add(cid)
+            calls.append(call)
+        return replace(reply, tool_calls=tuple(calls)) if changed else reply
 
     def execute(self, reply: ModelReply) -> tuple[ToolResult, ...]:
+        """Append the assistant message, run its tool calls (at the same time when there are
+        several, see :data:`MAX_PARALLEL_CALLS`) and append one tool message per call, in
+        call order whatever order they finish in."""
         self.messages.append(reply.to_message())
-        results = tuple(self.toolset.execute(call) for call in reply.tool_calls)
+        batch = callorder.new_batch()
+        jobs = [(batch, i, call) for i, call in enumerate(reply.tool_calls)]
+        if len(jobs) > 1:
+            workers = min(len(jobs), MAX_PARALLEL_CALLS)
+            with ThreadPoolExecutor(workers, thread_name_prefix="tool-call") as pool:
+                results = tuple(pool.map(self._execute_tagged, jobs))
+        else:
+            results = tuple(self._execute_tagged(job) for job in jobs)
         self.messages.extend(r.to_message() for r in results)
         return results
+
+    def _execute_tagged(self, job: tuple[int, int, ToolCall]) -> ToolResult:
+        batch, index, call = job
+        with callorder.executing(batch, index):
+            return self._execute_one(call)
+
+    def _execute_one(self, call: ToolCall) -> ToolResult:
+        try:
+            return self.toolset.execute(call)
+        except Exception as exc:  # a toolset must answer every call, whatever it raised
+            if is_cassette_miss(exc):
+                raise  # replay met a request it never recorded: not the tool's fault
+            text = f"tool {call.name!r} failed: {type(exc).__name__}: {exc}"
+            return ToolResult(call, json.dumps({"error": text}, ensure_ascii=False), error=text)
 
     def finish(
         self, stop_reason: str, answer: str, final: ModelReply | None, error: str | None = None
@@ -81,26 +157,42 @@ class _Run:
 def _api_errors() -> tuple[type[Exception], ...]:
     from openai import APIError
 
-    return (APIError,)
+    return (APIError, ModelReplyError)
 
 
 def _guard(body: Callable[[_Run], Episode], run: _Run) -> Episode:
     try:
         return body(run)
     except _api_errors() as exc:
-        return run.finish("error", "", None, error=f"{type(exc).__name__}: {exc}")
+        text = str(exc) if isinstance(exc, ModelReplyError) else f"{type(exc).__name__}: {exc}"
+        return run.finish("error", "", None, error=text)
+
+
+def _cut_off(run: _Run, index: int, offered: bool, reply: ModelReply) -> Episode | None:
+    """End the episode when the server cut the reply off (``finish_reason`` ``length`` or
+    ``content_filter``); None otherwise."""
+    stop = FINISH_STOP_REASONS.get(reply.finish_reason)
+    if stop is None:
+        return None
+    run.rounds.append(Round(index, offered, reply))
+    return run.finish(stop, reply.content or "", reply)
 
 
 def run_single(model: ChatModel, toolset: Toolset, messages: Sequence[Message]) -> Episode:
     """The reference one-round host (see module docstring). Stop reason: ``converged`` when
-    the last reply has no tool calls, ``max_rounds`` when request 2 still asks for tools."""
+    the last reply has no tool calls, ``max_rounds`` when request 2 still asks for tools,
+    ``truncated``/``filtered``/``error`` as the module docstring says."""
 
     def body(run: _Run) -> Episode:
-        reply = run.ask(offer_tools=True)
+        reply = run.ask(offer_tools=True, index=1)
+        if (ended := _cut_off(run, 1, True, reply)) is not None:
+            return ended
         if reply.tool_calls:
             results = run.execute(reply)
             run.rounds.append(Round(1, True, reply, results))
-            reply = run.ask(offer_tools=True)
+            reply = run.ask(offer_tools=True, index=2)
+            if (ended := _cut_off(run, 2, True, reply)) is not None:
+                return ended
             run.rounds.append(Round(2, True, reply))
         else:
             run.rounds.append(Round(1, True, reply))
@@ -119,19 +211,22 @@ def run_loop(
     """The loop host (see module docstring).
 
     Stop reasons: ``converged`` (the model stopped calling tools while it could still call
-    them), ``repeated`` (the same call signatures in two consecutive rounds; one final round
-    without tools follows), ``budget`` (usage reached ``token_budget``; one final round
-    without tools follows), ``max_rounds`` (round ``max_rounds`` was reached, sent without
-    tools), ``error`` (the model API failed).
+    them), ``repeated`` (a round's call signatures equal those of one of the
+    ``repeat_window`` rounds before it; one final round without tools follows), ``budget``
+    (usage reached ``token_budget``; one final round without tools follows), ``max_rounds``
+    (round ``max_rounds`` was reached, sent without tools), ``truncated``/``filtered`` (the
+    server cut a reply off), ``error`` (the model API failed).
     """
     lim = limits or LoopLimits()
 
     def body(run: _Run) -> Episode:
         forced: str | None = None
-        last_signatures: list[str] | None = None
+        recent: list[list[str]] = []
         for index in range(1, lim.max_rounds + 1):
             offer = forced is None and index < lim.max_rounds
-            reply = run.ask(offer_tools=offer)
+            reply = run.ask(offer_tools=offer, index=index)
+            if (ended := _cut_off(run, index, offer, reply)) is not None:
+                return ended
             if not reply.tool_calls or not offer:
                 # Tool calls in a reply to a request without tools cannot be honoured.
                 run.rounds.append(Round(index, offer, reply))
@@ -140,11 +235,11 @@ def run_loop(
             results = run.execute(reply)
             run.rounds.append(Round(index, offer, reply, results))
             signatures = sorted(c.signature() for c in reply.tool_calls)
-            if signatures == last_signatures:
+            if signatures in recent[-max(lim.repeat_window, 1) :]:
                 forced = "repeated"
             elif run.usage.total_tokens >= lim.token_budget:
                 forced = "budget"
-            last_signatures = signatures
+            recent.append(signatures)
         raise AssertionError("unreachable: the last round is sent without tools")
 
     return _guard(body, _Run(model, toolset, messages))

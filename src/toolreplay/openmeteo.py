@@ -79,10 +79,10 @@ class OpenMeteoClient:
             self.geocoding_url,
             {"name": name, "count": count, "language": language, "format": "json"},
         )
-        if "results" not in body:
+        results = body.get("results")
+        if not isinstance(results, list) or not results:
             raise NoMatch(f"no place named {name!r}", status=200, reason="no results")
-        results: list[dict[str, Any]] = body["results"]
-        return results
+        return [r for r in results if isinstance(r, dict)]
 
     def forecast(
         self, latitude: float, longitude: float, *, forecast_days: int = 3
@@ -111,13 +111,15 @@ class OpenMeteoClient:
                 f"{url}: HTTP {response.status_code} with a body that is not JSON",
                 status=response.status_code,
             ) from None
-        reason = str(body.get("reason", "")) if isinstance(body, dict) else ""
+        raw_reason = body.get("reason") if isinstance(body, dict) else None
+        reason = str(raw_reason) if raw_reason not in (None, "") else ""
+        shown = reason or "no reason given"
         if response.status_code == 400:
-            raise BadRequest(
-                f"Open-Meteo rejected the request: {reason}", status=400, reason=reason
-            )
+            raise BadRequest(f"Open-Meteo rejected the request: {shown}", status=400, reason=reason)
         if response.status_code == 429:
-            raise RateLimited(f"Open-Meteo rate limit: {reason}", status=429, reason=reason)
+            raise RateLimited(
+                f"Open-Meteo rate limit ({shown}); try again later", status=429, reason=reason
+            )
         if response.status_code != 200 or not isinstance(body, dict):
             raise OpenMeteoError(
                 f"{url}: HTTP {response.status_code}: {reason or 'unexpected body'}",

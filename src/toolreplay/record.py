@@ -2,9 +2,18 @@
 model and Open-Meteo fixture server on loopback) or ``--model-source live`` (a real
 OpenAI-compatible endpoint and the real Open-Meteo API; needs a key).
 
-Recording writes into a fresh temporary folder beside the set and moves the result into place
-only when every episode succeeded: a failed recording never overwrites good cassettes.
-Re-recording chosen episodes (``only``) replaces just those cassettes and manifest entries.
+Recording writes the whole new set into a staging folder beside the set and swaps it in
+atomically only when every episode succeeded (:mod:`toolreplay.files`): a failed or killed
+recording never overwrites good cassettes, and a reader never sees half a set. Re-recording
+chosen episodes (``only``) changes just those cassettes and manifest entries (the rest are
+copied into the staging folder unchanged). One recording of a set at a time (a file lock).
+
+Trials: ``trials=k`` records every configuration × question k times into
+``<set>/<configuration>/<question-id>/trial-<i>.yaml`` (one trial keeps
+``<configuration>/<question-id>.yaml``). Against the stand-in, trial i talks to a stand-in
+started for trial i with the set's ``seed`` (its per-trial variation; trial 1 is the study's
+behaviour); against a live endpoint every trial is the same request and the model's own
+sampling varies.
 """
 
 from __future__ import annotations
@@ -12,10 +21,10 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import shutil
-import tempfile
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -33,14 +42,24 @@ from .cassettes import (
     episode_key,
     make_vcr,
     manifest_path,
+    one_request_at_a_time,
     read_manifest,
     redact_url,
+    trial_cassette_path,
     write_manifest,
 )
 from .doubles.open_meteo import load_fixtures, open_meteo_fixture_server
 from .doubles.standin import STANDIN_MODEL, standin_server
 from .evals import EvalSuite
 from .experiment import Configuration, Progress, fingerprint, run_episode
+from .files import (
+    LockedError,
+    deferred_interrupts,
+    folder_lock,
+    recover_tree,
+    replace_tree,
+    staging_folder,
+)
 from .model import KEY_VARIABLES, ModelSettings, OpenAIChatModel
 from .openmeteo import FORECAST_URL, GEOCODING_URL, OpenMeteoClient
 
@@ -61,6 +80,14 @@ class Target:
     forecast_url: str
     today: str
     trust_env: bool = True  # proxies etc. from the environment; off for loopback servers
+    tools_trust_env: bool | None = None  # for the Open-Meteo session; None: as trust_env
+    trial_model_urls: tuple[str, ...] = ()  # model base URL per trial (stand-in), else model's
+
+    def model_for(self, trial: int) -> ModelSettings:
+        """The model settings for ``trial`` (from 1)."""
+        if trial <= len(self.trial_model_urls):
+            return replace(self.model, base_url=self.trial_model_urls[trial - 1])
+        return self.model
 
 
 def package_versions() -> dict[str, str]:
@@ -79,24 +106,37 @@ def _record_into(
     target: Target,
     episodes: Sequence[tuple[Configuration, str]],
     progress: Progress | None,
+    trials: int = 1,
 ) -> dict[str, EpisodeRecord]:
     records: dict[str, EpisodeRecord] = {}
     recorder = make_vcr("all")
-    for config, question_id in episodes:
+    runs = [(c, q, t) for c, q in episodes for t in range(1, trials + 1)]
+    for config, question_id, trial in runs:
         question = suite.question(question_id)
-        key = episode_key(config.name, question_id)
+        key = episode_key(config.name, question_id, trial)
         if progress:
             progress(key)
-        path = cassette_path(folder, config.name, question_id)
+        if trials == 1:
+            path = cassette_path(folder, config.name, question_id)
+        else:
+            path = trial_cassette_path(folder, config.name, question_id, trial)
         path.parent.mkdir(parents=True, exist_ok=True)
         with (
             httpx.Client(timeout=120, trust_env=target.trust_env) as http,
             requests.Session() as session,
         ):
-            session.trust_env = target.trust_env
-            model = OpenAIChatModel(target.model, http, max_retries=2)
+            session.trust_env = (
+                target.trust_env if target.tools_trust_env is None else target.tools_trust_env
+            )
+            model = OpenAIChatModel(
+                target.model_for(trial), http, max_retries=2,
+                tool_choice=suite.experiment.tool_choice,
+            )
             client = OpenMeteoClient(session, target.geocoding_url, target.forecast_url)
-            with recorder.use_cassette(str(path)):
+            with (
+                recorder.use_cassette(str(path)) as cassette,
+                one_request_at_a_time(cassette),
+            ):
                 started = time.perf_counter()
                 episode = run_episode(
                     suite, config, question, model=model, open_meteo=client, today=target.today
@@ -115,6 +155,52 @@ def _record_into(
     return records
 
 
+#: Keys shorter than this are not searched for in what was written (a short test key such as
+#: ``k`` would match ordinary text); real keys are far longer.
+MIN_SCANNED_KEY = 8
+
+
+def _check_no_secret(folder: Path, target: Target) -> None:
+    """Refuse to keep a recording whose files hold the live key (an endpoint that echoes it
+    in a body, say). Headers and credential query parameters are filtered before writing;
+    this is the last check, over every byte written."""
+    key = target.model.api_key
+    if target.provenance != "live" or not key or len(key) < MIN_SCANNED_KEY:
+        return
+    needle = key.encode("utf-8")
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and needle in path.read_bytes():
+            raise RecordingError(
+                f"the API key appears in {path.relative_to(folder)} (the endpoint echoed it "
+                "in a response?); the recording was discarded and nothing was written"
+            )
+
+
+def check_provenance(set_dir: Path, target: Target) -> None:
+    """:class:`RecordingError` unless recording ``target`` into ``set_dir`` keeps its
+    provenance: the folder is absent or empty, or its manifest names the same provenance,
+    model and endpoint host. Called before any request; ``--force`` skips it."""
+    if not set_dir.exists() or (set_dir.is_dir() and not any(set_dir.iterdir())):
+        return
+    host = redact_url(target.model.base_url)[1]
+    new = f"{target.provenance} (model {target.model.model} at {host})"
+    try:
+        old = read_manifest(set_dir)
+    except CassetteError as exc:
+        raise RecordingError(
+            f"{set_dir} exists but is not a cassette set this recording can replace ({exc}); "
+            "pass --force to replace it, or record into another --set. Nothing was changed."
+        ) from None
+    if (old.provenance, old.model, old.endpoint_host) != (
+        target.provenance, target.model.model, host,
+    ):  # fmt: skip
+        raise RecordingError(
+            f"{set_dir} holds a {old.provenance} recording (model {old.model} at "
+            f"{old.endpoint_host}, recorded on {old.recorded_on}); this one would be {new}. "
+            "Pass --force to replace it, or record into another --set. Nothing was changed."
+        )
+
+
 def record_set(
     set_dir: Path,
     suite: EvalSuite,
@@ -123,12 +209,25 @@ def record_set(
     *,
     only: Sequence[str] = (),
     progress: Progress | None = None,
+    force: bool = False,
+    notify: Callable[[str], None] | None = None,
+    trials: int = 1,
+    seed: int = 0,
 ) -> Manifest:
-    """Record ``configs`` × the suite's questions into ``set_dir`` (or only the episode keys
-    ``only``, e.g. ``loop+atomic/ningde``, into an existing set). Returns the new manifest.
+    """Record ``configs`` × the suite's questions, ``trials`` times each, into ``set_dir`` (or
+    only the episode keys ``only``, e.g. ``loop+atomic/ningde``, every trial of each, into an
+    existing set with the same ``trials`` and ``seed``). Returns the new manifest.
 
-    Raises :class:`RecordingError` when an episode fails or an ``only`` key is unknown; the
-    set on disk is then untouched."""
+    Raises :class:`RecordingError` when an episode fails, an ``only`` key is unknown, or
+    ``set_dir`` holds a set of another provenance (stand-in or live, model, endpoint host) or
+    something that is not a readable set, unless ``force``; the set on disk is then
+    untouched. Holds the set's lock (:func:`~toolreplay.files.folder_lock`) throughout and
+    fails fast when another recording holds it; first cleans up after a killed run
+    (:func:`~toolreplay.files.recover_tree`), passing what it did to ``notify``. The new set
+    replaces the old one atomically (:func:`~toolreplay.files.replace_tree`); Ctrl-C or
+    SIGTERM raises :class:`RecordingInterrupted` saying whether the set was replaced."""
+    if trials < 1:
+        raise RecordingError(f"--trials must be at least 1, not {trials}")
     try:
         check_set_name(set_dir.name)
     except ValueError as exc:
@@ -152,23 +251,79 @@ def record_set(
         "today": target.today,
         "model": target.model.model,
         "model_base_url": model_url,
+        "trials": trials,
+        "seed": seed,
         **fingerprint(suite),
     }
-    previous = read_manifest(set_dir) if only else None
-    if previous is not None:
-        # Checked before recording: a refused partial re-record costs no model calls.
-        mixed = [name for name, value in header.items() if getattr(previous, name) != value]
-        if mixed:
-            raise RecordingError(
-                f"{set_dir} was recorded with a different {', '.join(mixed)} "
-                "(eval settings, prompt, tools, model or date); re-recording only part of "
-                "it would mix two recordings in one set. Re-record the whole set instead "
-                "(drop --only); nothing was changed."
-            )
-    set_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".recording-{set_dir.name}-", dir=set_dir.parent))
     try:
-        records = _record_into(staging, suite, target, wanted, progress)
+        set_dir.parent.mkdir(parents=True, exist_ok=True)
+        with folder_lock(set_dir, what="recording"):  # fails fast: one recording of a set
+            for note in recover_tree(set_dir):
+                if notify:
+                    notify(note)
+            if not only and not force:
+                check_provenance(set_dir, target)
+            previous = read_manifest(set_dir) if only else None
+            if previous is not None:
+                # Checked before recording: a refused partial re-record costs no model calls.
+                mixed = [k for k, value in header.items() if getattr(previous, k) != value]
+                if mixed:
+                    raise RecordingError(
+                        f"{set_dir} was recorded with a different {', '.join(mixed)} "
+                        "(eval settings, prompt, tools, model, date or trials); re-recording only "
+                        "part of it would mix two recordings in one set. Re-record the whole set "
+                        "instead (drop --only); nothing was changed."
+                    )
+            return _record_and_commit(
+                set_dir, suite, target, wanted, previous, header, host, progress, trials
+            )
+    except (CassetteError, LockedError) as exc:
+        raise RecordingError(str(exc)) from None
+    except OSError as exc:
+        raise RecordingError(
+            f"recording into {set_dir} failed: {exc.strerror or exc}"
+            + (f" ({exc.filename})" if exc.filename else "")
+            + "; the set was not replaced"
+        ) from None
+
+
+class RecordingInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during a recording; ``str()`` says whether the set was replaced."""
+
+
+def _record_and_commit(
+    set_dir: Path,
+    suite: EvalSuite,
+    target: Target,
+    wanted: Sequence[tuple[Configuration, str]],
+    previous: Manifest | None,
+    header: dict[str, Any],
+    host: str,
+    progress: Progress | None,
+    trials: int = 1,
+) -> Manifest:
+    """Record into a staging folder holding the whole new set (for a partial re-record, the
+    untouched cassettes are copied in first), then swap it in with :func:`replace_tree`."""
+    staging = staging_folder(set_dir)
+    committed = False
+    try:
+        if previous is not None:
+            redo = {
+                cassette_path(set_dir, c.name, q)
+                if trials == 1
+                else trial_cassette_path(set_dir, c.name, q, t)
+                for c, q in wanted
+                for t in range(1, trials + 1)
+            }
+            redo.add(manifest_path(set_dir))
+            for path in sorted(set_dir.rglob("*")):
+                if path in redo or not path.is_file():
+                    continue
+                dest = staging / path.relative_to(set_dir)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, dest)  # keeps the file's mtime
+        records = _record_into(staging, suite, target, wanted, progress, trials)
+        _check_no_secret(staging, target)
         manifest = Manifest(
             cassette_set=set_dir.name,
             endpoint_host=host,
@@ -180,27 +335,40 @@ def record_set(
             episodes={**(previous.episodes if previous else {}), **records},
             **header,
         )
-        if previous is not None:
-            for key in records:
-                dest = set_dir / records[key].cassette
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(staging / records[key].cassette, dest)
-            write_manifest(set_dir, manifest)
-        else:
-            write_manifest(staging, manifest)
-            backup = None
-            if set_dir.exists():
-                backup = set_dir.with_name(f".{set_dir.name}.previous")
-                shutil.rmtree(backup, ignore_errors=True)
-                set_dir.rename(backup)
-            staging.rename(set_dir)
-            if backup is not None:
-                shutil.rmtree(backup)
+        write_manifest(staging, manifest)
+        try:
+            with deferred_interrupts():  # the swap completes, or never starts
+                replace_tree(staging, set_dir)
+                committed = True
+        except KeyboardInterrupt:
+            if committed:
+                raise RecordingInterrupted(
+                    f"interrupted after the new recording replaced {set_dir}; "
+                    "the set is complete"
+                ) from None
+            raise
         return manifest
-    except CassetteError as exc:
-        raise RecordingError(str(exc)) from None
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, RecordingInterrupted):
+            raise
+        raise RecordingInterrupted(f"interrupted; {set_dir} is unchanged") from None
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if not committed:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def trials_and_seed(
+    set_dir: Path, only: Sequence[str], trials: int | None, seed: int | None
+) -> tuple[int, int]:
+    """The trials and seed to record with: as given; for a partial re-record (``only``) the
+    existing set's unless given; otherwise 1 trial, seed 0."""
+    if only and manifest_path(set_dir).exists():
+        try:
+            previous = read_manifest(set_dir)
+        except CassetteError as exc:
+            raise RecordingError(str(exc)) from None
+        return (trials or previous.trials, previous.seed if seed is None else seed)
+    return (trials or 1, seed or 0)
 
 
 def record_stand_in(
@@ -210,14 +378,27 @@ def record_stand_in(
     *,
     only: Sequence[str] = (),
     progress: Progress | None = None,
+    force: bool = False,
+    notify: Callable[[str], None] | None = None,
+    trials: int | None = None,
+    seed: int | None = None,
 ) -> Manifest:
     """Record against the stand-in model and the Open-Meteo fixture server (both on
-    loopback, started and stopped here). The prompt date is the fixtures' ``today``."""
-    with standin_server(suite) as model_url, open_meteo_fixture_server() as om_url:
+    loopback, started and stopped here). The prompt date is the fixtures' ``today``.
+    One stand-in per trial is started, with the set's ``seed`` (see
+    :func:`trials_and_seed` for the defaults)."""
+    n, s = trials_and_seed(set_dir, only, trials, seed)
+    if n < 1:
+        raise RecordingError(f"--trials must be at least 1, not {n}")
+    with ExitStack() as stack:
+        urls = tuple(
+            stack.enter_context(standin_server(suite, seed=s, trial=t)) for t in range(1, n + 1)
+        )
+        om_url = stack.enter_context(open_meteo_fixture_server())
         target = Target(
             provenance="stand-in",
             model=ModelSettings(
-                base_url=model_url,
+                base_url=urls[0],
                 model=STANDIN_MODEL,
                 api_key="stand-in",
                 temperature=suite.experiment.temperature,
@@ -226,8 +407,12 @@ def record_stand_in(
             forecast_url=f"{om_url}/v1/forecast",
             today=str(load_fixtures()["today"]),
             trust_env=False,
+            trial_model_urls=urls,
         )
-        return record_set(set_dir, suite, configs, target, only=only, progress=progress)
+        return record_set(
+            set_dir, suite, configs, target, only=only, progress=progress, force=force,
+            notify=notify, trials=n, seed=s,
+        )  # fmt: skip
 
 
 def record_live(
@@ -238,21 +423,45 @@ def record_live(
     *,
     geocoding_url: str = GEOCODING_URL,
     forecast_url: str = FORECAST_URL,
+    open_meteo_fixture: bool = False,
     only: Sequence[str] = (),
     progress: Progress | None = None,
+    force: bool = False,
+    notify: Callable[[str], None] | None = None,
+    trials: int | None = None,
 ) -> Manifest:
     """Record against a real endpoint (``settings``) and Open-Meteo (the public API unless
     ``geocoding_url``/``forecast_url`` say otherwise). The prompt date is today in
-    Asia/Shanghai. :class:`RecordingError` when no key is set."""
+    Asia/Shanghai. :class:`RecordingError` when no key is set.
+
+    With ``open_meteo_fixture`` the tools talk to the bundled Open-Meteo fixture server on
+    loopback instead (started and stopped here), so only the model is live: fixed tool data,
+    and the prompt date is the fixtures' ``today`` so "today" matches the data."""
     if not settings.api_key:
         raise RecordingError(
             "live recording needs an API key: set "
             + " or ".join(KEY_VARIABLES)
             + " (the key is sent to the endpoint only; it is never written to a cassette)."
-            " To record offline instead, use `toolreplay record --model-source stand-in`."
+            " To record offline instead, use"
+            " `toolreplay record --model-source stand-in --set NAME`."
         )
     settings = ModelSettings(settings.base_url, settings.model, settings.api_key,
                              suite.experiment.temperature)  # fmt: skip
+    n, _ = trials_and_seed(set_dir, only, trials, None)
+    if open_meteo_fixture:
+        with open_meteo_fixture_server() as om_url:
+            target = Target(
+                provenance="live",
+                model=settings,
+                geocoding_url=f"{om_url}/v1/search",
+                forecast_url=f"{om_url}/v1/forecast",
+                today=str(load_fixtures()["today"]),
+                tools_trust_env=False,
+            )
+            return record_set(
+                set_dir, suite, configs, target, only=only, progress=progress, force=force,
+                notify=notify, trials=n,
+            )  # fmt: skip
     target = Target(
         provenance="live",
         model=settings,
@@ -260,4 +469,7 @@ def record_live(
         forecast_url=forecast_url,
         today=dt.datetime.now(ZoneInfo("Asia/Shanghai")).date().isoformat(),
     )
-    return record_set(set_dir, suite, configs, target, only=only, progress=progress)
+    return record_set(
+        set_dir, suite, configs, target, only=only, progress=progress, force=force,
+        notify=notify, trials=n,
+    )  # fmt: skip

@@ -47,6 +47,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from .files import atomic_writer
+from .report_trials import trials_view
 from .results import ResultsError, check_results, load_results
 
 __all__ = [
@@ -70,6 +72,7 @@ FAILURE_MODES: dict[str, str] = {
     "unfulfilled_promise": "Unfulfilled promise",
     "fabricated_value": "Fabricated value",
     "no_measurement": "No measurement",
+    "refusal": "Refusal",
 }
 #: Grid rows and columns in the study's order; hosts/toolsets not listed here follow.
 HOSTS: dict[str, str] = {"single": "one tool round (if)", "loop": "until no tool call (while)"}
@@ -143,17 +146,13 @@ def write_report(results_path: Path, out_path: Path) -> Path:
     creating its folder; the page is streamed to the file, never held whole in memory.
     Returns ``out_path``. Raises :class:`ReportError` naming the results file when it is
     missing or malformed. The page is written next to ``out_path`` and moved into place
-    when complete, so a failure never leaves a half-written page."""
+    when complete (:func:`toolreplay.files.atomic_writer`), so a failure or a concurrent writer
+    never leaves a half-written page."""
     results = load_results(results_path)
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    try:
-        with partial.open("w", encoding="utf-8", newline="\n") as f:
-            stream_report(results, f.write)
-        partial.replace(out)
-    finally:
-        partial.unlink(missing_ok=True)
+    with atomic_writer(out) as f:  # unique temporary file, fsynced, then os.replace
+        stream_report(results, f.write)
     return out
 
 
@@ -183,7 +182,7 @@ class Segment:
 
 def build_page(results: Mapping[str, Any]) -> dict[str, Any]:
     """The template's view of ``results``: ``{"title", "header", "grid", "metrics", "charts",
-    "questions", "gallery", "fidelity", "transcripts"}`` (plain dicts and lists)."""
+    "questions", "gallery", "fidelity", "transcripts", "trials"}`` (plain dicts and lists)."""
     episodes = list(results["episodes"])
     anchors = _anchors(episodes)
     configurations = list(results["configurations"])
@@ -198,6 +197,7 @@ def build_page(results: Mapping[str, Any]) -> dict[str, Any]:
         "gallery": _gallery(episodes, anchors),
         "fidelity": _fidelity(results.get("fidelity")),
         "transcripts": _transcripts(episodes, configurations, anchors),
+        "trials": trials_view(results),  # "Consistency over trials" (report_trials.py)
     }
 
 
@@ -651,6 +651,7 @@ def _message(index: int, message: Mapping[str, Any], call_names: dict[str, str])
         "tool_calls": tool_calls,
         "tool_call_id": call_id,
         "tool_name": call_names.get(str(call_id)) if call_id is not None else None,
+        "refusal": message.get("refusal") if isinstance(message.get("refusal"), str) else None,
     }
 
 
@@ -678,6 +679,7 @@ def _transcripts(
                     "rounds": ep["rounds"],
                     "tool_calls": ep["tool_calls"],
                     "stop_reason": ep["stop_reason"],
+                    "finish_reason": ep.get("finish_reason"),
                     "messages": [
                         _message(n, m, call_names) for n, m in enumerate(ep["transcript"])
                     ],

@@ -20,14 +20,35 @@ Shape (key order as written)::
                          "failure_modes"}, ...],
      "episodes": [{"configuration", "question_id", "question", "measure", "answer", "passed",
                    "verdict", "rounds", "tool_calls", "tool_chain", "calls",
-                   "pending_tool_calls", "stop_reason", "usage", "recorded_wall_time_s",
-                   "failure_modes", "transcript"}, ...],
+                   "pending_tool_calls", "stop_reason", "finish_reason", "usage",
+                   "recorded_wall_time_s", "failure_modes", "transcript"}, ...],
      "fidelity": {"passed", "checks", "tables", "ablations", "judge_flips"}}
 
 An episode's ``failure_modes`` is a list of :meth:`toolreplay.failures.FailureMode.to_dict`
 (``{"mode", "explanation", "evidence": {"message_index", "span", "text", "tool_call"}}``); a
 configuration's ``failure_modes`` counts the episodes carrying each mode
 (``{"empty_answer": 2, ...}``, modes with no episode left out).
+
+Trial fields (added by :func:`toolreplay.trials.add_trial_metrics`; the fields above, the 2×2
+table included, come from trial 1 alone, the study's run)::
+
+    "selection": {"eval_file": "evals/weather.yaml", "configurations": [names run],
+                  "questions": [ids run], "all_configurations": bool, "all_questions": bool},
+    "trials": n,                                   # trials per configuration × question
+    "configurations": [{..., "trials": n,
+        "pass_at_k":  {"1": float, ..., "n": float},  # unbiased, mean over the questions
+        "pass_hat_k": {"1": float, ..., "n": float},  # pass^k, same
+        "rounds_over_trials":     {"mean", "sd", "min", "max"},  # over every trial
+        "tool_calls_over_trials": {"mean", "sd", "min", "max"},
+        "failure_mode_rates": {"empty_answer": 0.65, ...},  # trials with the mode / trials
+        "questions": [{"question_id", "trials", "passes", "pass_at_k", "pass_hat_k"}]}],
+    "trial_outcomes": [{"configuration", "question_id", "trial", "passed", "rounds",
+                        "tool_calls", "stop_reason", "failure_modes": [mode, ...]}, ...]
+
+``pass_at_k`` = 1 − C(n−c, k)/C(n, k) and ``pass_hat_k`` = C(c, k)/C(n, k) with c passes in n
+trials (:mod:`toolreplay.metrics`); keys are k as strings (JSON object keys), values in [0, 1]
+rounded to 4 places. A one-trial set has ``"trials": 1`` and curves with the single key "1".
+
 
 Written with a fixed key order and ``ensure_ascii=False``; regenerating from the same
 cassettes gives byte-identical output (times are the manifest's recorded ones).
@@ -45,8 +66,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .cassettes import Manifest
 from .episode import Episode
-from .failures import classify, mode_counts
-from .judge import Judge
+from .evals import Question
+from .failures import FABRICATED_VALUE, classify, mode_counts
+from .files import atomic_write_text
+from .judge import Expectation, Judge
 
 RESULTS_FORMAT: Literal[1] = 1
 #: Where the generated JSON Schema is committed, relative to the repository root.
@@ -375,10 +398,17 @@ def load_results(path: Path) -> dict[str, Any]:
 # ---- building ------------------------------------------------------------------------------
 
 
-def episode_record(episode: Episode, judge: Judge, measure: str | None = None) -> dict[str, Any]:
-    """One episode as a results.json entry, judged by ``judge`` for a question that measures
-    ``measure`` (``temperature``, ``precipitation``, ``comparison``; None: any value)."""
-    verdict = judge.judge(episode.answer, measure)
+def episode_record(
+    episode: Episode, judge: Judge, measure: Question | str | None = None
+) -> dict[str, Any]:
+    """One episode as a results.json entry, judged by ``judge`` for its question (``measure``:
+    the :class:`~toolreplay.evals.Question`, whose measure, day and places the answer is
+    grounded against; or only a measure name, ``temperature``, ``precipitation``,
+    ``comparison``; None: any value). ``passed`` is False whenever a value is labelled
+    ``fabricated_value``; ``verdict_evidence`` is :meth:`toolreplay.judge.Verdict.to_dict`'s
+    ``evidence``."""
+    verdict = judge.judge_episode(episode, measure)
+    labels = classify(episode, judge, measure)
     calls = [
         {"round": rnd.index, "name": r.call.name, "arguments": r.call.parsed_arguments()}
         for rnd in episode.rounds
@@ -388,10 +418,11 @@ def episode_record(episode: Episode, judge: Judge, measure: str | None = None) -
         "configuration": episode.configuration,
         "question_id": episode.question_id,
         "question": episode.question,
-        "measure": measure,
+        "measure": Expectation.of(measure).measure,
         "answer": episode.answer,
-        "passed": verdict.passed,
+        "passed": verdict.passed and not any(f.mode == FABRICATED_VALUE for f in labels),
         "verdict": verdict.explanation,
+        "verdict_evidence": verdict.to_dict()["evidence"],
         "rounds": len(episode.rounds),
         "tool_calls": len(episode.tool_calls),
         "tool_chain": episode.tool_chain,
@@ -400,9 +431,10 @@ def episode_record(episode: Episode, judge: Judge, measure: str | None = None) -
             {"name": c.name, "arguments": c.parsed_arguments()} for c in episode.pending_tool_calls
         ],
         "stop_reason": episode.stop_reason,
+        "finish_reason": episode.rounds[-1].reply.finish_reason if episode.rounds else None,
         "usage": episode.usage.to_dict(),
         "recorded_wall_time_s": episode.wall_time_s,
-        "failure_modes": [f.to_dict() for f in classify(episode, judge, measure)],
+        "failure_modes": [f.to_dict() for f in labels],
         "transcript": list(episode.transcript),
     }
 
@@ -448,10 +480,10 @@ def build_results(
     episodes: Sequence[Episode],
     configuration_names: Sequence[str],
     judge: Judge,
-    measures: Mapping[str, str] | None = None,
+    measures: Mapping[str, Question | str] | None = None,
 ) -> dict[str, Any]:
-    """The results.json document; ``measures`` maps question ids to their declared measure
-    (from the eval file) so each answer is judged for what its question asks."""
+    """The results.json document; ``measures`` maps question ids to their question (or only
+    its declared measure) from the eval file, so each answer is judged for what it asks."""
     m = measures or {}
     records = [episode_record(e, judge, m.get(e.question_id)) for e in episodes]
     return {
@@ -465,13 +497,15 @@ def build_results(
 
 
 def write_results(path: Path, results: dict[str, Any]) -> None:
-    """Write ``results`` as ``results.json`` (UTF-8, 2-space indent, key order kept).
+    """Write ``results`` as ``results.json`` (UTF-8, 2-space indent, key order kept),
+    atomically: a reader or a full disk never leaves a truncated file; the old one stays until
+    the new one is complete.
 
     Raises :class:`ResultsError` before writing anything when ``results`` does not validate
     against :class:`Results`; :class:`OSError` when ``path`` cannot be written."""
     check_results(results)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    atomic_write_text(path, json.dumps(results, ensure_ascii=False, indent=2) + "\n")
 
 
 if __name__ == "__main__":  # python -m toolreplay.results > schemas/results.schema.json

@@ -5,7 +5,8 @@
 
     tests/__snapshots__/test_snapshots/test_episode[<configuration>-<question-id>].json
 
-``toolreplay record --model-source stand-in --only single+atomic/beijing --update-snapshots``
+``toolreplay record --model-source stand-in --set reference --only single+atomic/beijing
+--update-snapshots``
 re-records the chosen episodes and then runs :func:`update_snapshots`: pytest on just those
 episodes' snapshot tests with ``--snapshot-update``, so cassettes and snapshots change in one step.
 """

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import jsonschema
@@ -98,8 +98,16 @@ def choose_place(candidates: list[dict[str, Any]], heuristics: Heuristics) -> di
 
 
 def describe_place(candidate: Mapping[str, Any]) -> dict[str, Any]:
-    """The candidate's fields a model needs, in a stable order (absent fields omitted)."""
-    return {k: candidate[k] for k in PLACE_FIELDS if k in candidate}
+    """The candidate's fields a model needs, in a stable order (absent or null fields
+    omitted)."""
+    return {k: candidate[k] for k in PLACE_FIELDS if candidate.get(k) is not None}
+
+
+def _has_coordinates(candidate: Any) -> bool:
+    return isinstance(candidate, Mapping) and all(
+        isinstance(candidate.get(k), (int, float)) and not isinstance(candidate.get(k), bool)
+        for k in ("latitude", "longitude")
+    )
 
 
 def _with_unit(value: Any, unit: str | None) -> Any:
@@ -108,43 +116,74 @@ def _with_unit(value: Any, unit: str | None) -> Any:
     return {"value": value, "unit": unit}
 
 
+def _weather(code: Any) -> str | None:
+    """The WMO code in Chinese; None (left out) when the code is missing or not a number."""
+    if isinstance(code, bool) or not isinstance(code, (int, float)):
+        return None
+    return WMO_CODES_ZH.get(int(code), f"WMO {int(code)}")
+
+
 def summarize_forecast(body: Mapping[str, Any]) -> dict[str, Any]:
     """Turn an Open-Meteo forecast body into the tool result's weather part.
 
     ``current``: the ``current`` block, each measured value as ``{"value", "unit"}`` from
     ``current_units``, plus ``weather`` (the WMO code in Chinese). ``daily``: one dict per day
     (``date`` from ``daily.time``), same conventions with ``daily_units``.
-    """
+
+    Gaps never reach the model as placeholders: a variable whose value is null (or whose
+    series is missing, null or too short) is left out of its block and named in that block's
+    ``missing`` list; a block the body lacks is left out. :class:`ToolError` when the body
+    holds neither current nor daily values."""
     out: dict[str, Any] = {
-        "latitude": body.get("latitude"),
-        "longitude": body.get("longitude"),
-        "timezone": body.get("timezone"),
+        k: body[k] for k in ("latitude", "longitude", "timezone") if body.get(k) is not None
     }
-    current = body.get("current") or {}
-    units = body.get("current_units") or {}
-    if current:
+    current = body.get("current")
+    units = body.get("current_units")
+    units = units if isinstance(units, Mapping) else {}
+    if isinstance(current, Mapping) and current:
         cur: dict[str, Any] = {}
+        missing: list[str] = []
         for key, value in current.items():
             if key == "interval":
                 continue
-            cur[key] = _with_unit(value, units.get(key))
-            if key == "weather_code":
-                cur["weather"] = WMO_CODES_ZH.get(value, f"WMO {value}")
-        out["current"] = cur
-    daily = body.get("daily") or {}
-    dunits = body.get("daily_units") or {}
-    days = []
-    for i, date in enumerate(daily.get("time", [])):
-        day: dict[str, Any] = {"date": date}
-        for key, series in daily.items():
-            if key == "time" or i >= len(series):
+            if value is None:
+                missing.append(key)
                 continue
-            day[key] = _with_unit(series[i], dunits.get(key))
-            if key == "weather_code":
-                day["weather"] = WMO_CODES_ZH.get(series[i], f"WMO {series[i]}")
+            cur[key] = _with_unit(value, units.get(key))
+            if key == "weather_code" and _weather(value) is not None:
+                cur["weather"] = _weather(value)
+        if missing:
+            cur["missing"] = missing
+        if set(cur) - {"time", "missing"}:
+            out["current"] = cur
+    daily = body.get("daily")
+    daily = daily if isinstance(daily, Mapping) else {}
+    dunits = body.get("daily_units")
+    dunits = dunits if isinstance(dunits, Mapping) else {}
+    dates = daily.get("time")
+    days = []
+    for i, date in enumerate(dates if isinstance(dates, list) else []):
+        if date is None:
+            continue
+        day: dict[str, Any] = {"date": date}
+        gaps: list[str] = []
+        for key, series in daily.items():
+            if key == "time":
+                continue
+            value = series[i] if isinstance(series, list) and i < len(series) else None
+            if value is None:
+                gaps.append(key)
+                continue
+            day[key] = _with_unit(value, dunits.get(key))
+            if key == "weather_code" and _weather(value) is not None:
+                day["weather"] = _weather(value)
+        if gaps:
+            day["missing"] = gaps
         days.append(day)
-    if days:
+    if any(set(d) - {"date", "missing"} for d in days):
         out["daily"] = days
+    if "current" not in out and "daily" not in out:
+        raise ToolError("Open-Meteo returned no weather values for this point")
     return out
 
 
@@ -155,48 +194,98 @@ class ToolError(Exception):
 ToolFunction = Callable[..., dict[str, Any]]
 
 
+def is_cassette_miss(exc: BaseException) -> bool:
+    """Whether ``exc`` is (or was caused by) a vcrpy cassette miss: replay met a request that
+    was never recorded. Such an error is the harness's, not the tool's, so it propagates
+    instead of becoming a tool message."""
+    from vcr.errors import CannotOverwriteExistingCassetteException
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, CannotOverwriteExistingCassetteException):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _tool_error(text: str, reason: str = "") -> dict[str, Any]:
+    err: dict[str, Any] = {"error": text}
+    if reason:
+        err["reason"] = reason
+    return err
+
+
+def _describe_fault(exc: Exception) -> tuple[str, str]:
+    """``(error text, reason)`` for the tool message of a failed call; never a bare ``None``."""
+    if isinstance(exc, requests.Timeout):
+        return f"Open-Meteo did not answer in time ({type(exc).__name__}); try again later", ""
+    if isinstance(exc, requests.RequestException):
+        return f"Open-Meteo unreachable: {type(exc).__name__}", ""
+    if isinstance(exc, (ToolError, OpenMeteoError)):
+        return str(exc), getattr(exc, "reason", "") or ""
+    detail = str(exc)
+    return f"the tool failed: {type(exc).__name__}{': ' + detail if detail else ''}", ""
+
+
 @dataclass(frozen=True)
 class Toolset:
-    """A named set of tools: ``schemas`` (the OpenAI ``tools`` list) and their functions."""
+    """A named set of tools: ``schemas`` (the OpenAI ``tools`` list) and their functions.
+
+    One JSON-Schema validator per tool is built when the toolset is made (the schemas are
+    checked then: :class:`jsonschema.SchemaError` for a bad one), not per call."""
 
     name: str
     schemas: tuple[dict[str, Any], ...]
     functions: Mapping[str, ToolFunction]
+    validators: Mapping[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        validators = {}
+        for schema in self.schemas:
+            function = schema["function"]
+            params = function.get("parameters") or {"type": "object"}
+            cls = jsonschema.validators.validator_for(params)
+            cls.check_schema(params)
+            validators[function["name"]] = cls(params)
+        object.__setattr__(self, "validators", validators)
 
     def execute(self, call: ToolCall) -> ToolResult:
-        """Run one tool call; never raises for bad calls or API errors.
+        """Run one tool call; never raises for anything the call or the tool does.
 
-        Arguments are parsed from the JSON string and validated against the schema
-        (jsonschema); unknown tools, invalid JSON, schema violations,
-        :class:`~toolreplay.openmeteo.OpenMeteoError` and network failures
-        (``requests.RequestException``) become an error result the model reads.
-        """
+        Arguments are parsed from the JSON string and validated against the tool's schema;
+        unknown tools (the message lists the offered ones), invalid JSON, schema violations
+        (the validator's message and where), Open-Meteo errors (with the API's ``reason``),
+        timeouts and network failures, and any exception a tool raises become an error result
+        ``{"error": ..., "reason"?: ...}`` the model reads. Only a replay cassette miss
+        propagates (it is the harness's failure, not the tool's)."""
         try:
             payload = self._run(call)
             return ToolResult(call, json.dumps(payload, ensure_ascii=False))
-        except requests.RequestException as exc:  # network failure: the model is told
-            text = f"Open-Meteo unreachable: {type(exc).__name__}"
-            return ToolResult(call, json.dumps({"error": text}, ensure_ascii=False), error=text)
-        except (ToolError, OpenMeteoError) as exc:
-            err: dict[str, Any] = {"error": str(exc)}
-            reason = getattr(exc, "reason", "")
-            if reason:
-                err["reason"] = reason
-            return ToolResult(call, json.dumps(err, ensure_ascii=False), error=str(exc))
+        except Exception as exc:
+            if is_cassette_miss(exc):
+                raise
+            text, reason = _describe_fault(exc)
+            err = _tool_error(text, reason)
+            return ToolResult(call, json.dumps(err, ensure_ascii=False), error=text)
 
     def _run(self, call: ToolCall) -> dict[str, Any]:
         fn = self.functions.get(call.name)
-        if fn is None:
-            raise ToolError(f"unknown tool {call.name!r}; available: {', '.join(self.functions)}")
+        if fn is None or call.name not in self.validators:
+            offered = ", ".join(self.validators) or "none"
+            raise ToolError(f"unknown tool {call.name!r}; the tools offered are: {offered}")
         try:
             args = json.loads(call.arguments or "{}")
         except ValueError as exc:
             raise ToolError(f"arguments are not valid JSON: {exc}") from None
-        schema = next(s for s in self.schemas if s["function"]["name"] == call.name)
-        try:
-            jsonschema.validate(args, schema["function"]["parameters"])
-        except jsonschema.ValidationError as exc:
-            raise ToolError(f"invalid arguments for {call.name}: {exc.message}") from None
+        error = jsonschema.exceptions.best_match(self.validators[call.name].iter_errors(args))
+        if error is not None:
+            where = "/".join(str(p) for p in error.absolute_path)
+            at = f" (at {where})" if where else ""
+            raise ToolError(f"invalid arguments for {call.name}{at}: {error.message}")
+        if not isinstance(args, dict):
+            raise ToolError(
+                f"invalid arguments for {call.name}: {json.dumps(args)} is not an object"
+            )
         return fn(**args)
 
 
@@ -284,7 +373,7 @@ def oneshot_toolset(client: OpenMeteoClient, heuristics: Heuristics | None = Non
 
     def search(name: str) -> list[dict[str, Any]]:
         try:
-            return client.search(name, count=10, language="zh")
+            return [c for c in client.search(name, count=10, language="zh") if _has_coordinates(c)]
         except NoMatch:
             return []
 
@@ -311,8 +400,11 @@ def atomic_toolset(client: OpenMeteoClient) -> Toolset:
 
     def geocode_city(city: str) -> dict[str, Any]:
         try:
-            results = client.search(city, count=10, language="zh")
+            results = [c for c in client.search(city, count=10, language="zh")
+                       if _has_coordinates(c)]  # fmt: skip
         except NoMatch:
+            results = []
+        if not results:
             return {"query": city, "candidates": [], "note": "没有找到这个名字的地点"}
         return {"query": city, "candidates": [describe_place(r) for r in results]}
 

@@ -3,8 +3,11 @@ API's shapes, from ``fixtures/open_meteo.yaml`` (values from public records, sou
 per entry; see that file).
 
 Behaviour copied from the real API: no ``results`` key when nothing matches; HTTP 400
-``{"error": true, "reason": ...}`` for bad parameters (count out of 1..100, latitude out of
-range, unknown variables, forecast_days out of 0..16); HTTP 404 ``Not Found`` for other paths.
+``{"error": true, "reason": ...}`` for every bad parameter (name missing, count not a number
+or out of 1..100, latitude/longitude missing, not numbers or out of range, unknown variables,
+forecast_days not a number or out of 0..16, unknown timezone), never a 500; a known variable
+the fixture has no data for is ``null``, as the real API answers gaps; HTTP 404 ``Not Found``
+for other paths.
 ``overloaded=True`` answers every request with HTTP 429, as the free tier does under load.
 A forecast for a point with no fixture cell within 0.5° is a 404 naming the point.
 """
@@ -35,13 +38,22 @@ UNITS = {
     "precipitation_sum": "mm",
     "wind_speed_10m_max": "km/h",
 }
+#: Variables the fixture server knows (the real API knows many more; these are the ones the
+#: toolsets ask for). Any other name is answered like the real API answers a misspelt one.
+CURRENT_KNOWN = frozenset(
+    {"temperature_2m", "relative_humidity_2m", "weather_code", "wind_speed_10m"}
+)
+DAILY_KNOWN = frozenset(
+    {"weather_code", "temperature_2m_max", "temperature_2m_min", "precipitation_sum",
+     "wind_speed_10m_max"}
+)  # fmt: skip
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def load_fixtures() -> dict[str, Any]:
     """The bundled fixture data (``toolreplay/doubles/fixtures/open_meteo.yaml``)."""
-    resource = resources.files("toolreplay.doubles").joinpath("fixtures/open_meteo.yaml")
-    data: dict[str, Any] = yaml.safe_load(resource.read_text("utf-8"))
+    source = resources.files("toolreplay.doubles").joinpath("fixtures/open_meteo.yaml")
+    data: dict[str, Any] = yaml.safe_load(source.read_text("utf-8"))
     return data
 
 
@@ -84,24 +96,49 @@ class OpenMeteoFixtures:
         return 200, {"results": entry["results"][:count], "generationtime_ms": 0.5}
 
     def forecast(self, query: dict[str, str]) -> tuple[int, Any]:
-        try:
-            lat = float(query["latitude"])
-            lon = float(query["longitude"])
-        except KeyError:
+        if "latitude" not in query or "longitude" not in query:
             return _error(
                 400, "Parameter 'latitude' and 'longitude' must have the same number of elements"
             )
-        except ValueError:
-            return _error(400, "Latitude and longitude must be numbers")
+        coords = []
+        for key in ("latitude", "longitude"):
+            try:
+                coords.append(float(query[key]))
+            except ValueError:
+                return _error(
+                    400, f"Cannot initialize Float from invalid String value {query[key]} "
+                    f"for key {key}",
+                )  # fmt: skip
+        lat, lon = coords
         if not -90 <= lat <= 90:
             return _error(400, f"Latitude must be in range of -90 to 90°. Given: {lat}.")
         if not -180 <= lon <= 180:
             return _error(400, f"Longitude must be in range of -180 to 180°. Given: {lon}.")
-        days = int(query.get("forecast_days", "7"))
+        try:
+            days = int(query.get("forecast_days", "7"))
+        except ValueError:
+            return _error(
+                400, "Cannot initialize Int from invalid String value "
+                f"{query['forecast_days']} for key forecast_days",
+            )  # fmt: skip
         if not 0 <= days <= 16:
             return _error(400, f"Forecast days is invalid. Allowed range 0 to 16. Given {days}.")
+        if query.get("timezone", "auto") not in ("auto", "GMT", "UTC", "Asia/Shanghai"):
+            return _error(400, "Invalid timezone")
         current_vars = [v for v in query.get("current", "").split(",") if v]
         daily_vars = [v for v in query.get("daily", "").split(",") if v]
+        for v in current_vars:
+            if v not in CURRENT_KNOWN:
+                return _error(
+                    400, "Cannot initialize ForecastVariable from invalid String value "
+                    f"{v} for key current",
+                )  # fmt: skip
+        for v in daily_vars:
+            if v not in DAILY_KNOWN:
+                return _error(
+                    400, "Invalid value: Cannot initialize ForecastVariableDaily from invalid "
+                    f"String value {v}",
+                )  # fmt: skip
         cell = next(
             (
                 c
@@ -110,20 +147,6 @@ class OpenMeteoFixtures:
             ),
             None,
         )
-        for v in current_vars:
-            if cell is not None and v not in cell["current"]:
-                return _error(
-                    400,
-                    "Cannot initialize ForecastVariable from invalid String value "
-                    f"{v} for key current",
-                )
-        for v in daily_vars:
-            if cell is not None and v not in cell["daily"]:
-                return _error(
-                    400,
-                    "Invalid value: Cannot initialize ForecastVariableDaily from invalid "
-                    f"String value {v}",
-                )
         if cell is None:
             return _error(404, f"toolreplay fixture server has no grid cell near {lat},{lon}")
         body: dict[str, Any] = {
@@ -140,14 +163,16 @@ class OpenMeteoFixtures:
             body["current"] = {
                 "time": cell["current"]["time"],
                 "interval": 900,
-                **{v: cell["current"][v] for v in current_vars},
+                **{v: cell["current"].get(v) for v in current_vars},
             }
         if daily_vars:
             start = date.fromisoformat(self.data["today"])
             body["daily_units"] = {k: UNITS[k] for k in ("time", *daily_vars)}
             body["daily"] = {
                 "time": [(start + timedelta(days=i)).isoformat() for i in range(days)],
-                **{v: cell["daily"][v][:days] for v in daily_vars},
+                **{
+                    v: (list(cell["daily"].get(v) or []) + [None] * days)[:days] for v in daily_vars
+                },
             }
         return 200, body
 
