@@ -52,10 +52,18 @@ def pytest_runtest_makereport(
 
 @pytest.fixture(autouse=True)
 def _toolreplay_all_played(request: pytest.FixtureRequest, vcr: Any) -> Iterator[None]:
-    """With record mode ``none``, fail a test that left recorded interactions unplayed."""
-    yield
+    """Under a cassette, ``requests`` sends take turns and a recording keeps call order
+    (parallel tool calls, :func:`~toolreplay.cassettes.one_request_at_a_time`); with record
+    mode ``none``, fail a test that left recorded interactions unplayed."""
     cassette = vcr
-    if cassette is None or request.node.get_closest_marker("allow_unplayed"):
+    if cassette is None:
+        yield
+        return
+    from .cassettes import one_request_at_a_time
+
+    with one_request_at_a_time(cassette):
+        yield
+    if request.node.get_closest_marker("allow_unplayed"):
         return
     if request.node.stash.get(_FAILED, False):
         return  # the test failed already; its own error says more
@@ -77,9 +85,15 @@ def _toolreplay_all_played(request: pytest.FixtureRequest, vcr: Any) -> Iterator
 
 @pytest.fixture
 def toolreplay_model_settings(record_mode: str) -> Any:
+    """Settings from the environment; a key only when recording (``TOOLREPLAY_API_KEY_ENV``
+    names the variable holding it for an endpoint other than DashScope or OpenAI)."""
+    import os
+
     from .model import model_settings
 
-    return model_settings(read_key=record_mode != "none")
+    if record_mode == "none":
+        return model_settings(read_key=False)
+    return model_settings(api_key_env=os.environ.get("TOOLREPLAY_API_KEY_ENV") or None)
 
 
 @pytest.fixture
