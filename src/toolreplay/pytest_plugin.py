@@ -24,8 +24,9 @@ returns them as a dict).
 Fixtures:
 
 - ``toolreplay_model_settings``: :class:`~toolreplay.model.ModelSettings` from the environment
-  (``TOOLREPLAY_BASE_URL``, ``TOOLREPLAY_MODEL``; the key from ``DASHSCOPE_API_KEY`` or
-  ``OPENAI_API_KEY`` only when recording, never in record mode ``none``);
+  (``TOOLREPLAY_BASE_URL``, ``TOOLREPLAY_MODEL``; a key only when recording, never in record
+  mode ``none``: ``DASHSCOPE_API_KEY`` or ``OPENAI_API_KEY`` paired with their endpoints, or
+  the variable ``TOOLREPLAY_API_KEY_ENV`` names);
 - ``chat_model``: an :class:`~toolreplay.model.OpenAIChatModel` with those settings over an
   ``httpx.Client`` that ignores proxy settings; under a cassette it replays;
 - ``http_session``: a ``requests.Session`` that ignores proxy settings, for your own tools;
