@@ -135,12 +135,18 @@ def test_a_toolset_from_functions_runs_in_the_loop() -> None:
     assert model.requests[0][1] == [tool_schema(convert)]
 
 
-def test_a_bug_in_a_tool_propagates() -> None:
+def test_a_bug_in_a_tool_reaches_the_model_as_an_error() -> None:
+    """The hosts answer every call: a tool that raises anything gives an error message."""
+
     def broken(x: int) -> int:
         """Broken."""
         raise RuntimeError("bug")
 
     toolset = toolset_from_functions("b", [broken])
-    model = ScriptedModel([ModelReply(None, (ToolCall("c1", "broken", '{"x": 1}'),))])
-    with pytest.raises(RuntimeError, match="bug"):
-        run_loop(model, toolset, [{"role": "user", "content": "?"}])
+    model = ScriptedModel(
+        [ModelReply(None, (ToolCall("c1", "broken", '{"x": 1}'),)), ModelReply("sorry")]
+    )
+    episode = run_loop(model, toolset, [{"role": "user", "content": "?"}])
+    tool_message = next(m for m in episode.transcript if m["role"] == "tool")
+    assert "error" in json.loads(tool_message["content"])
+    assert episode.answer == "sorry"

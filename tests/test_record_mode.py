@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from toolreplay.cassettes import UnplayedInteractions, read_manifest
+from toolreplay.cassettes import UnplayedInteractions, cassette_path, read_manifest
 from toolreplay.evals import EvalSuite
 from toolreplay.experiment import Configuration, replay_episode
 
@@ -25,11 +25,13 @@ def test_pytest_record_mode_reaches_the_project_replays(record_mode: str) -> Non
 def padded_set(tmp_path: Path) -> Path:
     """A copy of one reference episode whose cassette holds one interaction too many."""
     set_dir = tmp_path / "reference"
-    (set_dir / "loop+atomic").mkdir(parents=True)
+    source = cassette_path(REFERENCE, "loop+atomic", "beijing")
+    target = set_dir / source.relative_to(REFERENCE)
+    target.parent.mkdir(parents=True)
     shutil.copy(REFERENCE / "manifest.json", set_dir / "manifest.json")
-    text = (REFERENCE / "loop+atomic" / "beijing.yaml").read_text(encoding="utf-8")
+    text = source.read_text(encoding="utf-8")
     extra = "- request:" + text.rsplit("- request:", 1)[1]
-    (set_dir / "loop+atomic" / "beijing.yaml").write_text(text + extra, encoding="utf-8")
+    target.write_text(text + extra, encoding="utf-8")
     return set_dir
 
 
