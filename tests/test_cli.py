@@ -37,12 +37,13 @@ def test_run_reports_the_study_table_from_trial_one_and_pass_hat_k(committed_run
     result, out = committed_run
     lines = result.output.splitlines()
     rows = {
-        name: next(line for line in lines if f" {name} " in line and "/4" in line)
+        name: next(line for line in lines if f"{name} " in f" {line.strip()} " and "/4" in line)
         for name in ("single+oneshot", "loop+oneshot", "single+atomic", "loop+atomic")
     }
     assert "4/4" in rows["single+oneshot"] and "4/4" in rows["loop+oneshot"]
     assert "0/4" in rows["single+atomic"] and "4/4" in rows["loop+atomic"]
-    assert all(f"pass^{k}" in result.output for k in range(1, 6))
+    assert "pass^k, k=1..5" in result.output and "pass@5" in result.output
+    assert "single+atomic: empty_answer 65%, unfulfilled_promise 35%" in result.output
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert results["trials"] >= 5
     for c in results["configurations"]:

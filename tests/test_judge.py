@@ -112,10 +112,12 @@ def test_a_range_is_not_a_negative_number():
 
 
 def test_wind_and_none_measures():
-    from toolreplay.judge import FULL_JUDGE, NARROW_JUDGE
+    from toolreplay.judge import FORMAT_JUDGE, FULL_JUDGE, NARROW_JUDGE
 
-    assert FULL_JUDGE.judge("明天最大风速约 31.4 km/h。", "wind").passed
-    assert not FULL_JUDGE.judge("明天最高 28.7°C。", "wind").passed
+    # the form of a wind answer (the grounded judge also needs a tool result holding it)
+    assert FORMAT_JUDGE.judge("明天最大风速约 31.4 km/h。", "wind").passed
+    assert not FORMAT_JUDGE.judge("明天最高 28.7°C。", "wind").passed
+    assert not FULL_JUDGE.judge("明天最大风速约 31.4 km/h。", "wind").passed  # nothing grounds it
     assert FULL_JUDGE.accepts("wind") and not NARROW_JUDGE.accepts("wind")
     # none: nothing to measure, so a stated value fails and an answer without one passes
     assert FULL_JUDGE.judge("抱歉，没有找到名为「霍格沃茨」的地点。", "none").passed

@@ -4,7 +4,8 @@ lets unrecorded requests through to the endpoint."""
 
 from __future__ import annotations
 
-import shutil
+import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -28,10 +29,14 @@ def padded_set(tmp_path: Path) -> Path:
     source = cassette_path(REFERENCE, "loop+atomic", "beijing")
     target = set_dir / source.relative_to(REFERENCE)
     target.parent.mkdir(parents=True)
-    shutil.copy(REFERENCE / "manifest.json", set_dir / "manifest.json")
     text = source.read_text(encoding="utf-8")
     extra = "- request:" + text.rsplit("- request:", 1)[1]
     target.write_text(text + extra, encoding="utf-8")
+    # the manifest records the padded cassette's digest: the set is consistent, only unplayed
+    manifest = json.loads((REFERENCE / "manifest.json").read_text(encoding="utf-8"))
+    digest = hashlib.sha256(target.read_bytes()).hexdigest()
+    manifest["episodes"]["loop+atomic/beijing"]["cassette_sha256"] = digest
+    (set_dir / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return set_dir
 
 

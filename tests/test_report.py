@@ -234,7 +234,7 @@ def test_stand_in_set_is_labelled_a_test_double(
     assert facts["model"] == prov["model"]
     assert facts["endpoint host"] == prov["endpoint_host"]
     assert facts["recorded on"] == prov["recorded_on"]
-    assert facts["prompt date (today)"] == prov["today"]
+    assert facts["prompt date"] == prov["today"]
     for name, version in prov["packages"].items():
         assert f"{name} {version}" in facts["packages"]
 
@@ -279,10 +279,10 @@ def test_metrics_table_and_charts(committed_page: BeautifulSoup, committed: dict
     rows = committed_page.select("#metrics table.metrics tbody tr")
     assert [text(r.th) for r in rows] == [c["name"] for c in committed["configurations"]]
     loop_atomic = [text(td) for td in rows[3].select("td")]
-    assert loop_atomic[:3] == ["4/4", "3.25", "3.25"]
+    assert loop_atomic[:4] == ["4/4", "none", "3.25", "3.25"]  # passed, failure modes, ...
     assert "converged ×4" in loop_atomic[-1]
     charts = committed_page.select("#metrics figure.chart svg")
-    assert len(charts) == 4
+    assert len(charts) == 3  # wall time is not charted for a stand-in set
     rounds = charts[0]
     widths = [float(r["width"]) for r in rounds.select("rect")]
     assert widths[3] == max(widths) and widths[0] == pytest.approx(widths[3] * 2.0 / 3.25, abs=0.1)
@@ -306,7 +306,7 @@ def test_tool_call_chains_per_question(committed_page: BeautifulSoup) -> None:
     names = [[c.contents[0].strip() for c in r.select(".call")] for r in rounds]
     assert names == [["geocode_city"], ["geocode_city"], ["get_weather_by_coords"]]
     assert row["data-chain"] == "geocode_city → geocode_city → get_weather_by_coords"
-    assert "(宁德市)" in text(rounds[1])
+    assert "(宁德市)" in rounds[1].get_text()
     assert text(row.select("td")[-1]) == "converged"
 
     hottest = chain_row(committed_page, "hottest", "loop+atomic")
@@ -316,7 +316,8 @@ def test_tool_call_chains_per_question(committed_page: BeautifulSoup) -> None:
     pending = failed.select_one(".round.pending")
     assert pending is not None and "get_weather_by_coords" in text(pending)
     assert "never run" in text(failed)
-    assert text(failed.select("td")[-1]) == "max_rounds"
+    assert text(failed.select("td")[-1]) == "stopped after its one tool round"
+    assert "max_rounds" in failed.select("td")[-1].select_one(".badge")["title"]
     assert "fail" in text(failed.select("td")[0])
 
 
@@ -364,7 +365,7 @@ def test_committed_fidelity_section_shows_checks_and_both_tables(
     tables = section.select("table")
     assert len(tables) >= 2
     cells = [text(td) for td in section.select("td")]
-    assert "2/4" in cells and "3/4" in cells
+    assert "2/4 differs" in cells and "3/4 differs" in cells
 
 
 def test_gallery_says_classifier_not_run_when_no_failure_modes(committed: dict[str, Any]) -> None:
@@ -484,7 +485,7 @@ def test_fidelity_checks_tables_and_ablations(synthetic_page: BeautifulSoup) -> 
     assert [text(li) for li in checks[1].select("ul li")] == [
         "shanghai-rain: 2.6 毫米 rejected by °C-only judge"
     ]
-    assert "1 of 2 passed" in text(section)
+    assert "1 of 2 checks passed" in text(section)
 
     tables = section.select(".tables figure.fidelity-table")
     assert [t["data-key"] for t in tables] == ["full", "near_miss"]
@@ -501,7 +502,7 @@ def test_empty_fidelity_is_not_a_pass(committed: dict[str, Any]) -> None:
     results = copy.deepcopy(committed)
     results["fidelity"] = {"checks": [], "tables": {}, "ablations": []}
     section = parse(render_report(results)).select_one("#fidelity")
-    assert "0 of 0 passed" in text(section)
+    assert "0 of 0 checks passed" in text(section)
     assert "recorded no checks" in text(section)
     assert not section.select(".badge.pass")
 
@@ -582,8 +583,10 @@ def test_hostile_text_is_escaped_everywhere(committed: dict[str, Any]) -> None:
     assert "\u2028" in page.get_text()
     body = page.body.get_text()
     assert body.count(HOSTILE) >= 8
-    mark = cards(page, "unfulfilled_promise")["single+atomic", "ningde"].select_one("mark")
-    assert mark.get_text() == HOSTILE
+    card = cards(page, "unfulfilled_promise")["single+atomic", "ningde"]
+    for marker in card.select(".invis"):  # the visible ⟨U+2028 LS⟩ next to the character
+        marker.decompose()
+    assert "".join(m.get_text() for m in card.select(".answer mark")) == HOSTILE
     assert HOSTILE in page.title.get_text()
 
 

@@ -126,7 +126,7 @@ def test_record_trials_layout_and_replay(suite, tmp_path, loopback):
     assert read_manifest(set_dir).trials == 3
     episodes = replay_trials(set_dir, small, [config])
     assert [t for t, _ in episodes] == [1, 2, 3]
-    outcomes = [trial_outcome(t, e, FULL_JUDGE, "comparison") for t, e in episodes]
+    outcomes = [trial_outcome(t, e, FULL_JUDGE, small.question("hottest")) for t, e in episodes]
     # trial 1 passes (three calls in one round); the split trials leave the single host
     # holding the third call: an empty answer
     assert [o["passed"] for o in outcomes] == [True, False, False]

@@ -18,8 +18,7 @@ def converter_url() -> str:
 @pytest.fixture
 def toolreplay_model_settings(record_mode: str) -> ModelSettings:
     """Pin the model name and the endpoint's path, so the recorded requests match whatever
-    TOOLREPLAY_MODEL says (cassettes match on path, not host). TOOLREPLAY_BASE_URL says where
-    to record; this example records against servers.py on loopback, which needs no key, so no
-    key is read (against a real endpoint, read one: ``read_key=record_mode != "none"``)."""
+    TOOLREPLAY_MODEL says (cassettes match on path, not host); the key is read only when
+    recording. TOOLREPLAY_BASE_URL says where to record."""
     base_url = os.environ.get("TOOLREPLAY_BASE_URL") or "http://model.invalid/v1"
-    return model_settings(base_url, "unit-demo", read_key=False)
+    return model_settings(base_url, "unit-demo", read_key=record_mode != "none")

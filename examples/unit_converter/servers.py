@@ -87,7 +87,13 @@ def servers() -> Iterator[dict[str, str]]:
     with ExitStack() as stack:
         api = stack.enter_context(serve(converter_api))
         model = stack.enter_context(serve(scripted_model))
-        yield {"CONVERTER_URL": api, "TOOLREPLAY_BASE_URL": f"{model}/v1"}
+        yield {
+            "CONVERTER_URL": api,
+            "TOOLREPLAY_BASE_URL": f"{model}/v1",
+            # the local model needs no real key; name the variable that holds the one it gets
+            "TOOLREPLAY_API_KEY_ENV": "UNIT_DEMO_KEY",
+            "UNIT_DEMO_KEY": "local-demo",
+        }
 
 
 if __name__ == "__main__":

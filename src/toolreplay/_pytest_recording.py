@@ -9,7 +9,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from .cassettes import JsonBodySerializer, _json_body_matcher, explain_miss, find_miss
+from .cassettes import (
+    JsonBodySerializer,
+    _json_body_matcher,
+    explain_miss,
+    find_miss,
+    one_request_at_a_time,
+)
 from .pytest_plugin import default_vcr_config
 
 _FAILED = pytest.StashKey[bool]()
@@ -52,18 +58,18 @@ def pytest_runtest_makereport(
 
 @pytest.fixture(autouse=True)
 def _toolreplay_all_played(request: pytest.FixtureRequest, vcr: Any) -> Iterator[None]:
-    """Under a cassette, ``requests`` sends take turns and a recording keeps call order
-    (parallel tool calls, :func:`~toolreplay.cassettes.one_request_at_a_time`); with record
-    mode ``none``, fail a test that left recorded interactions unplayed."""
-    cassette = vcr
-    if cassette is None:
+    """With record mode ``none``, fail a test that left recorded interactions unplayed.
+
+    While the test runs, ``requests`` sends take turns under the cassette and a recording keeps
+    each tool round in call order (:func:`~toolreplay.cassettes.one_request_at_a_time`):
+    vcrpy is not thread-safe, and parallel tool calls would otherwise slip past it."""
+    if vcr is None:
         yield
         return
-    from .cassettes import one_request_at_a_time
-
-    with one_request_at_a_time(cassette):
+    with one_request_at_a_time(vcr):
         yield
-    if request.node.get_closest_marker("allow_unplayed"):
+    cassette = vcr
+    if cassette is None or request.node.get_closest_marker("allow_unplayed"):
         return
     if request.node.stash.get(_FAILED, False):
         return  # the test failed already; its own error says more
@@ -85,15 +91,9 @@ def _toolreplay_all_played(request: pytest.FixtureRequest, vcr: Any) -> Iterator
 
 @pytest.fixture
 def toolreplay_model_settings(record_mode: str) -> Any:
-    """Settings from the environment; a key only when recording (``TOOLREPLAY_API_KEY_ENV``
-    names the variable holding it for an endpoint other than DashScope or OpenAI)."""
-    import os
-
     from .model import model_settings
 
-    if record_mode == "none":
-        return model_settings(read_key=False)
-    return model_settings(api_key_env=os.environ.get("TOOLREPLAY_API_KEY_ENV") or None)
+    return model_settings(read_key=record_mode != "none")
 
 
 @pytest.fixture

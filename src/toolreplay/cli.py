@@ -3,6 +3,7 @@
 toolreplay run                            replay every configuration, judge, write reports/
 toolreplay report                         re-render reports/index.html from results.json
 toolreplay audit                          the fidelity audit
+toolreplay diff A B                       what changed between two runs (results or sets)
 toolreplay record --model-source stand-in record offline (stand-in model + fixture server)
 toolreplay record --model-source live     record against a real endpoint (a key paired with
                                           its endpoint: DASHSCOPE_API_KEY → DashScope,
@@ -41,6 +42,7 @@ from .cassettes import (
     check_set_name,
     read_manifest,
 )
+from .diff import DiffError, diff_runs, format_diff, load_run
 from .evals import EvalFileError, EvalSuite, load_eval
 from .experiment import (
     DEFAULT_CASSETTES,
@@ -220,27 +222,43 @@ def _table(results: dict) -> Table:
 
 
 def _trials_table(results: dict) -> Table:
+    """pass^k for k = 1..n in one column, pass@n, rounds and tool calls (mean±sd) over every
+    trial; fits 80 columns like :func:`_table` (failure-mode rates follow the table, see
+    :func:`_rates_lines`)."""
     n = results.get("trials", 1)
-    table = Table(title=f"consistency over {n} trial(s) per configuration × question")
+    table = Table(
+        title=f"consistency over {n} trial(s) per configuration × question",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+    )
     table.add_column("configuration", no_wrap=True)
-    for k in range(1, n + 1):
-        table.add_column(f"pass^{k}", justify="right", no_wrap=True)
+    table.add_column(f"pass^k, k=1..{n}", no_wrap=True)
     table.add_column(f"pass@{n}", justify="right", no_wrap=True)
     table.add_column("rounds", justify="right", no_wrap=True)
     table.add_column("tool calls", justify="right", no_wrap=True)
-    table.add_column("failure-mode rates")
     for c in results["configurations"]:
         hat, at = c.get("pass_hat_k", {}), c.get("pass_at_k", {})
         r, t = c.get("rounds_over_trials", {}), c.get("tool_calls_over_trials", {})
         table.add_row(
             c["name"],
-            *(f"{hat[str(k)]:.2f}" if str(k) in hat else "-" for k in range(1, n + 1)),
+            " ".join(f"{hat[str(k)]:.2f}" if str(k) in hat else "-" for k in range(1, n + 1)),
             f"{at[str(n)]:.2f}" if str(n) in at else "-",
             f"{r.get('mean', 0):.2f}±{r.get('sd', 0):.2f}",
             f"{t.get('mean', 0):.2f}±{t.get('sd', 0):.2f}",
-            "\n".join(f"{m} {v:.0%}" for m, v in c.get("failure_mode_rates", {}).items()) or "-",
         )
     return table
+
+
+def _rates_lines(results: dict) -> list[str]:
+    """One line per configuration with failure modes: their rates over the trials."""
+    lines = []
+    for c in results["configurations"]:
+        rates = c.get("failure_mode_rates", {})
+        if rates:
+            shown = ", ".join(f"{m} {v:.0%}" for m, v in rates.items())
+            lines.append(f"  {c['name']}: {shown}")
+    return ["failure-mode rates over trials:", *lines] if lines else []
 
 
 def _names(value: str | None) -> list[str]:
@@ -257,12 +275,15 @@ def _select(
     want_c = _names(configurations)
     if bad := [c for c in want_c if c not in known_c]:
         raise _fail(
-            f"--configurations: unknown {', '.join(bad)}; this eval runs {', '.join(known_c)}"
+            f"--configurations: unknown {', '.join(bad)}; this eval runs {', '.join(known_c)}",
+            2,
         )
     known_q = [q.id for q in suite.questions]
     want_q = _names(questions)
     if bad := [q for q in want_q if q not in known_q]:
-        raise _fail(f"--questions: unknown {', '.join(bad)}; {suite.path} has {', '.join(known_q)}")
+        raise _fail(
+            f"--questions: unknown {', '.join(bad)}; {suite.path} has {', '.join(known_q)}", 2
+        )
     if want_c:
         configs = [c for c in configs if c.name in want_c]
     if want_q:
@@ -338,7 +359,7 @@ def run(
     )
     results["selection"] = selection
     outcomes = [
-        trial_outcome(t, e, FULL_JUDGE, suite.measures.get(e.question_id)) for t, e in replayed
+        trial_outcome(t, e, FULL_JUDGE, suite.by_id.get(e.question_id)) for t, e in replayed
     ]
     add_trial_metrics(results, outcomes, [q.id for q in suite.questions], manifest.trials)
     # The audit is about the set, not the selection: it always covers the whole eval file
@@ -363,6 +384,8 @@ def run(
         raise _fail(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
     out.print(_table(results))
     out.print(_trials_table(results))
+    for line in _rates_lines(results):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
     _print_audit_summary(audit)
     out.print(f"wrote {out_dir / 'results.json'}")
     out.print(f"wrote {page}")
@@ -378,8 +401,18 @@ def report(
     out_path: Annotated[Path, typer.Option("--out", help="Where the HTML page goes.")] = Path(
         "reports/index.html"
     ),
+    compare: Annotated[
+        Path | None,
+        typer.Option(
+            "--compare",
+            help="An earlier run to compare with: a results file, a folder holding one, or a "
+            "cassette set (replayed offline).",
+        ),
+    ] = None,
+    eval_path: EvalOpt = DEFAULT_EVAL,
 ) -> None:
-    """Re-render the HTML report from a results file, without replaying."""
+    """Re-render the HTML report from a results file, without replaying. With --compare, the
+    page also shows what changed since another run."""
     if out_path.is_dir():
         raise typer.BadParameter(
             f"{out_path} is a folder; give the HTML file's path, e.g. {out_path}/index.html",
@@ -396,11 +429,12 @@ def report(
         )
     _check_output_folder(out_path.parent)
     try:
+        baseline = None if compare is None else load_run(compare, eval_path)
         with folder_lock(
             out_path.parent, wait=LOCK_WAIT_S, inside=True, what="writing reports into"
         ):
-            page = write_report(results, out_path)
-    except (ReportError, LockedError) as exc:
+            page = write_report(results, out_path, compare=baseline)
+    except (ReportError, LockedError, DiffError) as exc:
         raise _fail(str(exc)) from None
     except OSError as exc:
         raise _fail(f"cannot write {out_path}: {exc.strerror or exc}") from None
@@ -428,6 +462,32 @@ def _check_output_folder(folder: Path) -> None:
         check_writable(folder)
     except OSError as exc:
         raise _fail(f"cannot write to {folder}: {exc.strerror or exc}") from None
+
+
+@app.command()
+def diff(
+    before: Annotated[
+        Path, typer.Argument(help="Run A: a results file, a folder holding one, or a cassette set.")
+    ],
+    after: Annotated[Path, typer.Argument(help="Run B, the same kinds as A.")],
+    eval_path: EvalOpt = DEFAULT_EVAL,
+) -> None:
+    """What changed from run A to run B: pass/fail flips per episode, failure modes gained or
+    lost, rounds and tool-call deltas, the first differing message of each changed transcript,
+    and whether the runs are comparable. Cassette sets are replayed offline first.
+
+    Exits 0 when no verdict flipped ("no differences" when nothing changed), 1 when at least
+    one episode flipped between pass and fail, 2 on bad input."""
+    try:
+        a = load_run(before, eval_path)
+        b = load_run(after, eval_path)
+    except DiffError as exc:
+        raise _fail(str(exc)) from None
+    result = diff_runs(a, b)
+    for line in format_diff(result):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
+    if result.flips:
+        raise typer.Exit(1)
 
 
 def _print_audit_summary(audit: Audit) -> None:
@@ -614,6 +674,14 @@ def record(
             show_default=False,
         ),
     ] = None,
+    keep_errors: Annotated[
+        bool,
+        typer.Option(
+            "--keep-errors",
+            help="live: keep episodes that end with stop reason error (a server's real "
+            "failures) instead of refusing the recording; requests are then not retried.",
+        ),
+    ] = False,
     update_snapshots_: Annotated[
         bool,
         typer.Option(
@@ -689,6 +757,7 @@ def record(
                     geocoding_url=geocoding_url,
                     forecast_url=forecast_url,
                     open_meteo_fixture=open_meteo is OpenMeteoSource.fixture,
+                    keep_errors=keep_errors,
                     only=keys,
                     progress=step,
                     trials=trials,

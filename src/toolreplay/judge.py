@@ -675,12 +675,18 @@ class PlaceSpec:
     aliases: tuple[str, ...] = ()
 
     def named(self, place: Mapping[str, Any] | None) -> bool:
-        """Whether a tool result's place has this place's name (宁德 and 宁德市 alike)."""
+        """Whether a tool result's place has this place's name or one of its aliases (宁德 and
+        宁德市 alike; ``Beijing`` with the alias 北京 names 北京)."""
         if place is None:
             return False
         name = str(place.get("name", "")).removesuffix("市")
-        q = self.query.removesuffix("市")
-        return bool(name) and (name.startswith(q) or q.startswith(name))
+        if not name:
+            return False
+        for q in (self.query, *self.aliases):
+            q = q.removesuffix("市")
+            if name.startswith(q) or q.startswith(name):
+                return True
+        return False
 
     def matches(self, place: Mapping[str, Any] | None) -> bool:
         """Whether a tool result's place is this one: same name and ``admin1``."""

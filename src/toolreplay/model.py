@@ -225,10 +225,13 @@ def model_settings(
     api_key_env: str | None = None,
 ) -> ModelSettings:
     """Settings for a live recording: :func:`resolve_endpoint` (raises
-    :class:`EndpointError`). With ``read_key=False`` no key is read and nothing is refused:
-    flag > ``$TOOLREPLAY_BASE_URL`` > DashScope, flag > ``$TOOLREPLAY_MODEL`` > ``qwen-plus``."""
+    :class:`EndpointError`). ``api_key_env`` defaults to ``$TOOLREPLAY_API_KEY_ENV`` (the name
+    of the variable holding the key of a ``--base-url`` / ``$TOOLREPLAY_BASE_URL`` endpoint).
+    With ``read_key=False`` no key is read and nothing is refused: flag >
+    ``$TOOLREPLAY_BASE_URL`` > DashScope, flag > ``$TOOLREPLAY_MODEL`` > ``qwen-plus``."""
     e = os.environ if env is None else env
     if read_key:
+        api_key_env = api_key_env or e.get("TOOLREPLAY_API_KEY_ENV") or None
         return resolve_endpoint(base_url, model, api_key_env, e).settings
     return ModelSettings(
         base_url=base_url or e.get("TOOLREPLAY_BASE_URL") or DEFAULT_BASE_URL,

@@ -24,9 +24,11 @@ returns them as a dict).
 Fixtures:
 
 - ``toolreplay_model_settings``: :class:`~toolreplay.model.ModelSettings` from the environment
-  (``TOOLREPLAY_BASE_URL``, ``TOOLREPLAY_MODEL``; a key only when recording, never in record
-  mode ``none``: ``DASHSCOPE_API_KEY`` or ``OPENAI_API_KEY`` paired with their endpoints, or
-  the variable ``TOOLREPLAY_API_KEY_ENV`` names);
+  (``TOOLREPLAY_BASE_URL``, ``TOOLREPLAY_MODEL``; the key only when recording, never in record
+  mode ``none``, paired with its endpoint as :func:`~toolreplay.model.resolve_endpoint` says:
+  ``DASHSCOPE_API_KEY`` for DashScope, ``OPENAI_API_KEY`` for the OpenAI API or
+  ``$OPENAI_BASE_URL``, and for any other endpoint the variable ``TOOLREPLAY_API_KEY_ENV``
+  names);
 - ``chat_model``: an :class:`~toolreplay.model.OpenAIChatModel` with those settings over an
   ``httpx.Client`` that ignores proxy settings; under a cassette it replays;
 - ``http_session``: a ``requests.Session`` that ignores proxy settings, for your own tools;

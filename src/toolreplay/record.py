@@ -80,6 +80,7 @@ class Target:
     forecast_url: str
     today: str
     trust_env: bool = True  # proxies etc. from the environment; off for loopback servers
+    keep_errors: bool = False  # keep episodes ending with stop reason error (no retries then)
     tools_trust_env: bool | None = None  # for the Open-Meteo session; None: as trust_env
     trial_model_urls: tuple[str, ...] = ()  # model base URL per trial (stand-in), else model's
 
@@ -129,7 +130,11 @@ def _record_into(
                 target.trust_env if target.tools_trust_env is None else target.tools_trust_env
             )
             model = OpenAIChatModel(
-                target.model_for(trial), http, max_retries=2,
+                target.model_for(trial),
+                http,
+                # A kept error must replay as recorded: retries would add interactions that a
+                # replay (which never retries) leaves unplayed.
+                max_retries=0 if target.keep_errors else 2,
                 tool_choice=suite.experiment.tool_choice,
             )
             client = OpenMeteoClient(session, target.geocoding_url, target.forecast_url)
@@ -142,8 +147,11 @@ def _record_into(
                     suite, config, question, model=model, open_meteo=client, today=target.today
                 )
                 seconds = round(time.perf_counter() - started, 3)
-        if episode.stop_reason == "error":
-            raise RecordingError(f"episode {key} failed: {episode.error}")
+        if episode.stop_reason == "error" and not target.keep_errors:
+            raise RecordingError(
+                f"episode {key} failed: {episode.error} (to keep such episodes as a result, "
+                "record --model-source live with --keep-errors)"
+            )
         records[key] = EpisodeRecord(
             cassette=str(path.relative_to(folder)),
             cassette_sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
@@ -424,6 +432,7 @@ def record_live(
     geocoding_url: str = GEOCODING_URL,
     forecast_url: str = FORECAST_URL,
     open_meteo_fixture: bool = False,
+    keep_errors: bool = False,
     only: Sequence[str] = (),
     progress: Progress | None = None,
     force: bool = False,
@@ -436,7 +445,10 @@ def record_live(
 
     With ``open_meteo_fixture`` the tools talk to the bundled Open-Meteo fixture server on
     loopback instead (started and stopped here), so only the model is live: fixed tool data,
-    and the prompt date is the fixtures' ``today`` so "today" matches the data."""
+    and the prompt date is the fixtures' ``today`` so "today" matches the data.
+    With ``keep_errors`` an episode that ends with stop reason ``error`` (a server's real
+    failure) is kept in the set instead of failing the recording; requests are then not
+    retried, so the cassette replays as recorded."""
     if not settings.api_key:
         raise RecordingError(
             "live recording needs an API key: set "
@@ -457,6 +469,7 @@ def record_live(
                 forecast_url=f"{om_url}/v1/forecast",
                 today=str(load_fixtures()["today"]),
                 tools_trust_env=False,
+                keep_errors=keep_errors,
             )
             return record_set(
                 set_dir, suite, configs, target, only=only, progress=progress, force=force,
@@ -468,6 +481,7 @@ def record_live(
         geocoding_url=geocoding_url,
         forecast_url=forecast_url,
         today=dt.datetime.now(ZoneInfo("Asia/Shanghai")).date().isoformat(),
+        keep_errors=keep_errors,
     )
     return record_set(
         set_dir, suite, configs, target, only=only, progress=progress, force=force,

@@ -14,8 +14,8 @@ docstring's first paragraph unless given. The result is a :class:`~toolreplay.to
 that the hosts (:func:`~toolreplay.hosts.run_loop`, :func:`~toolreplay.hosts.run_single`)
 run: arguments are validated against the schema before the call, and a tool that raises
 :class:`~toolreplay.toolsets.ToolError`, :class:`ValueError`, :class:`LookupError` or
-:class:`ArithmeticError` answers the model with ``{"error": "<type>: <message>"}``; any other
-exception is handled as the hosts handle every tool failure (:mod:`toolreplay.hosts`).
+:class:`ArithmeticError` answers the model with ``{"error": "..."}`` instead of ending the
+episode. Any other exception (a bug, a cassette miss) propagates.
 """
 
 from __future__ import annotations

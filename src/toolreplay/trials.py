@@ -19,7 +19,7 @@ from .cassettes import Manifest, episode_key, read_manifest
 from .episode import Episode
 from .evals import EvalSuite, Question
 from .experiment import Configuration, Progress, replay_clients, replay_episode
-from .failures import FAILURE_MODES, classify
+from .failures import FABRICATED_VALUE, FAILURE_MODES, classify
 from .judge import Judge
 from .metrics import Spread, curve, mean_curve, rate
 
@@ -54,19 +54,23 @@ def replay_trials(
 
 
 def trial_outcome(
-    trial: int, episode: Episode, judge: Judge, measure: str | None
+    trial: int, episode: Episode, judge: Judge, question: Question | str | None
 ) -> dict[str, Any]:
     """``{"configuration", "question_id", "trial", "passed", "rounds", "tool_calls",
-    "stop_reason", "failure_modes": [mode, ...]}`` for one judged trial."""
+    "stop_reason", "failure_modes": [mode, ...]}`` for one trial, judged and labelled as
+    :func:`toolreplay.results.episode_record` does (grounded against the episode's own tool
+    results for ``question``; never passed beside a ``fabricated_value`` label)."""
+    labels = classify(episode, judge, question)
+    verdict = judge.judge_episode(episode, question)
     return {
         "configuration": episode.configuration,
         "question_id": episode.question_id,
         "trial": trial,
-        "passed": judge.judge(episode.answer, measure).passed,
+        "passed": verdict.passed and not any(f.mode == FABRICATED_VALUE for f in labels),
         "rounds": len(episode.rounds),
         "tool_calls": len(episode.tool_calls),
         "stop_reason": episode.stop_reason,
-        "failure_modes": sorted({f.mode for f in classify(episode, judge, measure)}),
+        "failure_modes": sorted({f.mode for f in labels}),
     }
 
 

@@ -1,0 +1,432 @@
+"""Compare two runs: what changed between two results files or two cassette sets.
+
+``toolreplay diff A B`` and ``toolreplay report --compare A`` use this module. A *run* is a
+results document (``reports/results.json``, see :mod:`toolreplay.results`); a cassette set
+(a folder with ``manifest.json``) is replayed and judged first, which also gives the
+manifest's hashes of the system prompt template and tool schemas.
+
+The comparison is per episode, keyed by ``(configuration, question_id)``:
+
+* pass/fail **flips** (the verdict changed);
+* failure modes gained or lost;
+* rounds and tool-call deltas, stop-reason changes;
+* the first message where the two transcripts differ;
+
+and, for the runs as a whole, whether they are **comparable**: the same questions, system
+prompt, tool schemas and judge (otherwise which of them differ). A flip between runs that are
+not comparable may come from that difference rather than from the model or host.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "Aspect",
+    "DiffError",
+    "EpisodeChange",
+    "Run",
+    "RunDiff",
+    "diff_runs",
+    "format_diff",
+    "load_run",
+]
+
+
+class DiffError(ValueError):
+    """A path that is neither a results file nor a cassette set, or one that cannot be read
+    or replayed; the message names the path."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One side of a comparison. ``results`` is a results document; ``fingerprint`` holds the
+    manifest's ``system_prompt_sha256``, ``tool_schemas_sha256`` and ``settings`` when the run
+    was replayed from a cassette set (None for a results file, which does not record them)."""
+
+    label: str
+    results: Mapping[str, Any]
+    fingerprint: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Aspect:
+    """One thing both runs must share to be comparable. ``same`` is None when it cannot be
+    told from the inputs (e.g. tool schemas of results files); ``a``/``b`` describe each side
+    in a few words. ``required`` is False for what is shown but does not make two runs
+    incomparable (the model: comparing a re-recording with the reference is the point)."""
+
+    name: str
+    same: bool | None
+    a: str = ""
+    b: str = ""
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class EpisodeChange:
+    """What changed in one episode between run A and run B.
+
+    ``passed`` is ``(a, b)``; ``gained``/``lost`` are failure-mode names (B has, A had);
+    ``rounds``/``tool_calls`` are ``(a, b)`` counts; ``first_difference`` describes the first
+    differing transcript message (None when the transcripts are equal)."""
+
+    configuration: str
+    question_id: str
+    question: str
+    passed: tuple[bool, bool]
+    gained: tuple[str, ...]
+    lost: tuple[str, ...]
+    rounds: tuple[int, int]
+    tool_calls: tuple[int, int]
+    stop_reason: tuple[str, str]
+    first_difference: dict[str, Any] | None
+    answer: tuple[str, str]
+
+    @property
+    def key(self) -> str:
+        return f"{self.configuration}/{self.question_id}"
+
+    @property
+    def flipped(self) -> bool:
+        return self.passed[0] != self.passed[1]
+
+
+@dataclass(frozen=True)
+class RunDiff:
+    """The comparison of run ``a`` (before) with run ``b`` (after)."""
+
+    a: str
+    b: str
+    aspects: tuple[Aspect, ...]
+    changes: tuple[EpisodeChange, ...]
+    only_a: tuple[str, ...] = ()
+    only_b: tuple[str, ...] = ()
+    scores: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+
+    @property
+    def comparable(self) -> bool:
+        return all(x.same is not False for x in self.aspects if x.required)
+
+    @property
+    def differing(self) -> list[str]:
+        return [x.name for x in self.aspects if x.same is False and x.required]
+
+    @property
+    def flips(self) -> list[EpisodeChange]:
+        return [c for c in self.changes if c.flipped]
+
+    @property
+    def identical(self) -> bool:
+        return not self.changes and not self.only_a and not self.only_b and self.comparable
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_run(path: Path, eval_path: Path | None = None) -> Run:
+    """A run from ``path``: a results file, a folder holding ``results.json`` (e.g.
+    ``reports/``), or a cassette set (a folder holding ``manifest.json``), which is replayed
+    offline and judged with the eval file ``eval_path`` (default ``evals/weather.yaml``).
+    Raises :class:`DiffError` naming ``path``."""
+    from .report import ReportError, load_results
+
+    p = Path(path)
+    if p.is_dir():
+        if (p / "manifest.json").is_file():
+            return _replay_run(p, eval_path)
+        if (p / "results.json").is_file():
+            p = p / "results.json"
+        else:
+            raise DiffError(
+                f"{path}: neither a results file nor a cassette set (no results.json or "
+                "manifest.json in the folder)"
+            )
+    try:
+        return Run(label=str(path), results=load_results(p))
+    except ReportError as exc:
+        raise DiffError(str(exc)) from None
+
+
+def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
+    from .cassettes import CassetteError, CassetteMiss, UnplayedInteractions, read_manifest
+    from .evals import EvalFileError, load_eval
+    from .experiment import DEFAULT_EVAL, replay_set, study_configurations
+    from .judge import FULL_JUDGE
+    from .results import build_results
+
+    try:
+        suite = load_eval(eval_path or DEFAULT_EVAL)
+    except EvalFileError as exc:
+        raise DiffError(str(exc)) from None
+    configs = study_configurations(suite)
+    try:
+        manifest = read_manifest(set_dir)
+        episodes = replay_set(set_dir, suite, configs)
+    except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
+        raise DiffError(f"{set_dir}: {exc}") from None
+    results = build_results(
+        manifest, episodes, [c.name for c in configs], FULL_JUDGE, suite.measures
+    )
+    fingerprint = {
+        "system_prompt_sha256": manifest.system_prompt_sha256,
+        "tool_schemas_sha256": dict(manifest.tool_schemas_sha256),
+        "settings": dict(manifest.settings),
+    }
+    return Run(label=str(set_dir), results=results, fingerprint=fingerprint)
+
+
+# --------------------------------------------------------------------------- comparing
+
+
+def _questions(results: Mapping[str, Any]) -> dict[str, str]:
+    return {e["question_id"]: e["question"] for e in results["episodes"]}
+
+
+def _system_prompts(results: Mapping[str, Any]) -> list[str]:
+    out: dict[str, None] = {}
+    for e in results["episodes"]:
+        for m in e["transcript"][:1]:
+            if m.get("role") == "system" and isinstance(m.get("content"), str):
+                out[m["content"]] = None
+    return list(out)
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _hash(value: Any) -> str:
+    import hashlib
+
+    data = json.dumps(value, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    return hashlib.sha256(data).hexdigest()[:12]
+
+
+def _aspects(a: Run, b: Run) -> list[Aspect]:
+    ra, rb = a.results, b.results
+    out = []
+    qa, qb = _questions(ra), _questions(rb)
+    if qa == qb:
+        out.append(Aspect("questions", True, f"{len(qa)} questions", f"{len(qb)} questions"))
+    else:
+        only_a = sorted(set(qa) - set(qb))
+        only_b = sorted(set(qb) - set(qa))
+        reworded = sorted(k for k in set(qa) & set(qb) if qa[k] != qb[k])
+        parts_a = [f"only here: {', '.join(only_a)}"] if only_a else []
+        parts_b = [f"only here: {', '.join(only_b)}"] if only_b else []
+        if reworded:
+            parts_a.append(f"worded differently: {', '.join(reworded)}")
+            parts_b.append(f"worded differently: {', '.join(reworded)}")
+        out.append(Aspect("questions", False, "; ".join(parts_a) or "—", "; ".join(parts_b) or "—"))
+    pa, pb = _system_prompts(ra), _system_prompts(rb)
+    out.append(
+        Aspect(
+            "system prompt",
+            pa == pb,
+            f"sha256 {_hash(pa)}" if pa else "none",
+            f"sha256 {_hash(pb)}" if pb else "none",
+        )
+    )
+    da, db = ra["provenance"].get("today"), rb["provenance"].get("today")
+    out.append(Aspect("prompt date", da == db, str(da), str(db)))
+    fa, fb = a.fingerprint, b.fingerprint
+    if fa is not None and fb is not None:
+        ta, tb = fa["tool_schemas_sha256"], fb["tool_schemas_sha256"]
+        fmt = lambda t: ", ".join(f"{k} {v[:12]}" for k, v in sorted(t.items()))  # noqa: E731
+        out.append(Aspect("tool schemas", ta == tb, fmt(ta), fmt(tb)))
+        sa, sb = fa.get("settings", {}), fb.get("settings", {})
+        keys = sorted(k for k in set(sa) | set(sb) if sa.get(k) != sb.get(k))
+        out.append(
+            Aspect(
+                "settings",
+                not keys,
+                ", ".join(f"{k}={sa.get(k)!r}" for k in keys) or "same",
+                ", ".join(f"{k}={sb.get(k)!r}" for k in keys) or "same",
+            )
+        )
+    else:
+        out.append(
+            Aspect(
+                "tool schemas",
+                None,
+                "not recorded" if fa is None else "recorded",
+                "not recorded" if fb is None else "recorded",
+            )
+        )
+    ja, jb = ra.get("judge", "unknown"), rb.get("judge", "unknown")
+    out.append(Aspect("judge", ja == jb, str(ja), str(jb)))
+    ma, mb = ra["provenance"].get("model"), rb["provenance"].get("model")
+    # the model is what a re-recording usually changes: shown, never a reason to refuse
+    out.append(Aspect("model", ma == mb, str(ma), str(mb), required=False))
+    return out
+
+
+def _describe_message(message: Mapping[str, Any] | None) -> str:
+    if message is None:
+        return "(no message)"
+    role = message.get("role", "?")
+    content = message.get("content")
+    parts = []
+    if isinstance(content, str) and content:
+        parts.append(json.dumps(_short(content), ensure_ascii=False))
+    elif content is None and role == "assistant":
+        parts.append("content null")
+    elif content == "":
+        parts.append('content ""')
+    elif content is not None:
+        parts.append(_short(json.dumps(content, ensure_ascii=False)))
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function") or {}
+        parts.append(f"{fn.get('name', '?')}({_short(str(fn.get('arguments', '')), 40)})")
+    return f"{role}: " + ("; ".join(parts) or "(nothing)")
+
+
+def first_difference(
+    ta: Sequence[Mapping[str, Any]], tb: Sequence[Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    """``{"index", "a", "b"}`` for the first message that differs between two transcripts
+    (``a``/``b`` in a few words; ``(no message)`` past one transcript's end); None when the
+    transcripts are equal."""
+    for i in range(max(len(ta), len(tb))):
+        ma = ta[i] if i < len(ta) else None
+        mb = tb[i] if i < len(tb) else None
+        if ma != mb:
+            return {"index": i, "a": _describe_message(ma), "b": _describe_message(mb)}
+    return None
+
+
+def _modes(ep: Mapping[str, Any]) -> list[str]:
+    return list(dict.fromkeys(f["mode"] for f in ep.get("failure_modes", [])))
+
+
+def diff_runs(a: Run, b: Run) -> RunDiff:
+    """Compare run ``a`` (before) with run ``b`` (after). Episodes are matched by
+    configuration and question id, in B's order (then those only in A)."""
+    ea = {(e["configuration"], e["question_id"]): e for e in a.results["episodes"]}
+    eb = {(e["configuration"], e["question_id"]): e for e in b.results["episodes"]}
+    changes = []
+    for key, y in eb.items():
+        x = ea.get(key)
+        if x is None:
+            continue
+        ma, mb = _modes(x), _modes(y)
+        diff = first_difference(x["transcript"], y["transcript"])
+        change = EpisodeChange(
+            configuration=key[0],
+            question_id=key[1],
+            question=y["question"],
+            passed=(bool(x["passed"]), bool(y["passed"])),
+            gained=tuple(m for m in mb if m not in ma),
+            lost=tuple(m for m in ma if m not in mb),
+            rounds=(x["rounds"], y["rounds"]),
+            tool_calls=(x["tool_calls"], y["tool_calls"]),
+            stop_reason=(x["stop_reason"], y["stop_reason"]),
+            first_difference=diff,
+            answer=(x["answer"], y["answer"]),
+        )
+        if (
+            change.flipped
+            or change.gained
+            or change.lost
+            or change.rounds[0] != change.rounds[1]
+            or change.tool_calls[0] != change.tool_calls[1]
+            or change.stop_reason[0] != change.stop_reason[1]
+            or diff is not None
+        ):
+            changes.append(change)
+    ca = {c["name"]: c for c in a.results["configurations"]}
+    scores = tuple(
+        {
+            "name": c["name"],
+            "a": f"{ca[c['name']]['passed']}/{ca[c['name']]['total']}" if c["name"] in ca else "–",
+            "b": f"{c['passed']}/{c['total']}",
+            "changed": c["name"] not in ca
+            or (ca[c["name"]]["passed"], ca[c["name"]]["total"]) != (c["passed"], c["total"]),
+        }
+        for c in b.results["configurations"]
+    )
+    return RunDiff(
+        a=a.label,
+        b=b.label,
+        aspects=tuple(_aspects(a, b)),
+        changes=tuple(changes),
+        only_a=tuple(f"{k[0]}/{k[1]}" for k in ea if k not in eb),
+        only_b=tuple(f"{k[0]}/{k[1]}" for k in eb if k not in ea),
+        scores=scores,
+    )
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _delta(pair: tuple[int, int]) -> str:
+    a, b = pair
+    return f"{a} → {b} ({b - a:+d})" if a != b else str(a)
+
+
+def format_diff(d: RunDiff) -> list[str]:
+    """The comparison as lines of plain text (what ``toolreplay diff`` prints)."""
+    lines = [f"A: {d.a}", f"B: {d.b}"]
+    same = [x.name for x in d.aspects if x.same]
+    unknown = [x.name for x in d.aspects if x.same is None]
+    if d.comparable:
+        lines.append("comparable: yes (same " + ", ".join(same) + ")")
+    else:
+        lines.append("comparable: NO, these differ: " + ", ".join(d.differing))
+    for x in d.aspects:
+        if x.same is False:
+            lines.append(f"  {x.name} differs: A {x.a} | B {x.b}")
+    for name in unknown:
+        lines.append(f"  {name}: not compared (not recorded in a results file)")
+    if d.identical:
+        lines.append("no differences")
+        return lines
+    changed_scores = [s for s in d.scores if s["changed"]]
+    if changed_scores:
+        lines.append(
+            "passed: " + ", ".join(f"{s['name']} {s['a']} → {s['b']}" for s in changed_scores)
+        )
+    flips = d.flips
+    lines.append(
+        f"{len(flips)} flip{'' if len(flips) == 1 else 's'}, "
+        f"{len(d.changes)} changed episode{'' if len(d.changes) == 1 else 's'}"
+    )
+    for c in d.changes:
+        lines.extend(_change_lines(c))
+    lines.extend(f"only in A: {k}" for k in d.only_a)
+    lines.extend(f"only in B: {k}" for k in d.only_b)
+    return lines
+
+
+def _change_lines(c: EpisodeChange) -> list[str]:
+    if c.flipped:
+        head = f"FLIP {c.key}: {_word(c.passed[0])} → {_word(c.passed[1])}"
+    else:
+        head = f"     {c.key}: still {_word(c.passed[1])}"
+    lines = [head]
+    if c.gained:
+        lines.append(f"    failure modes gained: {', '.join(c.gained)}")
+    if c.lost:
+        lines.append(f"    failure modes lost: {', '.join(c.lost)}")
+    if c.rounds[0] != c.rounds[1]:
+        lines.append(f"    rounds: {_delta(c.rounds)}")
+    if c.tool_calls[0] != c.tool_calls[1]:
+        lines.append(f"    tool calls: {_delta(c.tool_calls)}")
+    if c.stop_reason[0] != c.stop_reason[1]:
+        lines.append(f"    stop reason: {c.stop_reason[0]} → {c.stop_reason[1]}")
+    if c.first_difference:
+        fd = c.first_difference
+        lines.append(f"    first differing message #{fd['index']}:")
+        lines.append(f"      A {fd['a']}")
+        lines.append(f"      B {fd['b']}")
+    return lines
+
+
+def _word(passed: bool) -> str:
+    return "pass" if passed else "fail"

@@ -1,0 +1,152 @@
+"""``toolreplay diff``: two results files or two cassette sets; exactly the episode that changed
+is listed, identical runs say "no differences" and exit 0, a flip exits 1, and runs that differ
+in questions, prompt or judge are called not comparable."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from toolreplay.cli import app
+from toolreplay.diff import DiffError, Run, diff_runs, first_difference, format_diff, load_run
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "reports" / "results.json"
+REFERENCE = REPO / "cassettes" / "reference"
+EVAL = REPO / "evals" / "weather.yaml"
+ANSWER = "北京今天阴，当前气温 30.9°C，最高 31.1°C，最低 20.5°C。"
+HEDGED = "北京今天阴，我再查一下具体气温。"
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def committed() -> dict[str, Any]:
+    return json.loads(RESULTS.read_text(encoding="utf-8"))
+
+
+def episode(results: dict[str, Any], configuration: str, question_id: str) -> dict[str, Any]:
+    return next(
+        e
+        for e in results["episodes"]
+        if e["configuration"] == configuration and e["question_id"] == question_id
+    )
+
+
+def write(path: Path, results: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(results, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_identical_results_say_no_differences(tmp_path: Path) -> None:
+    copy_ = tmp_path / "copy.json"
+    shutil.copy(RESULTS, copy_)
+    result = runner.invoke(app, ["diff", str(RESULTS), str(copy_)])
+    assert result.exit_code == 0, result.output
+    assert "no differences" in result.output
+    assert "comparable: yes" in result.output
+
+
+def test_one_flipped_episode_is_listed_exactly(committed: dict[str, Any], tmp_path: Path) -> None:
+    after = copy.deepcopy(committed)
+    ep = episode(after, "loop+atomic", "beijing")
+    ep.update(passed=False, answer=HEDGED, rounds=4, tool_calls=3)
+    ep["transcript"][-1]["content"] = HEDGED
+    ep["failure_modes"] = [{"mode": "no_measurement", "explanation": "", "evidence": None}]
+    result = runner.invoke(app, ["diff", str(RESULTS), str(write(tmp_path / "b.json", after))])
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    assert [line for line in lines if line.startswith("FLIP")] == [
+        "FLIP loop+atomic/beijing: pass → fail"
+    ]
+    assert "1 flip, 1 changed episode" in lines
+    assert "    failure modes gained: no_measurement" in lines
+    assert "    rounds: 3 → 4 (+1)" in lines
+    assert "    tool calls: 2 → 3 (+1)" in lines
+    at = lines.index("    first differing message #6:")
+    assert lines[at + 1] == f'      A assistant: "{ANSWER}"'
+    assert lines[at + 2] == f'      B assistant: "{HEDGED}"'
+
+
+def test_changes_without_a_flip_exit_zero(committed: dict[str, Any]) -> None:
+    after = copy.deepcopy(committed)
+    ep = episode(after, "single+atomic", "beijing")
+    ep["failure_modes"] = []  # the failure stays, its label is lost
+    d = diff_runs(Run("a", committed), Run("b", after))
+    assert [c.key for c in d.changes] == ["single+atomic/beijing"]
+    assert d.changes[0].lost == ("empty_answer",) and not d.flips
+    assert "     single+atomic/beijing: still fail" in format_diff(d)
+
+
+def test_runs_that_differ_in_prompt_questions_or_judge_are_not_comparable(
+    committed: dict[str, Any],
+) -> None:
+    after = copy.deepcopy(committed)
+    after["judge"] = "celsius-only"
+    for ep in after["episodes"]:
+        ep["transcript"][0]["content"] += " 请简洁。"
+        if ep["question_id"] == "hottest":
+            ep["question"] = "北京、上海、广州哪里最热？"
+    d = diff_runs(Run("a", committed), Run("b", after))
+    assert not d.comparable
+    assert d.differing == ["questions", "system prompt", "judge"]
+    text = "\n".join(format_diff(d))
+    assert "comparable: NO, these differ: questions, system prompt, judge" in text
+    assert "worded differently: hottest" in text
+
+
+def test_first_difference_past_the_end() -> None:
+    a = [{"role": "user", "content": "q"}]
+    b = [*a, {"role": "assistant", "content": None, "tool_calls": []}]
+    assert first_difference(a, b) == {
+        "index": 1,
+        "a": "(no message)",
+        "b": "assistant: content null",
+    }
+    assert first_difference(a, list(a)) is None
+
+
+def test_bad_path_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(DiffError, match="neither a results file nor a cassette set"):
+        load_run(tmp_path)
+    result = runner.invoke(app, ["diff", str(RESULTS), str(tmp_path / "missing.json")])
+    assert result.exit_code == 2
+    assert "results file not found" in result.output
+
+
+def test_cassette_sets_are_replayed_and_the_changed_episode_is_the_only_flip(
+    tmp_path: Path,
+) -> None:
+    """A copy of the reference set whose loop+atomic/beijing cassette now holds a hedged final
+    reply (as a re-recording with a different model reply would): the diff replays both sets
+    and lists exactly that flip, with the comparable fingerprint read from both manifests."""
+    other = tmp_path / "other"
+    shutil.copytree(REFERENCE, other)
+    cassette = other / "loop+atomic" / "beijing.yaml"
+    body = cassette.read_text(encoding="utf-8")
+    assert body.count(ANSWER) == 1
+    cassette.write_text(body.replace(ANSWER, HEDGED), encoding="utf-8")
+    result = runner.invoke(app, ["diff", str(REFERENCE), str(other), "--eval", str(EVAL)])
+    assert result.exit_code == 1, result.output
+    assert [line for line in result.output.splitlines() if line.startswith("FLIP")] == [
+        "FLIP loop+atomic/beijing: pass → fail"
+    ]
+    assert "1 flip, 1 changed episode" in result.output
+    assert "passed: loop+atomic 4/4 → 3/4" in result.output
+    assert "comparable: yes (same questions, system prompt, prompt date, tool schemas" in (
+        result.output
+    )
+    # and the page renders the comparison
+    out = tmp_path / "index.html"
+    result = runner.invoke(
+        app,
+        ["report", "--results", str(RESULTS), "--out", str(out), "--compare", str(other)],
+    )
+    assert result.exit_code == 0, result.output
+    assert "loop+atomic/beijing" in out.read_text(encoding="utf-8")
