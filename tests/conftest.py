@@ -4,8 +4,10 @@ stand-in and fixture servers on loopback, started by the tests that record."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any, cast
 
@@ -29,6 +31,10 @@ HARD_EVAL_FILE = REPO / "evals" / "weather-hard.yaml"
 KEY_MARKER = "-".join(["sk", "never", "read", "0123456789abcdef"])  # built: no key literal
 
 pytest_plugins = ("pytester",)
+
+# The parse cache goes to a folder of this test run's (each xdist worker its own), never to
+# the user's ~/.cache; subprocesses the tests start inherit it.
+os.environ["TOOLREPLAY_CACHE_DIR"] = tempfile.mkdtemp(prefix="toolreplay-test-cache-")
 
 #: Left out of every snapshot, at any depth: token usage and wall time change with every
 #: recording and say nothing about behaviour.

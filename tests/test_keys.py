@@ -128,7 +128,8 @@ def mock_client(monkeypatch: pytest.MonkeyPatch, handler) -> None:
 
     class Client(httpx.Client):
         def __init__(self, *args, **kwargs):
-            super().__init__(*args, **{**kwargs, "transport": httpx.MockTransport(handler)})
+            # clients that bring their own transport (replay's) keep it
+            super().__init__(*args, **{"transport": httpx.MockTransport(handler), **kwargs})
 
     monkeypatch.setattr(record_mod.httpx, "Client", Client)
 

@@ -501,6 +501,7 @@ class CassetteDamaged(CassetteError):
 def load_cassette(path: Path, expected_sha256: str | None = None) -> list[dict[str, Any]]:
     """The interactions of the cassette at ``path``, as stored (JSON bodies parsed under
     ``parsed_body``), every field validated; the one place a cassette is read and checked.
+    Each call returns a fresh list the caller may change.
 
     Checks, in order, each failure a :class:`CassetteError` whose message starts with
     ``path`` and says where and what: the file exists, is a file, is at most
@@ -512,29 +513,141 @@ def load_cassette(path: Path, expected_sha256: str | None = None) -> list[dict[s
     bytes or a JSON value); response status code (100–599) and message, headers, body (text,
     bytes or a JSON value). What a reply body *says* (choices, tool calls, usage) is not
     judged here: any recorded reply replays and the model client gives it an outcome; a body
-    cut short or edited since recording fails the sha256 check instead."""
+    cut short or edited since recording fails the sha256 check instead.
+
+    A cassette is parsed and validated once per content: the result is kept, by the sha256 of
+    the file's bytes, in memory and in the parse cache on disk (:class:`ParseCache`), so a
+    file read again (by another episode's audit check, another worker, the next run) costs a
+    read, a hash and an unmarshal. The bytes are read and hashed every time, so an edited
+    file is always parsed again."""
     try:
         data = read_input_bytes(path, "cassette", CASSETTE_LIMIT)
     except InputFileError as exc:
         if exc.missing:
             raise CassetteError(f"cassette not found: {path}") from None
         raise CassetteError(str(exc)) from None
-    problem: CassetteError | None = None
-    interactions: list[dict[str, Any]] = []
-    try:
-        interactions = _validate(path, data)
-    except CassetteError as exc:
-        problem = exc
-    if expected_sha256 is not None and hashlib.sha256(data).hexdigest() != expected_sha256:
-        also = f"; it also fails to load: {str(problem).removeprefix(f'{path}: ')}"
+    digest = hashlib.sha256(data).hexdigest()
+    if expected_sha256 is not None and digest != expected_sha256:
+        try:
+            _validate(path, data)
+            problem = ""
+        except CassetteError as exc:
+            problem = f"; it also fails to load: {str(exc).removeprefix(f'{path}: ')}"
         raise CassetteDamaged(
             f"{path}: edited or damaged since recording (its sha256 differs from the one "
-            f"manifest.json holds{also if problem else ''}). Restore it from version control "
-            "or re-record it"
+            f"manifest.json holds{problem}). Restore it from version control or re-record it"
         )
-    if problem is not None:
-        raise problem
+    cache = parse_cache()
+    interactions = cache.get(digest)
+    if interactions is None:
+        interactions = _validate(path, data)
+        cache.put(digest, interactions)
     return interactions
+
+
+#: Environment variable naming the parse cache's folder; set but empty turns the cache off.
+CACHE_DIR_ENV = "TOOLREPLAY_CACHE_DIR"
+#: Bump when what :func:`_validate` accepts or returns changes: older entries are ignored.
+PARSE_CACHE_FORMAT = 1
+
+
+def default_cache_dir() -> Path | None:
+    """``$TOOLREPLAY_CACHE_DIR`` (None when set but empty: no disk cache), else
+    ``$XDG_CACHE_HOME/toolreplay`` or ``~/.cache/toolreplay``."""
+    import os
+
+    value = os.environ.get(CACHE_DIR_ENV)
+    if value is not None:
+        return Path(value) if value.strip() else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "toolreplay"
+
+
+class ParseCache:
+    """Validated cassettes by the sha256 of their bytes: in memory (marshal blobs, at most
+    ``memory_limit`` bytes, oldest dropped first) and, when ``folder`` is given, on disk as
+    ``FOLDER/cassettes-<format>/<sha256>.marshal`` (outside the repository; never needed:
+    deleting it only costs a parse). Entries are keyed by content, so an edited cassette
+    never meets an old entry; a disk entry carries the sha256 of its payload and one that
+    does not match (cut short, edited) is ignored and rewritten. A folder that cannot be
+    written is left alone (the cache then lives in memory only). Entries are written with
+    ``marshal`` for the running Python (its version is part of the folder name)."""
+
+    def __init__(self, folder: Path | None, memory_limit: int = 48 * 1024 * 1024) -> None:
+        import marshal
+        import sys
+
+        version = f"v{PARSE_CACHE_FORMAT}-py{sys.version_info[0]}{sys.version_info[1]}"
+        self.folder = folder / f"cassettes-{version}-m{marshal.version}" if folder else None
+        self.memory_limit = memory_limit
+        self._memory: dict[str, bytes] = {}
+        self._size = 0
+        self._lock = threading.Lock()
+        self.parsed = 0  # cassettes validated because no entry held them (benchmarks read it)
+
+    def get(self, digest: str) -> list[dict[str, Any]] | None:
+        import marshal
+
+        blob = self._memory.get(digest)
+        if blob is None and self.folder is not None:
+            try:
+                stored = (self.folder / f"{digest}.marshal").read_bytes()
+            except OSError:
+                stored = b""
+            if len(stored) > 32 and hashlib.sha256(stored[32:]).digest() == stored[:32]:
+                blob = stored[32:]
+                self._remember(digest, blob)
+        if blob is None:
+            return None
+        value: list[dict[str, Any]] = marshal.loads(blob)
+        return value
+
+    def put(self, digest: str, interactions: list[dict[str, Any]]) -> None:
+        import marshal
+        import os
+        import tempfile
+
+        self.parsed += 1
+        try:
+            blob = marshal.dumps(interactions)
+        except ValueError:  # a value marshal cannot hold: not cached
+            return
+        self._remember(digest, blob)
+        if self.folder is None:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".marshal")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(hashlib.sha256(blob).digest() + blob)
+                os.replace(tmp, self.folder / f"{digest}.marshal")
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError:
+            self.folder = None  # read-only or full: keep to memory from now on
+
+    def _remember(self, digest: str, blob: bytes) -> None:
+        with self._lock:
+            if digest in self._memory or len(blob) > self.memory_limit:
+                return
+            while self._memory and self._size + len(blob) > self.memory_limit:
+                self._size -= len(self._memory.pop(next(iter(self._memory))))
+            self._memory[digest] = blob
+            self._size += len(blob)
+
+
+_parse_caches: dict[Path | None, ParseCache] = {}
+
+
+def parse_cache() -> ParseCache:
+    """The process's :class:`ParseCache` for the folder :func:`default_cache_dir` names now."""
+    folder = default_cache_dir()
+    cache = _parse_caches.get(folder)
+    if cache is None:
+        cache = _parse_caches[folder] = ParseCache(folder)
+    return cache
 
 
 def _validate(path: Path, data: bytes) -> list[dict[str, Any]]:
@@ -866,6 +979,8 @@ def replay_cassette(
     rerecord: str,
     record_mode: RecordMode = "none",
     expected_sha256: str | None = None,
+    *,
+    player: Any = None,
 ) -> Iterator[Any]:
     """Replay one episode's cassette with ``record_mode`` (``none`` unless the caller, e.g.
     pytest's ``--record-mode``, says otherwise; in the other modes a request that is not
@@ -873,8 +988,12 @@ def replay_cassette(
     :func:`load_cassette` has checked it (in mode ``none`` against ``expected_sha256``, the
     manifest's, when given).
 
-    Raises :class:`CassetteError` (missing/malformed), :class:`CassetteDamaged` (edited or
-    damaged since recording), :class:`CassetteMiss` (a request not recorded) or
+    With a :class:`toolreplay.replay.Player` in record mode ``none``, the cassette is served
+    to the player's clients (no patching; yields the :class:`~toolreplay.replay.Tape`);
+    otherwise vcrpy patches the HTTP libraries for the block (yields vcrpy's cassette).
+    Either way the errors are the same: :class:`CassetteError` (missing/malformed),
+    :class:`CassetteDamaged` (edited or damaged since recording), :class:`CassetteMiss` (a
+    request not recorded: what differs and how to re-record) or
     :class:`UnplayedInteractions` (recorded interactions never requested)."""
     if record_mode == "none" and not path.exists():
         raise CassetteError(
@@ -889,22 +1008,31 @@ def replay_cassette(
         preloaded = (Path(str(path)), interactions)
     token = _PRELOADED.set(preloaded)
     try:
-        with (
-            make_vcr(record_mode).use_cassette(str(path)) as cassette,
-            one_request_at_a_time(cassette),
-        ):
-            yield cassette
-            if record_mode == "none" and not cassette.all_played:
-                left = [
-                    f"interaction {i + 1}: {r.method} {urlsplit(r.uri).path}"
-                    for i, r in enumerate(cassette.requests)
-                    if not cassette.play_counts[i]
-                ]
-                raise UnplayedInteractions(
-                    f"episode {episode} left {len(left)} recorded interaction(s) of {path} "
-                    f"unplayed ({'; '.join(left)}): the host made fewer requests than were "
-                    f"recorded. Re-record if intended: {rerecord}"
-                )
+        if player is not None and record_mode == "none" and preloaded is not None:
+            from .replay import Tape
+
+            with player.use(Tape(path, preloaded[1])) as tape:
+                yield tape
+            left = tape.unplayed()
+        else:
+            with (
+                make_vcr(record_mode).use_cassette(str(path)) as cassette,
+                one_request_at_a_time(cassette),
+            ):
+                yield cassette
+                left = []
+                if record_mode == "none" and not cassette.all_played:
+                    left = [
+                        f"interaction {i + 1}: {r.method} {urlsplit(r.uri).path}"
+                        for i, r in enumerate(cassette.requests)
+                        if not cassette.play_counts[i]
+                    ]
+        if left:
+            raise UnplayedInteractions(
+                f"episode {episode} left {len(left)} recorded interaction(s) of {path} "
+                f"unplayed ({'; '.join(left)}): the host made fewer requests than were "
+                f"recorded. Re-record if intended: {rerecord}"
+            )
     except (CassetteMiss, UnplayedInteractions, CassetteError):
         raise
     except Exception as exc:

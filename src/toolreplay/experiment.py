@@ -8,6 +8,7 @@ model, ``requests.Session`` for Open-Meteo) are made here and passed down.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -127,12 +128,14 @@ def run_episode(
 
 @contextmanager
 def replay_clients() -> Iterator[tuple[httpx.Client, requests.Session]]:
-    """HTTP clients for replay. They ignore proxy and certificate settings from the
-    environment (``trust_env`` off): replay sends nothing, so ``ALL_PROXY`` and the like must
-    not matter."""
-    with httpx.Client(trust_env=False) as http, requests.Session() as session:
-        session.trust_env = False
-        yield http, session
+    """HTTP clients for replay: a :class:`~toolreplay.replay.Player`'s, answering from the
+    cassette in play through the libraries' transport hooks (nothing is patched or sent).
+    They ignore proxy and certificate settings from the environment (``trust_env`` off), so
+    ``ALL_PROXY`` and the like do not matter."""
+    from .replay import Player
+
+    with Player() as player:
+        yield player.http, player.session
 
 
 def standin_hints(suite: EvalSuite) -> dict[str, dict[str, Any]]:
@@ -253,12 +256,25 @@ def replay_episode(
     :class:`~toolreplay.cassettes.UnplayedInteractions` or
     :class:`~toolreplay.cassettes.CassetteError` (:class:`~toolreplay.cassettes.CassetteDamaged`
     when the cassette was edited or damaged since recording)."""
-    if http is None or session is None:
-        with replay_clients() as (h, s):
+    from .replay import Player, player_for
+
+    player = player_for(http)
+    if record_mode == "none" and player is None:
+        # Replay is served to a player's clients; other clients get one for this episode.
+        with Player() as own:
+            return replay_episode(
+                set_dir, manifest, suite, config, question, http=own.http, session=own.session,
+                trial=trial,
+            )  # fmt: skip
+    if record_mode != "none" and (player is not None or http is None or session is None):
+        # vcrpy records through the libraries' own transports: plain clients.
+        with httpx.Client(trust_env=False) as h, requests.Session() as s:
+            s.trust_env = False
             return replay_episode(
                 set_dir, manifest, suite, config, question, http=h, session=s,
                 record_mode=record_mode, trial=trial,
-            )
+            )  # fmt: skip
+    assert http is not None and session is not None
     key = episode_key(config.name, question.id, trial)
     settings = ModelSettings(
         base_url=manifest.model_base_url,
@@ -268,12 +284,24 @@ def replay_episode(
     )
     # --only names an episode; it re-records every trial of it
     rerecord = rerecord_command(set_dir, manifest, suite, [episode_key(config.name, question.id)])
-    model = OpenAIChatModel(settings, http, tool_choice=suite.experiment.tool_choice)
+    tool_choice = suite.experiment.tool_choice
+
+    def make_model() -> OpenAIChatModel:
+        return OpenAIChatModel(settings, http, tool_choice=tool_choice)
+
+    # The SDK client is made once per set of replay clients (it is stateless between calls).
+    model = (
+        player.memo(("model", settings, json.dumps(tool_choice, sort_keys=True)), make_model)
+        if player is not None
+        else make_model()
+    )
     client = OpenMeteoClient(session, manifest.geocoding_url, manifest.forecast_url)
     record = manifest.episodes.get(key)
     path = cassette_path(set_dir, config.name, question.id, trial)
     expected = record.cassette_sha256 if record else None
-    with replay_cassette(path, key, rerecord, record_mode, expected_sha256=expected):
+    with replay_cassette(
+        path, key, rerecord, record_mode, expected_sha256=expected, player=player
+    ):
         episode = run_episode(
             suite, config, question, model=model, open_meteo=client, today=manifest.today
         )

@@ -15,6 +15,7 @@ Open-Meteo error) become a tool message ``{"error": ..., "reason": ...}`` for th
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -227,6 +228,18 @@ def _describe_fault(exc: Exception) -> tuple[str, str]:
     return f"the tool failed: {type(exc).__name__}{': ' + detail if detail else ''}", ""
 
 
+@functools.lru_cache(maxsize=256)
+def _validator(params_json: str) -> Any:
+    """The checked JSON-Schema validator for a tool's ``parameters`` (given as canonical
+    JSON): built and checked once per schema per process, shared by every toolset that
+    offers it (validators keep no state between calls). Raises
+    :class:`jsonschema.SchemaError` for a bad schema."""
+    params = json.loads(params_json)
+    cls = jsonschema.validators.validator_for(params)
+    cls.check_schema(params)
+    return cls(params)
+
+
 @dataclass(frozen=True)
 class Toolset:
     """A named set of tools: ``schemas`` (the OpenAI ``tools`` list) and their functions.
@@ -244,9 +257,7 @@ class Toolset:
         for schema in self.schemas:
             function = schema["function"]
             params = function.get("parameters") or {"type": "object"}
-            cls = jsonschema.validators.validator_for(params)
-            cls.check_schema(params)
-            validators[function["name"]] = cls(params)
+            validators[function["name"]] = _validator(json.dumps(params))
         object.__setattr__(self, "validators", validators)
 
     def execute(self, call: ToolCall) -> ToolResult:

@@ -1,0 +1,476 @@
+"""Replay: serve a parsed cassette to the live HTTP clients, one episode or many in parallel.
+
+The live code path runs unchanged: the openai SDK over an ``httpx.Client`` and ``requests``
+for Open-Meteo. Only the transport is served from the cassette, through the two libraries'
+own extension points (an ``httpx.BaseTransport`` and a ``requests`` adapter), instead of
+vcrpy's patches:
+
+- :class:`Player`: the replay clients (``http`` for the SDK, ``session`` for Open-Meteo) and
+  the cassette in play (:meth:`Player.use`). The cassette comes from
+  :func:`toolreplay.cassettes.load_cassette` (read and validated once per content, sha256
+  checked against the manifest). Nothing is patched, nothing reaches a socket.
+- Matching is the one :func:`toolreplay.cassettes.make_vcr` configures for vcrpy, on the
+  request as vcrpy's filter would store it: method, path, query (credentials dropped, pairs
+  sorted) and the body compared as typed JSON (:func:`~toolreplay.cassettes.json_equal`);
+  the first unplayed interaction that matches is played, as vcrpy does in record mode
+  ``none``. A miss raises :class:`ReplayMiss` (a vcrpy
+  ``CannotOverwriteExistingCassetteException``), so the SDK, the tools and
+  :func:`toolreplay.cassettes.explain_miss` treat it exactly as a miss under vcrpy.
+- :func:`replay_jobs`: many episodes, serially or in a process pool (``workers``), results in
+  job order and identical whatever the number of workers; :func:`shard` picks a
+  deterministic slice of a job list for ``toolreplay run --shard I/N``.
+
+Record modes other than ``none`` (pytest's ``--record-mode``) still go through vcrpy.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import parse_qsl, urlsplit
+
+import httpx
+import requests
+from requests.adapters import HTTPAdapter
+from vcr.errors import CannotOverwriteExistingCassetteException
+
+from .cassettes import _parse_json_body, json_equal, strip_secret_query
+
+if TYPE_CHECKING:
+    from .cassettes import Manifest
+    from .episode import Episode
+    from .evals import EvalSuite
+    from .experiment import Configuration, Progress
+
+# ---- the cassette in play ------------------------------------------------------------------
+
+
+@dataclass
+class _Recorded:
+    """One recorded interaction, in the form matching and serving need."""
+
+    method: str
+    path: str
+    query: list[tuple[str, str]]
+    body: Any  # the stored request body: parsed JSON, text, bytes or None
+    parsed: bool  # body is parsed JSON (``parsed_body``)
+    response: dict[str, Any]  # the stored response (status, headers, body)
+
+    def content(self) -> bytes:
+        """The response body's bytes, as vcrpy would replay them (JSON as ``json.dumps``
+        with ``ensure_ascii=False``, text as UTF-8)."""
+        body = self.response.get("body") or {}
+        if "parsed_body" in body:
+            return json.dumps(body["parsed_body"], ensure_ascii=False).encode("utf-8")
+        value = body.get("string")
+        if isinstance(value, str):
+            return value.encode("utf-8")
+        return value or b""
+
+    def request_body(self) -> str | bytes | None:
+        """The request body as vcrpy holds it (JSON turned back into text)."""
+        if self.parsed:
+            return json.dumps(self.body, ensure_ascii=False)
+        value: str | bytes | None = self.body
+        return value
+
+
+def _query(url: str) -> list[tuple[str, str]]:
+    """The query as vcrpy's ``query`` matcher compares it, after the recording filter (which
+    drops credentials): sorted ``(name, value)`` pairs."""
+    return sorted(parse_qsl(urlsplit(strip_secret_query(url)).query))
+
+
+class Tape:
+    """The interactions of one cassette (:func:`toolreplay.cassettes.load_cassette`'s stored
+    form) and how often each was played. :meth:`play` is thread-safe: parallel tool calls
+    send from several threads."""
+
+    def __init__(self, path: Path, interactions: Sequence[dict[str, Any]]) -> None:
+        self.path = path
+        self.interactions = list(interactions)
+        self.recorded = []
+        for item in self.interactions:
+            request = item["request"]
+            parsed = "parsed_body" in request
+            self.recorded.append(
+                _Recorded(
+                    method=request["method"].upper(),
+                    path=urlsplit(request["uri"]).path,
+                    query=_query(request["uri"]),
+                    body=request["parsed_body"] if parsed else request.get("body"),
+                    parsed=parsed,
+                    response=item["response"],
+                )
+            )
+        self.play_counts = [0] * len(self.recorded)
+        self._lock = threading.Lock()
+
+    @property
+    def all_played(self) -> bool:
+        return all(self.play_counts)
+
+    def unplayed(self) -> list[str]:
+        """``"interaction N: METHOD /path"`` for each interaction never played."""
+        return [
+            f"interaction {i + 1}: {r.method} {r.path}"
+            for i, r in enumerate(self.recorded)
+            if not self.play_counts[i]
+        ]
+
+    def _matches(self, recorded: _Recorded, method: str, path: str, query: Any, body: Any) -> bool:
+        if recorded.method != method or recorded.path != path:
+            return False
+        if recorded.query != query():
+            return False
+        sent = body()
+        mine = recorded.body if recorded.parsed else _parse_json_body(recorded.body)
+        if sent is None and mine is None:
+            return _raw(body.raw) == _raw(recorded.body)
+        return json_equal(sent, mine)
+
+    def play(self, method: str, url: str, body: bytes | str | None) -> _Recorded:
+        """The first unplayed recorded interaction matching the request, marked played.
+        Raises :class:`ReplayMiss` when none does."""
+        method = method.upper()
+        path = urlsplit(url).path
+        query = _Lazy(lambda: _query(url))
+        sent = _Lazy(lambda: _parse_json_body(body))
+        sent.raw = body
+        with self._lock:
+            for index, recorded in enumerate(self.recorded):
+                if self.play_counts[index] == 0 and self._matches(
+                    recorded, method, path, query, sent
+                ):
+                    self.play_counts[index] += 1
+                    return recorded
+        raise ReplayMiss(self, method, url, body)
+
+
+def _raw(body: Any) -> bytes:
+    if body is None:
+        return b""
+    return body.encode("utf-8") if isinstance(body, str) else bytes(body)
+
+
+class _Lazy:
+    """A value computed on first call (most candidates differ in method or path)."""
+
+    _unset = object()
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._value: Any = self._unset
+        self.raw: Any = None
+
+    def __call__(self) -> Any:
+        if self._value is self._unset:
+            self._value = self._make()
+        return self._value
+
+
+class _TapeView:
+    """What :func:`toolreplay.cassettes.explain_miss` reads of a vcrpy cassette."""
+
+    def __init__(self, tape: Tape) -> None:
+        from vcr.request import Request as VcrRequest
+
+        self._path = str(tape.path)
+        self.play_counts = list(tape.play_counts)
+        self.requests = [
+            VcrRequest(r.method, item["request"]["uri"], r.request_body(), {})
+            for r, item in zip(tape.recorded, tape.interactions, strict=True)
+        ]
+
+
+class ReplayMiss(CannotOverwriteExistingCassetteException):
+    """A request that is not in the cassette in play (or whose recordings were all played).
+    A ``CannotOverwriteExistingCassetteException``, as under vcrpy, with the same
+    ``cassette`` (what :func:`~toolreplay.cassettes.explain_miss` reads) and
+    ``failed_request`` attributes."""
+
+    def __init__(self, tape: Tape, method: str, url: str, body: bytes | str | None) -> None:
+        from vcr.request import Request as VcrRequest
+
+        self.cassette = _TapeView(tape)
+        self.failed_request = VcrRequest(method, strip_secret_query(url), body, {})
+        self.similar_requests: list[Any] = []
+        Exception.__init__(
+            self, f"{method} {urlsplit(url).path} is not recorded in {tape.path}"
+        )
+
+    def __reduce__(self) -> Any:  # pragma: no cover - misses are explained before pickling
+        return (RuntimeError, (str(self),))
+
+
+# ---- the clients ---------------------------------------------------------------------------
+
+
+class _Transport(httpx.BaseTransport):
+    """httpx transport answering from the player's tape, as vcrpy's httpx stub does: status,
+    headers as recorded, the body bytes, the recorded reason phrase."""
+
+    def __init__(self, player: Player) -> None:
+        self._player = player
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        recorded = self._player.tape().play(request.method, str(request.url), request.read())
+        status = recorded.response["status"]
+        message = status.get("message")
+        return httpx.Response(
+            status["code"],
+            headers=[(k, v) for k, values in recorded.response["headers"].items() for v in values],
+            stream=httpx.ByteStream(recorded.content()),
+            extensions={"reason_phrase": message.encode("ascii", "replace")} if message else None,
+            request=request,
+        )
+
+
+class _Adapter(HTTPAdapter):
+    """requests adapter answering from the player's tape; the response is built by
+    ``HTTPAdapter.build_response`` from a urllib3 response, as for a real connection."""
+
+    def __init__(self, player: Player) -> None:
+        super().__init__()
+        self._player = player
+
+    def send(  # type: ignore[override]
+        self, request: requests.PreparedRequest, stream: bool = False, **kwargs: Any
+    ) -> requests.Response:
+        from urllib3 import HTTPHeaderDict, HTTPResponse
+
+        assert request.method is not None and request.url is not None
+        recorded = self._player.tape().play(request.method, request.url, request.body)
+        headers = HTTPHeaderDict()
+        for name, values in recorded.response["headers"].items():
+            for value in values:
+                headers.add(name, value)
+        raw = HTTPResponse(
+            body=io.BytesIO(recorded.content()),
+            headers=headers,
+            status=recorded.response["status"]["code"],
+            reason=recorded.response["status"].get("message"),
+            preload_content=False,
+            decode_content=False,
+            request_method=request.method,
+        )
+        response = self.build_response(request, raw)
+        if not stream:
+            _ = response.content
+        return response
+
+
+_T = TypeVar("_T")
+
+
+class Player:
+    """Replay clients: ``http`` (an ``httpx.Client``, for the openai SDK) and ``session`` (a
+    ``requests.Session``, for Open-Meteo), answering from the cassette put in play by
+    :meth:`use`. Both ignore proxy and certificate settings from the environment. A request
+    made while no cassette is in play raises :class:`RuntimeError`. Close it (or use it as a
+    context manager) when done."""
+
+    def __init__(self) -> None:
+        self._tape: Tape | None = None
+        self.http = httpx.Client(transport=_Transport(self), trust_env=False)
+        self.http._toolreplay_player = self  # type: ignore[attr-defined]
+        self.session = requests.Session()
+        self.session.trust_env = False
+        adapter = _Adapter(self)
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
+        self._memo: dict[Any, Any] = {}
+
+    def tape(self) -> Tape:
+        if self._tape is None:
+            raise RuntimeError("replay client used with no cassette in play")
+        return self._tape
+
+    @contextmanager
+    def use(self, tape: Tape) -> Iterator[Tape]:
+        """Put ``tape`` in play for the block."""
+        self._tape = tape
+        try:
+            yield tape
+        finally:
+            self._tape = None
+
+    def memo(self, key: Any, make: Callable[[], _T]) -> _T:
+        """``make()`` the first time ``key`` is asked for, the same value after: what every
+        episode over these clients shares (the SDK client)."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        value: _T = self._memo[key]
+        return value
+
+    def close(self) -> None:
+        self.http.close()
+        self.session.close()
+
+    def __enter__(self) -> Player:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def player_for(http: Any) -> Player | None:
+    """The :class:`Player` whose ``http`` client this is, if any."""
+    player = getattr(http, "_toolreplay_player", None)
+    return player if isinstance(player, Player) else None
+
+
+# ---- many episodes: jobs, workers, shards --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Job:
+    """One episode to replay: configuration, question id and trial (from 1)."""
+
+    configuration: Configuration
+    question_id: str
+    trial: int = 1
+
+    @property
+    def key(self) -> str:
+        """``CONFIG/QUESTION`` (trial 1 of a one-trial set) or ``CONFIG/QUESTION/trial-i``."""
+        from .cassettes import episode_key
+
+        return episode_key(self.configuration.name, self.question_id, self.trial)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"I/N"`` (1 ≤ I ≤ N) → ``(I, N)``. Raises :class:`ValueError` naming the form."""
+    try:
+        i, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise ValueError(f"bad shard {text!r}: use I/N, e.g. 1/4 (shard 1 of 4)") from None
+    if not 1 <= i <= n:
+        raise ValueError(f"bad shard {text!r}: I must be between 1 and N ({n})")
+    return i, n
+
+
+def shard(jobs: Sequence[_T], index: int, count: int) -> list[_T]:
+    """Shard ``index`` of ``count`` (from 1): every ``count``-th job from the ``index``-th,
+    so each shard gets a like mix of configurations. The shards partition ``jobs``."""
+    return list(jobs[index - 1 :: count])
+
+
+def default_workers() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class _Context:
+    set_dir: Path
+    manifest: Manifest
+    suite: EvalSuite
+
+
+_worker: dict[str, Any] = {}  # per worker process: the context and its player
+
+
+def _replay_one(ctx: _Context, player: Player, job: Job) -> Episode:
+    from .experiment import replay_episode
+
+    return replay_episode(
+        ctx.set_dir,
+        ctx.manifest,
+        ctx.suite,
+        job.configuration,
+        ctx.suite.question(job.question_id),
+        http=player.http,
+        session=player.session,
+        trial=job.trial,
+    )
+
+
+def _init_worker(ctx: _Context) -> None:
+    _worker["ctx"] = ctx
+    _worker["player"] = Player()
+
+
+def _run_chunk(jobs: Sequence[Job]) -> list[tuple[Episode | None, BaseException | None]]:
+    from .cassettes import CassetteError, CassetteMiss, UnplayedInteractions
+
+    out: list[tuple[Episode | None, BaseException | None]] = []
+    for job in jobs:
+        try:
+            out.append((_replay_one(_worker["ctx"], _worker["player"], job), None))
+        except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
+            out.append((None, exc))
+            break  # the run stops at its first error, as a serial run does
+    return out
+
+
+def _pool_context() -> Any:
+    import multiprocessing
+
+    # fork on Linux: the workers start with the openai SDK and the rest imported (~0.5 s a
+    # process otherwise); elsewhere the platform's default start method.
+    if sys.platform == "linux":
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context()
+
+
+def replay_jobs(
+    set_dir: Path,
+    manifest: Manifest,
+    suite: EvalSuite,
+    jobs: Sequence[Job],
+    *,
+    workers: int = 1,
+    progress: Progress | None = None,
+) -> list[Episode]:
+    """Replay ``jobs`` (episodes of the set at ``set_dir``) and return their episodes in job
+    order: the same list, byte for byte once serialised, whatever ``workers`` is.
+
+    ``workers`` > 1 replays in a process pool (fork on Linux), in chunks of a few episodes.
+    ``progress(key)`` is called once per job, in job order. Raises the first replay error in
+    job order (:class:`~toolreplay.cassettes.CassetteMiss`,
+    :class:`~toolreplay.cassettes.UnplayedInteractions`,
+    :class:`~toolreplay.cassettes.CassetteError`), as a serial run would."""
+    ctx = _Context(set_dir, manifest, suite)
+    workers = max(1, min(workers, len(jobs) // 8 or 1))  # a pool does not pay for a few
+    episodes: list[Episode] = []
+    if workers == 1:
+        with Player() as player:
+            for job in jobs:
+                if progress:
+                    progress(job.key)
+                episodes.append(_replay_one(ctx, player, job))
+        return episodes
+    import gc
+    from concurrent.futures import ProcessPoolExecutor
+
+    size = max(1, min(16, len(jobs) // (workers * 4)))
+    chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+    gc.freeze()  # forked workers leave the parent's objects alone (no copy-on-write)
+    try:
+        with ProcessPoolExecutor(
+            workers, mp_context=_pool_context(), initializer=_init_worker, initargs=(ctx,)
+        ) as pool:
+            for chunk, results in zip(chunks, pool.map(_run_chunk, chunks), strict=True):
+                for job, (episode, error) in zip(chunk, results, strict=False):
+                    if progress:
+                        progress(job.key)
+                    if error is not None:
+                        pool.shutdown(cancel_futures=True)
+                        raise error
+                    assert episode is not None
+                    episodes.append(episode)
+    finally:
+        gc.unfreeze()
+    return episodes
