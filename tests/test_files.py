@@ -202,7 +202,11 @@ def test_report_out_equal_to_results_is_refused(tmp_path):
 
 def test_run_checks_its_output_folder_before_replaying(tmp_path, monkeypatch):
     (tmp_path / "file").write_text("x", encoding="utf-8")
-    monkeypatch.setattr(cli, "replay_trials", lambda *a, **k: pytest.fail("replayed anyway"))
+    import toolreplay.replay
+
+    monkeypatch.setattr(
+        toolreplay.replay, "replay_outcomes", lambda *a, **k: pytest.fail("replayed anyway")
+    )
     result = CliRunner().invoke(
         cli.app,
         ["run", "--eval", str(EVAL_FILE), "--cassettes", str(REPO / "cassettes"), "--out",

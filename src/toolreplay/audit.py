@@ -46,10 +46,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from .cassettes import (
-    CassetteError,
-    CassetteMiss,
     Manifest,
-    UnplayedInteractions,
     cassette_path,
     episode_key,
     read_cassette,
@@ -63,8 +60,6 @@ from .experiment import (
     Configuration,
     Progress,
     ablation_configurations,
-    replay_clients,
-    replay_episode,
     rerecord_command,
     stale_parts,
     study_configurations,
@@ -133,24 +128,30 @@ def _replay_all(
     configs: Sequence[Configuration],
     have: Mapping[Key, Episode],
     progress: Progress | None,
+    workers: int = 1,
 ) -> tuple[dict[Key, Episode], dict[Key, str]]:
+    from .replay import Job, replay_outcomes
+
     episodes: dict[Key, Episode] = {}
     errors: dict[Key, str] = {}
-    with replay_clients() as (http, session):
-        for config in configs:
-            for q in suite.questions:
-                key = (config.name, q.id)
-                if key in have:
-                    episodes[key] = have[key]
-                    continue
-                if progress:
-                    progress(episode_key(*key))
-                try:
-                    episodes[key] = replay_episode(
-                        set_dir, manifest, suite, config, q, http=http, session=session
-                    )
-                except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
-                    errors[key] = str(exc).splitlines()[0]
+    jobs = [
+        Job(config, q.id)
+        for config in configs
+        for q in suite.questions
+        if (config.name, q.id) not in have
+    ]
+    results = replay_outcomes(set_dir, manifest, suite, jobs, workers=workers, progress=progress)
+    replayed = {
+        (j.configuration.name, j.question_id): r for j, r in zip(jobs, results, strict=True)
+    }
+    for config in configs:
+        for q in suite.questions:
+            key = (config.name, q.id)
+            result = have.get(key) or replayed[key]
+            if isinstance(result, BaseException):
+                errors[key] = str(result).splitlines()[0]
+            else:
+                episodes[key] = result
     return episodes, errors
 
 
@@ -791,11 +792,13 @@ def run_audit(
     *,
     episodes: Mapping[Key, Episode] | None = None,
     progress: Progress | None = None,
+    workers: int = 1,
 ) -> Audit:
     """Run every check on the cassette set at ``set_dir``.
 
     ``judge`` is the judge in use; ``episodes`` may hold study episodes already replayed (keyed
-    ``(configuration, question_id)``) so they are not replayed twice. Replay failures are
+    ``(configuration, question_id)``) so they are not replayed twice; the others are replayed
+    by ``workers`` processes (:func:`toolreplay.replay.replay_outcomes`). Replay failures are
     reported by the ``completeness`` check, not raised. Raises
     :class:`~toolreplay.cassettes.CassetteError` only when the manifest is missing or malformed.
     """
@@ -803,7 +806,7 @@ def run_audit(
     study = study_configurations(suite)
     ablated = ablation_configurations(suite)
     all_eps, errors = _replay_all(
-        set_dir, manifest, suite, [*study, *ablated], episodes or {}, progress
+        set_dir, manifest, suite, [*study, *ablated], episodes or {}, progress, workers
     )
     names = [c.name for c in study]
 

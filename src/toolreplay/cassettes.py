@@ -24,15 +24,15 @@ import contextvars
 import hashlib
 import json
 import re
+import sys
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from unittest import mock
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
-import vcr
 import yaml
 from pydantic import (
     BaseModel,
@@ -41,11 +41,6 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
-from vcr.errors import CannotOverwriteExistingCassetteException
-from vcr.persisters.filesystem import CassetteNotFoundError
-from vcr.request import Request as VcrRequest
-from vcr.serialize import serialize as vcr_serialize
-from vcr.serializers import compat
 
 from .files import (
     InputFileError,
@@ -55,6 +50,9 @@ from .files import (
     read_input_bytes,
     read_input_text,
 )
+
+if TYPE_CHECKING:  # vcrpy is imported when recording (or a test's cassette) needs it
+    import vcr
 
 KEPT_HEADERS = {"content-type"}
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -338,6 +336,10 @@ class AtomicPersister:
     def load_cassette(cassette_path: str | Path, serializer: Any) -> Any:
         """Load through :func:`load_cassette` (every field validated); a missing file is
         vcrpy's "not found" (recording starts a new cassette)."""
+        from vcr.persisters.filesystem import CassetteNotFoundError
+        from vcr.request import Request as VcrRequest
+        from vcr.serializers import compat
+
         path = Path(cassette_path)
         preloaded = _PRELOADED.get()
         if preloaded is not None and preloaded[0] == path:
@@ -353,6 +355,8 @@ class AtomicPersister:
 
     @staticmethod
     def save_cassette(cassette_path: str | Path, cassette_dict: Any, serializer: Any) -> None:
+        from vcr.serialize import serialize as vcr_serialize
+
         path = Path(cassette_path)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, vcr_serialize(cassette_dict, serializer))
@@ -360,6 +364,8 @@ class AtomicPersister:
 
 def make_vcr(record_mode: Literal["none", "once", "new_episodes", "all"] = "none") -> vcr.VCR:
     """A VCR configured as the module docstring says."""
+    import vcr
+
     v = vcr.VCR(
         record_mode=record_mode,
         match_on=MATCH_ON,
@@ -831,7 +837,7 @@ def _describe_tools(sent: list[Any], recorded: list[Any]) -> list[str]:
 
 
 def explain_miss(
-    exc: CannotOverwriteExistingCassetteException,
+    exc: Any,
     episode: str,
     rerecord: str,
     *,
@@ -899,11 +905,36 @@ def explain_miss(
     return CassetteMiss("\n".join(lines))
 
 
-def find_miss(exc: BaseException) -> CannotOverwriteExistingCassetteException | None:
-    """The vcrpy miss behind ``exc`` (the SDK wraps it in a connection error), if any."""
+class ReplayMiss(Exception):
+    """A request the cassette in play does not hold (raised by the replay transport,
+    :mod:`toolreplay.replay`). Carries what :func:`explain_miss` reads, as vcrpy's miss does:
+    ``failed_request`` and ``cassette`` (``requests``, ``play_counts``, ``_path``)."""
+
+    def __init__(self, message: str, cassette: Any, failed_request: Any) -> None:
+        super().__init__(message)
+        self.cassette = cassette
+        self.failed_request = failed_request
+
+    def __reduce__(self) -> Any:  # pragma: no cover - explained before it crosses processes
+        return (RuntimeError, (str(self),))
+
+
+def is_miss(exc: BaseException) -> bool:
+    """Whether ``exc`` itself is a cassette miss: the replay transport's :class:`ReplayMiss`
+    or vcrpy's ``CannotOverwriteExistingCassetteException`` (checked only once vcrpy has been
+    imported: no vcrpy miss can exist before)."""
+    if isinstance(exc, ReplayMiss):
+        return True
+    errors = sys.modules.get("vcr.errors")
+    return errors is not None and isinstance(exc, errors.CannotOverwriteExistingCassetteException)
+
+
+def find_miss(exc: BaseException) -> Any:
+    """The cassette miss behind ``exc`` (the SDK wraps it in a connection error), if any:
+    a :class:`ReplayMiss` or vcrpy's ``CannotOverwriteExistingCassetteException``."""
     seen: BaseException | None = exc
     while seen is not None:
-        if isinstance(seen, CannotOverwriteExistingCassetteException):
+        if is_miss(seen):
             return seen
         seen = seen.__cause__ or seen.__context__
     return None

@@ -37,8 +37,6 @@ from rich.table import Table
 from .audit import Audit, run_audit
 from .cassettes import (
     CassetteError,
-    CassetteMiss,
-    UnplayedInteractions,
     check_set_name,
     read_manifest,
 )
@@ -64,9 +62,8 @@ from .record import (
     trials_and_seed,
 )
 from .report import ReportError, write_report
-from .results import build_results, write_results
+from .results import write_results
 from .snapshots import SnapshotUpdateError, check_can_update, pinned_keys, update_snapshots
-from .trials import add_trial_metrics, replay_trials, trial_outcome
 
 app = typer.Typer(
     help="Record, replay and evaluate LLM tool-calling loops, offline and deterministically.",
@@ -303,6 +300,49 @@ def _select(
     return suite, configs, selection
 
 
+def _workers(value: int | None) -> int:
+    from .replay import default_workers
+
+    if value is None:
+        return default_workers()
+    if value < 1:
+        raise typer.BadParameter("must be at least 1", param_hint="'--workers'")
+    return value
+
+
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        "-j",
+        help="Processes replaying episodes in parallel \\[default: the number of cores]. The "
+        "results are the same whatever the number.",
+        show_default=False,
+    ),
+]
+
+
+def _run_jobs(
+    whole: EvalSuite, suite: EvalSuite, configs: list[Configuration], trials: int
+) -> tuple[list[Any], int]:
+    """Every episode a run replays, in a fixed order: every trial of the selected study
+    configurations × questions, then the episodes the fidelity audit adds (trial 1 of every
+    configuration × question of the whole eval file not already in the first part). Returns
+    the jobs and how many belong to the first part."""
+    from .replay import Job
+    from .trials import trial_jobs
+
+    jobs = trial_jobs(suite, configs, trials)
+    have = {(j.configuration.name, j.question_id) for j in jobs if j.trial == 1}
+    extra = [
+        Job(c, q.id)
+        for c in [*study_configurations(whole), *ablation_configurations(whole)]
+        for q in whole.questions
+        if (c.name, q.id) not in have
+    ]
+    return [*jobs, *extra], len(jobs)
+
+
 @app.command()
 def run(
     eval_path: EvalOpt = DEFAULT_EVAL,
@@ -333,48 +373,108 @@ def run(
             show_default=False,
         ),
     ] = None,
+    workers: WorkersOpt = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            help="Replay only shard I of N (e.g. 2/4: every 4th episode from the 2nd) and write "
+            "OUT/shard-I-of-N.json instead of the report; `toolreplay merge` combines the N "
+            "shard files into the same results and report as a whole run.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Replay a cassette set, judge it, write reports/.
 
     Replays every configuration from the cassette set (offline, no key), every trial, judges
     every answer, labels failure modes, runs the fidelity audit, prints the table (trial 1) and
-    pass^k over the trials, and writes results.json and index.html. Exits 1 when an episode
-    does not replay or the audit fails."""
+    pass^k over the trials, and writes results.json and index.html. Episodes are replayed by
+    --workers processes; --shard splits the run across machines (see `toolreplay merge`).
+    Exits 1 when an episode does not replay or the audit fails."""
+    from .replay import parse_shard, replay_outcomes
+    from .replay import shard as shard_of
+
     if out_dir is None:
         out_dir = Path("reports") if set_name == "reference" else Path("reports") / set_name
+    try:
+        part = parse_shard(shard) if shard is not None else None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--shard'") from None
+    n_workers = _workers(workers)
     whole = _load(eval_path)
     suite, configs, selection = _select(whole, configurations, questions)
     set_dir = cassettes / set_name
     _check_output_folder(out_dir)  # before replaying, not after
     try:
         manifest = read_manifest(set_dir)
-        total = len(configs) * len(suite.questions) * manifest.trials
-        with _progress(total, "replaying", delay=2.0) as step:
-            replayed = replay_trials(set_dir, suite, configs, step, manifest=manifest)
-    except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
+    except CassetteError as exc:
         raise _fail(str(exc)) from None
+    jobs, n_trial_jobs = _run_jobs(whole, suite, configs, manifest.trials)
+    mine = shard_of(jobs, *part) if part else jobs
+    with _progress(len(mine), "replaying", delay=2.0) as step:
+        outcomes = replay_outcomes(
+            set_dir, manifest, whole, mine, workers=n_workers, progress=step
+        )
+    if part is not None:
+        from .shards import ShardSpec, shard_file_name, write_shard
+
+        path = out_dir / shard_file_name(*part)
+        spec = ShardSpec(eval_path, cassettes, set_name, configurations, questions)
+        try:
+            write_shard(path, spec, *part, mine, outcomes)
+        except OSError as exc:
+            raise _fail(f"cannot write {path}: {exc.strerror or exc}") from None
+        failed = sum(1 for o in outcomes if isinstance(o, BaseException))
+        out.print(
+            f"shard {part[0]}/{part[1]}: replayed {len(mine) - failed} of {len(mine)} episodes"
+            + (f" ({failed} did not replay; merge reports them)" if failed else "")
+        )
+        out.print(f"wrote {path}")
+        out.print(f"when every shard is done: toolreplay merge {out_dir}/shard-*-of-{part[1]}.json")
+        return
+    _finish(
+        whole, suite, configs, selection, manifest, set_dir, jobs, outcomes, n_trial_jobs, out_dir
+    )
+
+
+def _finish(
+    whole: EvalSuite,
+    suite: EvalSuite,
+    configs: list[Configuration],
+    selection: dict,
+    manifest: Any,
+    set_dir: Path,
+    jobs: list[Any],
+    outcomes: list[Any],
+    n_trial_jobs: int,
+    out_dir: Path,
+) -> None:
+    """Judge replayed episodes, run the audit, write and print the results (run and merge)."""
+    from .results import build_results
+    from .trials import add_trial_metrics, trial_outcome
+
+    replayed = []
+    for job, outcome in zip(jobs[:n_trial_jobs], outcomes[:n_trial_jobs], strict=True):
+        if isinstance(outcome, BaseException):
+            raise _fail(str(outcome))
+        replayed.append((job.trial, outcome))
     episodes = [e for t, e in replayed if t == 1]
     results = build_results(
         manifest, episodes, [c.name for c in configs], FULL_JUDGE, suite.by_id
     )
     results["selection"] = selection
-    outcomes = [
+    trial_outcomes = [
         trial_outcome(t, e, FULL_JUDGE, suite.by_id.get(e.question_id)) for t, e in replayed
     ]
-    add_trial_metrics(results, outcomes, [q.id for q in suite.questions], manifest.trials)
-    # The audit is about the set, not the selection: it always covers the whole eval file
-    # (episodes already replayed are reused).
-    audited = (len(study_configurations(whole)) + len(ablation_configurations(whole))) * len(
-        whole.questions
-    )
-    with _progress(audited - len(episodes), "auditing", delay=2.0) as step:
-        audit = run_audit(
-            set_dir,
-            whole,
-            FULL_JUDGE,
-            episodes={(e.configuration, e.question_id): e for e in episodes},
-            progress=step,
-        )
+    add_trial_metrics(results, trial_outcomes, [q.id for q in suite.questions], manifest.trials)
+    # The audit is about the set, not the selection: it always covers the whole eval file,
+    # from the episodes replayed above (one that did not replay is replayed again to say why).
+    have = {(e.configuration, e.question_id): e for e in episodes}
+    for job, outcome in zip(jobs[n_trial_jobs:], outcomes[n_trial_jobs:], strict=True):
+        if not isinstance(outcome, BaseException):
+            have[(job.configuration.name, job.question_id)] = outcome
+    audit = run_audit(set_dir, whole, FULL_JUDGE, episodes=have)
     results["fidelity"] = audit.to_dict()
     try:
         page = write_outputs(out_dir, results)
@@ -391,6 +491,55 @@ def run(
     out.print(f"wrote {page}")
     if not audit.passed:
         raise _fail("fidelity audit failed (see above; `toolreplay audit` for the evidence)", 1)
+
+
+@app.command()
+def merge(
+    shard_files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="The shard files of one run (OUT/shard-I-of-N.json from `toolreplay run "
+            "--shard I/N`), every I from 1 to N.",
+            show_default=False,
+        ),
+    ],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Where results.json and index.html go "
+            "\\[default: the folder of the first shard file]",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Combine the shard files of a sharded run into one results file and report.
+
+    Checks that the files are shards 1..N of one run (same eval file, selection and
+    recording of the set) and cover every episode, then judges, audits, prints and writes
+    exactly what an unsharded `toolreplay run` would. The eval file and the cassette set the
+    shards name must be readable here (the audit reads the recorded traffic)."""
+    from .shards import ShardError, read_shards, read_spec
+
+    try:
+        spec = read_spec(shard_files)
+    except ShardError as exc:
+        raise _fail(str(exc)) from None
+    if out_dir is None:
+        out_dir = shard_files[0].parent
+    whole = _load(spec.eval_file)
+    suite, configs, selection = _select(whole, spec.configurations, spec.questions)
+    set_dir = spec.cassettes / spec.cassette_set
+    _check_output_folder(out_dir)
+    try:
+        manifest = read_manifest(set_dir)
+        jobs, n_trial_jobs = _run_jobs(whole, suite, configs, manifest.trials)
+        outcomes = read_shards(shard_files, spec, jobs)
+    except (CassetteError, ShardError) as exc:
+        raise _fail(str(exc)) from None
+    _finish(
+        whole, suite, configs, selection, manifest, set_dir, jobs, outcomes, n_trial_jobs, out_dir
+    )
 
 
 @app.command()

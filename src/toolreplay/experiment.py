@@ -315,26 +315,25 @@ def replay_set(
     progress: Progress | None = None,
     *,
     record_mode: RecordMode = "none",
+    workers: int = 1,
 ) -> list[Episode]:
-    """Replay every configuration × question of the set, in order (``record_mode`` as in
-    :func:`replay_episode`)."""
+    """Replay every configuration × question of the set (trial 1), in order (``record_mode``
+    as in :func:`replay_episode`; in record mode ``none``, ``workers`` processes replay it,
+    :func:`toolreplay.replay.replay_jobs`, the same list whatever their number)."""
+    from .replay import Job, replay_jobs
+
     manifest = read_manifest(set_dir)
+    if record_mode == "none":
+        jobs = [Job(config, question.id) for config in configs for question in suite.questions]
+        return replay_jobs(set_dir, manifest, suite, jobs, workers=workers, progress=progress)
     episodes = []
-    with replay_clients() as (http, session):
-        for config in configs:
-            for question in suite.questions:
-                if progress:
-                    progress(episode_key(config.name, question.id))
-                episodes.append(
-                    replay_episode(
-                        set_dir,
-                        manifest,
-                        suite,
-                        config,
-                        question,
-                        http=http,
-                        session=session,
-                        record_mode=record_mode,
-                    )
+    for config in configs:
+        for question in suite.questions:
+            if progress:
+                progress(episode_key(config.name, question.id))
+            episodes.append(
+                replay_episode(
+                    set_dir, manifest, suite, config, question, record_mode=record_mode
                 )
+            )
     return episodes

@@ -481,7 +481,8 @@ class OpenAIChatModel:
                 "parallel_tool_calls": True,
             }
         from openai import APIConnectionError, APIStatusError
-        from vcr.errors import CannotOverwriteExistingCassetteException
+
+        from .cassettes import find_miss
 
         try:
             raw = self._client.chat.completions.with_raw_response.create(
@@ -491,12 +492,10 @@ class OpenAIChatModel:
                 **kwargs,
             )
         except APIConnectionError as exc:
-            # The SDK reports a vcrpy cassette miss as "Connection error."; surface the miss.
-            cause: BaseException | None = exc
-            while cause is not None:
-                if isinstance(cause, CannotOverwriteExistingCassetteException):
-                    raise cause from None
-                cause = cause.__cause__ or cause.__context__
+            # The SDK reports a cassette miss as "Connection error."; surface the miss.
+            miss = find_miss(exc)
+            if miss is not None:
+                raise miss from None
             raise
         except APIStatusError as exc:
             response = exc.response

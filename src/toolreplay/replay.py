@@ -13,9 +13,9 @@ vcrpy's patches:
   request as vcrpy's filter would store it: method, path, query (credentials dropped, pairs
   sorted) and the body compared as typed JSON (:func:`~toolreplay.cassettes.json_equal`);
   the first unplayed interaction that matches is played, as vcrpy does in record mode
-  ``none``. A miss raises :class:`ReplayMiss` (a vcrpy
-  ``CannotOverwriteExistingCassetteException``), so the SDK, the tools and
-  :func:`toolreplay.cassettes.explain_miss` treat it exactly as a miss under vcrpy.
+  ``none``. A miss raises :class:`toolreplay.cassettes.ReplayMiss`, which the model client,
+  the tools and :func:`toolreplay.cassettes.explain_miss` treat exactly as vcrpy's miss
+  (vcrpy itself is not imported to replay).
 - :func:`replay_jobs`: many episodes, serially or in a process pool (``workers``), results in
   job order and identical whatever the number of workers; :func:`shard` picks a
   deterministic slice of a job list for ``toolreplay run --shard I/N``.
@@ -40,9 +40,8 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 import requests
 from requests.adapters import HTTPAdapter
-from vcr.errors import CannotOverwriteExistingCassetteException
 
-from .cassettes import _parse_json_body, json_equal, strip_secret_query
+from .cassettes import ReplayMiss, _parse_json_body, json_equal, strip_secret_query
 
 if TYPE_CHECKING:
     from .cassettes import Manifest
@@ -139,7 +138,7 @@ class Tape:
 
     def play(self, method: str, url: str, body: bytes | str | None) -> _Recorded:
         """The first unplayed recorded interaction matching the request, marked played.
-        Raises :class:`ReplayMiss` when none does."""
+        Raises :class:`~toolreplay.cassettes.ReplayMiss` when none does."""
         method = method.upper()
         path = urlsplit(url).path
         query = _Lazy(lambda: _query(url))
@@ -152,7 +151,11 @@ class Tape:
                 ):
                     self.play_counts[index] += 1
                     return recorded
-        raise ReplayMiss(self, method, url, body)
+        raise ReplayMiss(
+            f"{method} {path} is not recorded in {self.path}",
+            _TapeView(self),
+            _RequestView(method, strip_secret_query(url), body),
+        )
 
 
 def _raw(body: Any) -> bytes:
@@ -177,38 +180,31 @@ class _Lazy:
         return self._value
 
 
+@dataclass(frozen=True)
+class _RequestView:
+    """What :func:`toolreplay.cassettes.explain_miss` reads of a request (vcrpy's
+    ``Request`` attributes): method, URI, body and the sorted query pairs."""
+
+    method: str
+    uri: str
+    body: str | bytes | None
+
+    @property
+    def query(self) -> list[tuple[str, str]]:
+        return sorted(parse_qsl(urlsplit(self.uri).query))
+
+
 class _TapeView:
-    """What :func:`toolreplay.cassettes.explain_miss` reads of a vcrpy cassette."""
+    """What :func:`toolreplay.cassettes.explain_miss` reads of a vcrpy cassette: the
+    recorded ``requests``, their ``play_counts`` and the cassette's ``_path``."""
 
     def __init__(self, tape: Tape) -> None:
-        from vcr.request import Request as VcrRequest
-
         self._path = str(tape.path)
         self.play_counts = list(tape.play_counts)
         self.requests = [
-            VcrRequest(r.method, item["request"]["uri"], r.request_body(), {})
+            _RequestView(r.method, item["request"]["uri"], r.request_body())
             for r, item in zip(tape.recorded, tape.interactions, strict=True)
         ]
-
-
-class ReplayMiss(CannotOverwriteExistingCassetteException):
-    """A request that is not in the cassette in play (or whose recordings were all played).
-    A ``CannotOverwriteExistingCassetteException``, as under vcrpy, with the same
-    ``cassette`` (what :func:`~toolreplay.cassettes.explain_miss` reads) and
-    ``failed_request`` attributes."""
-
-    def __init__(self, tape: Tape, method: str, url: str, body: bytes | str | None) -> None:
-        from vcr.request import Request as VcrRequest
-
-        self.cassette = _TapeView(tape)
-        self.failed_request = VcrRequest(method, strip_secret_query(url), body, {})
-        self.similar_requests: list[Any] = []
-        Exception.__init__(
-            self, f"{method} {urlsplit(url).path} is not recorded in {tape.path}"
-        )
-
-    def __reduce__(self) -> Any:  # pragma: no cover - misses are explained before pickling
-        return (RuntimeError, (str(self),))
 
 
 # ---- the clients ---------------------------------------------------------------------------
@@ -402,16 +398,15 @@ def _init_worker(ctx: _Context) -> None:
     _worker["player"] = Player()
 
 
-def _run_chunk(jobs: Sequence[Job]) -> list[tuple[Episode | None, BaseException | None]]:
+def _run_chunk(jobs: Sequence[Job]) -> list[Episode | BaseException]:
     from .cassettes import CassetteError, CassetteMiss, UnplayedInteractions
 
-    out: list[tuple[Episode | None, BaseException | None]] = []
+    out: list[Episode | BaseException] = []
     for job in jobs:
         try:
-            out.append((_replay_one(_worker["ctx"], _worker["player"], job), None))
+            out.append(_replay_one(_worker["ctx"], _worker["player"], job))
         except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
-            out.append((None, exc))
-            break  # the run stops at its first error, as a serial run does
+            out.append(exc)
     return out
 
 
@@ -425,7 +420,7 @@ def _pool_context() -> Any:
     return multiprocessing.get_context()
 
 
-def replay_jobs(
+def replay_outcomes(
     set_dir: Path,
     manifest: Manifest,
     suite: EvalSuite,
@@ -433,25 +428,31 @@ def replay_jobs(
     *,
     workers: int = 1,
     progress: Progress | None = None,
-) -> list[Episode]:
-    """Replay ``jobs`` (episodes of the set at ``set_dir``) and return their episodes in job
-    order: the same list, byte for byte once serialised, whatever ``workers`` is.
-
-    ``workers`` > 1 replays in a process pool (fork on Linux), in chunks of a few episodes.
-    ``progress(key)`` is called once per job, in job order. Raises the first replay error in
-    job order (:class:`~toolreplay.cassettes.CassetteMiss`,
+) -> list[Episode | BaseException]:
+    """Replay ``jobs`` (episodes of the set at ``set_dir``) and return, in job order, each
+    one's episode or its replay error (:class:`~toolreplay.cassettes.CassetteMiss`,
     :class:`~toolreplay.cassettes.UnplayedInteractions`,
-    :class:`~toolreplay.cassettes.CassetteError`), as a serial run would."""
+    :class:`~toolreplay.cassettes.CassetteError`): the same list, byte for byte once
+    serialised, whatever ``workers`` is.
+
+    ``workers`` > 1 replays in a process pool (fork on Linux) in chunks of a few episodes;
+    fewer than 8 episodes a worker are replayed here (a pool would not pay for itself).
+    ``progress(key)`` is called once per job, in job order."""
+    from .cassettes import CassetteError, CassetteMiss, UnplayedInteractions
+
     ctx = _Context(set_dir, manifest, suite)
-    workers = max(1, min(workers, len(jobs) // 8 or 1))  # a pool does not pay for a few
-    episodes: list[Episode] = []
+    workers = max(1, min(workers, len(jobs) // 8 or 1))
+    out: list[Episode | BaseException] = []
     if workers == 1:
         with Player() as player:
             for job in jobs:
                 if progress:
                     progress(job.key)
-                episodes.append(_replay_one(ctx, player, job))
-        return episodes
+                try:
+                    out.append(_replay_one(ctx, player, job))
+                except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
+                    out.append(exc)
+        return out
     import gc
     from concurrent.futures import ProcessPoolExecutor
 
@@ -463,14 +464,30 @@ def replay_jobs(
             workers, mp_context=_pool_context(), initializer=_init_worker, initargs=(ctx,)
         ) as pool:
             for chunk, results in zip(chunks, pool.map(_run_chunk, chunks), strict=True):
-                for job, (episode, error) in zip(chunk, results, strict=False):
+                for job, result in zip(chunk, results, strict=True):
                     if progress:
                         progress(job.key)
-                    if error is not None:
-                        pool.shutdown(cancel_futures=True)
-                        raise error
-                    assert episode is not None
-                    episodes.append(episode)
+                    out.append(result)
     finally:
         gc.unfreeze()
+    return out
+
+
+def replay_jobs(
+    set_dir: Path,
+    manifest: Manifest,
+    suite: EvalSuite,
+    jobs: Sequence[Job],
+    *,
+    workers: int = 1,
+    progress: Progress | None = None,
+) -> list[Episode]:
+    """:func:`replay_outcomes`, raising the first replay error in job order."""
+    episodes: list[Episode] = []
+    for result in replay_outcomes(
+        set_dir, manifest, suite, jobs, workers=workers, progress=progress
+    ):
+        if isinstance(result, BaseException):
+            raise result
+        episodes.append(result)
     return episodes

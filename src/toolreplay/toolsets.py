@@ -196,17 +196,12 @@ ToolFunction = Callable[..., dict[str, Any]]
 
 
 def is_cassette_miss(exc: BaseException) -> bool:
-    """Whether ``exc`` is (or was caused by) a vcrpy cassette miss: replay met a request that
-    was never recorded. Such an error is the harness's, not the tool's, so it propagates
-    instead of becoming a tool message."""
-    from vcr.errors import CannotOverwriteExistingCassetteException
+    """Whether ``exc`` is (or was caused by) a cassette miss: replay met a request that was
+    never recorded. Such an error is the harness's, not the tool's, so it propagates instead
+    of becoming a tool message."""
+    from .cassettes import find_miss
 
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, CannotOverwriteExistingCassetteException):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
+    return find_miss(exc) is not None
 
 
 def _tool_error(text: str, reason: str = "") -> dict[str, Any]:

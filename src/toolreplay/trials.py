@@ -15,13 +15,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .cassettes import Manifest, episode_key, read_manifest
+from .cassettes import Manifest, read_manifest
 from .episode import Episode
 from .evals import EvalSuite, Question
-from .experiment import Configuration, Progress, replay_clients, replay_episode
+from .experiment import Configuration, Progress
 from .failures import FABRICATED_VALUE, FAILURE_MODES, classify
 from .judge import Judge
 from .metrics import Spread, curve, mean_curve, rate
+from .replay import Job, replay_jobs
 
 
 def replay_trials(
@@ -32,25 +33,32 @@ def replay_trials(
     *,
     questions: Sequence[Question] | None = None,
     manifest: Manifest | None = None,
+    workers: int = 1,
 ) -> list[tuple[int, Episode]]:
     """``(trial, episode)`` for every trial (1..``manifest.trials``) of every configuration ×
-    question (``questions``, default all), in that order. Raises what
-    :func:`~toolreplay.experiment.replay_episode` raises."""
+    question (``questions``, default all), in that order, replayed by ``workers`` processes
+    (:func:`~toolreplay.replay.replay_jobs`; the same list whatever their number). Raises
+    what :func:`~toolreplay.experiment.replay_episode` raises, the first in that order."""
     manifest = manifest or read_manifest(set_dir)
+    jobs = trial_jobs(suite, configs, manifest.trials, questions)
+    episodes = replay_jobs(set_dir, manifest, suite, jobs, workers=workers, progress=progress)
+    return [(job.trial, episode) for job, episode in zip(jobs, episodes, strict=True)]
+
+
+def trial_jobs(
+    suite: EvalSuite,
+    configs: Sequence[Configuration],
+    trials: int,
+    questions: Sequence[Question] | None = None,
+) -> list[Job]:
+    """Every trial of every configuration × question, configuration-major."""
     qs = list(suite.questions if questions is None else questions)
-    out = []
-    with replay_clients() as (http, session):
-        for config in configs:
-            for question in qs:
-                for trial in range(1, manifest.trials + 1):
-                    if progress:
-                        progress(episode_key(config.name, question.id, trial))
-                    episode = replay_episode(
-                        set_dir, manifest, suite, config, question,
-                        http=http, session=session, trial=trial,
-                    )  # fmt: skip
-                    out.append((trial, episode))
-    return out
+    return [
+        Job(config, question.id, trial)
+        for config in configs
+        for question in qs
+        for trial in range(1, trials + 1)
+    ]
 
 
 def trial_outcome(
