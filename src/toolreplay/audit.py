@@ -53,7 +53,6 @@ from .cassettes import (
     read_manifest,
     sha256_json,
 )
-from .doubles.standin import STANDIN_MODEL
 from .episode import Episode
 from .evals import HEURISTICS, EvalSuite
 from .experiment import (
@@ -607,6 +606,8 @@ def _provenance_mismatch(
                     body.get("id", "")
                 ).startswith("chatcmpl-standin-"):
                     standin_replies += 1
+    from .doubles.standin import STANDIN_MODEL
+
     said_standin = manifest.model == STANDIN_MODEL or standin_replies > 0
     if manifest.provenance == "live" and said_standin:
         what = (

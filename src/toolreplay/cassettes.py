@@ -30,7 +30,6 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-from unittest import mock
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 import yaml
@@ -976,6 +975,8 @@ def one_request_at_a_time(cassette: Any = None) -> Iterator[None]:
     (:mod:`toolreplay.callorder`), and on exit (before vcrpy saves) the interactions of each
     tool round are put in call order, so a recording is the same file whatever order the
     threads ran in. Without a cassette (a live run) nothing is serialised."""
+    from unittest import mock
+
     import requests.adapters
 
     from . import callorder

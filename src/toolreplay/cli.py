@@ -1,6 +1,8 @@
 """``toolreplay`` command line: a thin layer over the library.
 
 toolreplay run                            replay every configuration, judge, write reports/
+                                          (--workers N processes; --shard I/N for one slice)
+toolreplay merge SHARD...                 combine the shard files of a run into its report
 toolreplay report                         re-render reports/index.html from results.json
 toolreplay audit                          the fidelity audit
 toolreplay diff A B                       what changed between two runs (results or sets)
@@ -677,6 +679,7 @@ def audit(
     narrow_judge: Annotated[
         bool, typer.Option(help="Audit as if the narrow (°C only) judge were in use.")
     ] = False,
+    workers: WorkersOpt = None,
 ) -> None:
     """Prove the comparison is fair (the fidelity audit).
 
@@ -691,7 +694,7 @@ def audit(
     )
     try:
         with _progress(total, "auditing") as step:
-            result = run_audit(set_dir, suite, judge, progress=step)
+            result = run_audit(set_dir, suite, judge, progress=step, workers=_workers(workers))
     except CassetteError as exc:
         raise _fail(str(exc)) from None
     _print_audit(result)

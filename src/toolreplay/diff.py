@@ -166,7 +166,9 @@ def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
     configs = study_configurations(suite)
     try:
         manifest = read_manifest(set_dir)
-        episodes = replay_set(set_dir, suite, configs)
+        from .replay import default_workers
+
+        episodes = replay_set(set_dir, suite, configs, workers=default_workers())
     except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
         raise DiffError(f"{set_dir}: {exc}") from None
     results = build_results(

@@ -49,8 +49,6 @@ from .cassettes import (
     trial_cassette_path,
     write_manifest,
 )
-from .doubles.open_meteo import load_fixtures, open_meteo_fixture_server
-from .doubles.standin import STANDIN_MODEL, standin_server
 from .evals import EvalSuite
 from .experiment import Configuration, Progress, fingerprint, run_episode
 from .files import (
@@ -396,6 +394,9 @@ def record_stand_in(
     loopback, started and stopped here). The prompt date is the fixtures' ``today``.
     One stand-in per trial is started, with the set's ``seed`` (see
     :func:`trials_and_seed` for the defaults)."""
+    from .doubles.open_meteo import load_fixtures, open_meteo_fixture_server
+    from .doubles.standin import STANDIN_MODEL, standin_server
+
     n, s = trials_and_seed(set_dir, only, trials, seed)
     if n < 1:
         raise RecordingError(f"--trials must be at least 1, not {n}")
@@ -460,6 +461,8 @@ def record_live(
         )
     settings = ModelSettings(settings.base_url, settings.model, settings.api_key,
                              suite.experiment.temperature)  # fmt: skip
+    from .doubles.open_meteo import load_fixtures, open_meteo_fixture_server
+
     n, _ = trials_and_seed(set_dir, only, trials, None)
     if open_meteo_fixture:
         with open_meteo_fixture_server() as om_url:

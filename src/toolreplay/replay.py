@@ -443,21 +443,24 @@ def replay_outcomes(
     ctx = _Context(set_dir, manifest, suite)
     workers = max(1, min(workers, len(jobs) // 8 or 1))
     out: list[Episode | BaseException] = []
+    # Serially, every job; in parallel, the first one here, before the fork: the workers then
+    # start with the SDK imported and its lazy imports warm instead of each paying for them.
+    with Player() as player:
+        for job in jobs if workers == 1 else jobs[:1]:
+            if progress:
+                progress(job.key)
+            try:
+                out.append(_replay_one(ctx, player, job))
+            except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
+                out.append(exc)
     if workers == 1:
-        with Player() as player:
-            for job in jobs:
-                if progress:
-                    progress(job.key)
-                try:
-                    out.append(_replay_one(ctx, player, job))
-                except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
-                    out.append(exc)
         return out
     import gc
     from concurrent.futures import ProcessPoolExecutor
 
-    size = max(1, min(16, len(jobs) // (workers * 4)))
-    chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+    rest = jobs[1:]
+    size = max(1, min(16, len(rest) // (workers * 4)))
+    chunks = [rest[i : i + size] for i in range(0, len(rest), size)]
     gc.freeze()  # forked workers leave the parent's objects alone (no copy-on-write)
     try:
         with ProcessPoolExecutor(
