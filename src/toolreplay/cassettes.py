@@ -148,7 +148,9 @@ def _load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_no_alias_loader(_Loader))
 
 
-class _Dumper(yaml.SafeDumper):
+# libyaml's emitter when available (~4x faster; the same bytes for every committed cassette);
+# the representers, and so the choice of styles, are PyYAML's either way.
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
     pass
 
 

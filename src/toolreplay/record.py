@@ -108,6 +108,23 @@ def _record_into(
     progress: Progress | None,
     trials: int = 1,
 ) -> dict[str, EpisodeRecord]:
+    with httpx.Client(timeout=120, trust_env=target.trust_env) as http:
+        return _record_episodes(folder, suite, target, episodes, progress, trials, http)
+
+
+def _record_episodes(
+    folder: Path,
+    suite: EvalSuite,
+    target: Target,
+    episodes: Sequence[tuple[Configuration, str]],
+    progress: Progress | None,
+    trials: int,
+    http: httpx.Client,
+) -> dict[str, EpisodeRecord]:
+    # One httpx client for every episode (vcrpy patches httpx per cassette at the class
+    # level; a client costs ~20-40 ms of TLS set-up). One requests session per episode: vcrpy
+    # binds each urllib3 connection to the cassette it was opened under, so pooled
+    # connections must not outlive their cassette.
     records: dict[str, EpisodeRecord] = {}
     recorder = make_vcr("all")
     runs = [(c, q, t) for c, q in episodes for t in range(1, trials + 1)]
@@ -121,10 +138,7 @@ def _record_into(
         else:
             path = trial_cassette_path(folder, config.name, question_id, trial)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with (
-            httpx.Client(timeout=120, trust_env=target.trust_env) as http,
-            requests.Session() as session,
-        ):
+        with requests.Session() as session:
             session.trust_env = (
                 target.trust_env if target.tools_trust_env is None else target.tools_trust_env
             )

@@ -125,16 +125,23 @@ class Tape:
             if not self.play_counts[i]
         ]
 
-    def _matches(self, recorded: _Recorded, method: str, path: str, query: Any, body: Any) -> bool:
-        if recorded.method != method or recorded.path != path:
+    def _matches(
+        self,
+        recorded: _Recorded,
+        method: str,
+        path: str,
+        query: _Lazy,
+        sent: _Lazy,
+        raw: bytes | str | None,
+    ) -> bool:
+        """vcrpy's ``method``, ``path``, ``query`` and toolreplay's ``json_body`` matchers:
+        bodies compare as typed JSON when either is JSON, byte for byte otherwise."""
+        if recorded.method != method or recorded.path != path or recorded.query != query():
             return False
-        if recorded.query != query():
-            return False
-        sent = body()
         mine = recorded.body if recorded.parsed else _parse_json_body(recorded.body)
-        if sent is None and mine is None:
-            return _raw(body.raw) == _raw(recorded.body)
-        return json_equal(sent, mine)
+        if sent() is None and mine is None:
+            return _raw(raw) == _raw(recorded.body)
+        return json_equal(sent(), mine)
 
     def play(self, method: str, url: str, body: bytes | str | None) -> _Recorded:
         """The first unplayed recorded interaction matching the request, marked played.
@@ -143,11 +150,10 @@ class Tape:
         path = urlsplit(url).path
         query = _Lazy(lambda: _query(url))
         sent = _Lazy(lambda: _parse_json_body(body))
-        sent.raw = body
         with self._lock:
             for index, recorded in enumerate(self.recorded):
                 if self.play_counts[index] == 0 and self._matches(
-                    recorded, method, path, query, sent
+                    recorded, method, path, query, sent, body
                 ):
                     self.play_counts[index] += 1
                     return recorded
@@ -172,7 +178,6 @@ class _Lazy:
     def __init__(self, make: Callable[[], Any]) -> None:
         self._make = make
         self._value: Any = self._unset
-        self.raw: Any = None
 
     def __call__(self) -> Any:
         if self._value is self._unset:

@@ -14,6 +14,8 @@ A forecast for a point with no fixture cell within 0.5° is a 404 naming the poi
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,9 +53,16 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def load_fixtures() -> dict[str, Any]:
-    """The bundled fixture data (``toolreplay/doubles/fixtures/open_meteo.yaml``)."""
+    """The bundled fixture data (``toolreplay/doubles/fixtures/open_meteo.yaml``), a fresh
+    copy each call (the file is parsed once per process)."""
+    return copy.deepcopy(_fixtures())
+
+
+@functools.lru_cache(maxsize=1)
+def _fixtures() -> dict[str, Any]:
     source = resources.files("toolreplay.doubles").joinpath("fixtures/open_meteo.yaml")
-    data: dict[str, Any] = yaml.safe_load(source.read_text("utf-8"))
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data: dict[str, Any] = yaml.load(source.read_text("utf-8"), Loader=loader)
     return data
 
 
