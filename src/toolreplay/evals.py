@@ -289,7 +289,10 @@ def load_eval(path: str | Path) -> EvalSuite:
     """
     p = Path(path)
     try:
-        raw = yaml.safe_load(read_input_text(p, "eval file", EVAL_FILE_LIMIT))
+        raw = yaml.load(  # libyaml when available: the same safe loader, ~10x faster
+            read_input_text(p, "eval file", EVAL_FILE_LIMIT),
+            Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader),
+        )
     except InputFileError as exc:
         if exc.missing:
             raise EvalFileError(

@@ -166,7 +166,8 @@ def load_corpus(path: str | Path) -> Corpus:
     failing field otherwise."""
     p = Path(path)
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
+        raw = yaml.load(p.read_text(encoding="utf-8"), Loader=loader)
     except FileNotFoundError:
         raise PhrasingsError(f"phrasing corpus not found: {p}") from None
     except yaml.YAMLError as exc:
