@@ -262,13 +262,13 @@ def test_workers_and_shards_write_the_same_results_and_report(tmp_path: Path) ->
         assert result.exit_code == 0, result.output
         assert f"wrote {shards / f'shard-{i}-of-3.json'}" in result.output.replace("\n", "")
     files = sorted(shards.glob("shard-*.json"))
-    merged = runner.invoke(app, ["merge", *map(str, files), "--out", str(tmp_path / "merged")])
+    merged = runner.invoke(app, ["merge", *map(str, files), "--out", str(tmp_path / "mrg")])
     assert merged.exit_code == 0, merged.output
-    assert merged.output.replace(str(tmp_path / "merged"), "OUT") == outputs["one"]
+    assert merged.output.replace(str(tmp_path / "mrg"), "OUT") == outputs["one"]
     for name in ("results.json", "index.html"):
         one = (tmp_path / "one" / name).read_bytes()
         assert (tmp_path / "two" / name).read_bytes() == one, name
-        assert (tmp_path / "merged" / name).read_bytes() == one, name
+        assert (tmp_path / "mrg" / name).read_bytes() == one, name
 
     # what merge refuses, naming the file and what is wrong
     def refuse(*paths: Path) -> str:

@@ -154,9 +154,20 @@ def _replay_all(
     return episodes, errors
 
 
+#: Verdicts of the audit in progress, by (judge, episode object): the checks ask for the same
+#: episode's verdict several times (tables, flips, ablations). Emptied when the audit ends.
+_VERDICTS: dict[tuple[int, int], tuple[Episode, bool]] = {}
+
+
 def _passes(judge: Judge, episode: Episode, suite: EvalSuite) -> bool:
     """The verdict for ``episode``, judged for its question (measure, day and places)."""
-    return judge.judge_episode(episode, suite.question(episode.question_id)).passed
+    key = (id(judge), id(episode))
+    hit = _VERDICTS.get(key)
+    if hit is not None and hit[0] is episode:
+        return hit[1]
+    passed = judge.judge_episode(episode, suite.question(episode.question_id)).passed
+    _VERDICTS[key] = (episode, passed)  # the episode is kept: its id cannot be reused
+    return passed
 
 
 def _table(
@@ -209,7 +220,16 @@ def _read(path: Path) -> list[dict[str, Any]]:
 def recorded_tool_results(path: Path) -> list[tuple[str, Any, Any]]:
     """``(tool name, arguments, result)`` of every tool call executed in a recorded episode, in
     order, read from the last model request of the cassette (which carries every tool message
-    the model was sent); a result that is JSON is parsed."""
+    the model was sent); a result that is JSON is parsed. Read once per file content (the
+    checks share it); do not mutate."""
+    st = path.stat()
+    return _tool_results_cached(str(path), st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=16384)
+def _tool_results_cached(path_: str, mtime_ns: int, size: int) -> list[tuple[str, Any, Any]]:
+    del mtime_ns, size  # part of the key: an edited file is read again
+    path = Path(path_)
     bodies = _first_model_requests(path)
     if not bodies:
         return []
@@ -803,6 +823,20 @@ def run_audit(
     reported by the ``completeness`` check, not raised. Raises
     :class:`~toolreplay.cassettes.CassetteError` only when the manifest is missing or malformed.
     """
+    try:
+        return _run_audit(set_dir, suite, judge, episodes, progress, workers)
+    finally:
+        _VERDICTS.clear()
+
+
+def _run_audit(
+    set_dir: Path,
+    suite: EvalSuite,
+    judge: Judge,
+    episodes: Mapping[Key, Episode] | None,
+    progress: Progress | None,
+    workers: int,
+) -> Audit:
     manifest = read_manifest(set_dir)
     study = study_configurations(suite)
     ablated = ablation_configurations(suite)

@@ -540,6 +540,14 @@ def _candidates(payload: Any) -> list[Mapping[str, Any]]:
     return []
 
 
+#: tool_values of recent transcripts, by object: the judge, the classifier and the audit read
+#: the same episode's tool values many times. Only tuples (an episode's transcript, never
+#: changed after the episode is made) are kept, each with the transcript itself so that its
+#: id cannot be reused; at most _TOOL_VALUES_KEPT, oldest dropped first.
+_TOOL_VALUES: dict[int, tuple[Sequence[Mapping[str, Any]], tuple[ToolValue, ...]]] = {}
+_TOOL_VALUES_KEPT = 4096
+
+
 def tool_values(transcript: Sequence[Mapping[str, Any]]) -> tuple[ToolValue, ...]:
     """Every measured value in the transcript's tool messages, with field, day and place.
 
@@ -548,6 +556,19 @@ def tool_values(transcript: Sequence[Mapping[str, Any]]) -> tuple[ToolValue, ...
     under coordinate, identifier and time keys never count. Plain-text content is read with
     :func:`scan` (day and place unknown). Units are read with the full :data:`UNITS` table:
     what a tool returned does not depend on the judge."""
+    if not isinstance(transcript, tuple):
+        return _tool_values(transcript)
+    hit = _TOOL_VALUES.get(id(transcript))
+    if hit is not None and hit[0] is transcript:
+        return hit[1]
+    values = _tool_values(transcript)
+    if len(_TOOL_VALUES) >= _TOOL_VALUES_KEPT:
+        _TOOL_VALUES.pop(next(iter(_TOOL_VALUES)), None)
+    _TOOL_VALUES[id(transcript)] = (transcript, values)
+    return values
+
+
+def _tool_values(transcript: Sequence[Mapping[str, Any]]) -> tuple[ToolValue, ...]:
     calls = _calls_by_id(transcript)
     geocoded: list[Mapping[str, Any]] = []
     found: list[ToolValue] = []
