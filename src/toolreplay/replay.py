@@ -246,17 +246,14 @@ class _Adapter(HTTPAdapter):
     def send(  # type: ignore[override]
         self, request: requests.PreparedRequest, stream: bool = False, **kwargs: Any
     ) -> requests.Response:
-        from urllib3 import HTTPHeaderDict, HTTPResponse
+        from urllib3 import HTTPResponse
 
         assert request.method is not None and request.url is not None
         recorded = self._player.tape().play(request.method, request.url, request.body)
-        headers = HTTPHeaderDict()
-        for name, values in recorded.response["headers"].items():
-            for value in values:
-                headers.add(name, value)
+        headers = [(k, v) for k, values in recorded.response["headers"].items() for v in values]
         raw = HTTPResponse(
             body=io.BytesIO(recorded.content()),
-            headers=headers,
+            headers=headers,  # type: ignore[arg-type]  # urllib3 makes an HTTPHeaderDict of it
             status=recorded.response["status"]["code"],
             reason=recorded.response["status"].get("message"),
             preload_content=False,
