@@ -181,7 +181,9 @@ def _progress(total: int, label: str, delay: float = 0.0) -> Iterator[Progress_]
             bar.advance(task)
         state["first"] = False
         bar.update(task, description=key)
-        if not state["shown"] and time.monotonic() - started_at >= delay:
+        # Never started off a terminal (rich's own `disable` still writes a blank line when
+        # a started bar stops, in some releases).
+        if not state["shown"] and err.is_terminal and time.monotonic() - started_at >= delay:
             bar.start()
             state["shown"] = True
 
