@@ -36,7 +36,7 @@ from toolreplay.experiment import (
 )
 from toolreplay.model import ModelSettings, OpenAIChatModel
 from toolreplay.openmeteo import OpenMeteoClient
-from toolreplay.replay import Job, Player, parse_shard, replay_outcomes, shard
+from toolreplay.replay import Job, Player, Tape, parse_shard, replay_outcomes, shard
 
 from .conftest import EVAL_FILE, HARD_EVAL_FILE, REFERENCE, REPO
 
@@ -293,12 +293,64 @@ def test_workers_and_shards_write_the_same_results_and_report(tmp_path: Path) ->
     other.write_text(json.dumps(doc), encoding="utf-8")
     assert "do not cover 1 episode(s)" in refuse(files[0], other, files[2])
 
+    # an episode filed under another episode's key (a hand edit) is refused, not counted
+    doc = json.loads(files[1].read_text(encoding="utf-8"))
+    first = doc["jobs"][0]
+    episode_of = first["key"].split("/")[:2]
+    elsewhere = next(j for j in doc["jobs"] if j["key"].split("/")[:2] != episode_of)
+    first["episode"] = elsewhere["episode"]
+    other.write_text(json.dumps(doc), encoding="utf-8")
+    assert "the file was edited" in refuse(files[0], other, files[2])
+    # a shard count far beyond the files given is reported at once, not enumerated
+    doc = json.loads(files[0].read_text(encoding="utf-8"))
+    doc["shard"] = [1, 10**9]
+    other.write_text(json.dumps(doc), encoding="utf-8")
+    said = refuse(other)
+    assert "missing shard(s) 2/1000000000" in said and "more" in said
+    doc["shard"] = [True, 3]  # not an integer
+    other.write_text(json.dumps(doc), encoding="utf-8")
+    assert "not a shard file" in refuse(other)
+    # an error a shard met names that shard; the same selection in another order is one run
+    doc = json.loads(files[1].read_text(encoding="utf-8"))
+    doc["questions"] = "ningde,hottest"
+    doc["jobs"][0] = {"key": doc["jobs"][0]["key"], "episode": None,
+                      "error": {"type": "CassetteError", "message": "damaged"}}  # fmt: skip
+    other.write_text(json.dumps(doc), encoding="utf-8")
+    said = refuse(files[0], other, files[2])
+    assert "damaged" in said and f"recorded by {other}" in said.replace(" \n", "")
+
 
 @pytest.mark.parametrize(
     ("args", "says"),
-    [(["--workers", "0"], "must be at least 1"), (["--shard", "4/3"], "bad shard")],
+    [
+        (["--workers", "0"], "must be at least 1"),
+        (["--shard", "4/3"], "bad shard"),
+        (["--shard", "1/105"], "this run replays 104 episodes"),
+    ],
 )
 def test_bad_workers_or_shard_is_a_usage_error(args: list[str], says: str, tmp_path) -> None:
     result = _run("--out", str(tmp_path / "r"), *args)
     assert result.exit_code == 2
     assert says in result.output
+
+
+def test_the_requests_adapter_reads_file_and_generator_bodies(tmp_path: Path) -> None:
+    interactions = [
+        {
+            "request": {"method": "POST", "uri": "http://h/form", "headers": {}, "body": "abc"},
+            "response": {
+                "status": {"code": 200, "message": "OK"},
+                "headers": {},
+                "body": {"string": "ok"},
+            },
+        }
+        for _ in range(3)
+    ]
+    body = tmp_path / "body"
+    body.write_bytes(b"abc")
+    with Player() as player, player.use(Tape(tmp_path / "c.yaml", interactions)):
+        assert player.session.post("http://h/form", data=b"abc").text == "ok"
+        with body.open("rb") as f:
+            assert player.session.post("http://h/form", data=f).text == "ok"
+        chunks = (c for c in [b"a", b"bc"])
+        assert player.session.post("http://h/form", data=chunks).text == "ok"

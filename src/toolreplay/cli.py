@@ -147,7 +147,8 @@ def _load(eval_path: Path) -> EvalSuite:
 
 @contextmanager
 def _terminate_as_interrupt() -> Iterator[None]:
-    """Treat SIGTERM like Ctrl-C while recording, so the staging folder is removed."""
+    """Treat SIGTERM like Ctrl-C while recording (so the staging folder is removed) or
+    replaying (so the workers are shut down with the run)."""
 
     def handler(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -415,8 +416,13 @@ def run(
     except CassetteError as exc:
         raise _fail(str(exc)) from None
     jobs, n_trial_jobs = _run_jobs(whole, suite, configs, manifest.trials)
+    if part is not None and part[1] > len(jobs):
+        raise typer.BadParameter(
+            f"{shard}: this run replays {len(jobs)} episodes, so N can be at most {len(jobs)}",
+            param_hint="'--shard'",
+        )
     mine = shard_of(jobs, *part) if part else jobs
-    with _progress(len(mine), "replaying", delay=2.0) as step:
+    with _progress(len(mine), "replaying", delay=2.0) as step, _terminate_as_interrupt():
         outcomes = replay_outcomes(
             set_dir, manifest, whole, mine, workers=n_workers, progress=step
         )
@@ -531,6 +537,11 @@ def merge(
         raise _fail(str(exc)) from None
     if out_dir is None:
         out_dir = shard_files[0].parent
+    if not spec.eval_file.is_file():
+        raise _fail(
+            f"the shard files name the eval file {spec.eval_file}, which is not here: run "
+            "merge from the folder `toolreplay run --shard` ran in"
+        )
     whole = _load(spec.eval_file)
     suite, configs, selection = _select(whole, spec.configurations, spec.questions)
     set_dir = spec.cassettes / spec.cassette_set

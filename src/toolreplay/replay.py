@@ -249,7 +249,7 @@ class _Adapter(HTTPAdapter):
         from urllib3 import HTTPResponse
 
         assert request.method is not None and request.url is not None
-        recorded = self._player.tape().play(request.method, request.url, request.body)
+        recorded = self._player.tape().play(request.method, request.url, _body(request.body))
         headers = [(k, v) for k, values in recorded.response["headers"].items() for v in values]
         raw = HTTPResponse(
             body=io.BytesIO(recorded.content()),
@@ -264,6 +264,18 @@ class _Adapter(HTTPAdapter):
         if not stream:
             _ = response.content
         return response
+
+
+def _body(body: Any) -> bytes | str | None:
+    """A ``requests`` body as bytes or text: a file-like body is read, an iterable one (a
+    generator of chunks) joined, as vcrpy's request does."""
+    if body is None or isinstance(body, (bytes, str)):
+        return body
+    if hasattr(body, "read"):
+        data = body.read()
+        return data if isinstance(data, (bytes, str)) else bytes(data)
+    chunks = [c.encode("utf-8") if isinstance(c, str) else bytes(c) for c in body]
+    return b"".join(chunks)
 
 
 _T = TypeVar("_T")
@@ -396,6 +408,18 @@ def _replay_one(ctx: _Context, player: Player, job: Job) -> Episode:
 
 
 def _init_worker(ctx: _Context) -> None:
+    import signal
+
+    # A worker ends with its parent, however the parent ends (SIGKILL included): Linux's
+    # parent-death signal; elsewhere the pool's own shutdown.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform == "linux":
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
     _worker["ctx"] = ctx
     _worker["player"] = Player()
 
@@ -468,11 +492,15 @@ def replay_outcomes(
         with ProcessPoolExecutor(
             workers, mp_context=_pool_context(), initializer=_init_worker, initargs=(ctx,)
         ) as pool:
-            for chunk, results in zip(chunks, pool.map(_run_chunk, chunks), strict=True):
-                for job, result in zip(chunk, results, strict=True):
-                    if progress:
-                        progress(job.key)
-                    out.append(result)
+            try:
+                for chunk, results in zip(chunks, pool.map(_run_chunk, chunks), strict=True):
+                    for job, result in zip(chunk, results, strict=True):
+                        if progress:
+                            progress(job.key)
+                        out.append(result)
+            except BaseException:  # Ctrl-C, SIGTERM (as an interrupt): drop the queued work
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
     finally:
         gc.unfreeze()
     return out

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, StrictInt, TypeAdapter, ValidationError
 
 from .cassettes import CassetteError, CassetteMiss, UnplayedInteractions, manifest_path
 from .episode import Episode
@@ -66,7 +66,7 @@ class _JobModel(BaseModel):
 class _ShardModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
     format: Literal[1]
-    shard: tuple[int, int]
+    shard: tuple[StrictInt, StrictInt]
     eval_file: str
     eval_sha256: str
     cassettes: str
@@ -95,7 +95,23 @@ def shard_file_name(index: int, count: int) -> str:
 
 
 def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """SHA-256 of a text file's content, line ends normalised (a checkout with CRLF line ends
+    is the same file)."""
+    return hashlib.sha256(path.read_bytes().replace(b"\r\n", b"\n")).hexdigest()
+
+
+def _manifest_sha256(set_dir: Path) -> str:
+    """SHA-256 of the set's manifest as canonical JSON (formatting and line ends aside)."""
+    from .cassettes import sha256_json
+
+    return sha256_json(json.loads(manifest_path(set_dir).read_bytes()))
+
+
+def _names(value: str | None) -> str | None:
+    """A ``--configurations``/``--questions`` value in canonical form (sorted, unique)."""
+    if value is None:
+        return None
+    return ",".join(sorted({n.strip() for n in value.split(",") if n.strip()}))
 
 
 def write_shard(
@@ -124,7 +140,7 @@ def write_shard(
         "eval_sha256": _sha256(spec.eval_file),
         "cassettes": spec.cassettes.as_posix(),
         "cassette_set": spec.cassette_set,
-        "manifest_sha256": _sha256(manifest_path(set_dir)),
+        "manifest_sha256": _manifest_sha256(set_dir),
         "configurations": spec.configurations,
         "questions": spec.questions,
         "jobs": entries,
@@ -144,7 +160,8 @@ def _read(path: Path) -> _ShardModel:
         err = exc.errors()[0]
         where = ".".join(map(str, err["loc"]))
         raise ShardError(
-            f"{path}: not a shard file of format {SHARD_FORMAT} ({where}: {err['msg']})"
+            f"{path}: not a shard file of format {SHARD_FORMAT} "
+            f"({where + ': ' if where else ''}{err['msg']})"
         ) from None
 
 
@@ -161,17 +178,32 @@ def read_spec(paths: Sequence[Path]) -> ShardSpec:
             Path(doc.eval_file),
             Path(doc.cassettes),
             doc.cassette_set,
-            doc.configurations,
-            doc.questions,
+            _names(doc.configurations),
+            _names(doc.questions),
         )
     first, spec = next(iter(specs.items()))
     for path, other in specs.items():
-        if other != spec:
+        differ = [
+            name
+            for name, a, b in (
+                ("eval file", _resolved(spec.eval_file), _resolved(other.eval_file)),
+                ("cassettes folder", _resolved(spec.cassettes), _resolved(other.cassettes)),
+                ("cassette set", spec.cassette_set, other.cassette_set),
+                ("--configurations", spec.configurations, other.configurations),
+                ("--questions", spec.questions, other.questions),
+            )
+            if a != b
+        ]
+        if differ:
             raise ShardError(
-                f"{path} and {first} come from different runs (eval file, cassette set or "
-                "selection differ); merge the shards of one run"
+                f"{path} and {first} come from different runs ({', '.join(differ)} "
+                "differ); merge the shards of one run"
             )
     return spec
+
+
+def _resolved(path: Path) -> Path:
+    return path.resolve()
 
 
 def read_shards(
@@ -196,13 +228,21 @@ def read_shards(
         if index in seen:
             raise ShardError(f"shard {index}/{count} given twice: {seen[index]} and {p}")
         seen[index] = p
-    if missing := [i for i in range(1, count + 1) if i not in seen]:
+    if len(seen) < count:
+        missing: list[int] = []  # the first few (N may be large; only as many as given + 5)
+        i = 1
+        while len(missing) < 5 and i <= count:
+            if i not in seen:
+                missing.append(i)
+            i += 1
+        more = count - len(seen) - len(missing)
         raise ShardError(
-            f"missing shard(s) {', '.join(f'{i}/{count}' for i in missing)}: run "
-            f"`toolreplay run --shard I/{count}` for each and pass every shard file"
+            f"missing shard(s) {', '.join(f'{i}/{count}' for i in missing)}"
+            f"{f' and {more} more' if more else ''}: run `toolreplay run --shard I/{count}` "
+            "for each and pass every shard file"
         )
     eval_sha = _sha256(spec.eval_file)
-    manifest_sha = _sha256(manifest_path(spec.cassettes / spec.cassette_set))
+    manifest_sha = _manifest_sha256(spec.cassettes / spec.cassette_set)
     for p, d in docs:
         if d.eval_sha256 != eval_sha:
             raise ShardError(f"{p} was made with another version of {spec.eval_file}")
@@ -219,7 +259,7 @@ def read_shards(
                 raise ShardError(f"{p}: episode {entry.key!r} is not one this run replays")
             if entry.key in found:
                 raise ShardError(f"{p}: episode {entry.key} is in two shards")
-            found[entry.key] = _outcome(p, entry)
+            found[entry.key] = _outcome(p, entry, by_key[entry.key])
     if absent := [job.key for job in jobs if job.key not in found]:
         raise ShardError(
             f"the shards do not cover {len(absent)} episode(s) of the run, e.g. {absent[0]}"
@@ -227,9 +267,14 @@ def read_shards(
     return [found[job.key] for job in jobs]
 
 
-def _outcome(path: Path, entry: _JobModel) -> Episode | BaseException:
+def _outcome(path: Path, entry: _JobModel, job: Job) -> Episode | BaseException:
+    if entry.error is not None and entry.episode is not None:
+        raise ShardError(f"{path}: episode {entry.key} has both an episode and an error")
     if entry.error is not None:
-        return _ERRORS[entry.error.type](entry.error.message)
+        return _ERRORS[entry.error.type](
+            f"{entry.error.message}\n(recorded by {path} for episode {entry.key} when that "
+            "shard was replayed; once fixed, replay that shard again and merge)"
+        )
     if entry.episode is None:
         raise ShardError(f"{path}: episode {entry.key} has neither an episode nor an error")
     try:
@@ -237,4 +282,12 @@ def _outcome(path: Path, entry: _JobModel) -> Episode | BaseException:
     except ValidationError as exc:
         msg = exc.errors()[0]["msg"]
         raise ShardError(f"{path}: episode {entry.key}: malformed ({msg})") from None
+    if (episode.configuration, episode.question_id) != (
+        job.configuration.name,
+        job.question_id,
+    ):
+        raise ShardError(
+            f"{path}: episode {entry.key} holds the episode of "
+            f"{episode.configuration}/{episode.question_id}: the file was edited"
+        )
     return episode
