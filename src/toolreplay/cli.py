@@ -511,6 +511,7 @@ def merge(
             help="The shard files of one run (OUT/shard-I-of-N.json from `toolreplay run "
             "--shard I/N`), every I from 1 to N.",
             show_default=False,
+            metavar="SHARD",
         ),
     ],
     out_dir: Annotated[
