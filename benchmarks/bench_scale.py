@@ -61,6 +61,8 @@ EVAL = ROOT / "evals" / "weather.yaml"
 PHRASINGS = ROOT / "evals" / "phrasings.yaml"
 REFERENCE = ROOT / "cassettes" / "reference"
 HARD_EVAL = ROOT / "evals" / "weather-hard.yaml"
+LIVE_EVAL = ROOT / "evals" / "llama-gemma3-270m.yaml"
+LIVE_SET = ROOT / "cassettes" / "llama-gemma3-270m"
 HARD_SET = ROOT / "cassettes" / "hard"
 CACHE_ENV = "TOOLREPLAY_CACHE_DIR"
 #: The ``toolreplay`` console script of this interpreter (what users run), else the same entry.
@@ -386,6 +388,21 @@ def child_inprocess() -> None:
     out["recorded_s"] = sum(
         r.wall_time_s for k, r in manifest.episodes.items() if k.count("/") == 1
     )
+    if LIVE_SET.is_dir():  # a set recorded against a real server (llama-cpp-python on loopback)
+        live = load_eval(LIVE_EVAL)
+        live_manifest = read_manifest(LIVE_SET)
+        live_jobs = [(c, q) for c in study_configurations(live) for q in live.questions]
+        with replay_clients() as (http, session):
+            for _pass in ("warm-up", "timed"):
+                started = time.perf_counter()
+                for config, question in live_jobs:
+                    replay_episode(
+                        LIVE_SET, live_manifest, live, config, question, http=http,
+                        session=session,
+                    )  # fmt: skip
+                out["live_replay_s"] = time.perf_counter() - started
+        out["live_episodes"] = len(live_jobs)
+        out["live_recorded_s"] = sum(r.wall_time_s for r in live_manifest.episodes.values())
     print(json.dumps(out))
 
 
@@ -466,6 +483,7 @@ def main() -> None:
         )
 
     recorded_ref = 0.0
+    live_recorded: tuple[int, float] | None = None
     for rep in range(reps):  # alternated: every figure once per repetition
         print(f"repetition {rep + 1}/{reps} …", flush=True)
         add("import_cli", import_seconds("import toolreplay.cli"))
@@ -479,6 +497,9 @@ def main() -> None:
         cache_used.append(any(cache.iterdir()))
         disk = inprocess(cache)
         recorded_ref = cold["recorded_s"]
+        if "live_replay_s" in cold:
+            add("live_replay_s", cold["live_replay_s"])
+            live_recorded = (cold["live_episodes"], cold["live_recorded_s"])
         for key, value in (
             ("parse_cold", cold["parse_first"]),
             ("replay_cold", cold["replay_first"]),
@@ -614,6 +635,16 @@ def main() -> None:
             f"  replay {phase}, same 40: × faster",
             f"{recorded_ref / (min(r) * 40 / 1000):.1f}×",
             f"{recorded_ref / (statistics.median(r) * 40 / 1000):.1f}×",
+        )
+    if live_recorded is not None:
+        n_live, rec_live = live_recorded
+        r = measured["live_replay_s"]
+        table.note("   a set recorded live (llama-cpp-python + gemma-3-270m on loopback):")
+        table.row(f"  recorded wall time, {n_live} live episodes", f"{rec_live:.2f} s")
+        table.row(
+            "  replay, same episodes: × faster",
+            f"{rec_live / min(r):.0f}×",
+            f"{rec_live / statistics.median(r):.0f}×",
         )
     from toolreplay.cassettes import read_manifest
 
