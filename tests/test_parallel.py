@@ -354,3 +354,26 @@ def test_the_requests_adapter_reads_file_and_generator_bodies(tmp_path: Path) ->
             assert player.session.post("http://h/form", data=f).text == "ok"
         chunks = (c for c in [b"a", b"bc"])
         assert player.session.post("http://h/form", data=chunks).text == "ok"
+
+
+def test_a_miss_on_a_body_that_is_not_json_says_the_body_differs(tmp_path: Path) -> None:
+    from toolreplay.cassettes import explain_miss, find_miss
+
+    interactions = [
+        {
+            "request": {"method": "POST", "uri": "http://h/form", "headers": {}, "body": "a=1"},
+            "response": {
+                "status": {"code": 200, "message": "OK"},
+                "headers": {},
+                "body": {"string": "ok"},
+            },
+        }
+    ]
+    with Player() as player, player.use(Tape(tmp_path / "c.yaml", interactions)):
+        with pytest.raises(Exception) as info:
+            player.session.post("http://h/form", data=b"a=2")
+    miss = find_miss(info.value)
+    assert miss is not None
+    text = str(explain_miss(miss, "demo/episode", "toolreplay record --only demo/episode"))
+    assert "request body (not JSON) differs: sent 'a=2', recorded 'a=1'" in text
+    assert "nothing the matchers compare differs" not in text

@@ -889,8 +889,14 @@ def explain_miss(
         lines.append(f"Closest recorded request: interaction {index + 1}. What differs:")
         if sent is not None or _parse_json_body(closest.body) is not None:
             diffs = _describe_body_difference(sent, _parse_json_body(closest.body))
-        else:
-            diffs = []
+        else:  # neither body is JSON: they are compared byte for byte
+            mine, theirs = _body_bytes(req.body), _body_bytes(closest.body)
+            shown = [_short(b.decode("utf-8", "replace")) for b in (mine, theirs)]
+            diffs = (
+                [f"request body (not JSON) differs: sent {shown[0]}, recorded {shown[1]}"]
+                if mine != theirs
+                else []
+            )
         if closest.query != req.query:
             rq, sq = dict(closest.query), dict(req.query)
             for key in sorted(set(rq) | set(sq)):
@@ -928,6 +934,12 @@ def is_miss(exc: BaseException) -> bool:
         return True
     errors = sys.modules.get("vcr.errors")
     return errors is not None and isinstance(exc, errors.CannotOverwriteExistingCassetteException)
+
+
+def _body_bytes(body: Any) -> bytes:
+    if body is None:
+        return b""
+    return body.encode("utf-8") if isinstance(body, str) else bytes(body)
 
 
 def find_miss(exc: BaseException) -> Any:
