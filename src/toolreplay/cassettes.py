@@ -26,7 +26,7 @@ import json
 import re
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -1022,7 +1022,7 @@ RecordMode = Literal["none", "once", "new_episodes", "all"]
 def replay_cassette(
     path: Path,
     episode: str,
-    rerecord: str,
+    rerecord: str | Callable[[], str],
     record_mode: RecordMode = "none",
     expected_sha256: str | None = None,
     *,
@@ -1037,20 +1037,26 @@ def replay_cassette(
     With a :class:`toolreplay.replay.Player` in record mode ``none``, the cassette is served
     to the player's clients (no patching; yields the :class:`~toolreplay.replay.Tape`);
     otherwise vcrpy patches the HTTP libraries for the block (yields vcrpy's cassette).
-    Either way the errors are the same: :class:`CassetteError` (missing/malformed),
+    ``rerecord`` is the command that re-records the episode, or a function that makes it
+    (called only when an error needs it). Either way the errors are the same:
+    :class:`CassetteError` (missing/malformed),
     :class:`CassetteDamaged` (edited or damaged since recording), :class:`CassetteMiss` (a
     request not recorded: what differs and how to re-record) or
     :class:`UnplayedInteractions` (recorded interactions never requested)."""
+
+    def command() -> str:
+        return rerecord() if callable(rerecord) else rerecord
+
     if record_mode == "none" and not path.exists():
         raise CassetteError(
-            f"cassette not found: {path} (episode {episode}); record it: {rerecord}"
+            f"cassette not found: {path} (episode {episode}); record it: {command()}"
         )
     preloaded = None
     if path.exists():
         try:
             interactions = load_cassette(path, expected_sha256 if record_mode == "none" else None)
         except CassetteDamaged as exc:
-            raise CassetteDamaged(f"{exc} (episode {episode}): {rerecord}") from None
+            raise CassetteDamaged(f"{exc} (episode {episode}): {command()}") from None
         preloaded = (Path(str(path)), interactions)
     token = _PRELOADED.set(preloaded)
     try:
@@ -1077,7 +1083,7 @@ def replay_cassette(
             raise UnplayedInteractions(
                 f"episode {episode} left {len(left)} recorded interaction(s) of {path} "
                 f"unplayed ({'; '.join(left)}): the host made fewer requests than were "
-                f"recorded. Re-record if intended: {rerecord}"
+                f"recorded. Re-record if intended: {command()}"
             )
     except (CassetteMiss, UnplayedInteractions, CassetteError):
         raise
@@ -1085,7 +1091,7 @@ def replay_cassette(
         miss = find_miss(exc)
         if miss is None:
             raise
-        raise explain_miss(miss, episode, rerecord) from None
+        raise explain_miss(miss, episode, command()) from None
     finally:
         _PRELOADED.reset(token)
 

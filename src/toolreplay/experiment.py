@@ -282,8 +282,10 @@ def replay_episode(
         api_key=None,
         temperature=suite.experiment.temperature,
     )
-    # --only names an episode; it re-records every trial of it
-    rerecord = rerecord_command(set_dir, manifest, suite, [episode_key(config.name, question.id)])
+    def rerecord() -> str:  # made only when an error needs it (it hashes the prompt and tools)
+        # --only names an episode; it re-records every trial of it
+        return rerecord_command(set_dir, manifest, suite, [episode_key(config.name, question.id)])
+
     tool_choice = suite.experiment.tool_choice
 
     def make_model() -> OpenAIChatModel:

@@ -113,10 +113,6 @@ class Tape:
         self.play_counts = [0] * len(self.recorded)
         self._lock = threading.Lock()
 
-    @property
-    def all_played(self) -> bool:
-        return all(self.play_counts)
-
     def unplayed(self) -> list[str]:
         """``"interaction N: METHOD /path"`` for each interaction never played."""
         return [
@@ -392,19 +388,24 @@ class _Context:
 _worker: dict[str, Any] = {}  # per worker process: the context and its player
 
 
-def _replay_one(ctx: _Context, player: Player, job: Job) -> Episode:
+def _outcome(ctx: _Context, player: Player, job: Job) -> Episode | BaseException:
+    """The job's episode, or the replay error that stopped it."""
+    from .cassettes import CassetteError, CassetteMiss, UnplayedInteractions
     from .experiment import replay_episode
 
-    return replay_episode(
-        ctx.set_dir,
-        ctx.manifest,
-        ctx.suite,
-        job.configuration,
-        ctx.suite.question(job.question_id),
-        http=player.http,
-        session=player.session,
-        trial=job.trial,
-    )
+    try:
+        return replay_episode(
+            ctx.set_dir,
+            ctx.manifest,
+            ctx.suite,
+            job.configuration,
+            ctx.suite.question(job.question_id),
+            http=player.http,
+            session=player.session,
+            trial=job.trial,
+        )
+    except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
+        return exc
 
 
 def _init_worker(ctx: _Context) -> None:
@@ -425,15 +426,7 @@ def _init_worker(ctx: _Context) -> None:
 
 
 def _run_chunk(jobs: Sequence[Job]) -> list[Episode | BaseException]:
-    from .cassettes import CassetteError, CassetteMiss, UnplayedInteractions
-
-    out: list[Episode | BaseException] = []
-    for job in jobs:
-        try:
-            out.append(_replay_one(_worker["ctx"], _worker["player"], job))
-        except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
-            out.append(exc)
-    return out
+    return [_outcome(_worker["ctx"], _worker["player"], job) for job in jobs]
 
 
 def _pool_context() -> Any:
@@ -464,8 +457,6 @@ def replay_outcomes(
     ``workers`` > 1 replays in a process pool (fork on Linux) in chunks of a few episodes;
     fewer than 8 episodes a worker are replayed here (a pool would not pay for itself).
     ``progress(key)`` is called once per job, in job order."""
-    from .cassettes import CassetteError, CassetteMiss, UnplayedInteractions
-
     ctx = _Context(set_dir, manifest, suite)
     workers = max(1, min(workers, len(jobs) // 8 or 1))
     out: list[Episode | BaseException] = []
@@ -475,10 +466,7 @@ def replay_outcomes(
         for job in jobs if workers == 1 else jobs[:1]:
             if progress:
                 progress(job.key)
-            try:
-                out.append(_replay_one(ctx, player, job))
-            except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
-                out.append(exc)
+            out.append(_outcome(ctx, player, job))
     if workers == 1:
         return out
     import gc

@@ -186,8 +186,8 @@ def read_spec(paths: Sequence[Path]) -> ShardSpec:
         differ = [
             name
             for name, a, b in (
-                ("eval file", _resolved(spec.eval_file), _resolved(other.eval_file)),
-                ("cassettes folder", _resolved(spec.cassettes), _resolved(other.cassettes)),
+                ("eval file", spec.eval_file.resolve(), other.eval_file.resolve()),
+                ("cassettes folder", spec.cassettes.resolve(), other.cassettes.resolve()),
                 ("cassette set", spec.cassette_set, other.cassette_set),
                 ("--configurations", spec.configurations, other.configurations),
                 ("--questions", spec.questions, other.questions),
@@ -201,9 +201,6 @@ def read_spec(paths: Sequence[Path]) -> ShardSpec:
             )
     return spec
 
-
-def _resolved(path: Path) -> Path:
-    return path.resolve()
 
 
 def read_shards(
