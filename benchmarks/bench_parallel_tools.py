@@ -28,11 +28,11 @@ import requests
 
 from toolreplay.doubles.loopback import serve
 from toolreplay.doubles.open_meteo import OpenMeteoFixtures, load_fixtures
-from toolreplay.episode import ModelReply, ToolCall
 from toolreplay.hosts import run_single
-from toolreplay.model import ScriptedModel
-from toolreplay.openmeteo import OpenMeteoClient
-from toolreplay.toolsets import atomic_toolset
+from toolreplay.models.scripted import ScriptedModel
+from toolreplay.study.weather.openmeteo import OpenMeteoClient
+from toolreplay.study.weather.toolsets import atomic_toolset
+from toolreplay.wire.episode import ModelReply, ToolCall
 
 LIMIT = 1.3
 PLACES = {"北京": (39.9075, 116.39723), "上海": (31.22222, 121.45806), "广州": (23.11667, 113.25)}

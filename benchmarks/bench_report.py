@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from toolreplay.report import render_report, stream_report, write_report
+from toolreplay.report.render import render_report, stream_report, write_report
 
 LIMIT_S = 5.0
 LIMIT_BYTES = 10 * 1024 * 1024

@@ -70,7 +70,11 @@ _SCRIPT = Path(sys.executable).with_name("toolreplay")
 TOOLREPLAY = (
     [str(_SCRIPT)]
     if _SCRIPT.exists()
-    else [sys.executable, "-c", "import sys; from toolreplay.cli import main; sys.exit(main())"]
+    else [
+        sys.executable,
+        "-c",
+        "import sys; from toolreplay.cli.main import main; sys.exit(main())",
+    ]
 )
 SIZES = {100: 10, 1000: 100, 2500: 250}  # episodes: questions (× 10 configurations)
 QUICK_SIZES = {20: 2, 100: 10}
@@ -160,9 +164,10 @@ def generated_eval(name: str, questions: int, numbered: bool) -> Path:
 def _stale(set_dir: Path, eval_file: Path, stamp_text: str) -> bool:
     """Whether the set must be made again: missing, made from another stamp, or stale for
     today's code (:func:`toolreplay.experiment.stale_parts`)."""
-    from toolreplay.cassettes import CassetteError, read_manifest
+    from toolreplay.cassettes.errors import CassetteError
+    from toolreplay.cassettes.manifest import read_manifest
     from toolreplay.evals import load_eval
-    from toolreplay.experiment import stale_parts
+    from toolreplay.runs.configuration import stale_parts
 
     stamp = set_dir.with_name(set_dir.name + ".stamp")
     if not stamp.exists() or stamp.read_text(encoding="utf-8") != stamp_text:
@@ -183,7 +188,7 @@ def replicated_set(questions: int) -> tuple[Path, Path]:
     """``(eval file, set folder)`` without recording: each episode's cassette a byte copy of
     the reference cassette (trial 1) of its configuration and study question, so the
     manifest's sha256 entries stay those of the reference; one trial per episode."""
-    from toolreplay.cassettes import read_manifest
+    from toolreplay.cassettes.manifest import read_manifest
 
     eval_file = generated_eval(f"replicated-x{questions}", questions, numbered=False)
     set_dir = BENCH / "cassettes" / f"replicated-x{questions}"
@@ -346,14 +351,10 @@ def child_inprocess() -> None:
     episodes; prints JSON with ms per episode for each."""
     import gc
 
-    from toolreplay.cassettes import cassette_path, read_manifest
+    from toolreplay.cassettes.manifest import cassette_path, read_manifest
     from toolreplay.evals import load_eval
-    from toolreplay.experiment import (
-        ablation_configurations,
-        replay_clients,
-        replay_episode,
-        study_configurations,
-    )
+    from toolreplay.runs.configuration import ablation_configurations, study_configurations
+    from toolreplay.runs.episode import replay_clients, replay_episode
 
     suite = load_eval(EVAL)
     configs = [*study_configurations(suite), *ablation_configurations(suite)]
@@ -486,7 +487,7 @@ def main() -> None:
     live_recorded: tuple[int, float] | None = None
     for rep in range(reps):  # alternated: every figure once per repetition
         print(f"repetition {rep + 1}/{reps} …", flush=True)
-        add("import_cli", import_seconds("import toolreplay.cli"))
+        add("import_cli", import_seconds("import toolreplay.cli.main"))
         add("import_openai", import_seconds("import openai"))
         add(
             "import_openai_chat",
@@ -526,7 +527,7 @@ def main() -> None:
     report_sizes: dict[int, float] = {}
     report_counts: dict[int, int] = {}
     if large:
-        from toolreplay.report import write_report
+        from toolreplay.report.render import write_report
 
         for _ in range(reps):
             for n in large:
@@ -550,7 +551,7 @@ def main() -> None:
 
     table = Table()
     table.note("1. start-up (fresh interpreter, import only)")
-    table.add("  import toolreplay.cli", measured["import_cli"], " s")
+    table.add("  import toolreplay.cli.main", measured["import_cli"], " s")
     table.add("  import openai", measured["import_openai"], " s")
     table.add(
         "  import openai + its chat resources (what replay loads)",
@@ -646,7 +647,7 @@ def main() -> None:
             f"{rec_live / min(r):.0f}×",
             f"{rec_live / statistics.median(r):.0f}×",
         )
-    from toolreplay.cassettes import read_manifest
+    from toolreplay.cassettes.manifest import read_manifest
 
     whole_rec = sum(r.wall_time_s for r in read_manifest(REFERENCE).episodes.values())
     runs = measured["ref_cold_wdefault_s"]

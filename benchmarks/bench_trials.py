@@ -11,10 +11,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from toolreplay.cassettes import read_manifest
+from toolreplay.cassettes.manifest import read_manifest
 from toolreplay.evals import load_eval
-from toolreplay.experiment import ablation_configurations, study_configurations
-from toolreplay.trials import replay_trials
+from toolreplay.runs.configuration import ablation_configurations, study_configurations
+from toolreplay.runs.trials import replay_trials
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = (("reference", "weather.yaml"), ("hard", "weather-hard.yaml"))

@@ -16,12 +16,14 @@ from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.filters import props
 
-from toolreplay.cassettes import RecordMode, read_manifest
-from toolreplay.episode import Episode
+from toolreplay.cassettes.manifest import read_manifest
+from toolreplay.cassettes.vcr import RecordMode
 from toolreplay.evals import EvalSuite, load_eval
-from toolreplay.experiment import replay_set, study_configurations
-from toolreplay.judge import FULL_JUDGE
-from toolreplay.results import build_results
+from toolreplay.judging.verdicts import FULL_JUDGE
+from toolreplay.results.build import build_results
+from toolreplay.runs.configuration import study_configurations
+from toolreplay.runs.replay import replay_set
+from toolreplay.wire.episode import Episode
 
 REPO = Path(__file__).resolve().parents[1]
 EVAL_FILE = REPO / "evals" / "weather.yaml"
@@ -78,7 +80,7 @@ def reference_results(suite: EvalSuite, reference_episodes: dict) -> dict:
 def _cli_run(out: Path, *args: str) -> Any:
     from typer.testing import CliRunner
 
-    from toolreplay.cli import app
+    from toolreplay.cli.main import app
 
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(REPO)  # results name the eval file relative to the working folder

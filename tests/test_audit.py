@@ -9,10 +9,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from toolreplay.audit import run_audit
-from toolreplay.cassettes import cassette_path, read_manifest
-from toolreplay.cli import app
-from toolreplay.judge import FULL_JUDGE, NARROW_JUDGE
+from toolreplay.audit.run import run_audit
+from toolreplay.cassettes.manifest import cassette_path, read_manifest
+from toolreplay.cli.main import app
+from toolreplay.judging.verdicts import FULL_JUDGE, NARROW_JUDGE
 
 from .conftest import EVAL_FILE, REFERENCE, REPO
 
@@ -176,9 +176,9 @@ def test_retry_lost_in_code_is_caught_from_the_recorded_traffic(
 ):
     """The study's near-miss made in code, not config: get_weather silently loses the 市
     retry, the set is re-recorded, and the audit must notice from the cassettes alone."""
-    import toolreplay.experiment as experiment
-    from toolreplay.experiment import study_configurations
-    from toolreplay.record import record_stand_in
+    import toolreplay.runs.episode as experiment
+    from toolreplay.runs.configuration import study_configurations
+    from toolreplay.runs.record import record_stand_in
 
     real = experiment.make_toolset
 
@@ -233,7 +233,7 @@ def test_arm_parity_catches_a_different_question_set(suite, tmp_path):
 
 
 def test_changed_tool_schema_makes_the_set_stale(suite, monkeypatch):
-    from toolreplay.toolsets import GET_WEATHER_BY_COORDS_SCHEMA
+    from toolreplay.study.weather.toolsets import GET_WEATHER_BY_COORDS_SCHEMA
 
     fn = GET_WEATHER_BY_COORDS_SCHEMA["function"]
     monkeypatch.setitem(fn, "description", fn["description"] + "。")
@@ -266,16 +266,15 @@ def test_an_ablation_without_effect_is_reported_and_explained(audit):
 
 def _discarding_retry(real):
     """get_weather whose 市 retry still sends the second query but throws its result away."""
-    from toolreplay.openmeteo import NoMatch
-    from toolreplay.toolsets import (
+    from toolreplay.study.weather.openmeteo import NoMatch
+    from toolreplay.study.weather.toolsets import (
         Heuristics,
-        ToolError,
-        Toolset,
         choose_place,
         describe_place,
         is_admin_seat,
         summarize_forecast,
     )
+    from toolreplay.tools.toolset import ToolError, Toolset
 
     def oneshot_toolset(client, heuristics=None):
         h = heuristics or Heuristics()
@@ -305,9 +304,9 @@ def test_a_retry_that_discards_its_result_fails_the_audit(suite, tmp_path, loopb
     """The mutation the traffic cannot show: the 市 query is sent, its answer is thrown away.
     Re-recorded with the stand-in, single+oneshot drops to 3/4 and `toolreplay audit` exits 1
     naming the checks that read the returned places."""
-    import toolreplay.toolsets as toolsets
-    from toolreplay.experiment import ablation_configurations, study_configurations
-    from toolreplay.record import record_stand_in
+    import toolreplay.study.weather.toolsets as toolsets
+    from toolreplay.runs.configuration import ablation_configurations, study_configurations
+    from toolreplay.runs.record import record_stand_in
 
     monkeypatch.setattr(toolsets, "oneshot_toolset", _discarding_retry(toolsets.oneshot_toolset))
     study = study_configurations(suite)
@@ -336,8 +335,8 @@ def test_a_retry_that_discards_its_result_fails_the_audit(suite, tmp_path, loopb
 
 
 def test_narrowing_the_temperature_units_fails_judge_breadth(monkeypatch):
-    import toolreplay.cli as cli
-    from toolreplay.judge import GROUNDED_JUDGE, narrowed
+    import toolreplay.cli.audit as cli
+    from toolreplay.judging.verdicts import GROUNDED_JUDGE, narrowed
 
     celsius_sign_only = narrowed(GROUNDED_JUDGE, ["℃", "度", "摄氏度"])
     monkeypatch.setattr(cli, "FULL_JUDGE", celsius_sign_only)
@@ -369,7 +368,7 @@ def test_a_live_label_on_a_stand_in_recording_fails_completeness(suite, tmp_path
 
 
 def test_a_changed_stand_in_hint_makes_the_set_stale(suite):
-    from toolreplay.experiment import fingerprint, stale_parts
+    from toolreplay.runs.configuration import fingerprint, stale_parts
 
     ningde = suite.question("ningde")
     quiet = replace(ningde, narrates_followups=False)

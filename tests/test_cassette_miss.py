@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from toolreplay import openmeteo
-from toolreplay.cassettes import CassetteMiss, read_manifest
+from toolreplay.cassettes.errors import CassetteMiss
+from toolreplay.cassettes.manifest import read_manifest
 from toolreplay.evals import EvalSuite
-from toolreplay.experiment import Configuration, replay_episode
-from toolreplay.toolsets import GEOCODE_CITY_SCHEMA
+from toolreplay.runs.configuration import Configuration
+from toolreplay.runs.episode import replay_episode
+from toolreplay.study.weather import openmeteo
+from toolreplay.study.weather.toolsets import GEOCODE_CITY_SCHEMA
 
 REFERENCE = Path(__file__).resolve().parents[1] / "cassettes" / "reference"
 
@@ -111,7 +113,7 @@ def test_an_open_meteo_query(suite: EvalSuite, monkeypatch: pytest.MonkeyPatch) 
 def test_a_changed_tool_result_names_the_tool_message(
     suite: EvalSuite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolreplay import toolsets
+    from toolreplay.study.weather import toolsets
 
     monkeypatch.setitem(toolsets.WMO_CODES_ZH, 3, "多云转阴")  # Beijing's weather code
     text = miss(suite, "loop+oneshot", "beijing")

@@ -5,7 +5,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from toolreplay.cli import app
+from toolreplay.cli.main import app
 
 from .conftest import EVAL_FILE, KEY_MARKER, REPO
 
@@ -141,7 +141,7 @@ def test_other_sets_report_into_their_own_folder(tmp_path, monkeypatch):
 
 
 def test_manifest_urls_never_keep_credentials():
-    from toolreplay.cassettes import redact_url
+    from toolreplay.cassettes.manifest import redact_url
 
     assert redact_url("https://u:s3cret@api.example.com/v1?key=abc") == (
         "https://api.example.com/v1",

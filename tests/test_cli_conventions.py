@@ -14,7 +14,8 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from toolreplay.cli import _table, app
+from toolreplay.cli.common import _table
+from toolreplay.cli.main import app
 
 from .conftest import REPO
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from toolreplay.cassettes import cassette_path
-from toolreplay.cli import app
+from toolreplay.cassettes.manifest import cassette_path
+from toolreplay.cli.main import app
 from toolreplay.diff import DiffError, Run, diff_runs, first_difference, format_diff, load_run
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from toolreplay.episode import Episode, ModelReply, ToolCall, ToolResult, Usage
-from toolreplay.failures import (
+from toolreplay.hosts import LoopLimits, run_host
+from toolreplay.judging.failures import (
     EMPTY_ANSWER,
     FABRICATED_VALUE,
     FAILURE_MODES,
@@ -25,10 +25,12 @@ from toolreplay.failures import (
     sentences,
     tool_values,
 )
-from toolreplay.hosts import LoopLimits, run_host
-from toolreplay.judge import NARROW_JUDGE, find_measured_values
-from toolreplay.model import ScriptedModel
-from toolreplay.toolsets import GET_WEATHER_SCHEMA, Toolset
+from toolreplay.judging.values import find_measured_values
+from toolreplay.judging.verdicts import NARROW_JUDGE
+from toolreplay.models.scripted import ScriptedModel
+from toolreplay.study.weather.toolsets import GET_WEATHER_SCHEMA
+from toolreplay.tools.toolset import Toolset
+from toolreplay.wire.episode import Episode, ModelReply, ToolCall, ToolResult, Usage
 
 REPO = Path(__file__).resolve().parents[1]
 QUESTION = "北京今天多少度？"

@@ -17,11 +17,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import toolreplay.cli as cli
+import toolreplay.cli.main as cli
+import toolreplay.cli.report as cli_report
 import toolreplay.files as files
-import toolreplay.record as record_mod
-from toolreplay.cassettes import CassetteError, read_manifest, write_manifest
-from toolreplay.experiment import Configuration
+import toolreplay.runs.record as record_mod
+from toolreplay.cassettes.errors import CassetteError
+from toolreplay.cassettes.manifest import read_manifest, write_manifest
 from toolreplay.files import (
     atomic_write_text,
     folder_lock,
@@ -30,9 +31,10 @@ from toolreplay.files import (
     replace_tree,
     staging_folder,
 )
-from toolreplay.record import RecordingError, RecordingInterrupted, record_stand_in
-from toolreplay.report import render_report, write_report
-from toolreplay.results import write_results
+from toolreplay.report.render import render_report, write_report
+from toolreplay.results.build import write_results
+from toolreplay.runs.configuration import Configuration
+from toolreplay.runs.record import RecordingError, RecordingInterrupted, record_stand_in
 
 from .conftest import EVAL_FILE, REFERENCE, REPO
 
@@ -128,7 +130,7 @@ WRITER = textwrap.dedent(
     """
     import json, sys
     from pathlib import Path
-    from toolreplay.cli import write_outputs
+    from toolreplay.cli.common import write_outputs
     out, tag, rounds = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     results = json.loads(Path(sys.argv[4]).read_text(encoding="utf-8"))
     results["episodes"] = results["episodes"][:2]  # small: many rounds in little time
@@ -177,7 +179,7 @@ def test_two_processes_writing_one_folder_never_corrupt_it(tmp_path):
 
 def test_a_held_report_lock_fails_with_a_clear_message(tmp_path, monkeypatch):
     out = tmp_path / "site"
-    monkeypatch.setattr(cli, "LOCK_WAIT_S", 0.2)
+    monkeypatch.setattr(cli_report, "LOCK_WAIT_S", 0.2)
     with folder_lock(out, inside=True):
         result = CliRunner().invoke(
             cli.app, ["report", "--results", str(RESULTS), "--out", str(out / "index.html")]
@@ -202,10 +204,10 @@ def test_report_out_equal_to_results_is_refused(tmp_path):
 
 def test_run_checks_its_output_folder_before_replaying(tmp_path, monkeypatch):
     (tmp_path / "file").write_text("x", encoding="utf-8")
-    import toolreplay.replay
+    import toolreplay.runs.replay
 
     monkeypatch.setattr(
-        toolreplay.replay, "replay_outcomes", lambda *a, **k: pytest.fail("replayed anyway")
+        toolreplay.runs.replay, "replay_outcomes", lambda *a, **k: pytest.fail("replayed anyway")
     )
     result = CliRunner().invoke(
         cli.app,

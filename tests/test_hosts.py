@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from toolreplay.episode import ModelReply, ToolCall, Usage
 from toolreplay.hosts import LoopLimits, run_loop, run_single
-from toolreplay.model import ScriptedModel
-from toolreplay.toolsets import Toolset
+from toolreplay.models.scripted import ScriptedModel
+from toolreplay.tools.toolset import Toolset
+from toolreplay.wire.episode import ModelReply, ToolCall, Usage
 
 SCHEMA = {
     "type": "function",

@@ -11,13 +11,14 @@ import pytest
 import requests
 from pydantic import Field
 
-from toolreplay.episode import ModelReply, ToolCall
 from toolreplay.evals import EvalSuite
-from toolreplay.experiment import Configuration, run_episode
 from toolreplay.hosts import run_loop
-from toolreplay.inprocess import ScriptedModel, StandinModel, reply_from_completion
-from toolreplay.openmeteo import OpenMeteoClient
-from toolreplay.tools import tool, tool_schema, toolset_from_functions
+from toolreplay.models.inprocess import ScriptedModel, StandinModel, reply_from_completion
+from toolreplay.runs.configuration import Configuration
+from toolreplay.runs.episode import run_episode
+from toolreplay.study.weather.openmeteo import OpenMeteoClient
+from toolreplay.tools.functions import tool, tool_schema, toolset_from_functions
+from toolreplay.wire.episode import ModelReply, ToolCall
 
 
 @pytest.mark.parametrize("configuration", ["loop+atomic", "single+atomic", "loop+oneshot"])

@@ -15,15 +15,13 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from toolreplay.cassettes import (
-    CassetteDamaged,
-    CassetteError,
-    load_cassette,
-    read_manifest,
-)
-from toolreplay.cli import app
+from toolreplay.cassettes.errors import CassetteError
+from toolreplay.cassettes.manifest import read_manifest
+from toolreplay.cassettes.store import CassetteDamaged, load_cassette
+from toolreplay.cli.main import app
 from toolreplay.evals import EvalFileError, load_eval
-from toolreplay.experiment import Configuration, replay_set
+from toolreplay.runs.configuration import Configuration
+from toolreplay.runs.replay import replay_set
 
 from .conftest import EVAL_FILE, REFERENCE
 
@@ -233,7 +231,7 @@ def test_a_yaml_date_in_a_body_is_not_json(tmp_path):
 
 
 def test_cassette_that_is_a_folder_or_too_big(tmp_path, monkeypatch):
-    import toolreplay.cassettes as cassettes
+    import toolreplay.cassettes.store as cassettes
 
     (tmp_path / "dir.yaml").mkdir()
     with pytest.raises(CassetteError, match="is a folder; expected the cassette itself"):
@@ -256,7 +254,7 @@ def test_manifest_errors_name_the_file(tmp_path):
 
 
 def test_recording_into_an_unwritable_place_fails_before_any_request(suite, tmp_path):
-    from toolreplay.record import RecordingError, record_stand_in
+    from toolreplay.runs.record import RecordingError, record_stand_in
 
     (tmp_path / "file").write_text("x", encoding="utf-8")
     with pytest.raises(RecordingError, match=r"recording into .* failed: .*; the set was not"):

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from toolreplay.judge import FORMAT_JUDGE as FULL_JUDGE
-from toolreplay.judge import NARROW_JUDGE, find_measured_values
+from toolreplay.judging.values import find_measured_values
+from toolreplay.judging.verdicts import FORMAT_JUDGE as FULL_JUDGE
+from toolreplay.judging.verdicts import NARROW_JUDGE
 
 
 @pytest.mark.parametrize(
@@ -112,7 +113,7 @@ def test_a_range_is_not_a_negative_number():
 
 
 def test_wind_and_none_measures():
-    from toolreplay.judge import FORMAT_JUDGE, FULL_JUDGE, NARROW_JUDGE
+    from toolreplay.judging.verdicts import FORMAT_JUDGE, FULL_JUDGE, NARROW_JUDGE
 
     # the form of a wind answer (the grounded judge also needs a tool result holding it)
     assert FORMAT_JUDGE.judge("明天最大风速约 31.4 km/h。", "wind").passed

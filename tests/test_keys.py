@@ -9,16 +9,12 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-import toolreplay.record as record_mod
-from toolreplay.cassettes import make_vcr, strip_secret_query
-from toolreplay.cli import app
-from toolreplay.model import (
-    DEFAULT_BASE_URL,
-    OPENAI_API_URL,
-    EndpointError,
-    ModelSettings,
-    resolve_endpoint,
-)
+import toolreplay.runs.record as record_mod
+from toolreplay.cassettes.format import strip_secret_query
+from toolreplay.cassettes.vcr import make_vcr
+from toolreplay.cli.main import app
+from toolreplay.models.base import DEFAULT_BASE_URL, ModelSettings
+from toolreplay.models.endpoint import OPENAI_API_URL, EndpointError, resolve_endpoint
 
 from .conftest import EVAL_FILE
 
@@ -208,7 +204,7 @@ def test_openai_base_url_is_honoured(tmp_path, transport, monkeypatch):
 
 def test_an_echoed_key_discards_the_recording(suite, tmp_path, monkeypatch):
     """An endpoint that puts the key in a response body: nothing is kept."""
-    from toolreplay.experiment import Configuration
+    from toolreplay.runs.configuration import Configuration
 
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json=chat_reply(f"your key is {KEY}"))

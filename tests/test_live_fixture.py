@@ -10,12 +10,14 @@ import httpx
 import yaml
 from typer.testing import CliRunner
 
-from toolreplay.cassettes import read_cassette, read_manifest
-from toolreplay.cli import app
+from toolreplay.cassettes.manifest import read_manifest
+from toolreplay.cassettes.store import read_cassette
+from toolreplay.cli.main import app
 from toolreplay.doubles.open_meteo import load_fixtures
 from toolreplay.doubles.standin import STANDIN_MODEL, standin_server
 from toolreplay.evals import load_eval
-from toolreplay.model import ModelSettings, OpenAIChatModel
+from toolreplay.models.base import ModelSettings
+from toolreplay.models.openai_chat import OpenAIChatModel
 
 from .conftest import EVAL_FILE
 from .wire_shapes import completion

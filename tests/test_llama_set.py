@@ -8,8 +8,9 @@ import json
 
 from typer.testing import CliRunner
 
-from toolreplay.cassettes import read_cassette, read_manifest
-from toolreplay.cli import app
+from toolreplay.cassettes.manifest import read_manifest
+from toolreplay.cassettes.store import read_cassette
+from toolreplay.cli.main import app
 
 from .conftest import REPO
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolreplay.metrics import Spread, curve, mean_curve, pass_at_k, pass_hat_k, rate
+from toolreplay.results.metrics import Spread, curve, mean_curve, pass_at_k, pass_hat_k, rate
 
 
 @pytest.mark.parametrize(

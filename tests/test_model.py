@@ -6,7 +6,9 @@ import json
 
 import httpx
 
-from toolreplay.model import DEFAULT_BASE_URL, DEFAULT_MODEL, OpenAIChatModel, model_settings
+from toolreplay.models.base import DEFAULT_BASE_URL, DEFAULT_MODEL
+from toolreplay.models.endpoint import model_settings
+from toolreplay.models.openai_chat import OpenAIChatModel
 
 
 def test_flag_beats_environment_beats_default():

@@ -6,7 +6,7 @@ import pytest
 import requests
 
 from toolreplay.doubles.open_meteo import open_meteo_fixture_server
-from toolreplay.openmeteo import BadRequest, NoMatch, OpenMeteoClient, RateLimited
+from toolreplay.study.weather.openmeteo import BadRequest, NoMatch, OpenMeteoClient, RateLimited
 
 
 @pytest.fixture

@@ -14,29 +14,25 @@ import pytest
 import requests
 from typer.testing import CliRunner
 
-from toolreplay import cassettes as cassettes_mod
-from toolreplay.cassettes import (
-    CassetteDamaged,
-    CassetteMiss,
-    ParseCache,
-    UnplayedInteractions,
-    cassette_path,
-    episode_key,
-    load_cassette,
-    read_manifest,
-    replay_cassette,
-)
-from toolreplay.cli import app
+from toolreplay.cassettes import format as cassettes_format
+from toolreplay.cassettes import store as cassettes_mod
+from toolreplay.cassettes.errors import CassetteMiss, UnplayedInteractions
+from toolreplay.cassettes.manifest import cassette_path, episode_key, read_manifest
+from toolreplay.cassettes.store import CassetteDamaged, ParseCache, load_cassette
+from toolreplay.cassettes.transport import Player, Tape
+from toolreplay.cassettes.vcr import replay_cassette
+from toolreplay.cli.main import app
 from toolreplay.evals import EvalSuite, load_eval
-from toolreplay.experiment import (
+from toolreplay.models.base import ModelSettings
+from toolreplay.models.openai_chat import OpenAIChatModel
+from toolreplay.runs.configuration import (
     Configuration,
     ablation_configurations,
-    run_episode,
     study_configurations,
 )
-from toolreplay.model import ModelSettings, OpenAIChatModel
-from toolreplay.openmeteo import OpenMeteoClient
-from toolreplay.replay import Job, Player, Tape, parse_shard, replay_outcomes, shard
+from toolreplay.runs.episode import run_episode
+from toolreplay.runs.replay import Job, parse_shard, replay_outcomes, shard
+from toolreplay.study.weather.openmeteo import OpenMeteoClient
 
 from .conftest import EVAL_FILE, HARD_EVAL_FILE, REFERENCE, REPO
 
@@ -106,7 +102,7 @@ def test_a_miss_and_an_unplayed_interaction_read_the_same_on_both_paths(
     path = cassette_path(set_dir, config.name, "ningde", 1)
     data = load_cassette(path)
     data.append(copy.deepcopy(data[-1]))
-    text = cassettes_mod.JsonBodySerializer.serialize({"version": 1, "interactions": data})
+    text = cassettes_format.JsonBodySerializer.serialize({"version": 1, "interactions": data})
     path.write_text(text, encoding="utf-8")
     texts = []
     for replay in (_transport_replay, _vcrpy_replay):
@@ -357,7 +353,7 @@ def test_the_requests_adapter_reads_file_and_generator_bodies(tmp_path: Path) ->
 
 
 def test_a_miss_on_a_body_that_is_not_json_says_the_body_differs(tmp_path: Path) -> None:
-    from toolreplay.cassettes import explain_miss, find_miss
+    from toolreplay.cassettes.miss import explain_miss, find_miss
 
     interactions = [
         {

@@ -7,12 +7,13 @@ import json
 import threading
 import time
 
-from toolreplay.cassettes import read_manifest
-from toolreplay.episode import ModelReply, ToolCall, Usage
-from toolreplay.experiment import Configuration, replay_episode
+from toolreplay.cassettes.manifest import read_manifest
 from toolreplay.hosts import run_loop, run_single
-from toolreplay.model import ScriptedModel
-from toolreplay.toolsets import Toolset
+from toolreplay.models.scripted import ScriptedModel
+from toolreplay.runs.configuration import Configuration
+from toolreplay.runs.episode import replay_episode
+from toolreplay.tools.toolset import Toolset
+from toolreplay.wire.episode import ModelReply, ToolCall, Usage
 
 from .conftest import REFERENCE
 
@@ -73,7 +74,7 @@ def test_replaying_parallel_calls_is_deterministic(suite):
 
 
 def test_a_recording_stores_each_tool_round_in_call_order():
-    from toolreplay.cassettes import _in_call_order
+    from toolreplay.cassettes.vcr import _in_call_order
 
     data = ["model1", "b-search", "a-search", "b-forecast", "a-forecast", "model2", "c", "model3"]
     tags = {1: (7, 1), 2: (7, 0), 3: (7, 1), 4: (7, 0), 6: (8, 0)}

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from toolreplay.failures import classify
-from toolreplay.judge import FORMAT_JUDGE, GROUNDED_JUDGE, NARROW_JUDGE
-from toolreplay.phrasings import load_corpus
+from toolreplay.judging.failures import classify
+from toolreplay.judging.phrasings import load_corpus
+from toolreplay.judging.verdicts import FORMAT_JUDGE, GROUNDED_JUDGE, NARROW_JUDGE
 
 from .conftest import REPO
 
@@ -110,8 +110,8 @@ def test_a_misattributed_value_names_the_field_it_came_from() -> None:
 
 
 def test_results_never_pass_an_episode_with_a_fabricated_value() -> None:
-    from toolreplay.judge import FORMAT_JUDGE as form_only
-    from toolreplay.results import episode_record
+    from toolreplay.judging.verdicts import FORMAT_JUDGE as form_only
+    from toolreplay.results.build import episode_record
 
     case = _case("北京现在 35°C。")
     grounded = episode_record(case.episode, GROUNDED_JUDGE, case.question)

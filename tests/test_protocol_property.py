@@ -9,10 +9,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolreplay.episode import ModelReply, ToolCall, Usage
 from toolreplay.hosts import LoopLimits, run_loop, run_single
-from toolreplay.model import ModelReplyError, ScriptedModel
-from toolreplay.toolsets import Toolset
+from toolreplay.models.scripted import ScriptedModel
+from toolreplay.tools.toolset import Toolset
+from toolreplay.wire.episode import ModelReply, ToolCall, Usage
+from toolreplay.wire.replies import ModelReplyError
 
 
 def _schema(name: str) -> dict[str, Any]:

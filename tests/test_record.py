@@ -6,13 +6,14 @@ import shutil
 
 import pytest
 
-import toolreplay.record as record_mod
-from toolreplay.cassettes import cassette_path, read_manifest
-from toolreplay.experiment import Configuration, replay_set, study_configurations
-from toolreplay.judge import FULL_JUDGE
-from toolreplay.model import ModelSettings
-from toolreplay.record import RecordingError, record_live, record_stand_in
-from toolreplay.results import build_results
+import toolreplay.runs.record as record_mod
+from toolreplay.cassettes.manifest import cassette_path, read_manifest
+from toolreplay.judging.verdicts import FULL_JUDGE
+from toolreplay.models.base import ModelSettings
+from toolreplay.results.build import build_results
+from toolreplay.runs.configuration import Configuration, study_configurations
+from toolreplay.runs.record import RecordingError, record_live, record_stand_in
+from toolreplay.runs.replay import replay_set
 
 from .conftest import REFERENCE
 

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from toolreplay.cassettes import UnplayedInteractions, cassette_path, read_manifest
+from toolreplay.cassettes.errors import UnplayedInteractions
+from toolreplay.cassettes.manifest import cassette_path, read_manifest
 from toolreplay.evals import EvalSuite
-from toolreplay.experiment import Configuration, replay_episode
+from toolreplay.runs.configuration import Configuration
+from toolreplay.runs.episode import replay_episode
 
 from .conftest import REFERENCE, replay_mode
 

@@ -10,13 +10,14 @@ from dataclasses import replace
 import pytest
 import yaml
 
-from toolreplay.cassettes import CassetteError, CassetteMiss, UnplayedInteractions, cassette_path
-from toolreplay.experiment import (
+from toolreplay.cassettes.errors import CassetteError, CassetteMiss, UnplayedInteractions
+from toolreplay.cassettes.manifest import cassette_path
+from toolreplay.runs.configuration import (
     Configuration,
     ablation_configurations,
-    replay_set,
     study_configurations,
 )
+from toolreplay.runs.replay import replay_set
 
 from .conftest import REFERENCE
 
@@ -225,7 +226,7 @@ def test_non_utf8_cassette_is_named(suite, tmp_path):
 def test_serializer_round_trips_line_separators_and_keeps_chinese_readable():
     import copy
 
-    from toolreplay.cassettes import JsonBodySerializer
+    from toolreplay.cassettes.format import JsonBodySerializer
 
     text = "a\x85b\nc\u2028d\u2029e\r\nf 宁德"
     body = {"parsed": {"content": text}}

@@ -15,15 +15,9 @@ import pytest
 from bs4 import BeautifulSoup, Tag
 from typer.testing import CliRunner
 
-from toolreplay.cli import app
-from toolreplay.report import (
-    PRETTY_WIDTH,
-    ReportError,
-    load_results,
-    pretty_json,
-    render_report,
-    write_report,
-)
+from toolreplay.cli.main import app
+from toolreplay.report.episodes import PRETTY_WIDTH, pretty_json
+from toolreplay.report.render import ReportError, load_results, render_report, write_report
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "reports" / "results.json"

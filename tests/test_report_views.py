@@ -14,7 +14,8 @@ import pytest
 from bs4 import BeautifulSoup, Tag
 
 from toolreplay.diff import Run
-from toolreplay.report import CLIP_AT, build_page, render_report
+from toolreplay.report.render import build_page, render_report
+from toolreplay.report.text import CLIP_AT
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "reports" / "results.json"
@@ -301,7 +302,7 @@ def test_lang_is_set_per_block(page: BeautifulSoup) -> None:
 
 
 def test_chart_bars_keep_three_to_one_contrast() -> None:
-    css = (REPO / "src" / "toolreplay" / "templates" / "report.css.j2").read_text()
+    css = (REPO / "src" / "toolreplay" / "report" / "templates" / "report.css.j2").read_text()
 
     def luminance(hex_colour: str) -> float:
         channels = [int(hex_colour[i : i + 2], 16) / 255 for i in (0, 2, 4)]

@@ -13,14 +13,14 @@ import jsonschema
 import pytest
 from pydantic import BaseModel
 
-from toolreplay import results as results_module
-from toolreplay.results import (
+from toolreplay.results import format as results_module
+from toolreplay.results.build import write_results
+from toolreplay.results.format import (
     RESULTS_FORMAT,
     Results,
     ResultsError,
     check_results,
     results_json_schema,
-    write_results,
 )
 
 REPO = Path(__file__).resolve().parents[1]

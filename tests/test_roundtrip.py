@@ -16,14 +16,9 @@ from vcr.matchers import method, path, query, requests_match
 from vcr.request import Request
 from vcr.serialize import serialize
 
-from toolreplay.cassettes import (
-    AtomicPersister,
-    JsonBodySerializer,
-    _json_body_matcher,
-    json_equal,
-    load_cassette,
-    make_vcr,
-)
+from toolreplay.cassettes.format import JsonBodySerializer, _json_body_matcher, json_equal
+from toolreplay.cassettes.store import load_cassette
+from toolreplay.cassettes.vcr import AtomicPersister, make_vcr
 
 MATCHERS = [method, path, query, _json_body_matcher]
 
@@ -219,7 +214,7 @@ def test_one_json_number_type():
 
 
 def test_a_type_change_is_explained_in_a_miss():
-    from toolreplay.cassettes import _describe_body_difference
+    from toolreplay.cassettes.miss import _describe_body_difference
 
     assert _describe_body_difference({"temperature": False}, {"temperature": 0}) == [
         "sampling parameter `temperature`: sent false, recorded 0"

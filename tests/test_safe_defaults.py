@@ -8,9 +8,9 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from toolreplay.cli import app
-from toolreplay.experiment import Configuration
-from toolreplay.record import RecordingError, record_stand_in
+from toolreplay.cli.main import app
+from toolreplay.runs.configuration import Configuration
+from toolreplay.runs.record import RecordingError, record_stand_in
 
 from .conftest import EVAL_FILE, REFERENCE
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from toolreplay.evals import load_eval
-from toolreplay.snapshots import SNAPSHOT_TEST, pinned_keys, snapshot_id
+from toolreplay.runs.snapshots import SNAPSHOT_TEST, pinned_keys, snapshot_id
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from toolreplay.episode import Episode, Message
 from toolreplay.evals import EvalSuite, Question, load_eval
-from toolreplay.failures import classify
-from toolreplay.judge import FULL_JUDGE
-from toolreplay.snapshots import pinned_keys, snapshot_id
+from toolreplay.judging.failures import classify
+from toolreplay.judging.verdicts import FULL_JUDGE
+from toolreplay.runs.snapshots import pinned_keys, snapshot_id
+from toolreplay.wire.episode import Episode, Message
 
 SUITE = load_eval(Path(__file__).resolve().parents[1] / "evals" / "weather.yaml")
 KEYS = pinned_keys(SUITE)

@@ -7,7 +7,8 @@ import json
 from collections import defaultdict
 from functools import cache
 
-from toolreplay.cassettes import cassette_path, read_cassette, read_manifest
+from toolreplay.cassettes.manifest import cassette_path, read_manifest
+from toolreplay.cassettes.store import read_cassette
 from toolreplay.doubles.standin import StandinPolicy
 
 from .conftest import REFERENCE

@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 
 from toolreplay.doubles.loopback import serve
 from toolreplay.doubles.open_meteo import OpenMeteoFixtures, load_fixtures
-from toolreplay.episode import ToolCall
-from toolreplay.openmeteo import OpenMeteoClient
-from toolreplay.toolsets import Toolset, atomic_toolset, oneshot_toolset
+from toolreplay.study.weather.openmeteo import OpenMeteoClient
+from toolreplay.study.weather.toolsets import atomic_toolset, oneshot_toolset
+from toolreplay.tools.toolset import Toolset
+from toolreplay.wire.episode import ToolCall
 
 BEIJING = {"name": "北京", "latitude": 39.9075, "longitude": 116.39723, "feature_code": "PPLC",
            "country": "中国", "admin1": "北京市", "population": 11716620}  # fmt: skip

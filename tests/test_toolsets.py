@@ -8,9 +8,14 @@ from typing import Any
 import pytest
 
 from toolreplay.doubles.open_meteo import load_fixtures
-from toolreplay.episode import ToolCall
-from toolreplay.openmeteo import BadRequest, NoMatch
-from toolreplay.toolsets import Heuristics, atomic_toolset, choose_place, oneshot_toolset
+from toolreplay.study.weather.openmeteo import BadRequest, NoMatch
+from toolreplay.study.weather.toolsets import (
+    Heuristics,
+    atomic_toolset,
+    choose_place,
+    oneshot_toolset,
+)
+from toolreplay.wire.episode import ToolCall
 
 FIX = load_fixtures()
 

@@ -7,13 +7,14 @@ from dataclasses import replace
 
 import pytest
 
-from toolreplay.cassettes import cassette_path, read_cassette, read_manifest
+from toolreplay.cassettes.manifest import cassette_path, read_manifest
+from toolreplay.cassettes.store import read_cassette
 from toolreplay.doubles.standin import StandinPolicy
 from toolreplay.evals import EvalSuite, Variation
-from toolreplay.experiment import Configuration
-from toolreplay.judge import FULL_JUDGE
-from toolreplay.record import record_stand_in
-from toolreplay.trials import replay_trials, summarize_trials, trial_outcome
+from toolreplay.judging.verdicts import FULL_JUDGE
+from toolreplay.runs.configuration import Configuration
+from toolreplay.runs.record import record_stand_in
+from toolreplay.runs.trials import replay_trials, summarize_trials, trial_outcome
 
 from .conftest import REFERENCE
 
@@ -173,7 +174,7 @@ def test_committed_sets_hold_every_trial_unedited():
     import hashlib
 
     from toolreplay.evals import load_eval
-    from toolreplay.experiment import ablation_configurations, study_configurations
+    from toolreplay.runs.configuration import ablation_configurations, study_configurations
 
     from .conftest import EVAL_FILE, HARD_EVAL_FILE, REPO
 

@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from toolreplay import cli, snapshots
-from toolreplay.cassettes import read_manifest
-from toolreplay.snapshots import (
+from toolreplay.cassettes.manifest import read_manifest
+from toolreplay.cli import main as cli
+from toolreplay.cli import record as cli_record
+from toolreplay.runs import snapshots
+from toolreplay.runs.snapshots import (
     SNAPSHOT_TEST,
     SNAPSHOT_TEST_FILE,
     SnapshotUpdateError,
@@ -38,7 +40,7 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
         calls.append(list(only))
         return read_manifest(REFERENCE)
 
-    monkeypatch.setattr(cli, "record_stand_in", fake_record)
+    monkeypatch.setattr(cli_record, "record_stand_in", fake_record)
     monkeypatch.chdir(REPO)
     return calls
 
@@ -48,7 +50,7 @@ def regenerated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Capture the reports regeneration that follows a snapshot update (the committed
     reports/ must not be rewritten by a test)."""
     sets: list[str] = []
-    monkeypatch.setattr(cli, "_regenerate_reports", lambda e, c, name: sets.append(name))
+    monkeypatch.setattr(cli_record, "_regenerate_reports", lambda e, c, name: sets.append(name))
     return sets
 
 

@@ -13,18 +13,20 @@ import requests
 import yaml
 from typer.testing import CliRunner
 
-from toolreplay.cassettes import EpisodeRecord, Manifest, write_manifest
-from toolreplay.cli import app
-from toolreplay.episode import Episode
+from toolreplay.cassettes.manifest import EpisodeRecord, Manifest, write_manifest
+from toolreplay.cli.main import app
 from toolreplay.evals import load_eval
-from toolreplay.experiment import Configuration, fingerprint, run_episode
-from toolreplay.failures import classify
 from toolreplay.hosts import run_loop, run_single
-from toolreplay.judge import FULL_JUDGE
-from toolreplay.model import ModelSettings, OpenAIChatModel
-from toolreplay.openmeteo import OpenMeteoClient
-from toolreplay.results import episode_record
-from toolreplay.toolsets import Toolset
+from toolreplay.judging.failures import classify
+from toolreplay.judging.verdicts import FULL_JUDGE
+from toolreplay.models.base import ModelSettings
+from toolreplay.models.openai_chat import OpenAIChatModel
+from toolreplay.results.build import episode_record
+from toolreplay.runs.configuration import Configuration, fingerprint
+from toolreplay.runs.episode import run_episode
+from toolreplay.study.weather.openmeteo import OpenMeteoClient
+from toolreplay.tools.toolset import Toolset
+from toolreplay.wire.episode import Episode
 
 from .wire_shapes import SHAPES, Shape, completion
 

@@ -57,56 +57,56 @@ _EXPORTS: dict[str, str] = {
     "run_single": "hosts",
     "run_host": "hosts",
     # models
-    "ChatModel": "model",
-    "OpenAIChatModel": "model",
-    "ModelSettings": "model",
-    "model_settings": "model",
-    "ScriptedModel": "model",
-    "StandinModel": "inprocess",
-    "reply_from_completion": "inprocess",
+    "ChatModel": "models.base",
+    "OpenAIChatModel": "models.openai_chat",
+    "ModelSettings": "models.base",
+    "model_settings": "models.endpoint",
+    "ScriptedModel": "models.scripted",
+    "StandinModel": "models.inprocess",
+    "reply_from_completion": "models.inprocess",
     # episodes
-    "Episode": "episode",
-    "ModelReply": "episode",
-    "ToolCall": "episode",
-    "ToolResult": "episode",
-    "Usage": "episode",
-    "Round": "episode",
+    "Episode": "wire.episode",
+    "ModelReply": "wire.episode",
+    "ToolCall": "wire.episode",
+    "ToolResult": "wire.episode",
+    "Usage": "wire.episode",
+    "Round": "wire.episode",
     # tools
-    "Toolset": "toolsets",
-    "ToolError": "toolsets",
-    "Heuristics": "toolsets",
-    "oneshot_toolset": "toolsets",
-    "atomic_toolset": "toolsets",
-    "Tool": "tools",
-    "tool": "tools",
-    "tool_schema": "tools",
-    "toolset_from_functions": "tools",
-    "OpenMeteoClient": "openmeteo",
+    "Toolset": "tools.toolset",
+    "ToolError": "tools.toolset",
+    "Heuristics": "study.weather.toolsets",
+    "oneshot_toolset": "study.weather.toolsets",
+    "atomic_toolset": "study.weather.toolsets",
+    "Tool": "tools.functions",
+    "tool": "tools.functions",
+    "tool_schema": "tools.functions",
+    "toolset_from_functions": "tools.functions",
+    "OpenMeteoClient": "study.weather.openmeteo",
     # judging
-    "Judge": "judge",
-    "Verdict": "judge",
-    "FULL_JUDGE": "judge",
-    "NARROW_JUDGE": "judge",
-    "FailureMode": "failures",
-    "classify": "failures",
-    "Audit": "audit",
-    "run_audit": "audit",
+    "Judge": "judging.verdicts",
+    "Verdict": "judging.verdicts",
+    "FULL_JUDGE": "judging.verdicts",
+    "NARROW_JUDGE": "judging.verdicts",
+    "FailureMode": "judging.failures",
+    "classify": "judging.failures",
+    "Audit": "audit.tables",
+    "run_audit": "audit.run",
     # results
-    "Results": "results",
-    "ResultsError": "results",
-    "build_results": "results",
-    "check_results": "results",
-    "load_results": "results",
-    "write_results": "results",
-    "results_json_schema": "results",
+    "Results": "results.format",
+    "ResultsError": "results.format",
+    "build_results": "results.build",
+    "check_results": "results.format",
+    "load_results": "results.format",
+    "write_results": "results.build",
+    "results_json_schema": "results.format",
     # cassettes, eval files, sets
-    "replay_cassette": "cassettes",
-    "CassetteMiss": "cassettes",
-    "CassetteError": "cassettes",
-    "UnplayedInteractions": "cassettes",
+    "replay_cassette": "cassettes.vcr",
+    "CassetteMiss": "cassettes.errors",
+    "CassetteError": "cassettes.errors",
+    "UnplayedInteractions": "cassettes.errors",
     "load_eval": "evals",
     "EvalSuite": "evals",
-    "replay_set": "experiment",
+    "replay_set": "runs.replay",
 }
 
 __all__ = [
@@ -186,27 +186,32 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs; nothing is imported at run time
-    from .audit import Audit, run_audit
-    from .cassettes import CassetteError, CassetteMiss, UnplayedInteractions, replay_cassette
-    from .episode import Episode, ModelReply, Round, ToolCall, ToolResult, Usage
-    from .evals import EvalSuite, load_eval
-    from .experiment import replay_set
-    from .failures import FailureMode, classify
-    from .hosts import LoopLimits, run_host, run_loop, run_single
-    from .inprocess import StandinModel, reply_from_completion
-    from .judge import FULL_JUDGE, NARROW_JUDGE, Judge, Verdict
-    from .model import ChatModel, ModelSettings, OpenAIChatModel, ScriptedModel, model_settings
-    from .openmeteo import OpenMeteoClient
-    from .results import (
+    from toolreplay.audit.run import run_audit
+    from toolreplay.audit.tables import Audit
+    from toolreplay.cassettes.errors import CassetteError, CassetteMiss, UnplayedInteractions
+    from toolreplay.cassettes.vcr import replay_cassette
+    from toolreplay.evals import EvalSuite, load_eval
+    from toolreplay.hosts import LoopLimits, run_host, run_loop, run_single
+    from toolreplay.judging.failures import FailureMode, classify
+    from toolreplay.judging.verdicts import FULL_JUDGE, NARROW_JUDGE, Judge, Verdict
+    from toolreplay.models.base import ChatModel, ModelSettings
+    from toolreplay.models.endpoint import model_settings
+    from toolreplay.models.inprocess import StandinModel, reply_from_completion
+    from toolreplay.models.openai_chat import OpenAIChatModel
+    from toolreplay.models.scripted import ScriptedModel
+    from toolreplay.results.build import build_results, write_results
+    from toolreplay.results.format import (
         Results,
         ResultsError,
-        build_results,
         check_results,
         load_results,
         results_json_schema,
-        write_results,
     )
-    from .tools import Tool, tool, tool_schema, toolset_from_functions
-    from .toolsets import Heuristics, ToolError, Toolset, atomic_toolset, oneshot_toolset
+    from toolreplay.runs.replay import replay_set
+    from toolreplay.study.weather.openmeteo import OpenMeteoClient
+    from toolreplay.study.weather.toolsets import Heuristics, atomic_toolset, oneshot_toolset
+    from toolreplay.tools.functions import Tool, tool, tool_schema, toolset_from_functions
+    from toolreplay.tools.toolset import ToolError, Toolset
+    from toolreplay.wire.episode import Episode, ModelReply, Round, ToolCall, ToolResult, Usage
 
     __version__: str

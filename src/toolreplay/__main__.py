@@ -1,6 +1,6 @@
 """``python -m toolreplay``: the same as the ``toolreplay`` command."""
 
-from .cli import main
+from toolreplay.cli.main import main
 
 if __name__ == "__main__":
     main()

@@ -133,7 +133,8 @@ def load_run(path: Path, eval_path: Path | None = None) -> Run:
     ``reports/``), or a cassette set (a folder holding ``manifest.json``), which is replayed
     offline and judged with the eval file ``eval_path`` (default ``evals/weather.yaml``).
     Raises :class:`DiffError` naming ``path``."""
-    from .report import ReportError, load_results
+    from toolreplay.results.format import ResultsError as ReportError
+    from toolreplay.results.format import load_results
 
     p = Path(path)
     if p.is_dir():
@@ -153,11 +154,13 @@ def load_run(path: Path, eval_path: Path | None = None) -> Run:
 
 
 def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
-    from .cassettes import CassetteError, CassetteMiss, UnplayedInteractions, read_manifest
-    from .evals import EvalFileError, load_eval
-    from .experiment import DEFAULT_EVAL, replay_set, study_configurations
-    from .judge import FULL_JUDGE
-    from .results import build_results
+    from toolreplay.cassettes.errors import CassetteError, CassetteMiss, UnplayedInteractions
+    from toolreplay.cassettes.manifest import read_manifest
+    from toolreplay.evals import EvalFileError, load_eval
+    from toolreplay.judging.verdicts import FULL_JUDGE
+    from toolreplay.results.build import build_results
+    from toolreplay.runs.configuration import DEFAULT_EVAL, study_configurations
+    from toolreplay.runs.replay import replay_set
 
     try:
         suite = load_eval(eval_path or DEFAULT_EVAL)
@@ -166,7 +169,7 @@ def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
     configs = study_configurations(suite)
     try:
         manifest = read_manifest(set_dir)
-        from .replay import default_workers
+        from toolreplay.runs.replay import default_workers
 
         episodes = replay_set(set_dir, suite, configs, workers=default_workers())
     except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:

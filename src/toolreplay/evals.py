@@ -27,7 +27,7 @@ from pydantic import (
     model_validator,
 )
 
-from .files import InputFileError, read_input_text
+from toolreplay.files import InputFileError, read_input_text
 
 Measure = Literal["temperature", "precipitation", "comparison", "wind", "none"]
 Day = Literal["today", "tomorrow"]

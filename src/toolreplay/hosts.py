@@ -33,8 +33,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-from . import callorder
-from .episode import (
+from toolreplay.cassettes import callorder
+from toolreplay.models.base import ChatModel
+from toolreplay.tools.toolset import Toolset, is_cassette_miss
+from toolreplay.wire.episode import (
     FINISH_STOP_REASONS,
     Episode,
     Message,
@@ -44,8 +46,7 @@ from .episode import (
     ToolResult,
     Usage,
 )
-from .model import ChatModel, ModelReplyError
-from .toolsets import Toolset, is_cassette_miss
+from toolreplay.wire.replies import ModelReplyError
 
 HOST_NAMES = ("single", "loop")
 #: Parallel tool calls of one assistant message run in a thread pool of at most this many

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from .loopback import serve
+from toolreplay.doubles.loopback import serve
 
 UNITS = {
     "time": "iso8601",

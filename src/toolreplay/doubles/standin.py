@@ -41,8 +41,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..evals import EvalSuite, Place, Question, Variation
-from .loopback import serve
+from toolreplay.doubles.loopback import serve
+from toolreplay.evals import EvalSuite, Place, Question, Variation
 
 STANDIN_MODEL = "toolreplay-standin"
 

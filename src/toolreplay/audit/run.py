@@ -1,0 +1,245 @@
+"""Fidelity audit: is the comparison fair?
+
+Six checks, each with ``passed``, a one-line ``explanation`` and its ``evidence`` lines:
+
+1. ``baseline_heuristics``: the oneshot baseline runs with all three reference heuristics on
+   (admin-seat preference, population order, 市 retry), both as configured now and as recorded
+   (manifest); each is exercised by at least one recorded episode (from the recorded Open-Meteo
+   traffic: the geocoding answers and the retry queries); and every place the baseline's tool
+   *returned* (read from the recorded tool messages) is the one the reference heuristics pick
+   from the geocoding answers recorded for that call, so a retry whose answer is thrown away
+   fails. A heuristic "changed the place chosen" only where the returned place differs between
+   the full and the ablated baseline's recorded tool results for the same call.
+2. ``ablation``: the baseline replayed with each heuristic removed (its own cassettes); which
+   questions flip. An ablated baseline whose every recorded tool result equals the full
+   baseline's is reported as "ablation had no effect on any question", with whether that is
+   expected (the recorded geocoding answers give the heuristic nothing to change) or not (they
+   do: the full baseline does not use the heuristic's result, and the check fails).
+3. ``judge_breadth``: every question's declared measure is one the judge in use can accept, and
+   the judge passes every correct phrasing of the corpus next to the eval file
+   (``phrasings.yaml``: ℃, 度, 摄氏度, °F, Chinese numerals, ranges, lists...), so narrowing any
+   unit fails even when the recorded answers use one format; every episode is re-judged with
+   the narrow (°C only) judge to show what would flip.
+4. ``near_miss``: weakened baseline (市 retry removed) + narrow judge, next to the faithful
+   table; the faithful table is only faithful when checks 1 and 3 pass.
+5. ``arm_parity``: every configuration used the same model, sampling parameters, system prompt,
+   question set, round cap and (per toolset) tool descriptions, read from the recorded request
+   bodies and the manifest, not from today's code.
+6. ``completeness``: every configuration × question has a cassette and replays with every
+   interaction played; the manifest's prompt, tool-schema and stand-in-hint fingerprint matches
+   the code and eval file; its provenance agrees with what was recorded (``live`` with the
+   stand-in's model or replies fails).
+
+:func:`run_audit` returns an :class:`Audit`; ``Audit.to_dict()`` is the ``"fidelity"`` entry of
+``reports/results.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from toolreplay.audit.baseline import _check_baseline
+from toolreplay.audit.checks import _ablation_summary, _check_completeness, _check_parity
+from toolreplay.audit.judges import _ablation_effect, _corpus_breadth
+from toolreplay.audit.tables import (
+    _VERDICTS,
+    WEAKENED,
+    Audit,
+    Check,
+    Key,
+    _fmt,
+    _passes,
+    _replay_all,
+    _table,
+)
+from toolreplay.cassettes.manifest import (
+    read_manifest,
+)
+from toolreplay.evals import EvalSuite
+from toolreplay.judging.verdicts import NARROW_JUDGE, Judge
+from toolreplay.runs.configuration import (
+    Configuration,
+    Progress,
+    ablation_configurations,
+    study_configurations,
+)
+from toolreplay.wire.episode import Episode
+
+
+def run_audit(
+    set_dir: Path,
+    suite: EvalSuite,
+    judge: Judge,
+    *,
+    episodes: Mapping[Key, Episode] | None = None,
+    progress: Progress | None = None,
+    workers: int = 1,
+) -> Audit:
+    """Run every check on the cassette set at ``set_dir``.
+
+    ``judge`` is the judge in use; ``episodes`` may hold study episodes already replayed (keyed
+    ``(configuration, question_id)``) so they are not replayed twice; the others are replayed
+    by ``workers`` processes (:func:`toolreplay.replay.replay_outcomes`). Replay failures are
+    reported by the ``completeness`` check, not raised. Raises
+    :class:`~toolreplay.cassettes.CassetteError` only when the manifest is missing or malformed.
+    """
+    try:
+        return _run_audit(set_dir, suite, judge, episodes, progress, workers)
+    finally:
+        _VERDICTS.clear()
+
+
+def _run_audit(
+    set_dir: Path,
+    suite: EvalSuite,
+    judge: Judge,
+    episodes: Mapping[Key, Episode] | None,
+    progress: Progress | None,
+    workers: int,
+) -> Audit:
+    manifest = read_manifest(set_dir)
+    study = study_configurations(suite)
+    ablated = ablation_configurations(suite)
+    all_eps, errors = _replay_all(
+        set_dir, manifest, suite, [*study, *ablated], episodes or {}, progress, workers
+    )
+    names = [c.name for c in study]
+
+    # 1. baseline heuristics
+    oneshot = [c for c in study if c.toolset == "oneshot"]
+    c1 = _check_baseline(set_dir, suite, manifest, oneshot, ablated)
+
+    # 2. ablation
+    ablations = []
+    ab_evidence = []
+    unexpected: list[str] = []
+    for config in ablated:
+        base = Configuration(config.host, config.toolset, baseline=suite.experiment.baseline).name
+        flips = []
+        for q in suite.questions:
+            a, b = all_eps.get((base, q.id)), all_eps.get((config.name, q.id))
+            if a is None or b is None:
+                continue
+            before, after = _passes(judge, a, suite), _passes(judge, b, suite)
+            if before != after:
+                flips.append({"question_id": q.id, "from": before, "to": after})
+        eps = [
+            all_eps[(config.name, q.id)] for q in suite.questions if (config.name, q.id) in all_eps
+        ]
+        passed = sum(1 for e in eps if _passes(judge, e, suite))
+        effect = _ablation_effect(set_dir, suite, base, config)
+        ablations.append(
+            {
+                "heuristic": config.ablated,
+                "configuration": config.name,
+                "baseline_configuration": base,
+                "passed": passed,
+                "total": len(suite.questions),
+                "missing": len(suite.questions) - len(eps),
+                "flips": flips,
+                "no_effect": effect["no_effect"],
+                "no_effect_expected": effect["expected"],
+            }
+        )
+        shown = ", ".join(
+            f"{f['question_id']} {'pass' if f['from'] else 'fail'}→{'pass' if f['to'] else 'fail'}"
+            for f in flips
+        )
+        missing = len(suite.questions) - len(eps)
+        ab_evidence.append(
+            f"{config.name}: {passed}/{len(suite.questions)}"
+            + (f" ({missing} not replayable)" if missing else "")
+            + f"; flips: {shown or 'none'}"
+            + (f"; {effect['text']}" if effect["text"] else "")
+        )
+        if effect["no_effect"] and effect["expected"] is False:
+            unexpected.append(config.name)
+    ab_missing = [k for k in errors if k[0] in {c.name for c in ablated}]
+    summary = _ablation_summary(ablated, ablations, bool(ab_missing))
+    if unexpected:
+        summary = (
+            f"ablation had no effect on any question for {', '.join(unexpected)}, although the "
+            "recorded geocoding answers say removing the heuristic changes a place: the full "
+            "baseline does not use that heuristic's result; " + summary
+        )
+    c2 = Check(
+        "ablation",
+        not ab_missing and bool(ablated) and not unexpected,
+        summary,
+        tuple(ab_evidence),
+    )
+
+    # 3. judge breadth
+    narrow = [q for q in suite.questions if not judge.accepts(q.measure)]
+    judge_flips = []
+    for (config_name, qid), ep in sorted(all_eps.items()):
+        if config_name not in names:
+            continue
+        full, thin = _passes(judge, ep, suite), _passes(NARROW_JUDGE, ep, suite)
+        if full != thin:
+            judge_flips.append(
+                {"configuration": config_name, "question_id": qid, "from": full, "to": thin}
+            )
+    j_evidence = [f"{q.id}: measures {q.measure}" for q in suite.questions]
+    j_evidence += [
+        f"narrow judge ({NARROW_JUDGE.name}) flips {f['configuration']}/{f['question_id']} "
+        f"{'pass' if f['from'] else 'fail'}→{'pass' if f['to'] else 'fail'}"
+        for f in judge_flips
+    ]
+    corpus_ok, corpus_text, corpus_evidence = _corpus_breadth(suite, judge)
+    j_evidence += corpus_evidence
+    if narrow:
+        why = (
+            f"judge {judge.name} cannot accept what "
+            + ", ".join(f"{q.id} ({q.measure})" for q in narrow)
+            + " measures"
+        )
+    elif not corpus_ok:
+        why = f"judge {judge.name} {corpus_text}"
+    else:
+        why = (
+            f"judge {judge.name} accepts every declared measure and {corpus_text}; the narrow "
+            f"{NARROW_JUDGE.name} judge would flip {len(judge_flips)} recorded episode(s)"
+        )
+    c3 = Check("judge_breadth", not narrow and corpus_ok, why, tuple(j_evidence))
+
+    # 4. near-miss table
+    weakened = {
+        c.name: Configuration(c.host, c.toolset, WEAKENED, suite.experiment.baseline).name
+        for c in study
+        if c.toolset == "oneshot" and WEAKENED in suite.experiment.ablations
+    }
+    faithful = _table("Faithful baseline, judge in use", names, suite, all_eps, judge)
+    near = _table(
+        "Weakened baseline (no 市 retry), narrow judge (°C only)",
+        names,
+        suite,
+        all_eps,
+        NARROW_JUDGE,
+        weakened,
+    )
+    c4 = Check(
+        "near_miss",
+        c1.passed and c3.passed and len(weakened) > 0,
+        (
+            f"faithful: {_fmt(faithful)}; weakened baseline + narrow judge would have read: "
+            f"{_fmt(near)}"
+        ),
+        (
+            f"faithful table uses the full baseline and judge {judge.name}"
+            + ("" if c1.passed and c3.passed else " — but checks 1 or 3 failed, so it is not"),
+            f"near-miss table replays {', '.join(weakened.values()) or 'nothing'} "
+            f"and judges with {NARROW_JUDGE.name}",
+        ),
+    )
+
+    # 5. arm parity; 6. completeness
+    c5 = _check_parity(set_dir, suite, manifest, study)
+    c6 = _check_completeness(set_dir, suite, manifest, [*study, *ablated], errors)
+    return Audit(
+        (c1, c2, c3, c4, c5, c6),
+        {"faithful": faithful, "near_miss": near},
+        tuple(ablations),
+        tuple(judge_flips),
+    )

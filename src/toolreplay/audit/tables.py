@@ -1,0 +1,181 @@
+"""Audit results: checks, the audit, and the passed-count tables of the faithful and near-miss arms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from toolreplay.cassettes.manifest import (
+    Manifest,
+)
+from toolreplay.cassettes.store import read_cassette
+from toolreplay.evals import EvalSuite
+from toolreplay.judging.verdicts import Judge
+from toolreplay.runs.configuration import (
+    Configuration,
+    Progress,
+)
+from toolreplay.wire.episode import Episode
+
+
+@dataclass(frozen=True)
+class Check:
+    """One fidelity check: ``name``, ``passed``, one-line ``explanation``, ``evidence`` lines."""
+
+    name: str
+    passed: bool
+    explanation: str
+    evidence: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "passed": self.passed,
+            "explanation": self.explanation,
+            "evidence": list(self.evidence),
+        }
+
+
+@dataclass(frozen=True)
+class Audit:
+    """Checks, the side-by-side tables, ablation flips and narrow-judge flips."""
+
+    checks: tuple[Check, ...]
+    tables: Mapping[str, Mapping[str, Any]]
+    ablations: tuple[Mapping[str, Any], ...]
+    judge_flips: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    def check(self, name: str) -> Check:
+        return next(c for c in self.checks if c.name == name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "checks": [c.to_dict() for c in self.checks],
+            "tables": {k: dict(v) for k, v in self.tables.items()},
+            "ablations": [dict(a) for a in self.ablations],
+            "judge_flips": [dict(f) for f in self.judge_flips],
+        }
+
+
+Key = tuple[str, str]
+
+
+def _replay_all(
+    set_dir: Path,
+    manifest: Manifest,
+    suite: EvalSuite,
+    configs: Sequence[Configuration],
+    have: Mapping[Key, Episode],
+    progress: Progress | None,
+    workers: int = 1,
+) -> tuple[dict[Key, Episode], dict[Key, str]]:
+    from toolreplay.runs.replay import Job, replay_outcomes
+
+    episodes: dict[Key, Episode] = {}
+    errors: dict[Key, str] = {}
+    jobs = [
+        Job(config, q.id)
+        for config in configs
+        for q in suite.questions
+        if (config.name, q.id) not in have
+    ]
+    results = replay_outcomes(set_dir, manifest, suite, jobs, workers=workers, progress=progress)
+    replayed = {
+        (j.configuration.name, j.question_id): r for j, r in zip(jobs, results, strict=True)
+    }
+    for config in configs:
+        for q in suite.questions:
+            key = (config.name, q.id)
+            result = have.get(key) or replayed[key]
+            if isinstance(result, BaseException):
+                errors[key] = str(result).splitlines()[0]
+            else:
+                episodes[key] = result
+    return episodes, errors
+
+
+#: Verdicts of the audit in progress, by (judge, episode object): the checks ask for the same
+#: episode's verdict several times (tables, flips, ablations). Emptied when the audit ends.
+_VERDICTS: dict[tuple[int, int], tuple[Episode, bool]] = {}
+
+
+def _passes(judge: Judge, episode: Episode, suite: EvalSuite) -> bool:
+    """The verdict for ``episode``, judged for its question (measure, day and places)."""
+    key = (id(judge), id(episode))
+    hit = _VERDICTS.get(key)
+    if hit is not None and hit[0] is episode:
+        return hit[1]
+    passed = judge.judge_episode(episode, suite.question(episode.question_id)).passed
+    _VERDICTS[key] = (episode, passed)  # the episode is kept: its id cannot be reused
+    return passed
+
+
+def _table(
+    title: str,
+    names: Sequence[str],
+    suite: EvalSuite,
+    episodes: Mapping[Key, Episode],
+    judge: Judge,
+    source: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """``{"title", "judge", "rows": [{"name", "source", "passed", "total", "missing"}]}``;
+    ``source`` maps a row name to the configuration whose episodes stand for it (e.g. a
+    weakened baseline). ``total`` is every question; ``missing`` counts episodes that could not
+    be replayed (they count as not passed)."""
+    rows = []
+    for name in names:
+        src = (source or {}).get(name, name)
+        eps = [episodes[(src, q.id)] for q in suite.questions if (src, q.id) in episodes]
+        rows.append(
+            {
+                "name": name,
+                "source": src,
+                "passed": sum(1 for e in eps if _passes(judge, e, suite)),
+                "total": len(suite.questions),  # an episode that did not replay counts as failed
+                "missing": len(suite.questions) - len(eps),
+            }
+        )
+    return {"title": title, "judge": judge.name, "rows": rows}
+
+
+def _fmt(table: Mapping[str, Any]) -> str:
+    return ", ".join(f"{r['name']} {r['passed']}/{r['total']}" for r in table["rows"])
+
+
+def _first_model_requests(path: Path) -> list[dict[str, Any]]:
+    return [
+        i["request"]["parsed_body"]
+        for i in _read(path)
+        if urlsplit(i["request"]["uri"]).path.endswith("/chat/completions")
+        and isinstance(i["request"].get("parsed_body"), dict)
+    ]
+
+
+@lru_cache(maxsize=256)
+def _read_cached(path: str, mtime_ns: int, size: int) -> list[dict[str, Any]]:
+    del mtime_ns, size  # part of the key: an edited file is read again
+    return read_cassette(Path(path))
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    """:func:`read_cassette`, read once per audit (the checks share it); do not mutate."""
+    st = path.stat()
+    return _read_cached(str(path), st.st_mtime_ns, st.st_size)
+
+
+STANDIN_FINGERPRINT = "toolreplay-standin"  # the stand-in's system_fingerprint
+
+
+WEAKENED = "shi_retry"  # the heuristic the study's first baseline had lost
+
+

@@ -1,0 +1,289 @@
+"""The cassette format: safe YAML (no aliases, unique keys), the readable JSON-body serializer,
+typed JSON equality and the credential filter for URIs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
+
+import yaml
+
+if TYPE_CHECKING:  # vcrpy is imported when recording (or a test's cassette) needs it
+    pass
+
+
+KEPT_HEADERS = {"content-type"}
+
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+MATCH_ON = ("method", "path", "query", "json_body")
+
+
+#: Query parameter names (lower-cased) that carry credentials; dropped before recording.
+SECRET_QUERY = re.compile(
+    r"(?:key|token|secret|passw(?:or)?d|pwd|signature|sig|auth|authorization|credentials?)$"
+)
+
+
+def _parse_json_body(body: Any) -> Any:
+    if isinstance(body, bytes):
+        try:
+            body = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    if not isinstance(body, str) or not body.strip():
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~10x faster
+
+
+class AliasError(yaml.YAMLError):
+    """A cassette uses a YAML anchor and alias (refused: a few lines of aliases can expand to
+    gigabytes when the body is turned back into JSON)."""
+
+
+def _refuse_shared_nodes(root: yaml.Node) -> None:
+    """Walk the composed node graph once; an alias makes a node reachable twice (or a cycle),
+    so the first node seen again is refused, before anything is constructed or expanded."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            mark = node.start_mark
+            raise AliasError(
+                f"YAML alias to the node anchored at line {mark.line + 1}, column "
+                f"{mark.column + 1}: cassettes may not use anchors or aliases"
+            )
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.extend((value, key))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed(node.value))
+
+
+_NO_ALIAS_LOADERS: dict[type, type] = {}
+
+
+def _no_alias_loader(base: type) -> type:
+    """``base`` (a PyYAML safe loader, libyaml's by default) with a compose-time check that
+    refuses aliases (:func:`_refuse_shared_nodes`)."""
+    if base not in _NO_ALIAS_LOADERS:
+
+        def get_single_node(self: Any) -> Any:
+            node = base.get_single_node(self)  # type: ignore[attr-defined]
+            if node is not None:
+                _refuse_shared_nodes(node)
+            return node
+
+        _NO_ALIAS_LOADERS[base] = type(
+            f"NoAlias{base.__name__}", (base,), {"get_single_node": get_single_node}
+        )
+    return _NO_ALIAS_LOADERS[base]
+
+
+def _load_yaml(text: str) -> Any:
+    """Parse one YAML document with the safe loader; aliases refused (:class:`AliasError`)."""
+    return yaml.load(text, Loader=_no_alias_loader(_Loader))
+
+
+# libyaml's emitter when available (~4x faster; the same bytes for every committed cassette);
+# the representers, and so the choice of styles, are PyYAML's either way.
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    pass
+
+
+def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    # A literal block keeps multi-line text readable, but YAML reads NEL and the Unicode line
+    # and paragraph separators as line breaks there; such strings keep the quoted style.
+    plain_lines = not any(ch in data for ch in "\x85\u2028\u2029\r")
+    style = ("|" if "\n" in data else None) if plain_lines else '"'
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _str_presenter)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("duplicate key")
+    return dict(pairs)
+
+
+def _storable_json(body: Any) -> tuple[bool, Any]:
+    """``(True, value)`` when ``body`` is a JSON document whose value survives the trip
+    through YAML and back to JSON unchanged: strict JSON (no NaN/Infinity, no duplicate keys),
+    finite numbers, text without lone surrogates, not ``null``. Anything else is stored as
+    text or bytes, byte for byte."""
+    if isinstance(body, bytes):
+        try:
+            body = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return False, None
+    if not isinstance(body, str) or not body.strip():
+        return False, None
+    try:
+        value = json.loads(body, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+    except (ValueError, RecursionError):
+        return False, None
+    if value is None or _json_problem(value, text=True) is not None:
+        return False, None
+    return True, value
+
+
+class JsonBodySerializer:
+    """vcrpy serializer: YAML with JSON bodies stored parsed under ``parsed_body``.
+
+    What is stored replays: a body that :func:`_storable_json` accepts is stored parsed and
+    replays as the same JSON value (same types, same key order; the bytes are those of
+    ``json.dumps``); every other body (any text, any bytes: bytes that are not UTF-8 as
+    ``!!binary``) is stored and replayed byte for byte."""
+
+    @staticmethod
+    def serialize(cassette_dict: dict[str, Any]) -> str:
+        for interaction in cassette_dict["interactions"]:
+            request = interaction["request"]
+            ok, parsed = _storable_json(request.get("body"))
+            if ok:
+                del request["body"]
+                request["parsed_body"] = parsed
+            body = interaction["response"].get("body", {})
+            ok, parsed = _storable_json(body.get("string"))
+            if ok:
+                interaction["response"]["body"] = {"parsed_body": parsed}
+        return yaml.dump(
+            cassette_dict, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=100
+        )
+
+    @staticmethod
+    def deserialize(text: str) -> dict[str, Any]:
+        data: dict[str, Any] = _load_yaml(text)
+        for interaction in data.get("interactions", []):
+            _unparse_bodies(interaction)
+        return data
+
+
+def _unparse_bodies(interaction: dict[str, Any]) -> dict[str, Any]:
+    """Stored form → vcrpy form: ``parsed_body`` turned back into a JSON string, in place."""
+    request = interaction["request"]
+    if "parsed_body" in request:
+        request["body"] = json.dumps(request.pop("parsed_body"), ensure_ascii=False)
+    body = interaction["response"].get("body", {})
+    if "parsed_body" in body:
+        interaction["response"]["body"] = {
+            "string": json.dumps(body["parsed_body"], ensure_ascii=False)
+        }
+    return interaction
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of two parsed JSON values with their types: booleans, numbers, strings and
+    null are never equal across types (``True`` ≠ ``1``, ``0`` ≠ ``False``, ``"1"`` ≠ ``1``);
+    JSON has one number type, so ``1 == 1.0``. Objects compare by keys and values (order
+    aside), arrays element by element. Python's ``==`` would call ``True == 1`` equal."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if isinstance(x, bool) or isinstance(y, bool):
+            if not (isinstance(x, bool) and isinstance(y, bool) and x == y):
+                return False
+        elif isinstance(x, (int, float)) and isinstance(y, (int, float)):
+            if not (x == y or (x != x and y != y)):  # NaN matches NaN (lenient JSON)
+                return False
+        elif isinstance(x, str) and isinstance(y, str):
+            if x != y:
+                return False
+        elif x is None or y is None:
+            if not (x is None and y is None):
+                return False
+        elif isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y, strict=True))
+        elif isinstance(x, dict) and isinstance(y, dict):
+            if x.keys() != y.keys():
+                return False
+            stack.extend((x[k], y[k]) for k in x)
+        else:
+            return False
+    return True
+
+
+def _json_body_matcher(r1: Any, r2: Any) -> None:
+    b1, b2 = _parse_json_body(r1.body), _parse_json_body(r2.body)
+    if b1 is None and b2 is None:
+        if (r1.body or b"") != (r2.body or b""):
+            raise AssertionError("bodies differ")
+        return
+    if not json_equal(b1, b2):
+        raise AssertionError("JSON bodies differ")
+
+
+def strip_secret_query(url: str) -> str:
+    """``url`` without the query parameters :data:`SECRET_QUERY` names (order and the rest of
+    the query kept as sent)."""
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    kept = [
+        pair
+        for pair in parts.query.split("&")
+        if not SECRET_QUERY.search(unquote_plus(pair.partition("=")[0]).lower())
+    ]
+    return urlunsplit(parts._replace(query="&".join(kept)))
+
+
+def _json_problem(value: Any, where: str = "", *, text: bool = False) -> str | None:
+    """Where ``value`` stops being JSON (a YAML date, a non-string key, NaN...), or None.
+    With ``text``, strings (keys too) must also be encodable as UTF-8 (no lone surrogates)."""
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, str):
+            if text and not _utf8_ok(item):
+                return f"{at or 'value'}: a lone surrogate"
+            continue
+        if item is None or isinstance(item, (bool, int)):
+            continue
+        if isinstance(item, float):
+            if item != item or item in (float("inf"), float("-inf")):
+                return f"{at or 'value'}: {item} is not a JSON number"
+            continue
+        if isinstance(item, list):
+            stack.extend((v, f"{at}.{i}" if at else str(i)) for i, v in enumerate(item))
+        elif isinstance(item, dict):
+            for k, v in item.items():
+                if not isinstance(k, str):
+                    return f"{at or 'value'}: key {k!r} is not a string"
+                if text and not _utf8_ok(k):
+                    return f"{at or 'value'}: a key with a lone surrogate"
+                stack.append((v, f"{at}.{k}" if at else k))
+        else:
+            return f"{at or 'value'}: a YAML {type(item).__name__}, not a JSON value"
+    return None
+
+
+def _utf8_ok(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+

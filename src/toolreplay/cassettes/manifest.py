@@ -1,0 +1,208 @@
+"""Cassettes: vcrpy configuration, a readable serializer, request matching, the manifest.
+
+Layout: ``cassettes/<set>/<configuration>/<question-id>.yaml`` (one episode each, model and
+Open-Meteo interactions in order) plus ``cassettes/<set>/manifest.json``. A set recorded with
+several trials (``manifest.trials > 1``) keeps each episode's trials in a folder instead:
+``cassettes/<set>/<configuration>/<question-id>/trial-<i>.yaml``, i = 1..trials.
+
+- Matching: method, path, query and the JSON body compared as parsed JSON. Host and port are
+  not matched, so a set recorded on loopback replays under any URL.
+- Storage: JSON bodies are stored parsed (``parsed_body``), Chinese unescaped; only
+  ``content-type`` headers are kept (authorization, api keys, cookies, ``x-stainless-*``,
+  dates and request ids never reach a cassette); query parameters that carry credentials
+  (:data:`SECRET_QUERY`: ``apikey``, ``key``, ``access_token``, ``signature``...) are dropped
+  from URIs, and so are loopback ports.
+- Replay: record mode ``none``; a request that is not recorded raises :class:`CassetteMiss`
+  (what differs from the closest recorded request, and how to re-record); an interaction left
+  unplayed raises :class:`UnplayedInteractions`; a malformed file raises
+  :class:`CassetteError` naming the file and the interaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+)
+
+from toolreplay.cassettes.errors import CassetteError
+from toolreplay.cassettes.format import LOOPBACK
+from toolreplay.cassettes.store import CASSETTE_LIMIT
+from toolreplay.files import (
+    InputFileError,
+    atomic_write_text,
+    leftovers,
+    read_input_text,
+)
+
+if TYPE_CHECKING:  # vcrpy is imported when recording (or a test's cassette) needs it
+    pass
+
+
+MANIFEST_FORMAT: Literal[1] = 1
+
+
+def sha256_json(value: Any) -> str:
+    """SHA-256 of ``value`` as canonical JSON (sorted keys, UTF-8)."""
+    canon = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canon.encode("utf-8")).hexdigest()
+
+
+class EpisodeRecord(BaseModel):
+    """What the manifest keeps of one recorded episode."""
+
+    model_config = ConfigDict(extra="forbid")
+    cassette: str
+    cassette_sha256: str  # of the file's bytes as recorded; the audit detects later edits
+    wall_time_s: float
+    prompt_tokens: int
+    completion_tokens: int
+    rounds: int
+
+
+class Manifest(BaseModel):
+    """``cassettes/<set>/manifest.json``: provenance of a cassette set.
+
+    ``provenance`` is ``stand-in`` (the bundled test-double model and fixture server) or
+    ``live``. ``today`` is the date put in the system prompt, used again at replay.
+    Hashes detect stale cassettes: the system prompt template and each toolset's schemas.
+    ``trials`` and ``seed``: how many trials each episode has, and the stand-in's variation
+    seed; ``episodes`` is keyed by :func:`episode_key` (trial 1 ``CONFIG/QUESTION``, later
+    trials ``CONFIG/QUESTION/trial-<i>``)."""
+
+    model_config = ConfigDict(extra="forbid")
+    format: Literal[1] = MANIFEST_FORMAT
+    cassette_set: str
+    #: Trials recorded per configuration × question (1: one cassette per episode).
+    trials: int = Field(default=1, ge=1)
+    #: Seed of the stand-in's per-trial variation (see toolreplay.doubles.standin).
+    seed: int = 0
+    provenance: Literal["stand-in", "live"]
+    model: str
+    model_base_url: str
+    endpoint_host: str
+    geocoding_url: str
+    forecast_url: str
+    recorded_on: str
+    today: str
+    eval_file: str
+    packages: dict[str, str]
+    system_prompt_sha256: str
+    tool_schemas_sha256: dict[str, str]
+    settings: dict[str, Any]
+    episodes: dict[str, EpisodeRecord] = Field(default_factory=dict)
+
+
+SET_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
+
+
+def check_set_name(name: str) -> str:
+    """``name`` if it is a plain folder name (letters, digits, ``._+-``, not starting with a
+    dot, no ``..``); :class:`ValueError` otherwise. Guards recording, which replaces the
+    set's folder, from ever replacing ``cassettes/`` itself or anything outside it."""
+    if not SET_NAME_RE.match(name) or ".." in name:
+        raise ValueError(
+            f"bad cassette set name {name!r}: use a plain folder name such as reference or "
+            "live-qwen (letters, digits, '.', '_', '+', '-')"
+        )
+    return name
+
+
+def manifest_path(set_dir: Path) -> Path:
+    return set_dir / "manifest.json"
+
+
+def read_manifest(set_dir: Path) -> Manifest:
+    """Load and validate ``manifest.json``; :class:`CassetteError` naming the file otherwise.
+    ``cassette_set`` is the folder's name (whatever the set was called when recorded)."""
+    path = manifest_path(set_dir)
+    if set_dir.exists() and not set_dir.is_dir():
+        raise CassetteError(f"{set_dir}: is a file, not a cassette set folder")
+    try:
+        text = read_input_text(path, "manifest", CASSETTE_LIMIT)
+    except InputFileError as exc:
+        if not exc.missing:
+            raise CassetteError(str(exc)) from None
+        left = leftovers(set_dir)
+        if left and not set_dir.exists():
+            raise CassetteError(
+                f"no cassette set at {set_dir}: a recording was interrupted while replacing "
+                f"it and left {', '.join(p.name for p in left)} beside it; the next "
+                f"`toolreplay record ... --set {set_dir.name}` puts the previous set back "
+                "(or rename that folder yourself)"
+            ) from None
+        raise CassetteError(
+            f"no cassette set at {set_dir} ({path.name} missing); record one with "
+            f"`toolreplay record --model-source stand-in --set {set_dir.name}`"
+        ) from None
+    try:
+        raw = json.loads(text)
+    except ValueError as exc:
+        raise CassetteError(f"{path}: not valid JSON: {exc}") from None
+    try:
+        manifest = Manifest.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise CassetteError(f"{path}: {where}: {err['msg']}") from None
+    # A set is named by its folder: a copied or renamed set reports and re-records as itself.
+    return manifest.model_copy(update={"cassette_set": set_dir.name})
+
+
+def write_manifest(set_dir: Path, manifest: Manifest) -> None:
+    """Write ``manifest.json`` atomically (:func:`~toolreplay.files.atomic_write_text`)."""
+    text = json.dumps(manifest.model_dump(), ensure_ascii=False, indent=2, sort_keys=False)
+    atomic_write_text(manifest_path(set_dir), text + "\n")
+
+
+def redact_url(url: str) -> tuple[str, str]:
+    """``(url, host)`` for the manifest: credentials, query and fragment dropped (they may
+    hold a key), and the port too for a loopback host (it changes every recording)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host if host in LOOPBACK or parts.port is None else f"{host}:{parts.port}"
+    if ":" in host:
+        netloc = f"[{host}]" + (f":{parts.port}" if parts.port and host not in LOOPBACK else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", "")), host
+
+
+def episode_key(configuration: str, question_id: str, trial: int = 1) -> str:
+    """``CONFIG/QUESTION`` for trial 1 (the key of a one-trial set, and the study's episode),
+    ``CONFIG/QUESTION/trial-<i>`` for a later trial."""
+    base = f"{configuration}/{question_id}"
+    return base if trial == 1 else f"{base}/trial-{trial}"
+
+
+def trial_cassette_path(set_dir: Path, configuration: str, question_id: str, trial: int) -> Path:
+    """``<set>/<configuration>/<question-id>/trial-<i>.yaml``: a trial in a several-trial set."""
+    return set_dir / configuration / question_id / f"trial-{trial}.yaml"
+
+
+def cassette_path(set_dir: Path, configuration: str, question_id: str, trial: int = 1) -> Path:
+    """The cassette of one episode's ``trial``: ``<set>/<configuration>/<question-id>.yaml``
+    in a one-trial set, ``.../<question-id>/trial-<i>.yaml`` when the episode has a trials
+    folder (any trial after the first always lives there)."""
+    folder = set_dir / configuration / question_id
+    if trial != 1 or folder.is_dir():
+        return trial_cassette_path(set_dir, configuration, question_id, trial)
+    return set_dir / configuration / f"{question_id}.yaml"
+
+
+def episode_usage(record: EpisodeRecord | None) -> Mapping[str, int]:
+    if record is None:
+        return {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    return {
+        "prompt_tokens": record.prompt_tokens,
+        "completion_tokens": record.completion_tokens,
+        "total_tokens": record.prompt_tokens + record.completion_tokens,
+    }

@@ -1,0 +1,304 @@
+"""Reading cassettes: bounded, checked reads, validation of every interaction (pydantic), the
+sha256 check against the manifest and the parse cache (memory and disk, keyed by content).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+
+from toolreplay.cassettes.errors import CassetteError
+from toolreplay.cassettes.format import _json_problem, _load_yaml
+from toolreplay.files import (
+    InputFileError,
+    decode_input,
+    read_input_bytes,
+)
+
+if TYPE_CHECKING:  # vcrpy is imported when recording (or a test's cassette) needs it
+    pass
+
+
+#: A cassette larger than this is refused before parsing (ours are a few kilobytes each).
+CASSETTE_LIMIT = 64 * 1024 * 1024
+
+
+Headers = dict[str, list[str]]
+
+
+Body = str | bytes | None  # text, bytes (stored as !!binary), or no body
+
+
+
+
+
+
+class _RequestModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    method: str = Field(min_length=1)
+    uri: str = Field(min_length=1)
+    headers: Headers
+    body: Body = None
+    parsed_body: Any = None
+
+    @model_validator(mode="after")
+    def _has_body(self) -> _RequestModel:
+        fields = self.model_fields_set & {"body", "parsed_body"}
+        if len(fields) != 1:
+            raise ValueError("needs exactly one of 'body' or 'parsed_body'")
+        if "parsed_body" in fields and (problem := _json_problem(self.parsed_body)):
+            raise ValueError(f"parsed_body.{problem}")
+        return self
+
+
+class _StatusModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    code: int = Field(ge=100, le=599)
+    message: str
+
+
+class _BodyModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    string: Body = None
+    parsed_body: Any = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> _BodyModel:
+        if len(self.model_fields_set) != 1:
+            raise ValueError("needs exactly one of 'string' or 'parsed_body'")
+        if "parsed_body" in self.model_fields_set and (
+            problem := _json_problem(self.parsed_body)
+        ):
+            raise ValueError(f"parsed_body.{problem}")
+        return self
+
+
+class _ResponseModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    status: _StatusModel
+    headers: Headers
+    body: _BodyModel
+
+
+class _InteractionModel(BaseModel):
+    """One recorded exchange. The reply body's shape is not judged here: whatever a server
+    sent (no choices, HTML, an event stream...) replays, and the model client gives it an
+    outcome (stop reason ``error`` with what was wrong)."""
+
+    model_config = ConfigDict(extra="forbid")
+    request: _RequestModel
+    response: _ResponseModel
+
+
+def _first_error(exc: ValidationError, prefix: str = "") -> str:
+    """``where: what`` for the first error pydantic found (``where`` dotted, after
+    ``prefix``), without pydantic's "Value error, " decoration."""
+    err = exc.errors()[0]
+    where = ".".join([prefix, *map(str, err["loc"])] if prefix else map(str, err["loc"]))
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return f"{where}: {msg}" if where else msg
+
+
+class _CassetteModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    version: Literal[1]
+    interactions: list[Any]
+
+
+class CassetteDamaged(CassetteError):
+    """A cassette's bytes differ from the sha256 the manifest holds for it: the file was
+    edited or damaged since recording. Not a cassette miss."""
+
+
+def load_cassette(path: Path, expected_sha256: str | None = None) -> list[dict[str, Any]]:
+    """The interactions of the cassette at ``path``, as stored (JSON bodies parsed under
+    ``parsed_body``), every field validated; the one place a cassette is read and checked.
+    Each call returns a fresh list the caller may change.
+
+    Checks, in order, each failure a :class:`CassetteError` whose message starts with
+    ``path`` and says where and what: the file exists, is a file, is at most
+    :data:`CASSETTE_LIMIT` bytes; its sha256 equals ``expected_sha256`` when given
+    (:class:`CassetteDamaged`, "edited or damaged since recording", naming also what else is
+    wrong with it); UTF-8 (line, column, byte); YAML without anchors or aliases (line,
+    column); ``version: 1`` and an ``interactions`` list; each interaction (numbered from 1)
+    field by field: request method, URI, headers (name → list of strings), body (text,
+    bytes or a JSON value); response status code (100–599) and message, headers, body (text,
+    bytes or a JSON value). What a reply body *says* (choices, tool calls, usage) is not
+    judged here: any recorded reply replays and the model client gives it an outcome; a body
+    cut short or edited since recording fails the sha256 check instead.
+
+    A cassette is parsed and validated once per content: the result is kept, by the sha256 of
+    the file's bytes, in memory and in the parse cache on disk (:class:`ParseCache`), so a
+    file read again (by another episode's audit check, another worker, the next run) costs a
+    read, a hash and an unmarshal. The bytes are read and hashed every time, so an edited
+    file is always parsed again."""
+    try:
+        data = read_input_bytes(path, "cassette", CASSETTE_LIMIT)
+    except InputFileError as exc:
+        if exc.missing:
+            raise CassetteError(f"cassette not found: {path}") from None
+        raise CassetteError(str(exc)) from None
+    digest = hashlib.sha256(data).hexdigest()
+    if expected_sha256 is not None and digest != expected_sha256:
+        try:
+            _validate(path, data)
+            problem = ""
+        except CassetteError as exc:
+            problem = f"; it also fails to load: {str(exc).removeprefix(f'{path}: ')}"
+        raise CassetteDamaged(
+            f"{path}: edited or damaged since recording (its sha256 differs from the one "
+            f"manifest.json holds{problem}). Restore it from version control or re-record it"
+        )
+    cache = parse_cache()
+    interactions = cache.get(digest)
+    if interactions is None:
+        interactions = _validate(path, data)
+        cache.put(digest, interactions)
+    return interactions
+
+
+#: Environment variable naming the parse cache's folder; set but empty turns the cache off.
+CACHE_DIR_ENV = "TOOLREPLAY_CACHE_DIR"
+
+
+#: Bump when what :func:`_validate` accepts or returns changes: older entries are ignored.
+PARSE_CACHE_FORMAT = 1
+
+
+def default_cache_dir() -> Path | None:
+    """``$TOOLREPLAY_CACHE_DIR`` (None when set but empty: no disk cache), else
+    ``$XDG_CACHE_HOME/toolreplay`` or ``~/.cache/toolreplay``."""
+    import os
+
+    value = os.environ.get(CACHE_DIR_ENV)
+    if value is not None:
+        return Path(value) if value.strip() else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "toolreplay"
+
+
+class ParseCache:
+    """Validated cassettes by the sha256 of their bytes: in memory (marshal blobs, at most
+    ``memory_limit`` bytes, oldest dropped first) and, when ``folder`` is given, on disk as
+    ``FOLDER/cassettes-<format>/<sha256>.marshal`` (outside the repository; never needed:
+    deleting it only costs a parse). Entries are keyed by content, so an edited cassette
+    never meets an old entry; a disk entry carries the sha256 of its payload and one that
+    does not match (cut short, edited) is ignored and rewritten. A folder that cannot be
+    written is left alone (the cache then lives in memory only). Entries are written with
+    ``marshal`` for the running Python (its version is part of the folder name)."""
+
+    def __init__(self, folder: Path | None, memory_limit: int = 48 * 1024 * 1024) -> None:
+        import marshal
+
+        version = f"v{PARSE_CACHE_FORMAT}-py{sys.version_info[0]}{sys.version_info[1]}"
+        self.folder = folder / f"cassettes-{version}-m{marshal.version}" if folder else None
+        self.memory_limit = memory_limit
+        self._memory: dict[str, bytes] = {}
+        self._size = 0
+        self._lock = threading.Lock()
+        self.parsed = 0  # cassettes validated because no entry held them (benchmarks read it)
+
+    def get(self, digest: str) -> list[dict[str, Any]] | None:
+        import marshal
+
+        blob = self._memory.get(digest)
+        if blob is None and self.folder is not None:
+            try:
+                stored = (self.folder / f"{digest}.marshal").read_bytes()
+            except OSError:
+                stored = b""
+            if len(stored) > 32 and hashlib.sha256(stored[32:]).digest() == stored[:32]:
+                blob = stored[32:]
+                self._remember(digest, blob)
+        if blob is None:
+            return None
+        value: list[dict[str, Any]] = marshal.loads(blob)
+        return value
+
+    def put(self, digest: str, interactions: list[dict[str, Any]]) -> None:
+        import marshal
+        import os
+        import tempfile
+
+        self.parsed += 1
+        try:
+            blob = marshal.dumps(interactions)
+        except ValueError:  # a value marshal cannot hold: not cached
+            return
+        self._remember(digest, blob)
+        if self.folder is None:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".marshal")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(hashlib.sha256(blob).digest() + blob)
+                os.replace(tmp, self.folder / f"{digest}.marshal")
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError:
+            self.folder = None  # read-only or full: keep to memory from now on
+
+    def _remember(self, digest: str, blob: bytes) -> None:
+        with self._lock:
+            if digest in self._memory or len(blob) > self.memory_limit:
+                return
+            while self._memory and self._size + len(blob) > self.memory_limit:
+                self._size -= len(self._memory.pop(next(iter(self._memory))))
+            self._memory[digest] = blob
+            self._size += len(blob)
+
+
+_parse_caches: dict[Path | None, ParseCache] = {}
+
+
+def parse_cache() -> ParseCache:
+    """The process's :class:`ParseCache` for the folder :func:`default_cache_dir` names now."""
+    folder = default_cache_dir()
+    cache = _parse_caches.get(folder)
+    if cache is None:
+        cache = _parse_caches[folder] = ParseCache(folder)
+    return cache
+
+
+def _validate(path: Path, data: bytes) -> list[dict[str, Any]]:
+    try:
+        text = decode_input(path, data, "cassette")
+    except InputFileError as exc:
+        raise CassetteError(str(exc)) from None
+    try:
+        raw = _load_yaml(text)
+    except yaml.YAMLError as exc:
+        raise CassetteError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("interactions"), list):
+        raise CassetteError(f"{path}: not a cassette (no 'interactions' list)")
+    try:
+        _CassetteModel.model_validate(raw)
+    except ValidationError as exc:
+        raise CassetteError(f"{path}: {_first_error(exc)}") from None
+    for i, item in enumerate(raw["interactions"], start=1):
+        try:
+            _InteractionModel.model_validate(item)
+        except ValidationError as exc:
+            raise CassetteError(f"{path}: interaction {i}: {_first_error(exc)}") from None
+    interactions: list[dict[str, Any]] = raw["interactions"]
+    return interactions
+
+
+def read_cassette(path: Path) -> list[dict[str, Any]]:
+    """:func:`load_cassette` without the manifest check (kept for existing callers)."""
+    return load_cassette(path)

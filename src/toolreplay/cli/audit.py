@@ -1,0 +1,95 @@
+"""``toolreplay audit``: the fidelity audit of a cassette set.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from toolreplay.audit.run import run_audit
+from toolreplay.audit.tables import Audit
+from toolreplay.cassettes.errors import CassetteError
+from toolreplay.cli.app import app
+from toolreplay.cli.common import (
+    CassettesOpt,
+    EvalOpt,
+    SetOpt,
+    WorkersOpt,
+    _fail,
+    _load,
+    _progress,
+    _workers,
+    out,
+)
+from toolreplay.judging.verdicts import FULL_JUDGE, NARROW_JUDGE
+from toolreplay.runs.configuration import (
+    DEFAULT_CASSETTES,
+    DEFAULT_EVAL,
+    ablation_configurations,
+    study_configurations,
+)
+
+
+def _print_audit_summary(audit: Audit) -> None:
+    failed = [c for c in audit.checks if not c.passed]
+    if failed:
+        out.print(
+            f"[red]fidelity: {len(failed)} of {len(audit.checks)} checks failed:[/] "
+            + ", ".join(c.name for c in failed)
+        )
+    else:
+        out.print(f"[green]fidelity: all {len(audit.checks)} checks passed[/]")
+
+
+def _print_audit(audit: Audit) -> None:
+    for check in audit.checks:
+        mark = "[green]PASS[/]" if check.passed else "[bold red]FAIL[/]"
+        out.print(
+            f"{mark} [bold]{check.name}[/]: {check.explanation}", highlight=False, soft_wrap=True
+        )
+        for line in check.evidence:
+            out.print(f"       - {line}", highlight=False, markup=False, soft_wrap=True)
+    tables = audit.tables
+    faithful, near = tables["faithful"], tables["near_miss"]
+    table = Table(title="faithful vs. near-miss")
+    table.add_column("configuration")
+    table.add_column(f"faithful\n({faithful['judge']} judge)", justify="right")
+    table.add_column(f"near-miss\n(no 市 retry, {near['judge']} judge)", justify="right")
+    for a, b in zip(faithful["rows"], near["rows"], strict=True):
+        table.add_row(a["name"], f"{a['passed']}/{a['total']}", f"{b['passed']}/{b['total']}")
+    out.print(table)
+
+
+@app.command()
+def audit(
+    eval_path: EvalOpt = DEFAULT_EVAL,
+    cassettes: CassettesOpt = DEFAULT_CASSETTES,
+    set_name: SetOpt = "reference",
+    narrow_judge: Annotated[
+        bool, typer.Option(help="Audit as if the narrow (°C only) judge were in use.")
+    ] = False,
+    workers: WorkersOpt = None,
+) -> None:
+    """Prove the comparison is fair (the fidelity audit).
+
+    Checks the baseline heuristics are present and exercised, replays the ablations, checks
+    judge breadth, prints the near-miss table, arm parity and completeness. Exits 1 when a
+    check fails."""
+    suite = _load(eval_path)
+    set_dir = cassettes / set_name
+    judge = NARROW_JUDGE if narrow_judge else FULL_JUDGE
+    total = (len(study_configurations(suite)) + len(ablation_configurations(suite))) * len(
+        suite.questions
+    )
+    try:
+        with _progress(total, "auditing") as step:
+            result = run_audit(set_dir, suite, judge, progress=step, workers=_workers(workers))
+    except CassetteError as exc:
+        raise _fail(str(exc)) from None
+    _print_audit(result)
+    if not result.passed:
+        raise _fail(
+            "fidelity audit failed: " + ", ".join(c.name for c in result.checks if not c.passed), 1
+        )

@@ -1,0 +1,329 @@
+"""``toolreplay`` command line: a thin layer over the library.
+
+toolreplay run                            replay every configuration, judge, write reports/
+                                          (--workers N processes; --shard I/N for one slice)
+toolreplay merge SHARD...                 combine the shard files of a run into its report
+toolreplay report                         re-render reports/index.html from results.json
+toolreplay audit                          the fidelity audit
+toolreplay diff A B                       what changed between two runs (results or sets)
+toolreplay record --model-source stand-in record offline (stand-in model + fixture server)
+toolreplay record --model-source live     record against a real endpoint (a key paired with
+                                          its endpoint: DASHSCOPE_API_KEY → DashScope,
+                                          OPENAI_API_KEY → $OPENAI_BASE_URL or the OpenAI
+                                          API, --base-url with --api-key-env NAME)
+
+Exit status: 0 success; 1 a failed check, a failed episode set or another failure that is not
+a usage error (a bad eval file, a missing cassette, an unwritable folder); 2 usage errors
+only (an unknown option, a bad option value, a missing required option).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from toolreplay.cassettes.manifest import check_set_name
+from toolreplay.evals import EvalFileError, EvalSuite, load_eval
+from toolreplay.files import check_writable, folder_lock
+from toolreplay.report.render import write_report
+from toolreplay.results.build import write_results
+from toolreplay.runs.configuration import (
+    Configuration,
+    ablation_configurations,
+    study_configurations,
+)
+from toolreplay.runs.configuration import Progress as Progress_
+
+
+class ModelSource(str, Enum):
+    """Where a recording's model replies come from."""
+
+    stand_in = "stand-in"
+    live = "live"
+
+
+# Piped output (CI logs, files) gets 120 columns rather than rich's 80, so tables do not fold.
+_WIDTH = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS") or 120)
+
+
+out = Console(width=_WIDTH)
+
+
+err = Console(stderr=True)
+
+
+EvalOpt = Annotated[Path, typer.Option("--eval", help="Eval file: questions and expectations.")]
+
+
+CassettesOpt = Annotated[Path, typer.Option(help="Folder holding cassette sets.")]
+
+
+def _set_name(value: str) -> str:
+    try:
+        return check_set_name(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+SetOpt = Annotated[
+    str,
+    typer.Option(
+        "--set", help="Cassette set name (a folder under --cassettes).", callback=_set_name
+    ),
+]
+
+
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    """Print ``error: message`` on stderr; exit 1 (an operational failure or a failed check).
+    Usage errors are raised as typer usage errors instead (exit 2)."""
+    # soft_wrap: a command in the message stays on one line, ready to copy
+    err.print("[bold red]error:[/] ", end="", highlight=False)
+    err.print(message, highlight=False, markup=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _load(eval_path: Path) -> EvalSuite:
+    try:
+        return load_eval(eval_path)
+    except EvalFileError as exc:
+        raise _fail(str(exc)) from None
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """Treat SIGTERM like Ctrl-C while recording (so the staging folder is removed) or
+    replaying (so the workers are shut down with the run)."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def _progress(total: int, label: str, delay: float = 0.0) -> Iterator[Progress_]:
+    """A transient progress bar on stderr; yields ``step(key)``, called as each episode starts.
+    With ``delay`` the bar appears only once that many seconds have passed (short runs show
+    none); never in logs and pipes."""
+    bar = Progress(
+        TextColumn(f"{label} [progress.description]{{task.description}}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,  # no bar in logs and pipes
+    )
+    task = bar.add_task("", total=total)
+    started_at = time.monotonic()
+    state = {"first": True, "shown": False}
+
+    def step(key: str) -> None:
+        if not state["first"]:
+            bar.advance(task)
+        state["first"] = False
+        bar.update(task, description=key)
+        # Never started off a terminal (rich's own `disable` still writes a blank line when
+        # a started bar stops, in some releases).
+        if not state["shown"] and err.is_terminal and time.monotonic() - started_at >= delay:
+            bar.start()
+            state["shown"] = True
+
+    try:
+        yield step
+        bar.update(task, completed=total)
+    finally:
+        if state["shown"]:
+            bar.stop()
+
+
+def _table(results: dict) -> Table:
+    """The summary table; fits 80 columns without cutting a word (one stop reason and one
+    failure mode per line, no vertical rules)."""
+    table = Table(
+        title=f"cassette set: {results['cassette_set']} "
+        f"({results['provenance']['provenance']}, model {results['provenance']['model']})",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+    )
+    left = ("configuration", "stop reasons", "failure modes")
+    for col in ("configuration", "passed", "avg\nrounds", "avg\ntool\ncalls", *left[1:]):
+        table.add_column(col, justify="left" if col in left else "right", no_wrap=True)
+    for c in results["configurations"]:
+        reasons = "\n".join(f"{k} {v}" for k, v in c["stop_reasons"].items())
+        modes = "\n".join(f"{k} {v}" for k, v in c["failure_modes"].items()) or "-"
+        table.add_row(
+            c["name"],
+            f"{c['passed']}/{c['total']}",
+            f"{c['avg_rounds']:.2f}",
+            f"{c['avg_tool_calls']:.2f}",
+            reasons,
+            modes,
+        )
+    return table
+
+
+def _trials_table(results: dict) -> Table:
+    """pass^k for k = 1..n in one column, pass@n, rounds and tool calls (mean±sd) over every
+    trial; fits 80 columns like :func:`_table` (failure-mode rates follow the table, see
+    :func:`_rates_lines`)."""
+    n = results.get("trials", 1)
+    table = Table(
+        title=f"consistency over {n} trial(s) per configuration × question",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+    )
+    table.add_column("configuration", no_wrap=True)
+    table.add_column(f"pass^k, k=1..{n}", no_wrap=True)
+    table.add_column(f"pass@{n}", justify="right", no_wrap=True)
+    table.add_column("rounds", justify="right", no_wrap=True)
+    table.add_column("tool calls", justify="right", no_wrap=True)
+    for c in results["configurations"]:
+        hat, at = c.get("pass_hat_k", {}), c.get("pass_at_k", {})
+        r, t = c.get("rounds_over_trials", {}), c.get("tool_calls_over_trials", {})
+        table.add_row(
+            c["name"],
+            " ".join(f"{hat[str(k)]:.2f}" if str(k) in hat else "-" for k in range(1, n + 1)),
+            f"{at[str(n)]:.2f}" if str(n) in at else "-",
+            f"{r.get('mean', 0):.2f}±{r.get('sd', 0):.2f}",
+            f"{t.get('mean', 0):.2f}±{t.get('sd', 0):.2f}",
+        )
+    return table
+
+
+def _rates_lines(results: dict) -> list[str]:
+    """One line per configuration with failure modes: their rates over the trials."""
+    lines = []
+    for c in results["configurations"]:
+        rates = c.get("failure_mode_rates", {})
+        if rates:
+            shown = ", ".join(f"{m} {v:.0%}" for m, v in rates.items())
+            lines.append(f"  {c['name']}: {shown}")
+    return ["failure-mode rates over trials:", *lines] if lines else []
+
+
+def _names(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def _select(
+    suite: EvalSuite, configurations: str | None, questions: str | None
+) -> tuple[EvalSuite, list[Configuration], dict]:
+    """The suite restricted to ``questions`` (ids, comma-separated), the study configurations
+    restricted to ``configurations`` (names), and the selection as results.json records it."""
+    configs = study_configurations(suite)
+    known_c = [c.name for c in configs]
+    want_c = _names(configurations)
+    if bad := [c for c in want_c if c not in known_c]:
+        raise _fail(
+            f"--configurations: unknown {', '.join(bad)}; this eval runs {', '.join(known_c)}",
+            2,
+        )
+    known_q = [q.id for q in suite.questions]
+    want_q = _names(questions)
+    if bad := [q for q in want_q if q not in known_q]:
+        raise _fail(
+            f"--questions: unknown {', '.join(bad)}; {suite.path} has {', '.join(known_q)}", 2
+        )
+    if want_c:
+        configs = [c for c in configs if c.name in want_c]
+    if want_q:
+        suite = replace(suite, questions=tuple(q for q in suite.questions if q.id in want_q))
+    path = Path(suite.path)
+    try:
+        shown = path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        shown = path.name
+    selection = {
+        "eval_file": shown,
+        "configurations": [c.name for c in configs],
+        "questions": [q.id for q in suite.questions],
+        "all_configurations": len(configs) == len(known_c),
+        "all_questions": len(suite.questions) == len(known_q),
+    }
+    return suite, configs, selection
+
+
+def _workers(value: int | None) -> int:
+    from toolreplay.runs.replay import default_workers
+
+    if value is None:
+        return default_workers()
+    if value < 1:
+        raise typer.BadParameter("must be at least 1", param_hint="'--workers'")
+    return value
+
+
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--workers",
+        "-j",
+        help="Processes replaying episodes in parallel \\[default: the number of cores]. The "
+        "results are the same whatever the number.",
+        show_default=False,
+    ),
+]
+
+
+def _run_jobs(
+    whole: EvalSuite, suite: EvalSuite, configs: list[Configuration], trials: int
+) -> tuple[list[Any], int]:
+    """Every episode a run replays, in a fixed order: every trial of the selected study
+    configurations × questions, then the episodes the fidelity audit adds (trial 1 of every
+    configuration × question of the whole eval file not already in the first part). Returns
+    the jobs and how many belong to the first part."""
+    from toolreplay.runs.replay import Job
+    from toolreplay.runs.trials import trial_jobs
+
+    jobs = trial_jobs(suite, configs, trials)
+    have = {(j.configuration.name, j.question_id) for j in jobs if j.trial == 1}
+    extra = [
+        Job(c, q.id)
+        for c in [*study_configurations(whole), *ablation_configurations(whole)]
+        for q in whole.questions
+        if (c.name, q.id) not in have
+    ]
+    return [*jobs, *extra], len(jobs)
+
+
+#: How long `run` and `report` wait for another process writing the same reports folder.
+LOCK_WAIT_S = 60.0
+
+
+def write_outputs(out_dir: Path, results: dict[str, Any], wait: float | None = None) -> Path:
+    """Write ``out_dir/results.json`` and ``out_dir/index.html``; returns the page's path.
+    One writer of the folder at a time (a file lock; another writer is waited for up to
+    ``wait`` seconds, default :data:`LOCK_WAIT_S`, then :class:`LockedError`), so the two files
+    stay a pair; each is replaced atomically, so a reader never sees a partial file."""
+    wait = LOCK_WAIT_S if wait is None else wait
+    with folder_lock(out_dir, wait=wait, inside=True, what="writing reports into"):
+        write_results(out_dir / "results.json", results)
+        return write_report(out_dir / "results.json", out_dir / "index.html")
+
+
+def _check_output_folder(folder: Path) -> None:
+    """Fail now, before any work, when ``folder`` cannot hold our output files."""
+    try:
+        check_writable(folder)
+    except OSError as exc:
+        raise _fail(f"cannot write to {folder}: {exc.strerror or exc}") from None

@@ -1,0 +1,42 @@
+"""``toolreplay diff``: compare two runs episode by episode.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolreplay.cli.app import app
+from toolreplay.cli.common import EvalOpt, _fail, out
+from toolreplay.diff import DiffError, diff_runs, format_diff, load_run
+from toolreplay.runs.configuration import (
+    DEFAULT_EVAL,
+)
+
+
+@app.command()
+def diff(
+    before: Annotated[
+        Path, typer.Argument(help="Run A: a results file, a folder holding one, or a cassette set.")
+    ],
+    after: Annotated[Path, typer.Argument(help="Run B, the same kinds as A.")],
+    eval_path: EvalOpt = DEFAULT_EVAL,
+) -> None:
+    """What changed from run A to run B: pass/fail flips per episode, failure modes gained or
+    lost, rounds and tool-call deltas, the first differing message of each changed transcript,
+    and whether the runs are comparable. Cassette sets are replayed offline first.
+
+    Exits 0 when no verdict flipped ("no differences" when nothing changed), 1 when at least
+    one episode flipped between pass and fail, 2 on bad input."""
+    try:
+        a = load_run(before, eval_path)
+        b = load_run(after, eval_path)
+    except DiffError as exc:
+        raise _fail(str(exc), 2) from None
+    result = diff_runs(a, b)
+    for line in format_diff(result):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
+    if result.flips:
+        raise typer.Exit(1)

@@ -1,0 +1,20 @@
+"""Entry point: the application with every command registered, in the order ``--help`` lists
+them. Each command's module imports what the command needs when it runs, so ``--help`` and
+``--version`` load none of it."""
+
+from __future__ import annotations
+
+from toolreplay.cli import audit, diff, merge, record, report, run  # noqa: F401 (registration)
+from toolreplay.cli.app import app
+
+__all__ = ["app", "main"]
+
+#: The order ``--help`` lists the commands in (each module registers one).
+ORDER = ("run", "merge", "report", "diff", "audit", "record")
+app.registered_commands.sort(key=lambda c: ORDER.index(c.callback.__module__.rsplit(".", 1)[1]))
+
+
+def main() -> None:
+    """``toolreplay``: run the application (exit codes 0 success, 1 a failed check, 2 bad
+    input or a replay error)."""
+    app(prog_name="toolreplay")

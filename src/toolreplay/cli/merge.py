@@ -1,0 +1,70 @@
+"""``toolreplay merge``: combine shard files into one results file and report.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolreplay.cassettes.errors import CassetteError
+from toolreplay.cassettes.manifest import read_manifest
+from toolreplay.cli.app import app
+from toolreplay.cli.common import _check_output_folder, _fail, _load, _run_jobs, _select
+from toolreplay.cli.run import _finish
+
+
+@app.command()
+def merge(
+    shard_files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="The shard files of one run (OUT/shard-I-of-N.json from `toolreplay run "
+            "--shard I/N`), every I from 1 to N.",
+            show_default=False,
+            metavar="SHARD",
+        ),
+    ],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Where results.json and index.html go "
+            "\\[default: the folder of the first shard file]",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Combine the shard files of a sharded run into one results file and report.
+
+    Checks that the files are shards 1..N of one run (same eval file, selection and
+    recording of the set) and cover every episode, then judges, audits, prints and writes
+    exactly what an unsharded `toolreplay run` would. The eval file and the cassette set the
+    shards name must be readable here (the audit reads the recorded traffic)."""
+    from toolreplay.runs.shards import ShardError, read_shards, read_spec
+
+    try:
+        spec = read_spec(shard_files)
+    except ShardError as exc:
+        raise _fail(str(exc)) from None
+    if out_dir is None:
+        out_dir = shard_files[0].parent
+    if not spec.eval_file.is_file():
+        raise _fail(
+            f"the shard files name the eval file {spec.eval_file}, which is not here: run "
+            "merge from the folder `toolreplay run --shard` ran in"
+        )
+    whole = _load(spec.eval_file)
+    suite, configs, selection = _select(whole, spec.configurations, spec.questions)
+    set_dir = spec.cassettes / spec.cassette_set
+    _check_output_folder(out_dir)
+    try:
+        manifest = read_manifest(set_dir)
+        jobs, n_trial_jobs = _run_jobs(whole, suite, configs, manifest.trials)
+        outcomes = read_shards(shard_files, spec, jobs)
+    except (CassetteError, ShardError) as exc:
+        raise _fail(str(exc)) from None
+    _finish(
+        whole, suite, configs, selection, manifest, set_dir, jobs, outcomes, n_trial_jobs, out_dir
+    )

@@ -1,0 +1,288 @@
+"""``toolreplay record``: record a cassette set (stand-in or live model).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from toolreplay.cli.app import app
+from toolreplay.cli.common import (
+    CassettesOpt,
+    EvalOpt,
+    ModelSource,
+    _fail,
+    _load,
+    _progress,
+    _set_name,
+    _terminate_as_interrupt,
+    err,
+    out,
+)
+from toolreplay.cli.run import run
+from toolreplay.models.endpoint import EndpointError, resolve_endpoint
+from toolreplay.runs.configuration import (
+    DEFAULT_CASSETTES,
+    DEFAULT_EVAL,
+    Configuration,
+    ablation_configurations,
+    study_configurations,
+)
+from toolreplay.runs.record import (
+    RecordingError,
+    RecordingInterrupted,
+    record_live,
+    record_stand_in,
+    trials_and_seed,
+)
+from toolreplay.runs.snapshots import (
+    SnapshotUpdateError,
+    check_can_update,
+    pinned_keys,
+    update_snapshots,
+)
+from toolreplay.study.weather.openmeteo import FORECAST_URL, GEOCODING_URL
+
+
+class OpenMeteoSource(str, Enum):
+    """Where ``record --model-source live`` sends the tools' Open-Meteo requests."""
+
+    live = "live"
+    fixture = "fixture"
+
+
+@app.command()
+def record(
+    model_source: Annotated[
+        ModelSource | None,
+        typer.Option(
+            "--model-source",
+            help="Required. stand-in: the bundled stand-in model and Open-Meteo fixture server, "
+            "offline. live: a real endpoint and Open-Meteo (needs a key).",
+            case_sensitive=False,
+            show_default=False,
+        ),
+    ] = None,
+    eval_path: EvalOpt = DEFAULT_EVAL,
+    cassettes: CassettesOpt = DEFAULT_CASSETTES,
+    set_name: Annotated[
+        str | None,
+        typer.Option(
+            "--set",
+            help="Cassette set to record into (a folder under --cassettes); required, so the "
+            "committed set `toolreplay run` replays by default (reference) is only rewritten "
+            "when named.",
+            callback=lambda v: None if v is None else _set_name(v),
+            show_default=False,
+        ),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Replace a set of another provenance (stand-in/live, model, endpoint host), "
+            "or a folder that is not a readable set.",
+        ),
+    ] = False,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--only",
+            help="Re-record just this episode (CONFIGURATION/QUESTION-ID); repeatable.",
+            metavar="CONFIG/QUESTION",
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            help="live: endpoint base URL (default: $TOOLREPLAY_BASE_URL, else the endpoint "
+            "the key belongs to). Its key: DASHSCOPE_API_KEY for DashScope, OPENAI_API_KEY for "
+            "api.openai.com or $OPENAI_BASE_URL; any other endpoint needs --api-key-env."
+        ),
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key-env",
+            metavar="NAME",
+            help="live: the environment variable holding the endpoint's key (its value is "
+            "sent to that endpoint only, never written).",
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="live: model name (default: $TOOLREPLAY_MODEL, else qwen-plus on DashScope; "
+            "other endpoints need one named)."
+        ),
+    ] = None,
+    geocoding_url: Annotated[
+        str,
+        typer.Option(
+            help="live: Open-Meteo geocoding endpoint, for a mirror or self-host "
+            "(default: the public API).",
+            show_default=False,
+        ),
+    ] = GEOCODING_URL,
+    forecast_url: Annotated[
+        str,
+        typer.Option(
+            help="live: Open-Meteo forecast endpoint (default: the public API).",
+            show_default=False,
+        ),
+    ] = FORECAST_URL,
+    open_meteo: Annotated[
+        OpenMeteoSource,
+        typer.Option(
+            "--open-meteo",
+            help="live: the tools' Open-Meteo: the real API (live) or the bundled fixture "
+            "server on loopback (fixture; fixed data, only the model is live).",
+        ),
+    ] = OpenMeteoSource.live,
+    no_ablations: Annotated[
+        bool,
+        typer.Option(
+            "--no-ablations",
+            help="Skip the baseline variants with one heuristic off (recorded by default).",
+        ),
+    ] = False,
+    trials: Annotated[
+        int | None,
+        typer.Option(
+            "--trials",
+            min=1,
+            help="Record each configuration × question this many times (default 1; with "
+            "--only, the set's). Several trials go to CONFIG/QUESTION/trial-<i>.yaml.",
+            show_default=False,
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            min=0,
+            help="stand-in: seed of the stand-in's per-trial variation, kept in the "
+            "manifest (default 0; with --only, the set's).",
+            show_default=False,
+        ),
+    ] = None,
+    keep_errors: Annotated[
+        bool,
+        typer.Option(
+            "--keep-errors",
+            help="live: keep episodes that end with stop reason error (a server's real "
+            "failures) instead of refusing the recording; requests are then not retried.",
+        ),
+    ] = False,
+    update_snapshots_: Annotated[
+        bool,
+        typer.Option(
+            "--update-snapshots",
+            help="Then rewrite the recorded episodes' snapshots (pytest --snapshot-update on "
+            "tests/test_snapshots.py; reference set only, run from the repo root).",
+        ),
+    ] = False,
+) -> None:
+    """Record a cassette set.
+
+    Records every configuration × question (and the ablated baselines) against the stand-in
+    model or a live endpoint. Writes cassettes/SET/ only when every episode succeeded. --set is
+    required (there is no default: `--set reference` re-records the committed set); a set of
+    another provenance is replaced only with --force."""
+    if model_source is None:  # checked here: typer releases differ on required options
+        raise typer.BadParameter(
+            "missing: choose stand-in or live", param_hint="'--model-source'"
+        )
+    if set_name is None:
+        raise _fail(
+            "name the cassette set to record with --set NAME; `--set reference` re-records "
+            f"the committed set `toolreplay run` replays by default ({cassettes / 'reference'})",
+            2,
+        )
+    suite = _load(eval_path)
+    if update_snapshots_:
+        try:
+            check_can_update(Path.cwd(), cassettes / set_name)
+        except SnapshotUpdateError as exc:
+            raise typer.BadParameter(str(exc), param_hint="'--update-snapshots'") from None
+    configs: list[Configuration] = study_configurations(suite)
+    if not no_ablations:
+        configs += ablation_configurations(suite)
+    set_dir = cassettes / set_name
+    keys = list(dict.fromkeys(only or []))
+    try:
+        n_trials, _ = trials_and_seed(set_dir, keys, trials, seed)
+    except RecordingError as exc:
+        raise _fail(str(exc)) from None
+    total = (len(keys) or len(configs) * len(suite.questions)) * n_trials
+    endpoint = None
+    if model_source is ModelSource.live:
+        try:  # before any request: which endpoint, which model, whose key
+            endpoint = resolve_endpoint(base_url, model, api_key_env)
+        except EndpointError as exc:
+            raise _fail(str(exc)) from None
+        out.print(f"recording live: {endpoint.describe()}", highlight=False, soft_wrap=True)
+    elif base_url or model or api_key_env:
+        raise _fail("--base-url, --model and --api-key-env apply to --model-source live only")
+    try:
+        with _progress(total, "recording") as step, _terminate_as_interrupt():
+            extra: dict[str, Any] = {"notify": _notice}
+            if force:
+                extra["force"] = True
+            if endpoint is None:
+                manifest = record_stand_in(
+                    set_dir,
+                    suite,
+                    configs,
+                    only=keys,
+                    progress=step,
+                    trials=trials,
+                    seed=seed,
+                    **extra,
+                )
+            else:
+                manifest = record_live(
+                    set_dir,
+                    suite,
+                    configs,
+                    endpoint.settings,
+                    geocoding_url=geocoding_url,
+                    forecast_url=forecast_url,
+                    open_meteo_fixture=open_meteo is OpenMeteoSource.fixture,
+                    keep_errors=keep_errors,
+                    only=keys,
+                    progress=step,
+                    trials=trials,
+                    **extra,
+                )
+    except RecordingError as exc:
+        raise _fail(str(exc)) from None
+    except RecordingInterrupted as exc:  # says whether the set was replaced
+        raise _fail(str(exc), 130) from None
+    except KeyboardInterrupt:
+        raise _fail(f"interrupted; {set_dir} is unchanged", 130) from None
+    out.print(
+        f"recorded {total} episode(s) into {set_dir} "
+        + (f"({manifest.trials} trials each, seed {manifest.seed}) " if manifest.trials > 1 else "")
+        + f"({manifest.provenance}, model {manifest.model}, prompt date {manifest.today})"
+    )
+    if update_snapshots_:
+        pinned = [k for k in keys if k in pinned_keys(suite)]
+        if keys and not pinned:
+            out.print("no snapshot pins these episodes (ablated baselines); none updated")
+        elif code := update_snapshots(Path.cwd(), pinned):
+            raise _fail(f"updating snapshots failed (pytest exit code {code})", code)
+        # The committed reports come from these cassettes too: regenerate them in the same step.
+        _regenerate_reports(eval_path, cassettes, set_name)
+
+
+def _notice(message: str) -> None:
+    err.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
+
+
+def _regenerate_reports(eval_path: Path, cassettes: Path, set_name: str) -> None:
+    out.print("regenerating reports/ from the re-recorded set")
+    run(eval_path=eval_path, cassettes=cassettes, set_name=set_name, out_dir=Path("reports"))

@@ -1,0 +1,66 @@
+"""``toolreplay report``: render results.json again, without replaying.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolreplay.cli.app import app
+from toolreplay.cli.common import LOCK_WAIT_S, EvalOpt, _check_output_folder, _fail, out
+from toolreplay.diff import DiffError, load_run
+from toolreplay.files import LockedError, folder_lock
+from toolreplay.report.render import ReportError, write_report
+from toolreplay.runs.configuration import (
+    DEFAULT_EVAL,
+)
+
+
+@app.command()
+def report(
+    results: Annotated[Path, typer.Option("--results", help="Results file to render.")] = Path(
+        "reports/results.json"
+    ),
+    out_path: Annotated[Path, typer.Option("--out", help="Where the HTML page goes.")] = Path(
+        "reports/index.html"
+    ),
+    compare: Annotated[
+        Path | None,
+        typer.Option(
+            "--compare",
+            help="An earlier run to compare with: a results file, a folder holding one, or a "
+            "cassette set (replayed offline).",
+        ),
+    ] = None,
+    eval_path: EvalOpt = DEFAULT_EVAL,
+) -> None:
+    """Re-render the HTML report from a results file, without replaying. With --compare, the
+    page also shows what changed since another run."""
+    if out_path.is_dir():
+        raise typer.BadParameter(
+            f"{out_path} is a folder; give the HTML file's path, e.g. {out_path}/index.html",
+            param_hint="'--out'",
+        )
+    if out_path.resolve() == results.resolve() or (
+        out_path.exists() and results.exists() and out_path.samefile(results)
+    ):
+        raise _fail(
+            f"--out {out_path} is the results file itself; the page would overwrite the "
+            "results it is rendered from. Give another path, e.g. "
+            f"{results.with_name('index.html')}",
+            2,
+        )
+    _check_output_folder(out_path.parent)
+    try:
+        baseline = None if compare is None else load_run(compare, eval_path)
+        with folder_lock(
+            out_path.parent, wait=LOCK_WAIT_S, inside=True, what="writing reports into"
+        ):
+            page = write_report(results, out_path, compare=baseline)
+    except (ReportError, LockedError, DiffError) as exc:
+        raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _fail(f"cannot write {out_path}: {exc.strerror or exc}") from None
+    out.print(f"wrote {page}")

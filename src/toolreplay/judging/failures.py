@@ -1,0 +1,397 @@
+"""Failure classifier: why an episode's answer failed, with the evidence each label rests on.
+
+:func:`classify` gives an :class:`~toolreplay.episode.Episode` zero or more
+:class:`FailureMode` labels (an episode can carry several):
+
+=======================  ==================================================================
+mode                     when
+=======================  ==================================================================
+``empty_answer``         form A: the final text is empty. Usually the last reply held tool
+                         calls the host never executed (:attr:`Episode.pending_tool_calls`);
+                         also a forced final round (tools withheld) that returned no text, a
+                         reply with neither text nor tool calls, or an episode that ended on
+                         a model API error before any answer.
+``unfulfilled_promise``  form B: the final reply carries tool calls the host never
+                         executed beside text with no measured value (whatever the text
+                         says: "retrying now", a narration), or, with nothing pending, its
+                         text announces a look-up still to be taken (the intent grammar of
+                         :func:`find_promise`: 我将重新查询, 让我再查一下, 這就幫您查詢, I'll
+                         look that up...) and holds no measured value.
+``fabricated_value``     a value in the answer that no tool result of the episode holds for
+                         the day, field and place the answer states it for, after unit
+                         conversion and rounding to the answer's precision (one label per
+                         such value; :func:`toolreplay.judge.ground_answer`).
+``no_measurement``       a non-empty answer with no measured value and no promise (an offer
+                         to the user, a conditional, a statement that nothing was found).
+``refusal``              the final reply carries the model's ``refusal`` text (the OpenAI
+                         refusal field or a refusal content part); evidence quotes it.
+=======================  ==================================================================
+
+Structure comes first (pending tool calls), then the text. "Measured value" means what
+:func:`toolreplay.judge.scan` reads with the judge's units, so numbers in dates
+(``2026-09-17``, ``9月17日``) and coordinates (``31.2222, 121.4581``, ``北纬39.9度``,
+``39.9°N``, ``39°54′``) never count. The pass/fail verdict and the stop reason are not failure
+modes; they are reported beside them.
+
+Serialised shape of one label (:meth:`FailureMode.to_dict`, consumed by the HTML report)::
+
+    {"mode": str, "explanation": str,
+     "evidence": {"message_index": int | None,   # index into episode.transcript
+                  "span": [start, end] | None,    # char offsets into that message's content
+                  "text": str | None,             # the quoted sentence or value
+                  "tool_call": {"name": str, "arguments": Any} | None}}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from toolreplay.judging.grounding import Expectation, ground_answer
+from toolreplay.judging.toolvalues import ToolValue, tool_values
+from toolreplay.judging.values import relevant_values
+from toolreplay.judging.verdicts import FULL_JUDGE, NO_VALUE, FormatJudge
+from toolreplay.wire.episode import Episode, ToolCall
+
+if TYPE_CHECKING:
+    from toolreplay.evals import Question
+
+
+EMPTY_ANSWER = "empty_answer"
+
+
+UNFULFILLED_PROMISE = "unfulfilled_promise"
+
+
+FABRICATED_VALUE = "fabricated_value"
+
+
+NO_MEASUREMENT = "no_measurement"
+
+
+REFUSAL = "refusal"
+
+
+#: Every mode, in the order labels are given and counted.
+FAILURE_MODES = (EMPTY_ANSWER, UNFULFILLED_PROMISE, FABRICATED_VALUE, NO_MEASUREMENT, REFUSAL)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a label rests on. ``message_index`` indexes ``episode.transcript``; ``span`` is
+    ``(start, end)`` character offsets into that message's ``content``; ``text`` quotes the
+    sentence or value; ``tool_call`` is the pending tool call the label points at. Any of
+    them may be None."""
+
+    message_index: int | None = None
+    span: tuple[int, int] | None = None
+    text: str | None = None
+    tool_call: ToolCall | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape in the module docstring (tool call arguments parsed)."""
+        return {
+            "message_index": self.message_index,
+            "span": list(self.span) if self.span is not None else None,
+            "text": self.text,
+            "tool_call": (
+                {"name": self.tool_call.name, "arguments": self.tool_call.parsed_arguments()}
+                if self.tool_call is not None
+                else None
+            ),
+        }
+
+
+@dataclass(frozen=True)
+class FailureMode:
+    """One label: ``mode`` (one of :data:`FAILURE_MODES`), a one-line ``explanation`` and
+    the :class:`Evidence`."""
+
+    mode: str
+    explanation: str
+    evidence: Evidence
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"mode", "explanation", "evidence": {...}}`` (see the module docstring)."""
+        return {
+            "mode": self.mode,
+            "explanation": self.explanation,
+            "evidence": self.evidence.to_dict(),
+        }
+
+
+_B = r"(?<![A-Za-z])"  # an English word starts here
+
+
+_E = r"(?![A-Za-z])"  # and ends here
+
+
+_INTENT = re.compile(
+    r"(?P<wait>请?稍等|請?稍等|请?稍候|請?稍候|"
+    + _B
+    + r"(?:one moment|just a moment|hold on|please wait)"
+    + _E
+    + r")"
+    r"|(?P<cond>如果|假如|若是|要是|如需|如有需要|需要的话|需要的話|倘若|"
+    + _B
+    + r"(?:if|unless|should you|in case|whenever)"
+    + _E
+    + r")"
+    r"|(?P<foryou>为您|帮您|给您|為您|幫您|給您|为你|帮你|给你|" + _B + r"for you" + _E + r")"
+    r"|(?P<letme>让我们?|讓我們?|" + _B + r"(?:let me|let's|let us)" + _E + r")"
+    r"|(?P<you>您|你|妳|请|請|" + _B + r"(?:you|your|please)" + _E + r")"
+    r"|(?P<neg>不|无法|無法|没|沒|未|别|別|"
+    + _B
+    + r"(?:not|never|cannot|unable|no longer)"
+    + _E
+    + r"|n[’']t"
+    + _E
+    + r")"
+    r"|(?P<done>已经|已經|已|刚才|剛才|刚刚|剛剛|之前|先前|"
+    + _B
+    + r"(?:already|previously|earlier)"
+    + _E
+    + r")"
+    r"|(?P<able>可以|能够|能夠|能|" + _B + r"(?:can|could|may|might)" + _E + r")"
+    r"|(?P<me>我们|我們|咱们|咱們|我|" + _B + r"(?:i|we)" + _E + r")"
+    r"|(?P<verb>(?:查询|查詢|查看|查找|查|核实|核實|核对|核對|确认|確認|检查|檢查|获取|獲取|搜索|检索|檢索"
+    r"|调用|調用|定位|重试|重試|看一?下|看看|试试|試試|尝试|嘗試|再试|再試)(?![询詢看找]?[到了過过完])"
+    r"|"
+    + _B
+    + r"(?:re-?check|re-?query|re-?try|retry|check|look(?=\s+(?:up|it up|that up|into|for))|query"
+    r"|search|fetch|get|retrieve|find|call|verify|confirm|try|pull)(?:ing|ring)?" + _E + r")"
+    r"|(?P<marker>[’']ll|[’']m|[’']d like to|[’']re|中(?=[。.！!\s]|$)|一下|将|將|会|會|要|打算"
+    r"|准备|準備|需要|这就|這就|马上|馬上|立即|立刻|稍后|稍後|现在|現在|接下来|接下來|下一步|随后|隨後|再次|再|重新|先|正在|来|來|去"
+    r"|" + _B + r"(?:will|shall|going to|gonna|about to|now|again|next|right away|need to|have to"
+    r"|would like to|am|are)" + _E + r")",
+    re.IGNORECASE,
+)
+
+
+_CLAUSE_BREAK = re.compile(r"[，,；;：:]")
+
+
+def _clause_promises(clause: str) -> int | None:
+    """Offset of the look-up verb (or wait phrase) that makes ``clause`` a promise, or None."""
+    subject_me = addressed = blocked = False
+    intent = False
+    verb_at: int | None = None
+    for m in _INTENT.finditer(clause):
+        kind = m.lastgroup
+        if kind == "wait":
+            return m.start()
+        if kind == "you":
+            addressed = True
+        elif kind in ("neg", "done", "able", "cond"):
+            blocked = True
+        elif kind == "me":
+            subject_me = True
+        elif kind in ("letme", "marker"):
+            intent = True
+        elif kind == "verb" and verb_at is None:
+            verb_at = m.start()
+            word = m.group().lower()
+            if word.isascii() and not word.endswith("ing") and not (subject_me or intent):
+                addressed = True  # an English imperative ("Try again later") is advice
+            if word.endswith("ing") and subject_me:
+                intent = True
+    if verb_at is None or addressed or blocked or not intent:
+        return None
+    return verb_at
+
+
+# A sentence ends at Chinese or English end punctuation or a line break. A full stop ends one
+# only before whitespace or the end, so decimals (31.2222) stay inside their sentence.
+_SENTENCE_END = re.compile(r"[。！？!?；;…]+|\.(?=\s|$)|\n+")
+
+
+_CONDITIONAL = re.compile(
+    r"如果|假如|若是|要是|如需|如有需要|需要的话|需要的話|倘若|"
+    + _B
+    + r"(?:if|unless|should you|in case)"
+    + _E,
+    re.IGNORECASE,
+)
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` spans of the sentences of ``text``, end punctuation included,
+    surrounding whitespace excluded, empty sentences skipped."""
+    spans: list[tuple[int, int]] = []
+
+    def add(start: int, end: int) -> None:
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if start < end:
+            spans.append((start, end))
+
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        add(start, m.start() if m.group().startswith("\n") else m.end())
+        start = m.end()
+    add(start, len(text))
+    return spans
+
+
+def find_promise(text: str) -> tuple[int, int] | None:
+    """The span of the first sentence of ``text`` that announces a look-up still to be taken
+    (the grammar above), or None. Conditional sentences and questions are never promises."""
+    for start, end in sentences(text):
+        sentence = text[start:end]
+        if _CONDITIONAL.search(sentence) or sentence.rstrip().endswith(("?", "？")):
+            continue
+        offset = 0
+        for part in _CLAUSE_BREAK.split(sentence):
+            if _clause_promises(part) is not None:
+                return start, end
+            offset += len(part) + 1
+    return None
+
+
+def _final_index(episode: Episode) -> int | None:
+    """Index of the final assistant reply in the transcript (None when the episode ended
+    before one, e.g. on an API error)."""
+    if episode.transcript and episode.transcript[-1].get("role") == "assistant":
+        return len(episode.transcript) - 1
+    return None
+
+
+def _call_text(call: ToolCall) -> str:
+    args = call.parsed_arguments()
+    shown = json.dumps(args, ensure_ascii=False) if not isinstance(args, str) else args
+    return f"{call.name}({shown})"
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _empty(episode: Episode, index: int | None) -> FailureMode:
+    pending = episode.pending_tool_calls
+    last = episode.rounds[-1] if episode.rounds else None
+    if pending:
+        calls = ", ".join(_call_text(c) for c in pending)
+        why = (
+            f"the final reply has no text, only {_plural(len(pending), 'tool call')} the host "
+            f'never executed: {calls}; the host stopped ({episode.stop_reason}) and returned ""'
+        )
+    elif episode.stop_reason == "error" or index is None:
+        why = f"the episode ended before any answer (stop reason {episode.stop_reason})"
+        if episode.error:
+            why += f": {episode.error}"
+    elif last is not None and not last.tools_offered:
+        why = (
+            f"tools were withheld in the final round (stop reason {episode.stop_reason}) and "
+            "the model returned no text"
+        )
+    else:
+        why = "the model's final reply has neither text nor tool calls"
+    return FailureMode(
+        EMPTY_ANSWER, why, Evidence(index, None, None, pending[0] if pending else None)
+    )
+
+
+def classify(
+    episode: Episode,
+    judge: FormatJudge = FULL_JUDGE,
+    measure: Question | str | Expectation | None = None,
+) -> tuple[FailureMode, ...]:
+    """The failure modes of ``episode`` (see the module docstring), in :data:`FAILURE_MODES`
+    order; ``()`` for an answer that holds only grounded measured values.
+
+    Structure first: a final reply whose tool calls the host never executed is the strongest
+    signal (no text: ``empty_answer``; text without a measured value: ``unfulfilled_promise``,
+    whatever the text says, e.g. "retrying now"). Then the text: a promise by the intent grammar
+    (:func:`find_promise`), else ``no_measurement``. ``judge`` supplies the units (so with the
+    narrow judge "26度" is no measurement); ``measure`` is the question (or just its measure
+    name) whose values count as answering it, and whose day and places each value is grounded
+    against (:func:`toolreplay.judge.ground_answer`). Never raises for a well-formed episode."""
+    expect = Expectation.of(measure)
+    index = _final_index(episode)
+    answer = episode.answer
+    refusal = episode.rounds[-1].reply.refusal if episode.rounds else None
+    if refusal:
+        refused = FailureMode(
+            REFUSAL,
+            f"the model refused (stop reason {episode.stop_reason}): {refusal}",
+            Evidence(index, None, refusal, None),
+        )
+        if not answer.strip():
+            return (refused,)
+    if not answer.strip():
+        return (_empty(episode, index),)
+    grounding = ground_answer(answer, episode.transcript, expect, judge.units)
+    values = tuple(c.value for c in grounding.checks)
+    relevant = relevant_values(answer, values, expect.measure)
+    pending = episode.pending_tool_calls
+    labels: list[FailureMode] = []
+    of = f" of {expect.measure}" if expect.measure else ""
+    if not relevant:
+        promise = find_promise(answer)
+        if pending:
+            calls = ", ".join(_call_text(c) for c in pending)
+            span = promise or (0, len(answer))
+            said = "announces it" if promise else "holds no measured value and announces nothing"
+            labels.append(
+                FailureMode(
+                    UNFULFILLED_PROMISE,
+                    f"the final reply carries {_plural(len(pending), 'tool call')} the host never "
+                    f"executed ({calls}) and its text {said}; no measured value{of}, and the host "
+                    f"has stopped ({episode.stop_reason})",
+                    Evidence(index, span, answer[span[0] : span[1]], pending[0]),
+                )
+            )
+        elif promise is not None:
+            start, end = promise
+            labels.append(
+                FailureMode(
+                    UNFULFILLED_PROMISE,
+                    "the answer announces a look-up still to be taken and holds no measured "
+                    f"value{of}, but the host has stopped ({episode.stop_reason})",
+                    Evidence(index, promise, answer[start:end], None),
+                )
+            )
+        elif expect.measure != NO_VALUE:  # a `none` question needs no measured value
+            labels.append(
+                FailureMode(
+                    NO_MEASUREMENT,
+                    f"the answer holds no measured value with a unit "
+                    f"{'for ' + expect.measure + ' ' if expect.measure else ''}({judge.name} "
+                    "judge) and announces no further action",
+                    Evidence(index, (0, len(answer)), answer, None),
+                )
+            )
+    for check in grounding.checks:
+        if check.grounded:
+            continue
+        labels.append(
+            FailureMode(
+                FABRICATED_VALUE,
+                f"the answer states {check.text}, which no tool result holds for what it is "
+                f"stated for (after unit conversion and rounding): {check.reason}",
+                Evidence(index, check.span, check.text, None),
+            )
+        )
+    if refusal:
+        labels.append(refused)
+    return tuple(labels)
+
+
+__all__ = [
+    "EMPTY_ANSWER", "FABRICATED_VALUE", "FAILURE_MODES", "NO_MEASUREMENT",
+    "UNFULFILLED_PROMISE", "Evidence", "FailureMode", "ToolValue", "classify", "find_promise",
+    "mode_counts", "sentences", "tool_values",
+]  # fmt: skip
+
+
+def mode_counts(labels_per_episode: Iterable[Iterable[str]]) -> dict[str, int]:
+    """How many episodes carry each mode (an episode with two fabricated values counts
+    once), in :data:`FAILURE_MODES` order, modes with no episode left out."""
+    counts = Counter(mode for modes in labels_per_episode for mode in set(modes))
+    return {m: counts[m] for m in FAILURE_MODES if counts[m]}

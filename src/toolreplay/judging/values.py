@@ -1,0 +1,303 @@
+"""Reading values: a small lexer and grammar turning an answer's text into measured values (numbers
+with units, ranges, lists) and coordinates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from toolreplay.judging.units import MEASURE_KINDS, PREFIX_UNITS, UNITS, Unit, unit_named
+
+if TYPE_CHECKING:
+    pass
+
+
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5,
+              "六": 6, "七": 7, "八": 8, "九": 9}  # fmt: skip
+
+
+_CN_MULT = {"十": 10, "百": 100, "千": 1000}
+
+
+_TOKEN = re.compile(
+    r"(?P<coord>北纬|南纬|东经|西经|北緯|南緯|東經|西經|纬度|緯度|经度|經度|经纬度|經緯度|坐标|坐標"
+    r"|(?<![a-z])(?:latitude|longitude|lat|lon|lng|coordinates?)(?![a-z]))"
+    r"|(?P<resp>分别|分別|(?<![a-z])respectively(?![a-z]))"
+    r"|(?P<sign>零下|负|負|(?<![a-z])minus(?![a-z]))"
+    r"|(?P<prefix>" + "|".join(f"(?:{p})" for p, _ in PREFIX_UNITS) + r")"
+    r"|(?P<bracket>[(（]\s*(?P<bunit>°\s?[CF]|℃|℉|mm|毫米|%|km/h)\s*[)）]\s*[:：]?)"
+    r"|(?P<date>[0-9]{4}[-/.][0-9]{1,2}[-/.][0-9]{1,2}(?:[T ][0-9]{1,2}:[0-9]{2})?"
+    r"|[0-9]{1,2}:[0-9]{2}|[0-9]{1,2}月[0-9]{1,2}[日号]?)"
+    r"|(?P<num>[0-9０-９]+(?:,[0-9]{3})*(?:\.[0-9０-９]+)?"
+    r"|[零〇一二两兩三四五六七八九十百千]+(?:点[零〇一二三四五六七八九]+)?)"
+    r"|(?P<dash>[-−])"
+    r"|(?P<range>[~～〜–—至到]|(?<![a-z])to(?![a-z]))"
+    r"|(?P<sep>[、,/和与與及]|(?<![a-z])(?:and|or)(?![a-z]))"
+    r"|(?P<brk>[，。；;！!？?\n:：]|\.(?=\s|$))"
+    r"|(?P<space>\s+)",
+    re.IGNORECASE,
+)
+
+
+_HEMISPHERE = re.compile(r"\s?(?:°|度)?\s?(?-i:[NSEW])(?![a-zA-Z])")
+
+
+_DMS = re.compile(r"\s?(?:°|度)\s?[0-9]+(?:\.[0-9]+)?\s?(?:[′']|分)")
+
+
+@dataclass(frozen=True)
+class _Tok:
+    kind: str  # coord resp sign prefix num dash range sep brk other
+    start: int
+    end: int
+    value: float = 0.0
+    decimals: int = 0
+    unit: Unit | None = None
+    unit_end: int = 0
+    coordinate: bool = False  # a hemisphere letter or minutes follow the number
+
+
+def parse_chinese_number(text: str) -> float:
+    """``"二十六"`` → 26, ``"三十点五"`` → 30.5, ``"一百零五"`` → 105, ``"十"`` → 10."""
+    whole, _, frac = text.partition("点")
+    total, digit = 0, 0
+    for ch in whole:
+        if ch in _CN_DIGITS:
+            digit = _CN_DIGITS[ch]
+        elif ch in _CN_MULT:
+            total += (digit or 1) * _CN_MULT[ch]
+            digit = 0
+    total += digit
+    if frac:
+        return float(f"{total}." + "".join(str(_CN_DIGITS[c]) for c in frac))
+    return float(total)
+
+
+def _number(text: str) -> tuple[float, int]:
+    if re.match(r"[0-9０-９]", text):
+        t = text.replace(",", "")
+        return float(t), len(t.split(".", 1)[1]) if "." in t else 0
+    return parse_chinese_number(text), len(text.partition("点")[2])
+
+
+def _unit_after(text: str, pos: int, units: Sequence[Unit]) -> tuple[Unit, int] | None:
+    for u in units:
+        m = re.compile(r"\s?(?:" + u.pattern + ")", re.IGNORECASE).match(text, pos)
+        if m:
+            return u, m.end()
+    return None
+
+
+def _lex(text: str, units: Sequence[Unit]) -> Iterator[_Tok]:
+    pos, other = 0, -1
+    by_name = {u.name: u for u in UNITS}
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None or m.lastgroup is None:
+            other = pos if other < 0 else other
+            pos += 1
+            continue
+        if other >= 0:
+            yield _Tok("other", other, pos)
+            other = -1
+        kind = m.lastgroup
+        if kind == "space":
+            pos = m.end()
+            continue
+        if kind == "bunit":
+            kind = "bracket"
+        if kind == "prefix" or kind == "bracket":
+            word = m.group("bunit") or m.group()
+            name = next((n for p, n in PREFIX_UNITS if re.fullmatch(p, word, re.IGNORECASE)), word)
+            unit = unit_named(name, units) if name in by_name else unit_named(word, units)
+            if kind == "prefix" and re.match(r"[a-z]", word, re.IGNORECASE):
+                # an English unit word is a prefix only when a number follows
+                if not re.match(r"\s*[:：]?\s*[-−]?[0-9]", text[m.end() :]):
+                    other = pos if other < 0 else other
+                    pos = m.end()
+                    continue
+            yield _Tok("prefix", m.start(), m.end(), unit=unit)
+            pos = m.end()
+            continue
+        if kind == "num":
+            value, decimals = _number(m.group())
+            end = m.end()
+            coordinate = bool(_DMS.match(text, end) or _HEMISPHERE.match(text, end))
+            found = None if coordinate else _unit_after(text, end, units)
+            yield _Tok(
+                "num", m.start(), end, value, decimals,
+                found[0] if found else None, found[1] if found else end, coordinate,
+            )  # fmt: skip
+            pos = found[1] if found else end
+            continue
+        yield _Tok(kind, m.start(), m.end())
+        pos = m.end()
+    if other >= 0:
+        yield _Tok("other", other, len(text))
+
+
+@dataclass(frozen=True)
+class MeasuredValue:
+    """A number with its unit: ``value`` (float, as written, sign applied), ``unit`` (the
+    :class:`Unit`'s name), ``kind``, ``start``/``end`` (character offsets of the number and
+    its unit, sign and prefix included), ``decimals`` written, and ``shared`` (True when the
+    unit is written once for a range or list)."""
+
+    value: float
+    unit: str
+    kind: str
+    start: int
+    end: int
+    decimals: int = 0
+    shared: bool = False
+
+    @property
+    def text(self) -> str:
+        return f"{self.value:g}{self.unit}"
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What :func:`scan` read: measured values in order, the spans read as coordinates, and
+    (for ``分别``/``respectively``) which values were listed together (indices into
+    ``values``)."""
+
+    values: tuple[MeasuredValue, ...]
+    coordinates: tuple[tuple[int, int], ...]
+    respective: tuple[tuple[int, tuple[int, ...]], ...] = ()  # (resp token start, value indices)
+
+
+def scan(text: str, units: Sequence[Unit] = UNITS) -> Scan:
+    """Read ``text`` with the grammar in the module docstring."""
+    toks = list(_lex(text, units))
+    values: list[MeasuredValue] = []
+    coords: list[tuple[int, int]] = []
+    respective: list[tuple[int, tuple[int, ...]]] = []
+    coord_budget = 0
+    resp_at: int | None = None
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        if t.kind == "brk":
+            mark = text[t.start]
+            if mark not in ":：":
+                coord_budget = 0
+            if mark in "。！!？?\n.":
+                resp_at = None
+        elif t.kind == "coord":
+            coord_budget = 2
+        elif t.kind == "resp":
+            resp_at = t.start
+        if t.kind not in ("num", "sign", "dash", "prefix"):
+            i += 1
+            continue
+        # a run: [prefix] [sign] num ((dash|range|sep) [sign] num)*
+        run: list[tuple[_Tok, int, bool]] = []  # (number, start incl. sign/prefix, negative)
+        prefixed, prefix = False, None
+        j = i
+        while j < len(toks):
+            s = toks[j].start
+            if toks[j].kind == "prefix":
+                prefixed, prefix = True, toks[j].unit
+                j += 1
+            negative = False
+            if j < len(toks) and toks[j].kind in ("sign", "dash"):
+                negative = text[toks[j].start] != "+"
+                j += 1
+            if j >= len(toks) or toks[j].kind != "num":
+                break
+            run.append((toks[j], s, negative))
+            j += 1
+            nxt = toks[j + 1] if j + 1 < len(toks) else None
+            after = toks[j + 2] if j + 2 < len(toks) else None
+            if (
+                j < len(toks)
+                and toks[j].kind in ("dash", "range", "sep", "brk")
+                and (toks[j].kind != "brk" or text[toks[j].start] == "，")
+                and nxt is not None
+                and (
+                    nxt.kind == "num"
+                    or (nxt.kind in ("sign", "dash") and after and after.kind == "num")
+                )
+            ):
+                j += 1
+                continue
+            break
+        if not run:
+            i = max(j, i + 1)
+            continue
+        shared = run[-1][0].unit
+        indices: list[int] = []
+        for n, s, negative in run:
+            if prefixed:
+                unit = prefix
+            else:
+                unit = n.unit or shared
+            in_context = coord_budget > 0
+            implausible = (
+                unit is not None
+                and unit.kind == "temperature"
+                and not unit.explicit
+                and (n.decimals >= 3 or not -90 <= n.value <= 60)
+            )
+            if (
+                n.coordinate
+                or implausible
+                or (
+                    in_context
+                    and (unit is None or (unit.kind == "temperature" and not unit.explicit))
+                )
+            ):
+                coords.append((s, n.unit_end))
+                coord_budget = max(0, coord_budget - 1)
+                continue
+            if in_context:
+                coord_budget = max(0, coord_budget - 1)
+            if unit is None:
+                continue
+            value = -n.value if negative else n.value
+            indices.append(len(values))
+            values.append(
+                MeasuredValue(
+                    value, unit.name, unit.kind, s if (negative or prefixed) else n.start,
+                    max(n.unit_end, n.end), n.decimals, n.unit is None and not prefixed,
+                )
+            )  # fmt: skip
+        if resp_at is not None and len(indices) > 1:
+            respective.append((resp_at, tuple(indices)))
+            resp_at = None
+        i = j
+    return Scan(tuple(values), tuple(coords), tuple(respective))
+
+
+def find_measured_values(text: str, units: Sequence[Unit] = UNITS) -> tuple[MeasuredValue, ...]:
+    """Every measured value in ``text`` (:func:`scan`), in order; coordinates excluded."""
+    return scan(text, units).values
+
+
+_RAIN_CONTEXT = re.compile(r"降水|降雨|下雨|雨|precip|rain|shower", re.IGNORECASE)
+
+
+def _clause_before(text: str, start: int, limit: int = 30) -> str:
+    window = text[max(0, start - limit) : start]
+    return re.split(r"[，,。；;！!？?\n]", window)[-1]
+
+
+def relevant_values(
+    text: str, values: Sequence[MeasuredValue], measure: str | None
+) -> tuple[MeasuredValue, ...]:
+    """The ``values`` that answer ``measure`` (all of them when ``measure`` is None): of a kind
+    in :data:`MEASURE_KINDS`, and a percentage only in a clause about rain (a humidity
+    percentage does not answer a rain question)."""
+    if measure is None:
+        return tuple(values)
+    kinds = MEASURE_KINDS.get(measure, frozenset())
+    return tuple(
+        v
+        for v in values
+        if v.kind in kinds
+        and (v.kind != "percent" or _RAIN_CONTEXT.search(_clause_before(text, v.start)))
+    )

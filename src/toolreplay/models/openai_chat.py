@@ -1,0 +1,95 @@
+"""Model clients: one chat-completions request per round.
+
+:class:`OpenAIChatModel` speaks to any OpenAI-compatible ``/chat/completions`` endpoint with
+the openai SDK over an ``httpx.Client`` that the caller passes in (so vcrpy can record and
+replay it). :class:`ScriptedModel` is an in-process double for host tests (no HTTP).
+
+Settings: :func:`resolve_endpoint` decides where a live recording sends its requests and which
+environment variable's key goes with them; a key is only ever sent to the endpoint it belongs
+to (:data:`KEY_PAIRING` in words, :func:`resolve_endpoint` for the rules).
+:func:`model_settings` wraps it for callers that want a :class:`ModelSettings`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+
+from toolreplay.models.base import ModelSettings
+from toolreplay.wire.episode import Message, ModelReply
+from toolreplay.wire.replies import ModelReplyError, parse_chat_reply
+
+
+class OpenAIChatModel:
+    """Chat completions through the openai SDK.
+
+    ``http_client`` is the ``httpx.Client`` the SDK sends through. ``max_retries`` is 0 by
+    default: in replay a retry would only hide a cassette miss behind "Connection error".
+    Request body: ``model``, ``messages``, ``temperature``, and when tools are offered
+    ``tools``, ``tool_choice`` (``"auto"`` unless given; a named choice such as
+    ``{"type": "function", "function": {"name": ...}}`` is passed through),
+    ``parallel_tool_calls=true``.
+
+    The SDK sends the request; the reply is read from the raw HTTP response by
+    :func:`parse_chat_reply`, so shapes the SDK's types cannot hold still get an outcome.
+    Errors: :class:`ModelReplyError` for an error status or an unusable body;
+    ``openai.APIConnectionError`` when no response arrived; a vcrpy cassette miss is raised
+    as itself.
+    """
+
+    def __init__(
+        self,
+        settings: ModelSettings,
+        http_client: httpx.Client,
+        *,
+        max_retries: int = 0,
+        tool_choice: Any = "auto",
+    ) -> None:
+        from openai import OpenAI  # imported here: the SDK import is the slowest part of start-up
+
+        self.settings = settings
+        self.name = settings.model
+        self.tool_choice = tool_choice
+        self._client = OpenAI(
+            api_key=settings.api_key or "replay-no-key",
+            base_url=settings.base_url,
+            http_client=http_client,
+            max_retries=max_retries,
+        )
+
+    def complete(
+        self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] | None
+    ) -> ModelReply:
+        kwargs: dict[str, Any] = {}
+        if tools:
+            kwargs = {
+                "tools": list(tools),
+                "tool_choice": self.tool_choice,
+                "parallel_tool_calls": True,
+            }
+        from openai import APIConnectionError, APIStatusError
+
+        from toolreplay.cassettes.miss import find_miss
+
+        try:
+            raw = self._client.chat.completions.with_raw_response.create(
+                model=self.settings.model,
+                messages=list(messages),  # type: ignore[arg-type]
+                temperature=self.settings.temperature,
+                **kwargs,
+            )
+        except APIConnectionError as exc:
+            # The SDK reports a cassette miss as "Connection error."; surface the miss.
+            miss = find_miss(exc)
+            if miss is not None:
+                raise miss from None
+            raise
+        except APIStatusError as exc:
+            response = exc.response
+            endpoint = str(response.request.url.copy_with(query=None))
+            raise ModelReplyError(
+                endpoint, response.status_code, f"{type(exc).__name__}: {exc.message}"
+            ) from None
+        return parse_chat_reply(raw.http_response)

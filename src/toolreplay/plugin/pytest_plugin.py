@@ -1,0 +1,60 @@
+"""pytest plugin (entry point ``pytest11``): toolreplay's cassettes for your own tests.
+
+Loaded automatically when toolreplay is installed. When pytest-recording is installed too
+(``pip install 'toolreplay[test]'``), every ``@pytest.mark.vcr`` test gets:
+
+- toolreplay's **readable cassettes**: YAML with JSON bodies stored parsed and non-ASCII text
+  unescaped, header names lower-cased, only ``content-type`` headers kept (authorization, API
+  keys, cookies, ``x-stainless-*``, dates and request ids never reach a file), secret query
+  parameters (:data:`SECRET_QUERY_PARAMETERS`) dropped, loopback ports dropped from URIs;
+- toolreplay's **matching**: method, path, query and the JSON body compared as parsed JSON
+  (host and port are not compared, so a cassette recorded against a server on loopback
+  replays under the real URL);
+- a **completeness check**: with record mode ``none`` a test that leaves a recorded
+  interaction unplayed fails (mark it ``@pytest.mark.allow_unplayed`` to opt out);
+- **explained misses**: a request that is not in the cassette fails the test with
+  :class:`~toolreplay.cassettes.CassetteMiss` — what differs from the closest recorded request
+  (a message, a tool schema, a parameter) and the command that re-records the test;
+- pytest-recording's ``--record-mode`` (``none`` by default; ``rewrite`` re-records).
+
+These are set as defaults on the VCR that pytest-recording builds for each test; a
+``vcr_config`` fixture of your own overrides them key by key (:func:`default_vcr_config`
+returns them as a dict).
+
+Fixtures:
+
+- ``toolreplay_model_settings``: :class:`~toolreplay.model.ModelSettings` from the environment
+  (``TOOLREPLAY_BASE_URL``, ``TOOLREPLAY_MODEL``; the key only when recording, never in record
+  mode ``none``, paired with its endpoint as :func:`~toolreplay.model.resolve_endpoint` says:
+  ``DASHSCOPE_API_KEY`` for DashScope, ``OPENAI_API_KEY`` for the OpenAI API or
+  ``$OPENAI_BASE_URL``, and for any other endpoint the variable ``TOOLREPLAY_API_KEY_ENV``
+  names);
+- ``chat_model``: an :class:`~toolreplay.model.OpenAIChatModel` with those settings over an
+  ``httpx.Client`` that ignores proxy settings; under a cassette it replays;
+- ``http_session``: a ``requests.Session`` that ignores proxy settings, for your own tools;
+- ``open_meteo_client``: an :class:`~toolreplay.openmeteo.OpenMeteoClient` on that session
+  (``TOOLREPLAY_GEOCODING_URL`` / ``TOOLREPLAY_FORECAST_URL`` override the endpoints).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from toolreplay.plugin.config import SECRET_QUERY_PARAMETERS, default_vcr_config
+
+__all__ = ["SECRET_QUERY_PARAMETERS", "default_vcr_config"]
+
+
+
+
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "allow_unplayed: the test may leave recorded interactions of its cassette unplayed.",
+    )
+    if config.pluginmanager.hasplugin("recording"):  # pytest-recording
+        from toolreplay.plugin import recording as _pytest_recording
+
+        config.pluginmanager.register(_pytest_recording, "toolreplay-recording")

@@ -1,0 +1,124 @@
+"""The part of the pytest plugin that needs pytest-recording (see :mod:`.pytest_plugin`)."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Generator, Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from toolreplay.cassettes.format import JsonBodySerializer, _json_body_matcher
+from toolreplay.cassettes.miss import explain_miss, find_miss
+from toolreplay.cassettes.vcr import one_request_at_a_time
+from toolreplay.plugin.config import default_vcr_config
+
+_FAILED = pytest.StashKey[bool]()
+
+
+def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
+    """Make toolreplay's serializer, matcher and filters the defaults of this test's VCR."""
+    vcr.register_serializer("yaml", JsonBodySerializer)
+    vcr.register_matcher("json_body", _json_body_matcher)
+    for key, value in default_vcr_config().items():
+        setattr(vcr, key, value)
+
+
+def _rerecord(item: pytest.Item) -> str:
+    return f"pytest {shlex.quote(item.nodeid)} --record-mode=rewrite"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    __tracebackhide__ = True
+    try:
+        return (yield)
+    except Exception as exc:
+        miss = find_miss(exc)
+        if miss is None:
+            raise
+        advice = f"If the change is intended, re-record the cassette: {_rerecord(item)}"
+        raise explain_miss(miss, item.nodeid, _rerecord(item), advice=advice) from None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.when == "call" and report.failed:
+        item.stash[_FAILED] = True
+    return report
+
+
+@pytest.fixture(autouse=True)
+def _toolreplay_all_played(request: pytest.FixtureRequest, vcr: Any) -> Iterator[None]:
+    """With record mode ``none``, fail a test that left recorded interactions unplayed.
+
+    While the test runs, ``requests`` sends take turns under the cassette and a recording keeps
+    each tool round in call order (:func:`~toolreplay.cassettes.one_request_at_a_time`):
+    vcrpy is not thread-safe, and parallel tool calls would otherwise slip past it."""
+    if vcr is None:
+        yield
+        return
+    with one_request_at_a_time(vcr):
+        yield
+    cassette = vcr
+    if cassette is None or request.node.get_closest_marker("allow_unplayed"):
+        return
+    if request.node.stash.get(_FAILED, False):
+        return  # the test failed already; its own error says more
+    mode = getattr(cassette.record_mode, "value", cassette.record_mode)
+    if mode != "none" or cassette.all_played:
+        return
+    left = [
+        f"interaction {i + 1}: {r.method} {urlsplit(r.uri).path}"
+        for i, r in enumerate(cassette.requests)
+        if not cassette.play_counts[i]
+    ]
+    pytest.fail(
+        f"{request.node.nodeid} left {len(left)} recorded interaction(s) of "
+        f"{cassette._path} unplayed ({'; '.join(left)}): the code made fewer requests than "
+        f"were recorded. Re-record if intended: {_rerecord(request.node)}",
+        pytrace=False,
+    )
+
+
+@pytest.fixture
+def toolreplay_model_settings(record_mode: str) -> Any:
+    from toolreplay.models.endpoint import model_settings
+
+    return model_settings(read_key=record_mode != "none")
+
+
+@pytest.fixture
+def chat_model(toolreplay_model_settings: Any) -> Iterator[Any]:
+    import httpx
+
+    from toolreplay.models.openai_chat import OpenAIChatModel
+
+    with httpx.Client(trust_env=False) as http:
+        yield OpenAIChatModel(toolreplay_model_settings, http)
+
+
+@pytest.fixture
+def http_session() -> Iterator[Any]:
+    import requests
+
+    with requests.Session() as session:
+        session.trust_env = False
+        yield session
+
+
+@pytest.fixture
+def open_meteo_client(http_session: Any) -> Any:
+    import os
+
+    from toolreplay.study.weather.openmeteo import FORECAST_URL, GEOCODING_URL, OpenMeteoClient
+
+    return OpenMeteoClient(
+        http_session,
+        os.environ.get("TOOLREPLAY_GEOCODING_URL") or GEOCODING_URL,
+        os.environ.get("TOOLREPLAY_FORECAST_URL") or FORECAST_URL,
+    )

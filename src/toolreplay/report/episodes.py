@@ -1,0 +1,269 @@
+"""Report sections per episode: tool chains per question, highlighted evidence, the failure gallery.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolreplay.report.labels import FAILURE_MODES
+from toolreplay.report.summary import _mode_label, _ordered, _stop
+from toolreplay.report.text import Segment, _text
+
+
+def _compact(value: Any) -> str:
+    """Tool-call arguments on one line: ``宁德`` or ``39.9075, 116.3972``."""
+    if isinstance(value, Mapping):
+        return ", ".join(_compact(v) for v in value.values())
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _chain(ep: Mapping[str, Any]) -> dict[str, Any]:
+    """The episode's tool calls grouped by round (``→`` between rounds, parallel calls side by
+    side), then the pending tool calls the host never ran."""
+    calls = ep.get("calls")
+    if calls is None:  # older results: names only, one call per step
+        calls = [{"round": i, "name": n} for i, n in enumerate(ep["tool_chain"], 1)]
+    rounds: dict[int, list[dict[str, Any]]] = {}
+    for call in calls:
+        args = call.get("arguments")
+        rounds.setdefault(call["round"], []).append(
+            {"name": call["name"], "args": None if args is None else _text(_compact(args))}
+        )
+    pending = [
+        {"name": c["name"], "args": _text(_compact(c.get("arguments")))}
+        for c in ep.get("pending_tool_calls", [])
+    ]
+    return {
+        "rounds": [rounds[k] for k in sorted(rounds)],
+        "pending": pending,
+        "text": " → ".join(c["name"] for c in calls) or "(no tool call)",
+    }
+
+
+def _episode_modes(ep: Mapping[str, Any]) -> str:
+    """The episode's failure modes as a space-separated attribute value (for filters)."""
+    return " ".join(dict.fromkeys(f["mode"] for f in ep.get("failure_modes", [])))
+
+
+def _questions(
+    episodes: Sequence[Mapping[str, Any]],
+    configurations: Sequence[Mapping[str, Any]],
+    anchors: Sequence[str],
+) -> list[dict[str, Any]]:
+    """Per question (first-seen order), one row per configuration (configurations order)."""
+    order = {c["name"]: i for i, c in enumerate(configurations)}
+    by_question: dict[str, list[int]] = {}
+    for i, ep in enumerate(episodes):
+        by_question.setdefault(ep["question_id"], []).append(i)
+    out = []
+    for qid, idxs in by_question.items():
+        idxs = sorted(idxs, key=lambda i: (order.get(episodes[i]["configuration"], len(order)), i))
+        out.append(
+            {
+                "id": qid,
+                "question": _text(episodes[idxs[0]]["question"]),
+                "rows": [
+                    {
+                        "configuration": episodes[i]["configuration"],
+                        "question_id": qid,
+                        "passed": episodes[i]["passed"],
+                        "modes": _episode_modes(episodes[i]),
+                        "rounds": episodes[i]["rounds"],
+                        "tool_calls": episodes[i]["tool_calls"],
+                        "stop": _stop(episodes[i]["configuration"], episodes[i]["stop_reason"]),
+                        "chain": _chain(episodes[i]),
+                        "anchor": anchors[i],
+                    }
+                    for i in idxs
+                ],
+            }
+        )
+    return out
+
+
+def _text_of(message: Mapping[str, Any] | None) -> str | None:
+    if message is None:
+        return None
+    content = message.get("content")
+    return content if isinstance(content, str) else None
+
+
+def _highlight(text: str, span: Any, quoted: str | None, mode: str) -> list[Segment] | None:
+    """``text`` split so the evidence is its own marked segment: by ``span`` when it fits the
+    text, else at the first occurrence of ``quoted``; None when neither locates it."""
+    start = end = None
+    if (
+        isinstance(span, list)
+        and len(span) == 2
+        and all(isinstance(x, int) for x in span)
+        and 0 <= span[0] < span[1] <= len(text)
+    ):
+        start, end = span
+    elif quoted:
+        at = text.find(quoted)
+        if at >= 0:
+            start, end = at, at + len(quoted)
+    if start is None or end is None:
+        return None
+    parts = [Segment(text[:start]), Segment(text[start:end], mode), Segment(text[end:])]
+    return [p for p in parts if p.text]
+
+
+PRETTY_WIDTH = 80
+
+
+def pretty_json(value: Any, indent: int = 0, start: int | None = None) -> str:
+    """``value`` as JSON indented by 2, except that an object or array whose one-line form fits
+    within :data:`PRETTY_WIDTH` columns stays on one line: a forecast's
+    ``{"value": 28.3, "unit": "°C"}`` reads as one line instead of four. ``indent`` is the
+    block's indentation, ``start`` the column the value starts at (default ``indent``)."""
+    flat = json.dumps(value, ensure_ascii=False)
+    column = indent if start is None else start
+    if not isinstance(value, (dict, list)) or not value or column + len(flat) < PRETTY_WIDTH:
+        return flat
+    inner = indent + 2
+    pad = " " * inner
+    if isinstance(value, dict):
+        items = []
+        for key, item in value.items():
+            name = json.dumps(str(key), ensure_ascii=False) + ": "
+            items.append(pad + name + pretty_json(item, inner, inner + len(name)))
+        open_, close = "{", "}"
+    else:
+        items = [pad + pretty_json(item, inner) for item in value]
+        open_, close = "[", "]"
+    return open_ + "\n" + ",\n".join(items) + "\n" + " " * indent + close
+
+
+def _pretty(value: Any) -> tuple[str, bool]:
+    """``(text, is_json)``: JSON text pretty-printed (:func:`pretty_json`) when it parses, other
+    strings as they are, other values pretty-printed."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value, False
+    return pretty_json(value), True
+
+
+def _one_line(value: Any) -> str:
+    """Tool-call arguments as one line of JSON (a JSON string's text parsed first)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _pending(ep: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The episode's ``pending_tool_calls`` (requested in the last reply, never run)."""
+    return [
+        {"name": c["name"], "arguments": _text(_one_line(c.get("arguments")), lang=False)}
+        for c in ep.get("pending_tool_calls", [])
+    ]
+
+
+def _message_anchor(anchor: str, index: int | None) -> str:
+    return anchor if index is None else f"{anchor}-m{index}"
+
+
+def _failure(ep: Mapping[str, Any], fm: Mapping[str, Any], anchor: str) -> dict[str, Any]:
+    """One gallery card: the question, the final text (the evidence marked in it when it lies
+    there), the evidence message otherwise, the tool calls the host never ran, and a link to
+    the exact transcript message holding the evidence."""
+    mode = fm["mode"]
+    evidence = fm.get("evidence") or {}
+    transcript = ep["transcript"]
+    index = evidence.get("message_index")
+    message = transcript[index] if isinstance(index, int) and 0 <= index < len(transcript) else None
+    answer = ep["answer"]
+    span, quoted = evidence.get("span"), evidence.get("text")
+
+    answer_marked = None
+    evidence_message = None
+    located = False
+    target = _text_of(message)
+    if message is None or target == answer:
+        answer_marked = _highlight(answer, span, quoted, mode) if answer else None
+        located = answer_marked is not None
+    elif target is not None:
+        marked = _highlight(target, span, quoted, mode)
+        located = marked is not None
+        evidence_message = {
+            "index": index,
+            "role": message.get("role", "?"),
+            "text": _text(marked or [Segment(target)]),
+        }
+    tool_call = evidence.get("tool_call")
+    evidence_call = (
+        {"name": tool_call["name"], "arguments": _one_line(tool_call.get("arguments"))}
+        if tool_call
+        else None
+    )
+    pending = _pending(ep)
+    pending_plain = [
+        {"name": p["name"], "arguments": _one_line(c.get("arguments"))}
+        for p, c in zip(pending, ep.get("pending_tool_calls", []), strict=True)
+    ]
+    # link to the last message when the evidence names none (the answer is the last reply)
+    link_index = index if message is not None else (len(transcript) - 1 if transcript else None)
+    return {
+        "mode": mode,
+        "label": _mode_label(mode),
+        "explanation": fm.get("explanation", ""),
+        "configuration": ep["configuration"],
+        "question_id": ep["question_id"],
+        "question": _text(ep["question"]),
+        "passed": ep["passed"],
+        "anchor": anchor,
+        "message_anchor": _message_anchor(anchor, link_index),
+        "message_index": link_index,
+        "answer": _text(answer_marked or [Segment(answer)]) if answer else None,
+        "evidence_message": evidence_message,
+        "quoted": _text(quoted) if quoted and not located else None,
+        # the evidence's tool call is shown apart only when it is not one of the pending ones
+        "tool_call": None
+        if evidence_call is None or evidence_call in pending_plain
+        else {"name": evidence_call["name"], "arguments": _text(evidence_call["arguments"])},
+        "pending": pending,
+    }
+
+
+def _gallery(episodes: Sequence[Mapping[str, Any]], anchors: Sequence[str]) -> dict[str, Any]:
+    """Failure cards grouped by mode (known modes first), each group in episode order.
+
+    ``classified`` counts episodes carrying ``failure_modes``; when it is 0 the classifier has
+    not run and ``unclassified`` lists the episodes the judge failed, without a mode."""
+    classified = [i for i, ep in enumerate(episodes) if "failure_modes" in ep]
+    cards: dict[str, list[dict[str, Any]]] = {}
+    for i in classified:
+        for fm in episodes[i]["failure_modes"]:
+            cards.setdefault(fm["mode"], []).append(_failure(episodes[i], fm, anchors[i]))
+    modes = _ordered(sorted(cards), FAILURE_MODES)
+    unclassified = [
+        {
+            "configuration": ep["configuration"],
+            "question_id": ep["question_id"],
+            "question": _text(ep["question"]),
+            "answer": _text(ep["answer"]) if ep["answer"] else None,
+            "verdict": ep.get("verdict", ""),
+            "stop": _stop(ep["configuration"], ep["stop_reason"]),
+            "anchor": anchors[i],
+            "pending": _pending(ep),
+        }
+        for i, ep in enumerate(episodes)
+        if "failure_modes" not in ep and not ep["passed"]
+    ]
+    return {
+        "ran": bool(classified),
+        "classified": len(classified),
+        "total": len(episodes),
+        "groups": [{"mode": m, "label": _mode_label(m), "cards": cards[m]} for m in modes],
+        "count": sum(len(v) for v in cards.values()),
+        "unclassified": unclassified,
+    }

@@ -1,0 +1,242 @@
+"""The fidelity section: checks in plain words, glossary, the near-miss table and ablation flips.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolreplay.report.labels import TOOLSETS
+from toolreplay.report.summary import _ordered, _split_name, _status
+from toolreplay.report.text import _mixed, _plural
+
+#: Plain-words title and lead sentence per fidelity check (what it asks, before the result).
+CHECKS: dict[str, tuple[str, str]] = {
+    "baseline_heuristics": (
+        "Is the baseline the reference's best version?",
+        "The one-shot tool get_weather(city) must keep all three heuristics of the reference "
+        "(prefer admin seats, then the largest population, and retry with 市 appended), and "
+        "each must be seen acting on a recorded geocoding answer.",
+    ),
+    "ablation": (
+        "What does each heuristic contribute?",
+        "The baseline is replayed with one heuristic switched off at a time (an ablation); "
+        "the table shows which questions then change verdict.",
+    ),
+    "judge_breadth": (
+        "Is the judge as broad as the questions?",
+        "Every question's measure (a temperature, rain, a comparison) must be accepted by the "
+        "judge in use; a narrower °C-only judge is run alongside to show what it would miss.",
+    ),
+    "near_miss": (
+        "What would a sloppier comparison have shown?",
+        "The faithful table stands next to the one a weakened baseline (no 市 retry) and a "
+        "narrow judge (°C only) give: the near miss this audit guards against.",
+    ),
+    "arm_parity": (
+        "Did every configuration get the same conditions?",
+        "Model, sampling settings, system prompt, questions, round cap and tool descriptions "
+        "are read from the recorded requests and must match across configurations.",
+    ),
+    "completeness": (
+        "Is every episode recorded, current and fully replayed?",
+        "Every configuration × question needs a cassette whose every interaction is played, "
+        "unchanged since recording, made with today's prompt and tool schemas.",
+    ),
+}
+
+
+#: Terms the fidelity section uses, explained once.
+GLOSSARY: tuple[tuple[str, str], ...] = (
+    (
+        "heuristics",
+        "the three rules get_weather(city) uses to pick a place among the geocoder's "
+        "candidates: admin_seat (prefer an administrative seat), population_order (then the "
+        "largest population), shi_retry (if no seat is found, ask again with 市, 'city', "
+        "appended).",
+    ),
+    (
+        "admin seat, PPLC",
+        "GeoNames feature codes for a seat of government: PPLC a capital, PPLA–PPLA4 the seat "
+        "of a first- to fourth-order division; PPL is any other populated place.",
+    ),
+    (
+        "ablation",
+        "the same baseline replayed with one heuristic switched off, to see what that "
+        "heuristic changes.",
+    ),
+    (
+        "judge breadth",
+        "whether the judge accepts every kind of measured value the questions ask for; a judge "
+        "that only accepts °C fails a correct rain forecast.",
+    ),
+    (
+        "near miss",
+        "the table a less careful study would have published: the baseline without its 市 "
+        "retry, judged by the °C-only judge.",
+    ),
+    (
+        "arm parity",
+        "every configuration (arm) ran under the same model, prompt, settings and questions.",
+    ),
+)
+
+
+_IN_ZERO = re.compile(r"changed the place chosen in 0\b")
+
+
+_IN_N = re.compile(r"changed the place chosen in (\d+)\b")
+
+
+_PLURAL_S = re.compile(r"\b(\d+) ((?:[a-z]+ )?)([a-z]+)\(s\)")
+
+
+def _plain(evidence: str) -> str:
+    """Audit evidence in plain words: "changed the place chosen in 0" → "never changed the
+    place chosen"; "6 episode(s)" → "6 episodes"."""
+    text = _IN_ZERO.sub("never changed the place chosen", evidence)
+    text = _IN_N.sub(
+        lambda m: f"changed the place chosen in {_plural(int(m.group(1)), 'episode')}", text
+    )
+    text = _PLURAL_S.sub(
+        lambda m: (
+            m.group(1) + " " + m.group(2) + _plural(int(m.group(1)), m.group(3)).split(" ")[1]
+        ),
+        text,
+    )
+    return text
+
+
+def _score_sign(a: str, b: str) -> int:
+    """Sign of ``a - b`` for two ``passed/total`` scores, compared as fractions."""
+
+    def frac(x: str) -> float:
+        p, _, t = x.partition("/")
+        return int(p) / int(t) if t and int(t) else 0.0
+
+    return (frac(a) > frac(b)) - (frac(a) < frac(b))
+
+
+def _near_miss(tables: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The faithful and near-miss tables side by side (rows differing marked) and the
+    takeaway in words; None unless both tables are present."""
+    by_key = {t["key"]: t for t in tables}
+    faithful, near = by_key.get("faithful"), by_key.get("near_miss")
+    if faithful is None or near is None:
+        return None
+    near_rows = {r["name"]: r for r in near["rows"]}
+    rows = []
+    for r in faithful["rows"]:
+        n = near_rows.get(r["name"])
+        rows.append(
+            {
+                "name": r["name"],
+                "faithful": f"{r['passed']}/{r['total']}",
+                "faithful_status": r["status"],
+                "near": "–" if n is None else f"{n['passed']}/{n['total']}",
+                "near_status": "empty" if n is None else n["status"],
+                "differs": n is not None and (n["passed"], n["total"]) != (r["passed"], r["total"]),
+            }
+        )
+    # per toolset: would the near miss have ordered the single and loop hosts differently?
+    scores = {r["name"]: r for r in rows}
+    claims, named = [], set()
+    for toolset in _ordered((p[1] for p in map(_split_name, scores) if p), TOOLSETS):
+        s, lp = scores.get(f"single+{toolset}"), scores.get(f"loop+{toolset}")
+        if not s or not lp:
+            continue
+        before = _score_sign(lp["faithful"], s["faithful"])
+        after = _score_sign(lp["near"], s["near"])
+        if before == after:
+            continue
+        named |= {s["name"], lp["name"]}
+        seems = {
+            1: "the loop would have seemed to win",
+            -1: "the single host would have seemed to win",
+            0: "the two hosts would have seemed level",
+        }[after]
+        claims.append(
+            f"single+{toolset} {s['near']} against loop+{toolset} {lp['near']}, where the "
+            f"faithful run gives {s['faithful']} against {lp['faithful']}: {seems} with the "
+            f"{toolset} toolset"
+        )
+    others = [
+        f"{r['name']} {r['faithful']} → {r['near']}"
+        for r in rows
+        if r["differs"] and r["name"] not in named
+    ]
+    if claims:
+        takeaway = (
+            "A sloppier baseline and a narrower judge would have scored " + "; ".join(claims) + "."
+        )
+    else:
+        takeaway = "The weakened baseline and narrow judge would not have changed which host wins."
+    if others:
+        takeaway += " Also changed: " + ", ".join(others) + "."
+    return {
+        "titles": (faithful["title"], near["title"]),
+        "rows": rows,
+        "takeaway": takeaway,
+    }
+
+
+def _fidelity(fidelity: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """None when the audit has not run (no ``fidelity`` key); else checks (each with its
+    plain-words title and lead, and the table that belongs to it), tables, ablations."""
+    if fidelity is None:
+        return None
+    tables = [
+        {
+            "key": key,
+            "title": t.get("title", key),
+            "rows": [{**r, "status": _status(r["passed"], r["total"])} for r in t.get("rows", [])],
+        }
+        for key, t in fidelity.get("tables", {}).items()
+    ]
+    ablations = [
+        {
+            "heuristic": a["heuristic"],
+            "configuration": a["configuration"],
+            "passed": a["passed"],
+            "total": a["total"],
+            "status": _status(a["passed"], a["total"]),
+            "flips": list(a.get("flips", [])),
+        }
+        for a in fidelity.get("ablations", [])
+    ]
+    near = _near_miss(tables)
+    names = {c["name"] for c in fidelity.get("checks", [])}
+    checks = []
+    for c in fidelity.get("checks", []):
+        title, lead = CHECKS.get(c["name"], (c["name"].replace("_", " "), ""))
+        attach = None
+        if c["name"] == "ablation" and ablations:
+            attach = "ablations"
+        elif c["name"] == "near_miss" and near is not None:
+            attach = "near_miss"
+        checks.append(
+            {
+                "name": c["name"],
+                "title": title,
+                "lead": _mixed(lead),
+                "passed": c["passed"],
+                # the near-miss explanation only restates its table's numbers
+                "explanation": "" if attach == "near_miss" else _plain(c.get("explanation", "")),
+                # the ablation evidence only restates its table's rows
+                "evidence": []
+                if attach == "ablations"
+                else [_mixed(_plain(e)) for e in c.get("evidence", [])],
+                "attach": attach,
+            }
+        )
+    shown = {"faithful", "near_miss"} if "near_miss" in names and near is not None else set()
+    return {
+        "checks": checks,
+        "checks_passed": sum(1 for c in checks if c["passed"]),
+        "tables": [t for t in tables if t["key"] not in shown],
+        "near_miss": near,
+        "ablations": ablations,
+        "ablations_shown": "ablation" in names,
+        "glossary": [{"term": t, "text": _mixed(x)} for t, x in GLOSSARY],
+    }

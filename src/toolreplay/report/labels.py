@@ -1,0 +1,32 @@
+"""Labels and orders shared by the report's sections.
+"""
+
+from __future__ import annotations
+
+#: Failure modes in the order the gallery shows them; unknown modes follow, sorted by name.
+FAILURE_MODES: dict[str, str] = {
+    "empty_answer": "Empty answer",
+    "unfulfilled_promise": "Unfulfilled promise",
+    "fabricated_value": "Fabricated value",
+    "no_measurement": "No measurement",
+    "refusal": "Refusal",
+}
+
+
+#: Grid rows and columns in the study's order; hosts/toolsets not listed here follow.
+HOSTS: dict[str, str] = {"single": "one tool round (if)", "loop": "until no tool call (while)"}
+
+
+TOOLSETS: dict[str, str] = {
+    "oneshot": "get_weather(city)",
+    "atomic": "geocode_city → get_weather_by_coords",
+}
+
+
+#: Metrics charted per configuration: (results key, label, number format).
+METRICS: tuple[tuple[str, str, str], ...] = (
+    ("avg_rounds", "avg rounds", "{:.2f}"),
+    ("avg_tool_calls", "avg tool calls", "{:.2f}"),
+    ("recorded_wall_time_s", "recorded wall time (s, sum)", "{:.3f}"),
+    ("avg_tokens", "avg tokens per episode", "{:.1f}"),
+)

@@ -1,0 +1,118 @@
+"""The report's "Consistency over trials" section: a view model for ``templates/trials.html.j2``.
+
+Reads the trial fields of results.json (``results["trials"]``, each configuration's
+``pass_at_k``/``pass_hat_k``/``rounds_over_trials``/``tool_calls_over_trials``/
+``failure_mode_rates``/``questions``, ``results["selection"]``) and lays out a small inline SVG
+line chart of pass^k against k, one line per configuration. Results without trial fields give
+None (the section is then left out). Deterministic: a function of the results only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+#: Line colours per configuration, in results order (presentation attributes, not CSS).
+COLOURS = ("#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#ff7f0e", "#8c564b")
+
+
+WIDTH, HEIGHT = 420, 220
+
+
+LEFT, RIGHT, TOP, BOTTOM = 44, 150, 14, 34
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def _chart(configurations: list[Mapping[str, Any]], n: int) -> dict[str, Any]:
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+
+    def x(k: int) -> float:
+        return round(LEFT + (plot_w * (k - 1) / (n - 1) if n > 1 else plot_w / 2), 1)
+
+    def y(v: float) -> float:
+        return round(TOP + plot_h * (1 - v), 1)
+
+    lines = []
+    for i, c in enumerate(configurations):
+        curve = {int(k): float(v) for k, v in c["pass_hat_k"].items()}
+        points = [(x(k), y(curve[k])) for k in sorted(curve)]
+        lines.append(
+            {
+                "name": c["name"],
+                "colour": COLOURS[i % len(COLOURS)],
+                "dash": "5 3" if c["name"].startswith("single") else "",
+                "points": " ".join(f"{px},{py}" for px, py in points),
+                "dots": [{"x": px, "y": py} for px, py in points],
+                "legend_y": TOP + 8 + 16 * i,
+            }
+        )
+    return {
+        "width": WIDTH,
+        "height": HEIGHT,
+        "x0": LEFT,
+        "x1": LEFT + plot_w,
+        "y0": TOP,
+        "y1": TOP + plot_h,
+        "ticks_x": [{"k": k, "x": x(k)} for k in range(1, n + 1)],
+        "ticks_y": [{"label": f"{v:.2f}", "y": y(v)} for v in (0.0, 0.25, 0.5, 0.75, 1.0)],
+        "label_x": round(LEFT + plot_w / 2, 1),
+        "label_y": HEIGHT - 4,
+        "legend_x": LEFT + plot_w + 14,
+        "lines": lines,
+    }
+
+
+def trials_view(results: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``{"trials", "selection", "rows", "questions", "chart", "ks"}`` or None."""
+    configurations = [c for c in results.get("configurations", []) if "pass_hat_k" in c]
+    if not configurations:
+        return None
+    n = int(results.get("trials") or max(int(c.get("trials") or 1) for c in configurations))
+    ks = list(range(1, n + 1))
+    rows = []
+    for c in configurations:
+        hat, at = c["pass_hat_k"], c.get("pass_at_k", {})
+        rounds = c.get("rounds_over_trials", {})
+        calls = c.get("tool_calls_over_trials", {})
+        rates = c.get("failure_mode_rates", {})
+        rows.append(
+            {
+                "name": c["name"],
+                "pass_hat_k": [_fmt(hat[str(k)]) if str(k) in hat else "–" for k in ks],
+                "pass_at_k": [_fmt(at[str(k)]) if str(k) in at else "–" for k in ks],
+                "rounds": f"{rounds.get('mean', 0):.2f} ± {rounds.get('sd', 0):.2f}",
+                "tool_calls": f"{calls.get('mean', 0):.2f} ± {calls.get('sd', 0):.2f}",
+                "rates": [{"mode": m, "rate": f"{r:.0%}"} for m, r in rates.items()],
+            }
+        )
+    qids: list[str] = []
+    cells: dict[tuple[str, str], str] = {}
+    for c in configurations:
+        for q in c.get("questions", []):
+            if q["question_id"] not in qids:
+                qids.append(q["question_id"])
+            cells[(q["question_id"], c["name"])] = f"{q['passes']}/{q['trials']}"
+    questions = [
+        {"id": qid, "cells": [cells.get((qid, c["name"]), "–") for c in configurations]}
+        for qid in qids
+    ]
+    sel = results.get("selection") or {}
+    return {
+        "trials": n,
+        "ks": ks,
+        "names": [c["name"] for c in configurations],
+        "rows": rows,
+        "questions": questions,
+        "chart": _chart(configurations, n),
+        "stand_in": results.get("provenance", {}).get("provenance") == "stand-in",
+        "selection": {
+            "eval_file": sel.get("eval_file", ""),
+            "configurations": ", ".join(sel.get("configurations", [])),
+            "questions": ", ".join(sel.get("questions", [])),
+            "all_configurations": bool(sel.get("all_configurations", True)),
+            "all_questions": bool(sel.get("all_questions", True)),
+        },
+    }

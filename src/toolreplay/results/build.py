@@ -1,0 +1,131 @@
+"""Building results: episodes and audit into the results models, summaries per configuration,
+provenance, and the atomic write of results.json.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolreplay.cassettes.manifest import Manifest
+from toolreplay.evals import Question
+from toolreplay.files import atomic_write_text
+from toolreplay.judging.failures import FABRICATED_VALUE, classify, mode_counts
+from toolreplay.judging.grounding import Expectation
+from toolreplay.judging.verdicts import Judge
+from toolreplay.results.format import RESULTS_FORMAT, check_results
+from toolreplay.wire.episode import Episode
+
+
+def episode_record(
+    episode: Episode, judge: Judge, measure: Question | str | None = None
+) -> dict[str, Any]:
+    """One episode as a results.json entry, judged by ``judge`` for its question (``measure``:
+    the :class:`~toolreplay.evals.Question`, whose measure, day and places the answer is
+    grounded against; or only a measure name, ``temperature``, ``precipitation``,
+    ``comparison``; None: any value). ``passed`` is False whenever a value is labelled
+    ``fabricated_value``; ``verdict_evidence`` is :meth:`toolreplay.judge.Verdict.to_dict`'s
+    ``evidence``."""
+    verdict = judge.judge_episode(episode, measure)
+    labels = classify(episode, judge, measure)
+    calls = [
+        {"round": rnd.index, "name": r.call.name, "arguments": r.call.parsed_arguments()}
+        for rnd in episode.rounds
+        for r in rnd.results
+    ]
+    return {
+        "configuration": episode.configuration,
+        "question_id": episode.question_id,
+        "question": episode.question,
+        "measure": Expectation.of(measure).measure,
+        "answer": episode.answer,
+        "passed": verdict.passed and not any(f.mode == FABRICATED_VALUE for f in labels),
+        "verdict": verdict.explanation,
+        "verdict_evidence": verdict.to_dict()["evidence"],
+        "rounds": len(episode.rounds),
+        "tool_calls": len(episode.tool_calls),
+        "tool_chain": episode.tool_chain,
+        "calls": calls,
+        "pending_tool_calls": [
+            {"name": c.name, "arguments": c.parsed_arguments()} for c in episode.pending_tool_calls
+        ],
+        "stop_reason": episode.stop_reason,
+        "finish_reason": episode.rounds[-1].reply.finish_reason if episode.rounds else None,
+        "usage": episode.usage.to_dict(),
+        "recorded_wall_time_s": episode.wall_time_s,
+        "failure_modes": [f.to_dict() for f in labels],
+        "transcript": list(episode.transcript),
+    }
+
+
+def summarize(records: Sequence[dict[str, Any]], names: Sequence[str]) -> list[dict[str, Any]]:
+    """Per configuration (in ``names`` order): passed/total, average rounds and tool calls
+    (2 decimals), recorded wall time summed (s), average total tokens, stop-reason counts,
+    failure-mode counts (episodes per mode)."""
+    out = []
+    for name in names:
+        eps = [r for r in records if r["configuration"] == name]
+        n = len(eps) or 1
+        out.append(
+            {
+                "name": name,
+                "passed": sum(1 for r in eps if r["passed"]),
+                "total": len(eps),
+                "avg_rounds": round(sum(r["rounds"] for r in eps) / n, 2),
+                "avg_tool_calls": round(sum(r["tool_calls"] for r in eps) / n, 2),
+                "recorded_wall_time_s": round(sum(r["recorded_wall_time_s"] for r in eps), 3),
+                "avg_tokens": round(sum(r["usage"]["total_tokens"] for r in eps) / n, 1),
+                "stop_reasons": dict(sorted(Counter(r["stop_reason"] for r in eps).items())),
+                "failure_modes": mode_counts([f["mode"] for f in r["failure_modes"]] for r in eps),
+            }
+        )
+    return out
+
+
+def provenance(manifest: Manifest) -> dict[str, Any]:
+    """The manifest's provenance fields, as :class:`Provenance` describes them."""
+    return {
+        "provenance": manifest.provenance,
+        "model": manifest.model,
+        "endpoint_host": manifest.endpoint_host,
+        "recorded_on": manifest.recorded_on,
+        "today": manifest.today,
+        "packages": manifest.packages,
+    }
+
+
+def build_results(
+    manifest: Manifest,
+    episodes: Sequence[Episode],
+    configuration_names: Sequence[str],
+    judge: Judge,
+    measures: Mapping[str, Question | str] | None = None,
+) -> dict[str, Any]:
+    """The results.json document; ``measures`` maps question ids to their question (or only
+    its declared measure) from the eval file, so each answer is judged for what it asks."""
+    m = measures or {}
+    records = [episode_record(e, judge, m.get(e.question_id)) for e in episodes]
+    return {
+        "format": RESULTS_FORMAT,
+        "cassette_set": manifest.cassette_set,
+        "provenance": provenance(manifest),
+        "judge": judge.name,
+        "configurations": summarize(records, configuration_names),
+        "episodes": records,
+    }
+
+
+def write_results(path: Path, results: dict[str, Any]) -> None:
+    """Write ``results`` as ``results.json`` (UTF-8, 2-space indent, key order kept),
+    atomically: a reader or a full disk never leaves a truncated file; the old one stays until
+    the new one is complete.
+
+    Raises :class:`ResultsError` before writing anything when ``results`` does not validate
+    against :class:`Results`; :class:`OSError` when ``path`` cannot be written."""
+    check_results(results)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(results, ensure_ascii=False, indent=2) + "\n")
+

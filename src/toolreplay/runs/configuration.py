@@ -1,0 +1,185 @@
+"""Experiments: configurations (host × toolset × baseline variant) run over an eval's
+questions, replayed from a cassette set or recorded into one.
+
+Configuration names: ``single+oneshot``, ``loop+atomic``...; a baseline variant with one
+heuristic off is ``single+oneshot-no_shi_retry``. The HTTP clients (``httpx.Client`` for the
+model, ``requests.Session`` for Open-Meteo) are made here and passed down.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolreplay.cassettes.manifest import (
+    Manifest,
+    sha256_json,
+)
+from toolreplay.evals import DEFAULT_REPEAT_WINDOW, HEURISTICS, EvalSuite
+from toolreplay.hosts import HOST_NAMES
+from toolreplay.study.weather.toolsets import (
+    TOOLSET_NAMES,
+    Heuristics,
+    all_tool_schemas,
+)
+
+NAME_RE = re.compile(r"^(single|loop)\+(oneshot|atomic)(?:-no_([a-z_]+))?$")
+
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """Host × toolset, optionally with one baseline heuristic ablated (oneshot only)."""
+
+    host: str
+    toolset: str
+    ablated: str | None = None
+    baseline: tuple[str, ...] = HEURISTICS  # heuristics on in the oneshot baseline
+
+    def __post_init__(self) -> None:
+        if self.host not in HOST_NAMES:
+            raise ValueError(f"unknown host {self.host!r}; known: {', '.join(HOST_NAMES)}")
+        if self.toolset not in TOOLSET_NAMES:
+            raise ValueError(f"unknown toolset {self.toolset!r}; known: {', '.join(TOOLSET_NAMES)}")
+        if self.ablated is not None and (
+            self.toolset != "oneshot" or self.ablated not in HEURISTICS
+        ):
+            raise ValueError(f"cannot ablate {self.ablated!r} from {self.toolset}")
+
+    @property
+    def name(self) -> str:
+        base = f"{self.host}+{self.toolset}"
+        return f"{base}-no_{self.ablated}" if self.ablated else base
+
+    @property
+    def heuristics(self) -> Heuristics | None:
+        if self.toolset != "oneshot":
+            return None
+        base = Heuristics(**{name: name in self.baseline for name in HEURISTICS})
+        return base.without(self.ablated) if self.ablated else base
+
+    @classmethod
+    def parse(cls, name: str) -> Configuration:
+        """Inverse of :attr:`name`; :class:`ValueError` naming the accepted forms."""
+        m = NAME_RE.match(name)
+        if not m:
+            raise ValueError(
+                f"bad configuration name {name!r}: use HOST+TOOLSET[-no_HEURISTIC], "
+                "e.g. loop+atomic or single+oneshot-no_shi_retry"
+            )
+        return cls(m.group(1), m.group(2), m.group(3))
+
+
+def study_configurations(suite: EvalSuite) -> list[Configuration]:
+    """The 2×2 in the study's order: toolset-major (oneshot first), single before loop."""
+    spec = suite.experiment
+    return [Configuration(h, t, baseline=spec.baseline) for t in spec.toolsets for h in spec.hosts]
+
+
+def ablation_configurations(suite: EvalSuite) -> list[Configuration]:
+    """The full oneshot baseline with each ablated heuristic, under every host."""
+    spec = suite.experiment
+    if "oneshot" not in spec.toolsets:
+        return []
+    return [Configuration(h, "oneshot", a) for a in spec.ablations for h in spec.hosts]
+
+
+def standin_hints(suite: EvalSuite) -> dict[str, dict[str, Any]]:
+    """The stand-in's per-question hints (the eval file's ``standin:`` blocks), by question
+    id: ``{"ningde": {"narrates_followups": True}, ...}``. They script what the stand-in
+    writes (whether a sentence goes beside a follow-up tool call), so they are part of a set's
+    fingerprint."""
+    return {q.id: {"narrates_followups": q.narrates_followups} for q in suite.questions}
+
+
+def fingerprint(suite: EvalSuite) -> dict[str, Any]:
+    """What a recording depends on besides the model: hashes of the system prompt template
+    and of each toolset's schemas, the settings every arm shares, and the stand-in's hints
+    (``settings["standin_hints"]``, compared for stand-in sets only). Kept in the manifest;
+    a set whose fingerprint differs from today's code and eval file is stale. Settings added
+    later (``repeat_window``, ``tool_choice``) are listed only when they differ from their
+    default, so sets recorded before they existed stay current."""
+    settings: dict[str, Any] = {
+        "temperature": suite.experiment.temperature,
+        "max_rounds": suite.experiment.max_rounds,
+        "token_budget": suite.experiment.token_budget,
+        "baseline_heuristics": list(suite.experiment.baseline),
+        "standin_hints": standin_hints(suite),
+    }
+    if suite.experiment.repeat_window != DEFAULT_REPEAT_WINDOW:
+        settings["repeat_window"] = suite.experiment.repeat_window
+    if suite.experiment.tool_choice != "auto":
+        settings["tool_choice"] = suite.experiment.tool_choice
+    return {
+        "system_prompt_sha256": sha256_json(suite.system_prompt_template),
+        "tool_schemas_sha256": {
+            name: sha256_json(list(schemas)) for name, schemas in all_tool_schemas().items()
+        },
+        "settings": settings,
+    }
+
+
+def stale_parts(manifest: Manifest, suite: EvalSuite) -> list[str]:
+    """What changed since the set was recorded, in words (empty when current)."""
+    now = fingerprint(suite)
+    out = []
+    if manifest.system_prompt_sha256 != now["system_prompt_sha256"]:
+        out.append("system prompt")
+    out += [
+        f"{name} tool schemas"
+        for name, digest in sorted(now["tool_schemas_sha256"].items())
+        if manifest.tool_schemas_sha256.get(name) != digest
+    ]
+    out += [
+        f"setting {key} ({manifest.settings.get(key)!r} → {value!r})"
+        for key, value in now["settings"].items()
+        if key != "standin_hints" and manifest.settings.get(key) != value
+    ]
+    out += [
+        f"setting {key} ({value!r} → default)"
+        for key, value in manifest.settings.items()
+        if key not in now["settings"]
+    ]
+    if manifest.provenance == "stand-in":  # a live model reads no hints
+        was = manifest.settings.get("standin_hints") or {}
+        hints = now["settings"]["standin_hints"]
+        changed = [
+            f"{qid}.{name} ({(was.get(qid) or {}).get(name)!r} → {value!r})"
+            for qid, fields in hints.items()
+            for name, value in fields.items()
+            if (was.get(qid) or {}).get(name) != value
+        ]
+        if changed or set(was) - set(hints):
+            out.append("stand-in hints " + (", ".join(changed) or "(questions removed)"))
+    return out
+
+
+DEFAULT_CASSETTES = Path("cassettes")
+
+
+DEFAULT_EVAL = Path("evals/weather.yaml")
+
+
+def rerecord_command(
+    set_dir: Path, manifest: Manifest, suite: EvalSuite, keys: Iterable[str] = ()
+) -> str:
+    """The command that re-records ``keys`` (episode keys) of the set at ``set_dir``, or the
+    whole set when the set is stale (a partial re-record would mix two recordings)."""
+    parts = ["toolreplay record", f"--model-source {manifest.provenance}"]
+    if set_dir.parent.resolve() != DEFAULT_CASSETTES.resolve():
+        parts.append(f"--cassettes {set_dir.parent}")
+    if Path(suite.path).resolve() != DEFAULT_EVAL.resolve():
+        parts.append(f"--eval {suite.path}")
+    parts.append(f"--set {set_dir.name}")
+    if not stale_parts(manifest, suite):
+        parts += [f"--only {k}" for k in keys]  # --only keeps the set's trials and seed
+    elif manifest.trials > 1:
+        parts.append(f"--trials {manifest.trials}")
+        if manifest.seed:
+            parts.append(f"--seed {manifest.seed}")
+    return " ".join(parts)

@@ -1,0 +1,509 @@
+"""Recording cassette sets: ``--model-source stand-in`` (offline, against the bundled stand-in
+model and Open-Meteo fixture server on loopback) or ``--model-source live`` (a real
+OpenAI-compatible endpoint and the real Open-Meteo API; needs a key).
+
+Recording writes the whole new set into a staging folder beside the set and swaps it in
+atomically only when every episode succeeded (:mod:`toolreplay.files`): a failed or killed
+recording never overwrites good cassettes, and a reader never sees half a set. Re-recording
+chosen episodes (``only``) changes just those cassettes and manifest entries (the rest are
+copied into the staging folder unchanged). One recording of a set at a time (a file lock).
+
+Trials: ``trials=k`` records every configuration × question k times into
+``<set>/<configuration>/<question-id>/trial-<i>.yaml`` (one trial keeps
+``<configuration>/<question-id>.yaml``). Against the stand-in, trial i talks to a stand-in
+started for trial i with the set's ``seed`` (its per-trial variation; trial 1 is the study's
+behaviour); against a live endpoint every trial is the same request and the model's own
+sampling varies.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import httpx
+import requests
+
+from toolreplay.cassettes.errors import CassetteError
+from toolreplay.cassettes.format import LOOPBACK
+from toolreplay.cassettes.manifest import (
+    EpisodeRecord,
+    Manifest,
+    cassette_path,
+    check_set_name,
+    episode_key,
+    manifest_path,
+    read_manifest,
+    redact_url,
+    trial_cassette_path,
+    write_manifest,
+)
+from toolreplay.cassettes.vcr import make_vcr, one_request_at_a_time
+from toolreplay.evals import EvalSuite
+from toolreplay.files import (
+    LockedError,
+    deferred_interrupts,
+    folder_lock,
+    recover_tree,
+    replace_tree,
+    staging_folder,
+)
+from toolreplay.models.base import ModelSettings
+from toolreplay.models.endpoint import KEY_VARIABLES
+from toolreplay.models.openai_chat import OpenAIChatModel
+from toolreplay.runs.configuration import Configuration, Progress, fingerprint
+from toolreplay.runs.episode import run_episode
+from toolreplay.study.weather.openmeteo import FORECAST_URL, GEOCODING_URL, OpenMeteoClient
+
+PACKAGES = ("toolreplay", "openai", "httpx", "requests", "vcrpy")
+
+
+class RecordingError(RuntimeError):
+    """Recording could not start or did not finish; nothing in the set was changed."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where recording goes and what it talks to."""
+
+    provenance: str  # "stand-in" or "live"
+    model: ModelSettings
+    geocoding_url: str
+    forecast_url: str
+    today: str
+    trust_env: bool = True  # proxies etc. from the environment; off for loopback servers
+    keep_errors: bool = False  # keep episodes ending with stop reason error (no retries then)
+    tools_trust_env: bool | None = None  # for the Open-Meteo session; None: as trust_env
+    trial_model_urls: tuple[str, ...] = ()  # model base URL per trial (stand-in), else model's
+
+    def model_for(self, trial: int) -> ModelSettings:
+        """The model settings for ``trial`` (from 1)."""
+        if trial <= len(self.trial_model_urls):
+            return replace(self.model, base_url=self.trial_model_urls[trial - 1])
+        return self.model
+
+
+def package_versions() -> dict[str, str]:
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "unknown"
+    return out
+
+
+def _record_into(
+    folder: Path,
+    suite: EvalSuite,
+    target: Target,
+    episodes: Sequence[tuple[Configuration, str]],
+    progress: Progress | None,
+    trials: int = 1,
+) -> dict[str, EpisodeRecord]:
+    with httpx.Client(timeout=120, trust_env=target.trust_env) as http:
+        return _record_episodes(folder, suite, target, episodes, progress, trials, http)
+
+
+def _record_episodes(
+    folder: Path,
+    suite: EvalSuite,
+    target: Target,
+    episodes: Sequence[tuple[Configuration, str]],
+    progress: Progress | None,
+    trials: int,
+    http: httpx.Client,
+) -> dict[str, EpisodeRecord]:
+    # One httpx client for every episode (vcrpy patches httpx per cassette at the class
+    # level; a client costs ~20-40 ms of TLS set-up). One requests session per episode: vcrpy
+    # binds each urllib3 connection to the cassette it was opened under, so pooled
+    # connections must not outlive their cassette.
+    records: dict[str, EpisodeRecord] = {}
+    recorder = make_vcr("all")
+    runs = [(c, q, t) for c, q in episodes for t in range(1, trials + 1)]
+    for config, question_id, trial in runs:
+        question = suite.question(question_id)
+        key = episode_key(config.name, question_id, trial)
+        if progress:
+            progress(key)
+        if trials == 1:
+            path = cassette_path(folder, config.name, question_id)
+        else:
+            path = trial_cassette_path(folder, config.name, question_id, trial)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with requests.Session() as session:
+            session.trust_env = (
+                target.trust_env if target.tools_trust_env is None else target.tools_trust_env
+            )
+            model = OpenAIChatModel(
+                target.model_for(trial),
+                http,
+                # A kept error must replay as recorded: retries would add interactions that a
+                # replay (which never retries) leaves unplayed.
+                max_retries=0 if target.keep_errors else 2,
+                tool_choice=suite.experiment.tool_choice,
+            )
+            client = OpenMeteoClient(session, target.geocoding_url, target.forecast_url)
+            with (
+                recorder.use_cassette(str(path)) as cassette,
+                one_request_at_a_time(cassette),
+            ):
+                started = time.perf_counter()
+                episode = run_episode(
+                    suite, config, question, model=model, open_meteo=client, today=target.today
+                )
+                seconds = round(time.perf_counter() - started, 3)
+        if episode.stop_reason == "error" and not target.keep_errors:
+            raise RecordingError(
+                f"episode {key} failed: {episode.error} (to keep such episodes as a result, "
+                "record --model-source live with --keep-errors)"
+            )
+        records[key] = EpisodeRecord(
+            cassette=str(path.relative_to(folder)),
+            cassette_sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
+            wall_time_s=seconds,
+            prompt_tokens=episode.usage.prompt_tokens,
+            completion_tokens=episode.usage.completion_tokens,
+            rounds=len(episode.rounds),
+        )
+    return records
+
+
+#: Keys shorter than this are not searched for in what was written (a short test key such as
+#: ``k`` would match ordinary text); real keys are far longer.
+MIN_SCANNED_KEY = 8
+
+
+def _check_no_secret(folder: Path, target: Target) -> None:
+    """Refuse to keep a recording whose files hold the live key (an endpoint that echoes it
+    in a body, say). Headers and credential query parameters are filtered before writing;
+    this is the last check, over every byte written."""
+    key = target.model.api_key
+    if target.provenance != "live" or not key or len(key) < MIN_SCANNED_KEY:
+        return
+    needle = key.encode("utf-8")
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and needle in path.read_bytes():
+            raise RecordingError(
+                f"the API key appears in {path.relative_to(folder)} (the endpoint echoed it "
+                "in a response?); the recording was discarded and nothing was written"
+            )
+
+
+def check_provenance(set_dir: Path, target: Target) -> None:
+    """:class:`RecordingError` unless recording ``target`` into ``set_dir`` keeps its
+    provenance: the folder is absent or empty, or its manifest names the same provenance,
+    model and endpoint host. Called before any request; ``--force`` skips it."""
+    if not set_dir.exists() or (set_dir.is_dir() and not any(set_dir.iterdir())):
+        return
+    host = redact_url(target.model.base_url)[1]
+    new = f"{target.provenance} (model {target.model.model} at {host})"
+    try:
+        old = read_manifest(set_dir)
+    except CassetteError as exc:
+        raise RecordingError(
+            f"{set_dir} exists but is not a cassette set this recording can replace ({exc}); "
+            "pass --force to replace it, or record into another --set. Nothing was changed."
+        ) from None
+    if (old.provenance, old.model, old.endpoint_host) != (
+        target.provenance, target.model.model, host,
+    ):  # fmt: skip
+        raise RecordingError(
+            f"{set_dir} holds a {old.provenance} recording (model {old.model} at "
+            f"{old.endpoint_host}, recorded on {old.recorded_on}); this one would be {new}. "
+            "Pass --force to replace it, or record into another --set. Nothing was changed."
+        )
+
+
+def record_set(
+    set_dir: Path,
+    suite: EvalSuite,
+    configs: Sequence[Configuration],
+    target: Target,
+    *,
+    only: Sequence[str] = (),
+    progress: Progress | None = None,
+    force: bool = False,
+    notify: Callable[[str], None] | None = None,
+    trials: int = 1,
+    seed: int = 0,
+) -> Manifest:
+    """Record ``configs`` × the suite's questions, ``trials`` times each, into ``set_dir`` (or
+    only the episode keys ``only``, e.g. ``loop+atomic/ningde``, every trial of each, into an
+    existing set with the same ``trials`` and ``seed``). Returns the new manifest.
+
+    Raises :class:`RecordingError` when an episode fails, an ``only`` key is unknown, or
+    ``set_dir`` holds a set of another provenance (stand-in or live, model, endpoint host) or
+    something that is not a readable set, unless ``force``; the set on disk is then
+    untouched. Holds the set's lock (:func:`~toolreplay.files.folder_lock`) throughout and
+    fails fast when another recording holds it; first cleans up after a killed run
+    (:func:`~toolreplay.files.recover_tree`), passing what it did to ``notify``. The new set
+    replaces the old one atomically (:func:`~toolreplay.files.replace_tree`); Ctrl-C or
+    SIGTERM raises :class:`RecordingInterrupted` saying whether the set was replaced."""
+    if trials < 1:
+        raise RecordingError(f"--trials must be at least 1, not {trials}")
+    try:
+        check_set_name(set_dir.name)
+    except ValueError as exc:
+        raise RecordingError(str(exc)) from None
+    wanted = [(c, q.id) for c in configs for q in suite.questions]
+    if only:
+        only = list(dict.fromkeys(only))  # a key given twice is recorded once
+        known = {episode_key(c.name, q): (c, q) for c, q in wanted}
+        unknown = [k for k in only if k not in known]
+        if unknown:
+            raise RecordingError(
+                f"unknown episode(s): {', '.join(unknown)}; episodes look like "
+                f"CONFIGURATION/QUESTION-ID, e.g. {next(iter(known))}"
+            )
+        wanted = [known[k] for k in only]
+        if not manifest_path(set_dir).exists():
+            raise RecordingError(f"--only needs an existing set; {set_dir} has no manifest")
+    model_url, host = redact_url(target.model.base_url)
+    header: dict[str, Any] = {
+        "provenance": target.provenance,
+        "today": target.today,
+        "model": target.model.model,
+        "model_base_url": model_url,
+        "trials": trials,
+        "seed": seed,
+        **fingerprint(suite),
+    }
+    try:
+        set_dir.parent.mkdir(parents=True, exist_ok=True)
+        with folder_lock(set_dir, what="recording"):  # fails fast: one recording of a set
+            for note in recover_tree(set_dir):
+                if notify:
+                    notify(note)
+            if not only and not force:
+                check_provenance(set_dir, target)
+            previous = read_manifest(set_dir) if only else None
+            if previous is not None:
+                # Checked before recording: a refused partial re-record costs no model calls.
+                mixed = [k for k, value in header.items() if getattr(previous, k) != value]
+                if mixed:
+                    raise RecordingError(
+                        f"{set_dir} was recorded with a different {', '.join(mixed)} "
+                        "(eval settings, prompt, tools, model, date or trials); re-recording only "
+                        "part of it would mix two recordings in one set. Re-record the whole set "
+                        "instead (drop --only); nothing was changed."
+                    )
+            return _record_and_commit(
+                set_dir, suite, target, wanted, previous, header, host, progress, trials
+            )
+    except (CassetteError, LockedError) as exc:
+        raise RecordingError(str(exc)) from None
+    except OSError as exc:
+        raise RecordingError(
+            f"recording into {set_dir} failed: {exc.strerror or exc}"
+            + (f" ({exc.filename})" if exc.filename else "")
+            + "; the set was not replaced"
+        ) from None
+
+
+class RecordingInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM during a recording; ``str()`` says whether the set was replaced."""
+
+
+def _record_and_commit(
+    set_dir: Path,
+    suite: EvalSuite,
+    target: Target,
+    wanted: Sequence[tuple[Configuration, str]],
+    previous: Manifest | None,
+    header: dict[str, Any],
+    host: str,
+    progress: Progress | None,
+    trials: int = 1,
+) -> Manifest:
+    """Record into a staging folder holding the whole new set (for a partial re-record, the
+    untouched cassettes are copied in first), then swap it in with :func:`replace_tree`."""
+    staging = staging_folder(set_dir)
+    committed = False
+    try:
+        if previous is not None:
+            redo = {
+                cassette_path(set_dir, c.name, q)
+                if trials == 1
+                else trial_cassette_path(set_dir, c.name, q, t)
+                for c, q in wanted
+                for t in range(1, trials + 1)
+            }
+            redo.add(manifest_path(set_dir))
+            for path in sorted(set_dir.rglob("*")):
+                if path in redo or not path.is_file():
+                    continue
+                dest = staging / path.relative_to(set_dir)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, dest)  # keeps the file's mtime
+        records = _record_into(staging, suite, target, wanted, progress, trials)
+        _check_no_secret(staging, target)
+        manifest = Manifest(
+            cassette_set=set_dir.name,
+            endpoint_host=host,
+            geocoding_url=redact_url(target.geocoding_url)[0],
+            forecast_url=redact_url(target.forecast_url)[0],
+            recorded_on=dt.date.today().isoformat(),
+            eval_file=Path(suite.path).as_posix(),
+            packages=package_versions(),
+            episodes={**(previous.episodes if previous else {}), **records},
+            **header,
+        )
+        write_manifest(staging, manifest)
+        try:
+            with deferred_interrupts():  # the swap completes, or never starts
+                replace_tree(staging, set_dir)
+                committed = True
+        except KeyboardInterrupt:
+            if committed:
+                raise RecordingInterrupted(
+                    f"interrupted after the new recording replaced {set_dir}; "
+                    "the set is complete"
+                ) from None
+            raise
+        return manifest
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, RecordingInterrupted):
+            raise
+        raise RecordingInterrupted(f"interrupted; {set_dir} is unchanged") from None
+    finally:
+        if not committed:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def trials_and_seed(
+    set_dir: Path, only: Sequence[str], trials: int | None, seed: int | None
+) -> tuple[int, int]:
+    """The trials and seed to record with: as given; for a partial re-record (``only``) the
+    existing set's unless given; otherwise 1 trial, seed 0."""
+    if only and manifest_path(set_dir).exists():
+        try:
+            previous = read_manifest(set_dir)
+        except CassetteError as exc:
+            raise RecordingError(str(exc)) from None
+        return (trials or previous.trials, previous.seed if seed is None else seed)
+    return (trials or 1, seed or 0)
+
+
+def record_stand_in(
+    set_dir: Path,
+    suite: EvalSuite,
+    configs: Sequence[Configuration],
+    *,
+    only: Sequence[str] = (),
+    progress: Progress | None = None,
+    force: bool = False,
+    notify: Callable[[str], None] | None = None,
+    trials: int | None = None,
+    seed: int | None = None,
+) -> Manifest:
+    """Record against the stand-in model and the Open-Meteo fixture server (both on
+    loopback, started and stopped here). The prompt date is the fixtures' ``today``.
+    One stand-in per trial is started, with the set's ``seed`` (see
+    :func:`trials_and_seed` for the defaults)."""
+    from toolreplay.doubles.open_meteo import load_fixtures, open_meteo_fixture_server
+    from toolreplay.doubles.standin import STANDIN_MODEL, standin_server
+
+    n, s = trials_and_seed(set_dir, only, trials, seed)
+    if n < 1:
+        raise RecordingError(f"--trials must be at least 1, not {n}")
+    with ExitStack() as stack:
+        urls = tuple(
+            stack.enter_context(standin_server(suite, seed=s, trial=t)) for t in range(1, n + 1)
+        )
+        om_url = stack.enter_context(open_meteo_fixture_server())
+        target = Target(
+            provenance="stand-in",
+            model=ModelSettings(
+                base_url=urls[0],
+                model=STANDIN_MODEL,
+                api_key="stand-in",
+                temperature=suite.experiment.temperature,
+            ),
+            geocoding_url=f"{om_url}/v1/search",
+            forecast_url=f"{om_url}/v1/forecast",
+            today=str(load_fixtures()["today"]),
+            trust_env=False,
+            trial_model_urls=urls,
+        )
+        return record_set(
+            set_dir, suite, configs, target, only=only, progress=progress, force=force,
+            notify=notify, trials=n, seed=s,
+        )  # fmt: skip
+
+
+def record_live(
+    set_dir: Path,
+    suite: EvalSuite,
+    configs: Sequence[Configuration],
+    settings: ModelSettings,
+    *,
+    geocoding_url: str = GEOCODING_URL,
+    forecast_url: str = FORECAST_URL,
+    open_meteo_fixture: bool = False,
+    keep_errors: bool = False,
+    only: Sequence[str] = (),
+    progress: Progress | None = None,
+    force: bool = False,
+    notify: Callable[[str], None] | None = None,
+    trials: int | None = None,
+) -> Manifest:
+    """Record against a real endpoint (``settings``) and Open-Meteo (the public API unless
+    ``geocoding_url``/``forecast_url`` say otherwise). The prompt date is today in
+    Asia/Shanghai. :class:`RecordingError` when no key is set.
+
+    With ``open_meteo_fixture`` the tools talk to the bundled Open-Meteo fixture server on
+    loopback instead (started and stopped here), so only the model is live: fixed tool data,
+    and the prompt date is the fixtures' ``today`` so "today" matches the data.
+    With ``keep_errors`` an episode that ends with stop reason ``error`` (a server's real
+    failure) is kept in the set instead of failing the recording; requests are then not
+    retried, so the cassette replays as recorded."""
+    if not settings.api_key and redact_url(settings.base_url)[1] not in LOOPBACK:
+        raise RecordingError(
+            "live recording needs an API key: set "
+            + " or ".join(KEY_VARIABLES)
+            + " (the key is sent to the endpoint only; it is never written to a cassette)."
+            " To record offline instead, use"
+            " `toolreplay record --model-source stand-in --set NAME`."
+        )
+    settings = ModelSettings(settings.base_url, settings.model, settings.api_key,
+                             suite.experiment.temperature)  # fmt: skip
+    from toolreplay.doubles.open_meteo import load_fixtures, open_meteo_fixture_server
+
+    n, _ = trials_and_seed(set_dir, only, trials, None)
+    if open_meteo_fixture:
+        with open_meteo_fixture_server() as om_url:
+            target = Target(
+                provenance="live",
+                model=settings,
+                geocoding_url=f"{om_url}/v1/search",
+                forecast_url=f"{om_url}/v1/forecast",
+                today=str(load_fixtures()["today"]),
+                tools_trust_env=False,
+                keep_errors=keep_errors,
+            )
+            return record_set(
+                set_dir, suite, configs, target, only=only, progress=progress, force=force,
+                notify=notify, trials=n,
+            )  # fmt: skip
+    target = Target(
+        provenance="live",
+        model=settings,
+        geocoding_url=geocoding_url,
+        forecast_url=forecast_url,
+        today=dt.datetime.now(ZoneInfo("Asia/Shanghai")).date().isoformat(),
+        keep_errors=keep_errors,
+    )
+    return record_set(
+        set_dir, suite, configs, target, only=only, progress=progress, force=force,
+        notify=notify, trials=n,
+    )  # fmt: skip

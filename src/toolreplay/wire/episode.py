@@ -1,0 +1,167 @@
+"""Episode data: what one question under one configuration produced.
+
+All frozen dataclasses; ``to_dict`` gives the JSON shapes used in ``reports/results.json``.
+Messages are kept as the OpenAI chat format dicts the model saw
+(``{"role": ..., "content": ..., "tool_calls": [...]}``, ``{"role": "tool", ...}``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+Message = dict[str, Any]
+
+
+STOP_REASONS = (
+    "converged", "repeated", "max_rounds", "budget", "truncated", "filtered", "error",
+)  # fmt: skip
+
+
+#: ``finish_reason`` values that end an episode, and the stop reason each gives.
+FINISH_STOP_REASONS = {"length": "truncated", "content_filter": "filtered"}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """``tool_calls[i]`` of an assistant message. ``arguments`` is the JSON *string* as sent."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def parsed_arguments(self) -> Any:
+        """``arguments`` parsed as JSON, or the raw string when it is not valid JSON."""
+        try:
+            return json.loads(self.arguments)
+        except ValueError:
+            return self.arguments
+
+    def signature(self) -> str:
+        """``name(args)`` with arguments canonicalised (sorted keys), for repeat detection."""
+        args = self.parsed_arguments()
+        canon = (
+            json.dumps(args, sort_keys=True, ensure_ascii=False)
+            if not isinstance(args, str)
+            else args
+        )
+        return f"{self.name}({canon})"
+
+    def to_message(self) -> dict[str, Any]:
+        """The OpenAI wire shape of this tool call."""
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage as reported by the model API (``usage.prompt_tokens`` etc.)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """One assistant reply: ``content`` (None when the model wrote no text), its tool calls,
+    the API's ``finish_reason``, token usage, and ``refusal`` (the model's refusal text, None
+    unless it refused)."""
+
+    content: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str = "stop"
+    usage: Usage = field(default_factory=Usage)
+    refusal: str | None = None
+
+    def to_message(self) -> Message:
+        """The assistant message to append to the conversation (``refusal`` only when set)."""
+        msg: Message = {"role": "assistant", "content": self.content}
+        if self.refusal is not None:
+            msg["refusal"] = self.refusal
+        if self.tool_calls:
+            msg["tool_calls"] = [tc.to_message() for tc in self.tool_calls]
+        return msg
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool's answer to one call: ``content`` is the JSON text put in the tool message;
+    ``error`` holds the error text when the tool failed (the content then says so too)."""
+
+    call: ToolCall
+    content: str
+    error: str | None = None
+
+    def to_message(self) -> Message:
+        return {"role": "tool", "tool_call_id": self.call.id, "content": self.content}
+
+
+@dataclass(frozen=True)
+class Round:
+    """One model request and what followed: whether tools were offered, the reply, and the
+    results of the tool calls the host executed (empty when it executed none)."""
+
+    index: int
+    tools_offered: bool
+    reply: ModelReply
+    results: tuple[ToolResult, ...] = ()
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One question under one configuration.
+
+    ``transcript`` is every message in order (system, user, assistant, tool...), including the
+    final assistant reply. ``answer`` is what the host returned to the user. ``wall_time_s`` is
+    seconds spent (live or recorded, as the caller sets it).
+    """
+
+    configuration: str
+    question_id: str
+    question: str
+    transcript: tuple[Message, ...]
+    rounds: tuple[Round, ...]
+    stop_reason: str
+    answer: str
+    usage: Usage
+    wall_time_s: float = 0.0
+    error: str | None = None
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """Every tool call the host executed, in order."""
+        return tuple(r.call for rnd in self.rounds for r in rnd.results)
+
+    @property
+    def tool_chain(self) -> list[str]:
+        """Names of the executed tool calls, in order (e.g. ``["geocode_city", ...]``)."""
+        return [c.name for c in self.tool_calls]
+
+    @property
+    def pending_tool_calls(self) -> tuple[ToolCall, ...]:
+        """Tool calls in the last reply that the host never executed."""
+        if not self.rounds:
+            return ()
+        last = self.rounds[-1]
+        return () if last.results else last.reply.tool_calls

@@ -1,0 +1,189 @@
+"""Chat Completions replies: one parse at the boundary (raw body + pydantic) into a
+:class:`~toolreplay.wire.episode.ModelReply`, with the fault named when the body is not a reply.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from toolreplay.wire.episode import ModelReply, ToolCall, Usage
+
+
+class ModelReplyError(RuntimeError):
+    """The model endpoint answered with something that is not a usable chat completion
+    (an HTTP error status, a body that is not JSON, no choice, no message...).
+
+    ``endpoint`` is the request URL, ``status`` the HTTP status (None when no response
+    arrived), ``problem`` what was wrong, in words. ``str()`` names all three. The hosts end
+    the episode with stop reason ``error`` and keep this text as the episode's ``error``."""
+
+    def __init__(self, endpoint: str, status: int | None, problem: str) -> None:
+        where = f"{endpoint}: HTTP {status}" if status is not None else endpoint
+        super().__init__(f"{where}: {problem}")
+        self.endpoint = endpoint
+        self.status = status
+        self.problem = problem
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class _WireFunction(_Wire):
+    name: str | None = None
+    arguments: Any = None
+
+
+class _WireToolCall(_Wire):
+    id: str | None = None
+    type: str | None = None
+    function: _WireFunction | None = None
+
+
+class _WireMessage(_Wire):
+    content: str | list[Any] | None = None
+    refusal: str | None = None
+    tool_calls: list[_WireToolCall] | None = None
+    function_call: _WireFunction | None = None  # legacy field, still sent by some servers
+
+
+class _WireChoice(_Wire):
+    message: _WireMessage
+    finish_reason: str | None = None
+
+
+class _WireUsage(_Wire):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class _WireReply(_Wire):
+    choices: list[_WireChoice] = Field(min_length=1)
+    usage: _WireUsage | None = None
+
+
+def _snippet(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
+
+
+def _arguments_text(arguments: Any) -> str:
+    """``function.arguments`` as the JSON string the protocol specifies. A string is kept as
+    sent; an object, list or number (some servers send parsed JSON) is serialised; null is
+    ``""``."""
+    if arguments is None:
+        return ""
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def _content_text(content: str | list[Any] | None) -> tuple[str | None, str | None]:
+    """``(text, refusal)`` from ``message.content``: a string as is; a list of content parts
+    joined (``text`` parts, bare strings); ``refusal`` parts collected apart."""
+    if content is None or isinstance(content, str):
+        return content, None
+    texts: list[str] = []
+    refusals: list[str] = []
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict):
+            if isinstance(part.get("refusal"), str):
+                refusals.append(part["refusal"])
+            elif isinstance(part.get("text"), str):
+                texts.append(part["text"])
+    return ("".join(texts) if texts else None), ("".join(refusals) if refusals else None)
+
+
+def _describe_unparsable(response: httpx.Response) -> str:
+    ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    text = response.content.decode("utf-8", errors="replace")
+    if not text.strip():
+        return "the body is empty, not a JSON chat completion"
+    if ctype == "text/event-stream" or text.lstrip().startswith(("data:", "event:")):
+        return (
+            "the body is an event stream (text/event-stream), not a JSON chat completion "
+            f"(a streamed reply to a request that did not ask for one): {_snippet(text)}"
+        )
+    if ctype == "text/html" or text.lstrip()[:15].lower().startswith(("<!doctype", "<html")):
+        return f"the body is HTML, not a JSON chat completion: {_snippet(text)}"
+    if ctype.endswith("json"):
+        try:
+            json.loads(text)
+        except ValueError as exc:
+            return f"the body is not valid JSON ({exc}): {_snippet(text)}"
+    return (
+        f"the body is not JSON ({ctype or 'no content-type'}), not a chat completion: "
+        f"{_snippet(text)}"
+    )
+
+
+def _describe_invalid(body: Any, exc: ValidationError) -> str:
+    if not isinstance(body, dict):
+        return f"the JSON body is {type(body).__name__}, not a chat-completion object"
+    if "choices" not in body and "error" in body:
+        return f"no 'choices'; the body reports an error: {_snippet(json.dumps(body['error']))}"
+    choices = body.get("choices")
+    if choices is None:
+        return "'choices' is missing or null: the reply holds no answer"
+    if isinstance(choices, list) and not choices:
+        return "'choices' is an empty list: the reply holds no answer"
+    err = exc.errors()[0]
+    where = ".".join(str(x) for x in err["loc"])
+    if err["type"] in ("model_type", "dict_type") and where.endswith("message"):
+        shown = json.dumps(err["input"], ensure_ascii=False, default=str)[:80]
+        return f"{where} is {shown}, not a message object"
+    return f"{where}: {err['msg']} (got {_snippet(json.dumps(err['input'], default=str))})"
+
+
+def parse_chat_reply(response: httpx.Response) -> ModelReply:
+    """Normalise one chat-completions HTTP response into a :class:`ModelReply`.
+
+    The one place where wire shapes are accepted or refused:
+
+    - ``function.arguments`` given as an object, list or number is serialised to the JSON
+      string the protocol specifies (the tool's schema then judges it); a missing id stays
+      ``""`` for the host to fill; a legacy ``function_call`` counts as a tool call only when
+      there is no ``tool_calls``;
+    - ``content`` given as a list of content parts is joined to text; ``refusal`` (the field
+      or a ``refusal`` part) is kept in :attr:`ModelReply.refusal`;
+    - ``finish_reason`` is kept as sent (``"stop"`` when absent).
+
+    Raises :class:`ModelReplyError` (endpoint, HTTP status, what was wrong) for an error status,
+    a body that is not JSON (HTML, plain text, an event stream, broken JSON), ``choices``
+    empty or null, or a choice whose ``message`` is null or not an object."""
+    endpoint = str(response.request.url.copy_with(query=None)) if response.request else "?"
+    status = response.status_code
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        raise ModelReplyError(endpoint, status, _describe_unparsable(response)) from None
+    try:
+        wire = _WireReply.model_validate(body)
+    except ValidationError as exc:
+        raise ModelReplyError(endpoint, status, _describe_invalid(body, exc)) from None
+    choice = wire.choices[0]
+    msg = choice.message
+    text, part_refusal = _content_text(msg.content)
+    refusal = msg.refusal if msg.refusal else part_refusal
+    wire_calls = msg.tool_calls or []
+    if not wire_calls and msg.function_call is not None and msg.function_call.name:
+        wire_calls = [_WireToolCall(id=None, type="function", function=msg.function_call)]
+    calls = tuple(
+        ToolCall(tc.id or "", tc.function.name or "", _arguments_text(tc.function.arguments))
+        for tc in wire_calls
+        if tc.function is not None and (tc.type in (None, "function"))
+    )
+    usage = wire.usage or _WireUsage()
+    return ModelReply(
+        text,
+        calls,
+        choice.finish_reason or "stop",
+        Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0),
+        refusal=refusal,
+    )
