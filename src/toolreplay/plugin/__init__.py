@@ -1,0 +1,3 @@
+"""The pytest plugin: toolreplay's cassettes, matching and unplayed check for ``@pytest.mark.vcr``
+tests.
+"""

@@ -1,0 +1,3 @@
+"""Results: the results.json format (pydantic models, schema, load and check), building it from
+episodes (build), and metrics (pass@k, pass^k).
+"""

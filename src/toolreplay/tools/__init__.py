@@ -1,0 +1,3 @@
+"""Tools: toolsets (schemas + functions, validated arguments, faults as tool messages) and tools
+from plain Python callables.
+"""
