@@ -13,12 +13,16 @@ from typing import Any
 import jsonschema
 import requests
 
-from toolreplay.study.weather.openmeteo import OpenMeteoError
 from toolreplay.wire.episode import ToolCall, ToolResult
 
 
 class ToolError(Exception):
-    """A tool call could not be executed; the message goes back to the model."""
+    """A tool call could not be executed; the message goes back to the model, with
+    ``reason`` (e.g. the API's own words) beside it when given."""
+
+    def __init__(self, message: str, *, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 ToolFunction = Callable[..., dict[str, Any]]
@@ -40,14 +44,15 @@ def _tool_error(text: str, reason: str = "") -> dict[str, Any]:
     return err
 
 
-def _describe_fault(exc: Exception) -> tuple[str, str]:
-    """``(error text, reason)`` for the tool message of a failed call; never a bare ``None``."""
+def _describe_fault(exc: Exception, service: str) -> tuple[str, str]:
+    """``(error text, reason)`` for the tool message of a failed call; never a bare ``None``.
+    ``service`` names what the tools call (``Open-Meteo``) in timeout and network errors."""
     if isinstance(exc, requests.Timeout):
-        return f"Open-Meteo did not answer in time ({type(exc).__name__}); try again later", ""
+        return f"{service} did not answer in time ({type(exc).__name__}); try again later", ""
     if isinstance(exc, requests.RequestException):
-        return f"Open-Meteo unreachable: {type(exc).__name__}", ""
-    if isinstance(exc, (ToolError, OpenMeteoError)):
-        return str(exc), getattr(exc, "reason", "") or ""
+        return f"{service} unreachable: {type(exc).__name__}", ""
+    if isinstance(exc, ToolError):
+        return str(exc), exc.reason or ""
     detail = str(exc)
     return f"the tool failed: {type(exc).__name__}{': ' + detail if detail else ''}", ""
 
@@ -74,6 +79,8 @@ class Toolset:
     name: str
     schemas: tuple[dict[str, Any], ...]
     functions: Mapping[str, ToolFunction]
+    #: What the tools call, named in timeout and network errors the model reads.
+    service: str = "the tool's service"
     validators: Mapping[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -89,7 +96,7 @@ class Toolset:
 
         Arguments are parsed from the JSON string and validated against the tool's schema;
         unknown tools (the message lists the offered ones), invalid JSON, schema violations
-        (the validator's message and where), Open-Meteo errors (with the API's ``reason``),
+        (the validator's message and where), a :class:`ToolError` (with its ``reason``),
         timeouts and network failures, and any exception a tool raises become an error result
         ``{"error": ..., "reason"?: ...}`` the model reads. Only a replay cassette miss
         propagates (it is the harness's failure, not the tool's)."""
@@ -99,7 +106,7 @@ class Toolset:
         except Exception as exc:
             if is_cassette_miss(exc):
                 raise
-            text, reason = _describe_fault(exc)
+            text, reason = _describe_fault(exc, self.service)
             err = _tool_error(text, reason)
             return ToolResult(call, json.dumps(err, ensure_ascii=False), error=text)
 

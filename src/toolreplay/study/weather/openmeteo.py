@@ -18,10 +18,11 @@ from typing import Any
 
 import requests
 
-GEOCODING_URL = "https://geocoding-api.open-meteo.com/v1/search"
+from toolreplay.study.weather.study import TOOL_URLS
+from toolreplay.tools.toolset import ToolError
 
-
-FORECAST_URL = "https://api.open-meteo.com/v1/forecast"
+GEOCODING_URL = TOOL_URLS["geocoding_url"]
+FORECAST_URL = TOOL_URLS["forecast_url"]
 
 
 #: ``current=`` variables requested by every forecast call (units in ``current_units``).
@@ -38,13 +39,13 @@ DAILY_VARIABLES = (
 )
 
 
-class OpenMeteoError(RuntimeError):
-    """An Open-Meteo call failed. ``status`` is the HTTP status, ``reason`` the API's text."""
+class OpenMeteoError(ToolError):
+    """An Open-Meteo call failed. ``status`` is the HTTP status, ``reason`` the API's text
+    (the toolsets send both to the model as a tool message)."""
 
     def __init__(self, message: str, *, status: int | None = None, reason: str = "") -> None:
-        super().__init__(message)
+        super().__init__(message, reason=reason)
         self.status = status
-        self.reason = reason
 
 
 class NoMatch(OpenMeteoError):

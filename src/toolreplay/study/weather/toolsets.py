@@ -22,6 +22,9 @@ from typing import Any
 from toolreplay.study.weather.openmeteo import NoMatch, OpenMeteoClient
 from toolreplay.tools.toolset import ToolError, Toolset
 
+#: What the tools call, as tool error messages name it.
+SERVICE = "Open-Meteo"
+
 #: GeoNames feature codes of administrative seats, capital first.
 ADMIN_SEAT_CODES = ("PPLC", "PPLA", "PPLA2", "PPLA3", "PPLA4")
 
@@ -290,7 +293,9 @@ def oneshot_toolset(client: OpenMeteoClient, heuristics: Heuristics | None = Non
         body = client.forecast(chosen["latitude"], chosen["longitude"])
         return {"place": describe_place(chosen), **summarize_forecast(body)}
 
-    return Toolset("oneshot", (GET_WEATHER_SCHEMA,), {"get_weather": get_weather})
+    return Toolset(
+        "oneshot", (GET_WEATHER_SCHEMA,), {"get_weather": get_weather}, service=SERVICE
+    )
 
 
 def atomic_toolset(client: OpenMeteoClient) -> Toolset:
@@ -313,6 +318,7 @@ def atomic_toolset(client: OpenMeteoClient) -> Toolset:
         "atomic",
         (GEOCODE_CITY_SCHEMA, GET_WEATHER_BY_COORDS_SCHEMA),
         {"geocode_city": geocode_city, "get_weather_by_coords": get_weather_by_coords},
+        service=SERVICE,
     )
 
 

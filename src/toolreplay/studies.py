@@ -1,0 +1,143 @@
+"""Studies: what a domain supplies to the engine, and how the engine finds it.
+
+The engine (hosts, cassettes, runs, judging, audit, results, report) knows nothing about any
+domain. A *study* is the domain's half: its toolsets and the client they call, the endpoints
+it records, the baseline heuristics a configuration may ablate, the vocabulary the judge reads
+answers with (measures, units, field names, day and comparison words) and the audit's check of
+the baseline. The weather study (``toolreplay.study.weather``) is one; a team's own is another.
+
+A study is found by name:
+
+- registered in-process with :func:`register_study` (tests, notebooks, a conftest); or
+- declared by an installed package as an entry point in the group ``toolreplay.studies``
+  (``weather = "toolreplay.study.weather:STUDY"`` in toolreplay's own ``pyproject.toml``),
+  imported the first time it is asked for.
+
+An eval file may name its study (``study: weather``); when it names none and exactly one study
+is installed, that one is used. :func:`load_study` raises :class:`StudyError` naming the
+installed studies otherwise.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import requests
+
+    from toolreplay.tools.toolset import Toolset
+
+ENTRY_POINT_GROUP = "toolreplay.studies"
+
+
+class StudyError(LookupError):
+    """No study of that name, or several installed and none named."""
+
+
+class BaselineAudit(Protocol):
+    """The audit's domain half: what the recorded tool traffic shows of the baseline's
+    heuristics. Both functions read cassettes only (nothing is replayed)."""
+
+    def check_baseline(
+        self, set_dir: Path, suite: Any, manifest: Any, oneshot: Any, ablated: Any
+    ) -> Any:
+        """The ``baseline_heuristics`` check (a :class:`toolreplay.audit.tables.Check`)."""
+
+    def exercised_heuristics(self, path: Path) -> Mapping[str, list[tuple[str, bool]]]:
+        """Heuristic name → ``(evidence, decided)`` for each time it acted in the episode
+        recorded at ``path`` (``decided``: it changed the place chosen)."""
+
+
+#: ``make_toolset(name, tool_client, heuristics)``: the toolset called ``name`` over the
+#: study's tool client, with the baseline heuristics switched on (a tuple of names; None for a
+#: toolset that has none). Raises :class:`ValueError` for an unknown name.
+ToolsetFactory = Callable[[str, Any, "tuple[str, ...] | None"], "Toolset"]
+
+
+@dataclass(frozen=True)
+class Study:
+    """What a domain supplies to the engine (see the module docstring).
+
+    - ``toolsets``: toolset names in the study's order (the report's column order);
+      ``toolset_labels`` how the report names each (``get_weather(city)``).
+    - ``make_toolset``: :data:`ToolsetFactory`; ``tool_schemas()`` every toolset's schemas
+      by name (hashed into a cassette set's manifest to tell a stale set).
+    - ``tool_client(session, urls)``: the client the toolsets call, over a
+      ``requests.Session`` the engine passes in (live, fixture server or replay), at the
+      endpoints ``urls`` (manifest key → URL, e.g. ``{"geocoding_url": ..., ...}``);
+      ``tool_urls`` the live defaults. A manifest stores exactly these keys.
+    - ``baseline_toolset`` and ``heuristics``: the toolset whose named heuristic switches a
+      configuration may ablate (``single+oneshot-no_shi_retry``), and those names.
+    - ``vocabulary``: what the judge reads answers with (measures, units, fields, words).
+    - ``baseline_audit``: the audit's :class:`BaselineAudit`, or None (the check then says
+      the study declares no baseline heuristics).
+    """
+
+    name: str
+    toolsets: tuple[str, ...]
+    make_toolset: ToolsetFactory
+    tool_schemas: Callable[[], Mapping[str, tuple[dict[str, Any], ...]]]
+    tool_client: Callable[[requests.Session, Mapping[str, str]], Any]
+    tool_urls: Mapping[str, str]
+    toolset_labels: Mapping[str, str] = field(default_factory=dict)
+    baseline_toolset: str | None = None
+    heuristics: tuple[str, ...] = ()
+    vocabulary: Any = None
+    baseline_audit: BaselineAudit | None = None
+
+
+_registered: dict[str, Study] = {}
+
+
+def register_study(study: Study) -> Study:
+    """Make ``study`` findable by its name in this process (it wins over an installed one of
+    the same name). Returns it."""
+    _registered[study.name] = study
+    _load.cache_clear()
+    return study
+
+
+@functools.lru_cache(maxsize=1)
+def _entry_points() -> dict[str, Any]:
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def study_names() -> list[str]:
+    """The names of the studies this process can load, sorted."""
+    return sorted({*_registered, *_entry_points()})
+
+
+@functools.lru_cache(maxsize=32)
+def _load(name: str | None) -> Study:
+    if name is None:
+        names = study_names()
+        if len(names) != 1:
+            raise StudyError(
+                "name the study in the eval file (study: NAME); installed: "
+                + (", ".join(names) or "none")
+            )
+        name = names[0]
+    if name in _registered:
+        return _registered[name]
+    ep = _entry_points().get(name)
+    if ep is None:
+        raise StudyError(
+            f"unknown study {name!r}; installed: {', '.join(study_names()) or 'none'}"
+        )
+    study = ep.load()
+    if not isinstance(study, Study):
+        raise StudyError(f"entry point {ep.value!r} of study {name!r} is not a Study")
+    return study
+
+
+def load_study(name: str | None = None) -> Study:
+    """The study called ``name`` (None: the only one installed). Loaded once per process.
+    Raises :class:`StudyError` naming the installed studies."""
+    return _load(name)
