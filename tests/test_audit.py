@@ -176,7 +176,7 @@ def test_retry_lost_in_code_is_caught_from_the_recorded_traffic(
 ):
     """The study's near-miss made in code, not config: get_weather silently loses the 市
     retry, the set is re-recorded, and the audit must notice from the cassettes alone."""
-    import toolreplay.runs.episode as experiment
+    import toolreplay.study.weather.toolsets as experiment
     from toolreplay.runs.configuration import study_configurations
     from toolreplay.runs.record import record_stand_in
 

@@ -38,7 +38,7 @@ def test_standin_model_in_process_matches_the_recorded_episode(
                 config,
                 question,
                 model=model,
-                open_meteo=client,
+                tool_client=client,
                 today=str(load_fixtures()["today"]),
             )
             recorded = reference_episodes[(configuration, question.id)]

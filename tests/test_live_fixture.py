@@ -99,7 +99,7 @@ def test_record_live_with_the_fixture_open_meteo_then_replay(tmp_path, loopback,
     manifest = read_manifest(set_dir)
     assert manifest.provenance == "live"
     assert manifest.today == str(load_fixtures()["today"])  # the fixtures' date, not the clock
-    assert manifest.geocoding_url == "http://127.0.0.1/v1/search"
+    assert manifest.tool_urls["geocoding_url"] == "http://127.0.0.1/v1/search"
     assert manifest.settings["tool_choice"] == NAMED
     interactions = read_cassette(set_dir / "loop+atomic" / "beijing.yaml")
     bodies = [i["request"].get("parsed_body") for i in interactions]

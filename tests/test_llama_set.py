@@ -36,7 +36,7 @@ def test_the_llama_set_is_labelled_live_with_fixture_tools():
     manifest = read_manifest(SET_DIR)
     assert manifest.provenance == "live"
     assert manifest.endpoint_host == "127.0.0.1"
-    assert manifest.geocoding_url == "http://127.0.0.1/v1/search"  # the fixture server
+    assert manifest.tool_urls["geocoding_url"] == "http://127.0.0.1/v1/search"  # the fixture server
     assert manifest.settings["tool_choice"] == {
         "type": "function", "function": {"name": "get_weather"}
     }  # fmt: skip

@@ -45,12 +45,12 @@ def _vcrpy_replay(suite: EvalSuite, config: Configuration, qid: str, set_dir: Pa
     settings = ModelSettings(manifest.model_base_url, manifest.model, None, 0.0)
     with httpx.Client(trust_env=False) as http, requests.Session() as session:
         model = OpenAIChatModel(settings, http, tool_choice=suite.experiment.tool_choice)
-        client = OpenMeteoClient(session, manifest.geocoding_url, manifest.forecast_url)
+        client = OpenMeteoClient(session, **manifest.tool_urls)
         key = episode_key(config.name, qid)
         path = cassette_path(set_dir, config.name, qid, 1)
         with replay_cassette(path, key, "RERECORD"):
             return run_episode(
-                suite, config, suite.question(qid), model=model, open_meteo=client,
+                suite, config, suite.question(qid), model=model, tool_client=client,
                 today=manifest.today,
             )  # fmt: skip
 
@@ -60,12 +60,12 @@ def _transport_replay(suite: EvalSuite, config: Configuration, qid: str, set_dir
     with Player() as player:
         settings = ModelSettings(manifest.model_base_url, manifest.model, None, 0.0)
         model = OpenAIChatModel(settings, player.http, tool_choice=suite.experiment.tool_choice)
-        client = OpenMeteoClient(player.session, manifest.geocoding_url, manifest.forecast_url)
+        client = OpenMeteoClient(player.session, **manifest.tool_urls)
         key = episode_key(config.name, qid)
         path = cassette_path(set_dir, config.name, qid, 1)
         with replay_cassette(path, key, "RERECORD", player=player):
             return run_episode(
-                suite, config, suite.question(qid), model=model, open_meteo=client,
+                suite, config, suite.question(qid), model=model, tool_client=client,
                 today=manifest.today,
             )  # fmt: skip
 

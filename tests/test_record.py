@@ -123,8 +123,7 @@ def test_live_path_never_writes_the_key(suite, tmp_path, loopback):
             suite,
             [Configuration("loop", "atomic")],
             ModelSettings(base_url=model_url, model="toolreplay-standin", api_key=key),
-            geocoding_url=f"{om}/v1/search",
-            forecast_url=f"{om}/v1/forecast",
+            tool_urls={"geocoding_url": f"{om}/v1/search", "forecast_url": f"{om}/v1/forecast"},
             only=(),
         )
     assert manifest.provenance == "live" and len(manifest.episodes) == 4

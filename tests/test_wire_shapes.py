@@ -226,7 +226,7 @@ def make_shape_set(tmp_path: Path) -> tuple[Path, Path]:
         with httpx.Client(transport=httpx.MockTransport(handler)) as http:
             client = OpenMeteoClient(requests.Session())
             run_episode(suite, Configuration("loop", "oneshot"), question,
-                        model=OpenAIChatModel(settings, http), open_meteo=client,
+                        model=OpenAIChatModel(settings, http), tool_client=client,
                         today="2026-09-17")  # fmt: skip
         text = yaml.safe_dump({"interactions": interactions, "version": 1}, allow_unicode=True)
         for config in ("single+oneshot", "loop+oneshot"):

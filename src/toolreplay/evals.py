@@ -28,11 +28,10 @@ from pydantic import (
 )
 
 from toolreplay.files import InputFileError, read_input_text
+from toolreplay.studies import Study, StudyError, load_study
 
 Measure = Literal["temperature", "precipitation", "comparison", "wind", "none"]
 Day = Literal["today", "tomorrow"]
-HeuristicName = Literal["admin_seat", "population_order", "shi_retry"]
-HEURISTICS: tuple[HeuristicName, ...] = ("admin_seat", "population_order", "shi_retry")
 DEFAULT_REPEAT_WINDOW = 2
 
 
@@ -136,7 +135,7 @@ class ExperimentSpec:
     token_budget: int
     temperature: float
     ablations: tuple[str, ...]
-    baseline: tuple[str, ...] = HEURISTICS
+    baseline: tuple[str, ...] = ()
     repeat_window: int = DEFAULT_REPEAT_WINDOW
     tool_choice: Any = field(default="auto", hash=False)
 
@@ -150,6 +149,8 @@ class EvalSuite:
     questions: tuple[Question, ...]
     experiment: ExperimentSpec
     path: str
+    #: The study the eval file names (``study:``), or None: the only one installed.
+    study: str | None = None
 
     def system_prompt(self, today: str) -> str:
         """The system prompt with ``{today}`` (an ISO date such as ``2026-09-17``) filled in."""
@@ -243,20 +244,20 @@ class _NamedToolChoice(_Strict):
 
 class _ExperimentModel(_Strict):
     hosts: list[Literal["single", "loop"]] = Field(default=["single", "loop"], min_length=1)
-    toolsets: list[Literal["oneshot", "atomic"]] = Field(
-        default=["oneshot", "atomic"], min_length=1
-    )
+    toolsets: list[str] | None = Field(default=None, min_length=1)  # None: the study's
     max_rounds: int = Field(default=6, ge=2, le=50)
     token_budget: int = Field(default=20000, ge=1)
     sampling: _SamplingModel = _SamplingModel()
-    ablations: list[HeuristicName] = []
-    baseline: list[HeuristicName] = list(HEURISTICS)
+    ablations: list[str] = []
+    baseline: list[str] | None = None  # None: all of the study's heuristics
     repeat_window: int = Field(default=DEFAULT_REPEAT_WINDOW, ge=1, le=20)
     tool_choice: Literal["auto", "required", "none"] | _NamedToolChoice = "auto"
 
     @field_validator("hosts", "toolsets", "ablations", "baseline")
     @classmethod
-    def _no_repeats(cls, value: list[str]) -> list[str]:
+    def _no_repeats(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return value
         repeated = sorted({v for v in value if value.count(v) > 1})
         if repeated:
             raise ValueError(f"listed more than once: {', '.join(repeated)}")
@@ -266,6 +267,7 @@ class _ExperimentModel(_Strict):
 class _EvalModel(_Strict):
     version: Literal[1]
     name: str
+    study: str | None = None
     system_prompt: str
     experiment: _ExperimentModel = _ExperimentModel()
     questions: list[_QuestionModel] = Field(min_length=1)
@@ -307,6 +309,22 @@ def load_eval(path: str | Path) -> EvalSuite:
         lines = [f"  {'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in exc.errors()]
         raise EvalFileError(f"{p}: does not match the eval schema:\n" + "\n".join(lines)) from None
     exp = model.experiment
+    study = _study_of(p, model.study)
+    toolsets = list(study.toolsets) if exp.toolsets is None else exp.toolsets
+    baseline = list(study.heuristics) if exp.baseline is None else exp.baseline
+    problems = [
+        f"  experiment.{where}: unknown {what} {name!r} (the {study.name} study has: "
+        f"{', '.join(known) or 'none'})"
+        for where, what, names, known in (
+            ("toolsets", "toolset", toolsets, study.toolsets),
+            ("ablations", "heuristic", exp.ablations, study.heuristics),
+            ("baseline", "heuristic", baseline, study.heuristics),
+        )
+        for name in names
+        if name not in known
+    ]
+    if problems:
+        raise EvalFileError(f"{p}: does not match the eval schema:\n" + "\n".join(problems))
     return EvalSuite(
         name=model.name,
         system_prompt_template=model.system_prompt,
@@ -332,12 +350,12 @@ def load_eval(path: str | Path) -> EvalSuite:
         ),
         experiment=ExperimentSpec(
             hosts=tuple(exp.hosts),
-            toolsets=tuple(exp.toolsets),
+            toolsets=tuple(toolsets),
             max_rounds=exp.max_rounds,
             token_budget=exp.token_budget,
             temperature=exp.sampling.temperature,
             ablations=tuple(exp.ablations),
-            baseline=tuple(exp.baseline),
+            baseline=tuple(baseline),
             repeat_window=exp.repeat_window,
             tool_choice=(
                 exp.tool_choice.model_dump()
@@ -346,4 +364,13 @@ def load_eval(path: str | Path) -> EvalSuite:
             ),
         ),
         path=str(p),
+        study=model.study,
     )
+
+
+def _study_of(path: Path, name: str | None) -> Study:
+    """The eval file's study; :class:`EvalFileError` naming the file otherwise."""
+    try:
+        return load_study(name)
+    except StudyError as exc:
+        raise EvalFileError(f"{path}: {exc}") from None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -74,8 +75,14 @@ class Study:
     - ``baseline_toolset`` and ``heuristics``: the toolset whose named heuristic switches a
       configuration may ablate (``single+oneshot-no_shi_retry``), and those names.
     - ``vocabulary``: what the judge reads answers with (measures, units, fields, words).
+    - ``near_miss_heuristic``: the heuristic the audit's near-miss arm drops (the weakened
+      baseline the study warns about), or None; ``near_miss_title`` that table's title.
     - ``baseline_audit``: the audit's :class:`BaselineAudit`, or None (the check then says
       the study declares no baseline heuristics).
+    - ``fixture_server()``: a context manager that serves the tools' endpoints offline (a
+      fixture server on loopback) and yields ``(tool_urls, today)``: the URLs by manifest key
+      and the date its data is about (the prompt date of a recording against it); None when
+      the study has none.
     """
 
     name: str
@@ -88,7 +95,12 @@ class Study:
     baseline_toolset: str | None = None
     heuristics: tuple[str, ...] = ()
     vocabulary: Any = None
+    near_miss_heuristic: str | None = None
+    near_miss_title: str = "Weakened baseline, narrow judge"
     baseline_audit: BaselineAudit | None = None
+    fixture_server: (
+        Callable[[], AbstractContextManager[tuple[Mapping[str, str], str]]] | None
+    ) = None
 
 
 _registered: dict[str, Study] = {}

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from toolreplay.audit.tables import STANDIN_FINGERPRINT, Check, Key, _first_model_requests, _read
+from toolreplay.audit.tables import STANDIN_FINGERPRINT, Check, Key
+from toolreplay.audit.traffic import _first_model_requests, _read
 from toolreplay.cassettes.manifest import (
     Manifest,
     cassette_path,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from toolreplay.audit.baseline import exercised_heuristics, recorded_tool_results
+from toolreplay.audit.traffic import recorded_tool_results
 from toolreplay.cassettes.manifest import (
     cassette_path,
 )
@@ -17,6 +17,7 @@ from toolreplay.judging.verdicts import FORMAT_JUDGE, Judge
 from toolreplay.runs.configuration import (
     Configuration,
 )
+from toolreplay.studies import load_study
 
 
 def _corpus_breadth(suite: EvalSuite, judge: Judge) -> tuple[bool, str, list[str]]:
@@ -80,7 +81,9 @@ def _ablation_effect(
         compared += 1
         if recorded_tool_results(full) != recorded_tool_results(other):
             same = False
-        if any(decided for _, decided in exercised_heuristics(full)[str(config.ablated)]):
+        check = load_study(suite.study).baseline_audit
+        exercised = check.exercised_heuristics(full) if check is not None else {}
+        if any(decided for _, decided in exercised.get(str(config.ablated), [])):
             would.append(q.id)
     if not compared or not same:
         return {"no_effect": False, "expected": None, "text": ""}

@@ -39,12 +39,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from toolreplay.audit.baseline import _check_baseline
 from toolreplay.audit.checks import _ablation_summary, _check_completeness, _check_parity
 from toolreplay.audit.judges import _ablation_effect, _corpus_breadth
 from toolreplay.audit.tables import (
     _VERDICTS,
-    WEAKENED,
     Audit,
     Check,
     Key,
@@ -64,6 +62,7 @@ from toolreplay.runs.configuration import (
     ablation_configurations,
     study_configurations,
 )
+from toolreplay.studies import load_study
 from toolreplay.wire.episode import Episode
 
 
@@ -106,16 +105,24 @@ def _run_audit(
     )
     names = [c.name for c in study]
 
-    # 1. baseline heuristics
-    oneshot = [c for c in study if c.toolset == "oneshot"]
-    c1 = _check_baseline(set_dir, suite, manifest, oneshot, ablated)
+    # 1. baseline heuristics (the study's check of its baseline toolset)
+    domain = load_study(suite.study)
+    oneshot = [c for c in study if c.toolset == domain.baseline_toolset]
+    if domain.baseline_audit is not None:
+        c1 = domain.baseline_audit.check_baseline(set_dir, suite, manifest, oneshot, ablated)
+    else:
+        c1 = Check(
+            "baseline_heuristics", True, f"the {domain.name} study declares no baseline check"
+        )
 
     # 2. ablation
     ablations = []
     ab_evidence = []
     unexpected: list[str] = []
     for config in ablated:
-        base = Configuration(config.host, config.toolset, baseline=suite.experiment.baseline).name
+        base = Configuration(
+            config.host, config.toolset, baseline=suite.experiment.baseline, study=suite.study
+        ).name
         flips = []
         for q in suite.questions:
             a, b = all_eps.get((base, q.id)), all_eps.get((config.name, q.id))
@@ -205,14 +212,17 @@ def _run_audit(
     c3 = Check("judge_breadth", not narrow and corpus_ok, why, tuple(j_evidence))
 
     # 4. near-miss table
+    dropped = domain.near_miss_heuristic
     weakened = {
-        c.name: Configuration(c.host, c.toolset, WEAKENED, suite.experiment.baseline).name
+        c.name: Configuration(
+            c.host, c.toolset, dropped, suite.experiment.baseline, study=suite.study
+        ).name
         for c in study
-        if c.toolset == "oneshot" and WEAKENED in suite.experiment.ablations
+        if c.toolset == domain.baseline_toolset and dropped in suite.experiment.ablations
     }
     faithful = _table("Faithful baseline, judge in use", names, suite, all_eps, judge)
     near = _table(
-        "Weakened baseline (no 市 retry), narrow judge (°C only)",
+        domain.near_miss_title,
         names,
         suite,
         all_eps,

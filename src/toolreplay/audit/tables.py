@@ -5,15 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from toolreplay.cassettes.manifest import (
     Manifest,
 )
-from toolreplay.cassettes.store import read_cassette
 from toolreplay.evals import EvalSuite
 from toolreplay.judging.verdicts import Judge
 from toolreplay.runs.configuration import (
@@ -152,30 +149,10 @@ def _fmt(table: Mapping[str, Any]) -> str:
     return ", ".join(f"{r['name']} {r['passed']}/{r['total']}" for r in table["rows"])
 
 
-def _first_model_requests(path: Path) -> list[dict[str, Any]]:
-    return [
-        i["request"]["parsed_body"]
-        for i in _read(path)
-        if urlsplit(i["request"]["uri"]).path.endswith("/chat/completions")
-        and isinstance(i["request"].get("parsed_body"), dict)
-    ]
 
 
-@lru_cache(maxsize=256)
-def _read_cached(path: str, mtime_ns: int, size: int) -> list[dict[str, Any]]:
-    del mtime_ns, size  # part of the key: an edited file is read again
-    return read_cassette(Path(path))
 
 
-def _read(path: Path) -> list[dict[str, Any]]:
-    """:func:`read_cassette`, read once per audit (the checks share it); do not mutate."""
-    st = path.stat()
-    return _read_cached(str(path), st.st_mtime_ns, st.st_size)
 
 
 STANDIN_FINGERPRINT = "toolreplay-standin"  # the stand-in's system_fingerprint
-
-
-WEAKENED = "shi_retry"  # the heuristic the study's first baseline had lost
-
-

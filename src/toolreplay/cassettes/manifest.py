@@ -33,6 +33,8 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    model_serializer,
+    model_validator,
 )
 
 from toolreplay.cassettes.errors import CassetteError
@@ -91,8 +93,9 @@ class Manifest(BaseModel):
     model: str
     model_base_url: str
     endpoint_host: str
-    geocoding_url: str
-    forecast_url: str
+    #: The endpoints the tools were recorded against, by the study's manifest key
+    #: (``geocoding_url``, ``forecast_url``...); stored as top-level ``*_url`` keys.
+    tool_urls: dict[str, str] = Field(default_factory=dict)
     recorded_on: str
     today: str
     eval_file: str
@@ -101,6 +104,32 @@ class Manifest(BaseModel):
     tool_schemas_sha256: dict[str, str]
     settings: dict[str, Any]
     episodes: dict[str, EpisodeRecord] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _collect_tool_urls(cls, data: Any) -> Any:
+        """Top-level ``*_url`` keys (but ``model_base_url``) are the tools' endpoints."""
+        if isinstance(data, Mapping) and "tool_urls" not in data:
+            urls = {
+                k: v
+                for k, v in data.items()
+                if isinstance(k, str) and k.endswith("_url") and k != "model_base_url"
+            }
+            data = {k: v for k, v in data.items() if k not in urls}
+            data["tool_urls"] = urls
+        return data
+
+    @model_serializer(mode="wrap")
+    def _flat_tool_urls(self, handler: Any) -> dict[str, Any]:
+        """The tools' endpoints go back to top-level keys, after ``endpoint_host``."""
+        data = handler(self)
+        urls = data.pop("tool_urls", {})
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            out[key] = value
+            if key == "endpoint_host":
+                out.update(urls)
+        return out
 
 
 SET_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")

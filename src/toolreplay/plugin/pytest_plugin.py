@@ -23,17 +23,18 @@ returns them as a dict).
 
 Fixtures:
 
-- ``toolreplay_model_settings``: :class:`~toolreplay.model.ModelSettings` from the environment
+- ``toolreplay_model_settings``: :class:`~toolreplay.models.base.ModelSettings` from the environment
   (``TOOLREPLAY_BASE_URL``, ``TOOLREPLAY_MODEL``; the key only when recording, never in record
-  mode ``none``, paired with its endpoint as :func:`~toolreplay.model.resolve_endpoint` says:
+  mode ``none``, paired with its endpoint as :func:`~toolreplay.models.endpoint.resolve_endpoint` says:
   ``DASHSCOPE_API_KEY`` for DashScope, ``OPENAI_API_KEY`` for the OpenAI API or
   ``$OPENAI_BASE_URL``, and for any other endpoint the variable ``TOOLREPLAY_API_KEY_ENV``
   names);
-- ``chat_model``: an :class:`~toolreplay.model.OpenAIChatModel` with those settings over an
+- ``chat_model``: an :class:`~toolreplay.models.openai_chat.OpenAIChatModel` with those settings over an
   ``httpx.Client`` that ignores proxy settings; under a cassette it replays;
-- ``http_session``: a ``requests.Session`` that ignores proxy settings, for your own tools;
-- ``open_meteo_client``: an :class:`~toolreplay.openmeteo.OpenMeteoClient` on that session
-  (``TOOLREPLAY_GEOCODING_URL`` / ``TOOLREPLAY_FORECAST_URL`` override the endpoints).
+- ``http_session``: a ``requests.Session`` that ignores proxy settings, for your own tools.
+
+The weather study adds ``open_meteo_client`` (its own plugin,
+:mod:`toolreplay.study.weather.fixtures`).
 """
 
 from __future__ import annotations

@@ -110,15 +110,3 @@ def http_session() -> Iterator[Any]:
         session.trust_env = False
         yield session
 
-
-@pytest.fixture
-def open_meteo_client(http_session: Any) -> Any:
-    import os
-
-    from toolreplay.study.weather.openmeteo import FORECAST_URL, GEOCODING_URL, OpenMeteoClient
-
-    return OpenMeteoClient(
-        http_session,
-        os.environ.get("TOOLREPLAY_GEOCODING_URL") or GEOCODING_URL,
-        os.environ.get("TOOLREPLAY_FORECAST_URL") or FORECAST_URL,
-    )

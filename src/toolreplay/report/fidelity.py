@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolreplay.report.labels import TOOLSETS
+from toolreplay.report.labels import toolset_labels
 from toolreplay.report.summary import _ordered, _split_name, _status
 from toolreplay.report.text import _mixed, _plural
 
@@ -142,7 +142,7 @@ def _near_miss(tables: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     # per toolset: would the near miss have ordered the single and loop hosts differently?
     scores = {r["name"]: r for r in rows}
     claims, named = [], set()
-    for toolset in _ordered((p[1] for p in map(_split_name, scores) if p), TOOLSETS):
+    for toolset in _ordered((p[1] for p in map(_split_name, scores) if p), toolset_labels()):
         s, lp = scores.get(f"single+{toolset}"), scores.get(f"loop+{toolset}")
         if not s or not lp:
             continue

@@ -17,10 +17,16 @@ FAILURE_MODES: dict[str, str] = {
 HOSTS: dict[str, str] = {"single": "one tool round (if)", "loop": "until no tool call (while)"}
 
 
-TOOLSETS: dict[str, str] = {
-    "oneshot": "get_weather(city)",
-    "atomic": "geocode_city → get_weather_by_coords",
-}
+def toolset_labels() -> dict[str, str]:
+    """Toolset name → caption, in the study's column order (the only installed study's;
+    empty when that cannot be told: columns then follow in order of appearance)."""
+    from toolreplay.studies import StudyError, load_study
+
+    try:
+        study = load_study()
+    except StudyError:
+        return {}
+    return {t: study.toolset_labels.get(t, "") for t in study.toolsets}
 
 
 #: Metrics charted per configuration: (results key, label, number format).

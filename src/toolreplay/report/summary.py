@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from toolreplay.report.labels import FAILURE_MODES, HOSTS, METRICS, TOOLSETS
+from toolreplay.report.labels import FAILURE_MODES, HOSTS, METRICS, toolset_labels
 from toolreplay.report.text import _number
 
 
@@ -149,7 +149,8 @@ def _grid(
         if parts:
             cells.setdefault(parts, c)
     hosts = _ordered((h for h, _ in cells), HOSTS)
-    toolsets = _ordered((t for _, t in cells), TOOLSETS)
+    labels = toolset_labels()
+    toolsets = _ordered((t for _, t in cells), labels)
     rows = []
     for host in hosts:
         row = []
@@ -168,7 +169,7 @@ def _grid(
             )
         rows.append({"host": host, "caption": HOSTS.get(host, ""), "cells": row})
     return {
-        "columns": [{"toolset": t, "caption": TOOLSETS.get(t, "")} for t in toolsets],
+        "columns": [{"toolset": t, "caption": labels.get(t, "")} for t in toolsets],
         "rows": rows,
     }
 

@@ -1,16 +1,16 @@
 """Experiments: configurations (host × toolset × baseline variant) run over an eval's
 questions, replayed from a cassette set or recorded into one.
 
-Configuration names: ``single+oneshot``, ``loop+atomic``...; a baseline variant with one
-heuristic off is ``single+oneshot-no_shi_retry``. The HTTP clients (``httpx.Client`` for the
-model, ``requests.Session`` for Open-Meteo) are made here and passed down.
+Configuration names: ``HOST+TOOLSET`` (``single+oneshot``, ``loop+atomic``...); a variant of
+the study's baseline toolset with one heuristic off is ``single+oneshot-no_shi_retry``. Which
+toolsets and heuristics exist is the study's (:class:`toolreplay.studies.Study`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +18,11 @@ from toolreplay.cassettes.manifest import (
     Manifest,
     sha256_json,
 )
-from toolreplay.evals import DEFAULT_REPEAT_WINDOW, HEURISTICS, EvalSuite
+from toolreplay.evals import DEFAULT_REPEAT_WINDOW, EvalSuite
 from toolreplay.hosts import HOST_NAMES
-from toolreplay.study.weather.toolsets import (
-    TOOLSET_NAMES,
-    Heuristics,
-    all_tool_schemas,
-)
+from toolreplay.studies import Study, load_study
 
-NAME_RE = re.compile(r"^(single|loop)\+(oneshot|atomic)(?:-no_([a-z_]+))?$")
+NAME_RE = re.compile(r"^([a-z]+)\+([A-Za-z0-9_]+?)(?:-no_([a-z_]+))?$")
 
 
 Progress = Callable[[str], None]
@@ -34,22 +30,34 @@ Progress = Callable[[str], None]
 
 @dataclass(frozen=True)
 class Configuration:
-    """Host × toolset, optionally with one baseline heuristic ablated (oneshot only)."""
+    """Host × toolset of ``study`` (None: the only one installed), optionally with one of the
+    baseline toolset's heuristics ablated. ``baseline``: the heuristics on in the baseline
+    (None: all of the study's). :class:`ValueError` names what is unknown."""
 
     host: str
     toolset: str
     ablated: str | None = None
-    baseline: tuple[str, ...] = HEURISTICS  # heuristics on in the oneshot baseline
+    baseline: tuple[str, ...] | None = None
+    study: str | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        study = self.study_
+        if self.baseline is None:
+            object.__setattr__(self, "baseline", study.heuristics)
         if self.host not in HOST_NAMES:
             raise ValueError(f"unknown host {self.host!r}; known: {', '.join(HOST_NAMES)}")
-        if self.toolset not in TOOLSET_NAMES:
-            raise ValueError(f"unknown toolset {self.toolset!r}; known: {', '.join(TOOLSET_NAMES)}")
+        if self.toolset not in study.toolsets:
+            known = ", ".join(study.toolsets)
+            raise ValueError(f"unknown toolset {self.toolset!r}; known: {known}")
         if self.ablated is not None and (
-            self.toolset != "oneshot" or self.ablated not in HEURISTICS
+            self.toolset != study.baseline_toolset or self.ablated not in study.heuristics
         ):
             raise ValueError(f"cannot ablate {self.ablated!r} from {self.toolset}")
+
+    @property
+    def study_(self) -> Study:
+        """The study whose toolsets this configuration runs."""
+        return load_study(self.study)
 
     @property
     def name(self) -> str:
@@ -57,14 +65,16 @@ class Configuration:
         return f"{base}-no_{self.ablated}" if self.ablated else base
 
     @property
-    def heuristics(self) -> Heuristics | None:
-        if self.toolset != "oneshot":
+    def heuristics(self) -> tuple[str, ...] | None:
+        """The baseline heuristics switched on (None for a toolset without heuristics)."""
+        study = self.study_
+        if self.toolset != study.baseline_toolset:
             return None
-        base = Heuristics(**{name: name in self.baseline for name in HEURISTICS})
-        return base.without(self.ablated) if self.ablated else base
+        on = self.baseline or ()
+        return tuple(h for h in study.heuristics if h in on and h != self.ablated)
 
     @classmethod
-    def parse(cls, name: str) -> Configuration:
+    def parse(cls, name: str, study: str | None = None) -> Configuration:
         """Inverse of :attr:`name`; :class:`ValueError` naming the accepted forms."""
         m = NAME_RE.match(name)
         if not m:
@@ -72,21 +82,30 @@ class Configuration:
                 f"bad configuration name {name!r}: use HOST+TOOLSET[-no_HEURISTIC], "
                 "e.g. loop+atomic or single+oneshot-no_shi_retry"
             )
-        return cls(m.group(1), m.group(2), m.group(3))
+        return cls(m.group(1), m.group(2), m.group(3), study=study)
 
 
 def study_configurations(suite: EvalSuite) -> list[Configuration]:
     """The 2×2 in the study's order: toolset-major (oneshot first), single before loop."""
     spec = suite.experiment
-    return [Configuration(h, t, baseline=spec.baseline) for t in spec.toolsets for h in spec.hosts]
+    return [
+        Configuration(h, t, baseline=spec.baseline, study=suite.study)
+        for t in spec.toolsets
+        for h in spec.hosts
+    ]
 
 
 def ablation_configurations(suite: EvalSuite) -> list[Configuration]:
-    """The full oneshot baseline with each ablated heuristic, under every host."""
+    """The full baseline toolset with each ablated heuristic, under every host."""
     spec = suite.experiment
-    if "oneshot" not in spec.toolsets:
+    baseline = load_study(suite.study).baseline_toolset
+    if baseline is None or baseline not in spec.toolsets:
         return []
-    return [Configuration(h, "oneshot", a) for a in spec.ablations for h in spec.hosts]
+    return [
+        Configuration(h, baseline, a, study=suite.study)
+        for a in spec.ablations
+        for h in spec.hosts
+    ]
 
 
 def standin_hints(suite: EvalSuite) -> dict[str, dict[str, Any]]:
@@ -118,7 +137,8 @@ def fingerprint(suite: EvalSuite) -> dict[str, Any]:
     return {
         "system_prompt_sha256": sha256_json(suite.system_prompt_template),
         "tool_schemas_sha256": {
-            name: sha256_json(list(schemas)) for name, schemas in all_tool_schemas().items()
+            name: sha256_json(list(schemas))
+            for name, schemas in load_study(suite.study).tool_schemas().items()
         },
         "settings": settings,
     }

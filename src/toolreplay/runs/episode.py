@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 import requests
@@ -23,10 +24,6 @@ from toolreplay.hosts import LoopLimits, run_host
 from toolreplay.models.base import ChatModel, ModelSettings
 from toolreplay.models.openai_chat import OpenAIChatModel
 from toolreplay.runs.configuration import Configuration, rerecord_command
-from toolreplay.study.weather.openmeteo import OpenMeteoClient
-from toolreplay.study.weather.toolsets import (
-    make_toolset,
-)
 from toolreplay.wire.episode import Episode, Message
 
 
@@ -44,11 +41,13 @@ def run_episode(
     question: Question,
     *,
     model: ChatModel,
-    open_meteo: OpenMeteoClient,
+    tool_client: Any,
     today: str,
 ) -> Episode:
-    """Run one episode live (whatever sits under the clients: network, vcrpy, a double)."""
-    toolset = make_toolset(config.toolset, open_meteo, config.heuristics)
+    """Run one episode live (whatever sits under the clients: network, vcrpy, a double).
+    ``tool_client`` is what the configuration's study makes its toolsets over
+    (:attr:`toolreplay.studies.Study.tool_client`, e.g. an Open-Meteo client)."""
+    toolset = config.study_.make_toolset(config.toolset, tool_client, config.heuristics)
     spec = suite.experiment
     limits = LoopLimits(spec.max_rounds, spec.token_budget, spec.repeat_window)
     episode = run_host(
@@ -136,7 +135,7 @@ def replay_episode(
         if player is not None
         else make_model()
     )
-    client = OpenMeteoClient(session, manifest.geocoding_url, manifest.forecast_url)
+    client = config.study_.tool_client(session, manifest.tool_urls)
     record = manifest.episodes.get(key)
     path = cassette_path(set_dir, config.name, question.id, trial)
     expected = record.cassette_sha256 if record else None
@@ -144,6 +143,6 @@ def replay_episode(
         path, key, rerecord, record_mode, expected_sha256=expected, player=player
     ):
         episode = run_episode(
-            suite, config, question, model=model, open_meteo=client, today=manifest.today
+            suite, config, question, model=model, tool_client=client, today=manifest.today
         )
     return replace(episode, wall_time_s=record.wall_time_s if record else 0.0)

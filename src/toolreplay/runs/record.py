@@ -22,8 +22,8 @@ import datetime as dt
 import hashlib
 import shutil
 import time
-from collections.abc import Callable, Sequence
-from contextlib import ExitStack
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
@@ -62,7 +62,7 @@ from toolreplay.models.endpoint import KEY_VARIABLES
 from toolreplay.models.openai_chat import OpenAIChatModel
 from toolreplay.runs.configuration import Configuration, Progress, fingerprint
 from toolreplay.runs.episode import run_episode
-from toolreplay.study.weather.openmeteo import FORECAST_URL, GEOCODING_URL, OpenMeteoClient
+from toolreplay.studies import load_study
 
 PACKAGES = ("toolreplay", "openai", "httpx", "requests", "vcrpy")
 
@@ -77,8 +77,7 @@ class Target:
 
     provenance: str  # "stand-in" or "live"
     model: ModelSettings
-    geocoding_url: str
-    forecast_url: str
+    tool_urls: Mapping[str, str]  # the tools' endpoints by manifest key (the study's)
     today: str
     trust_env: bool = True  # proxies etc. from the environment; off for loopback servers
     keep_errors: bool = False  # keep episodes ending with stop reason error (no retries then)
@@ -152,14 +151,14 @@ def _record_episodes(
                 max_retries=0 if target.keep_errors else 2,
                 tool_choice=suite.experiment.tool_choice,
             )
-            client = OpenMeteoClient(session, target.geocoding_url, target.forecast_url)
+            client = config.study_.tool_client(session, target.tool_urls)
             with (
                 recorder.use_cassette(str(path)) as cassette,
                 one_request_at_a_time(cassette),
             ):
                 started = time.perf_counter()
                 episode = run_episode(
-                    suite, config, question, model=model, open_meteo=client, today=target.today
+                    suite, config, question, model=model, tool_client=client, today=target.today
                 )
                 seconds = round(time.perf_counter() - started, 3)
         if episode.stop_reason == "error" and not target.keep_errors:
@@ -350,8 +349,7 @@ def _record_and_commit(
         manifest = Manifest(
             cassette_set=set_dir.name,
             endpoint_host=host,
-            geocoding_url=redact_url(target.geocoding_url)[0],
-            forecast_url=redact_url(target.forecast_url)[0],
+            tool_urls={k: redact_url(url)[0] for k, url in target.tool_urls.items()},
             recorded_on=dt.date.today().isoformat(),
             eval_file=Path(suite.path).as_posix(),
             packages=package_versions(),
@@ -406,11 +404,10 @@ def record_stand_in(
     trials: int | None = None,
     seed: int | None = None,
 ) -> Manifest:
-    """Record against the stand-in model and the Open-Meteo fixture server (both on
-    loopback, started and stopped here). The prompt date is the fixtures' ``today``.
+    """Record against the stand-in model and the study's fixture server (both on loopback,
+    started and stopped here). The prompt date is the fixtures' ``today``.
     One stand-in per trial is started, with the set's ``seed`` (see
     :func:`trials_and_seed` for the defaults)."""
-    from toolreplay.doubles.open_meteo import load_fixtures, open_meteo_fixture_server
     from toolreplay.doubles.standin import STANDIN_MODEL, standin_server
 
     n, s = trials_and_seed(set_dir, only, trials, seed)
@@ -420,7 +417,7 @@ def record_stand_in(
         urls = tuple(
             stack.enter_context(standin_server(suite, seed=s, trial=t)) for t in range(1, n + 1)
         )
-        om_url = stack.enter_context(open_meteo_fixture_server())
+        tool_urls, today = stack.enter_context(_fixture_server(suite))
         target = Target(
             provenance="stand-in",
             model=ModelSettings(
@@ -429,9 +426,8 @@ def record_stand_in(
                 api_key="stand-in",
                 temperature=suite.experiment.temperature,
             ),
-            geocoding_url=f"{om_url}/v1/search",
-            forecast_url=f"{om_url}/v1/forecast",
-            today=str(load_fixtures()["today"]),
+            tool_urls=tool_urls,
+            today=today,
             trust_env=False,
             trial_model_urls=urls,
         )
@@ -447,9 +443,8 @@ def record_live(
     configs: Sequence[Configuration],
     settings: ModelSettings,
     *,
-    geocoding_url: str = GEOCODING_URL,
-    forecast_url: str = FORECAST_URL,
-    open_meteo_fixture: bool = False,
+    tool_urls: Mapping[str, str] | None = None,
+    tools_fixture: bool = False,
     keep_errors: bool = False,
     only: Sequence[str] = (),
     progress: Progress | None = None,
@@ -457,11 +452,11 @@ def record_live(
     notify: Callable[[str], None] | None = None,
     trials: int | None = None,
 ) -> Manifest:
-    """Record against a real endpoint (``settings``) and Open-Meteo (the public API unless
-    ``geocoding_url``/``forecast_url`` say otherwise). The prompt date is today in
-    Asia/Shanghai. :class:`RecordingError` when no key is set.
+    """Record against a real endpoint (``settings``) and the tools' live endpoints (the
+    study's :attr:`~toolreplay.studies.Study.tool_urls`, each overridden by ``tool_urls``).
+    The prompt date is today in Asia/Shanghai. :class:`RecordingError` when no key is set.
 
-    With ``open_meteo_fixture`` the tools talk to the bundled Open-Meteo fixture server on
+    With ``tools_fixture`` the tools talk to the study's fixture server on
     loopback instead (started and stopped here), so only the model is live: fixed tool data,
     and the prompt date is the fixtures' ``today`` so "today" matches the data.
     With ``keep_errors`` an episode that ends with stop reason ``error`` (a server's real
@@ -477,17 +472,14 @@ def record_live(
         )
     settings = ModelSettings(settings.base_url, settings.model, settings.api_key,
                              suite.experiment.temperature)  # fmt: skip
-    from toolreplay.doubles.open_meteo import load_fixtures, open_meteo_fixture_server
-
     n, _ = trials_and_seed(set_dir, only, trials, None)
-    if open_meteo_fixture:
-        with open_meteo_fixture_server() as om_url:
+    if tools_fixture:
+        with _fixture_server(suite) as (fixture_urls, today):
             target = Target(
                 provenance="live",
                 model=settings,
-                geocoding_url=f"{om_url}/v1/search",
-                forecast_url=f"{om_url}/v1/forecast",
-                today=str(load_fixtures()["today"]),
+                tool_urls=fixture_urls,
+                today=today,
                 tools_trust_env=False,
                 keep_errors=keep_errors,
             )
@@ -498,8 +490,7 @@ def record_live(
     target = Target(
         provenance="live",
         model=settings,
-        geocoding_url=geocoding_url,
-        forecast_url=forecast_url,
+        tool_urls={**load_study(suite.study).tool_urls, **(tool_urls or {})},
         today=dt.datetime.now(ZoneInfo("Asia/Shanghai")).date().isoformat(),
         keep_errors=keep_errors,
     )
@@ -507,3 +498,11 @@ def record_live(
         set_dir, suite, configs, target, only=only, progress=progress, force=force,
         notify=notify, trials=n,
     )  # fmt: skip
+
+
+def _fixture_server(suite: EvalSuite) -> AbstractContextManager[tuple[Mapping[str, str], str]]:
+    """The suite's study's fixture server; :class:`RecordingError` when it has none."""
+    study = load_study(suite.study)
+    if study.fixture_server is None:
+        raise RecordingError(f"the {study.name} study has no fixture server to record against")
+    return study.fixture_server()

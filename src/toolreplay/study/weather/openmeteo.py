@@ -18,7 +18,7 @@ from typing import Any
 
 import requests
 
-from toolreplay.study.weather.study import TOOL_URLS
+from toolreplay.study.weather.endpoints import TOOL_URLS
 from toolreplay.tools.toolset import ToolError
 
 GEOCODING_URL = TOOL_URLS["geocoding_url"]

@@ -7,10 +7,12 @@ first used.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from toolreplay.studies import Study
+from toolreplay.study.weather.endpoints import TOOL_URLS
 
 if TYPE_CHECKING:
     import requests
@@ -20,11 +22,6 @@ if TYPE_CHECKING:
 #: The reference heuristics of the oneshot baseline, in the study's order.
 HEURISTICS = ("admin_seat", "population_order", "shi_retry")
 
-#: Open-Meteo's public endpoints, by the manifest key that stores each.
-TOOL_URLS = {
-    "geocoding_url": "https://geocoding-api.open-meteo.com/v1/search",
-    "forecast_url": "https://api.open-meteo.com/v1/forecast",
-}
 
 
 def make_toolset(name: str, client: Any, heuristics: tuple[str, ...] | None = None) -> Toolset:
@@ -69,6 +66,16 @@ class _BaselineAudit:
         return exercised_heuristics(path)
 
 
+@contextmanager
+def fixture_server() -> Iterator[tuple[Mapping[str, str], str]]:
+    """The Open-Meteo fixture server on loopback: its endpoints and the fixtures' ``today``."""
+    from toolreplay.doubles.open_meteo import load_fixtures, open_meteo_fixture_server
+
+    with open_meteo_fixture_server() as base:
+        urls = {"geocoding_url": f"{base}/v1/search", "forecast_url": f"{base}/v1/forecast"}
+        yield urls, str(load_fixtures()["today"])
+
+
 STUDY = Study(
     name="weather",
     toolsets=("oneshot", "atomic"),
@@ -82,5 +89,8 @@ STUDY = Study(
     },
     baseline_toolset="oneshot",
     heuristics=HEURISTICS,
+    near_miss_heuristic="shi_retry",  # the study's first baseline had lost the 市 retry
+    near_miss_title="Weakened baseline (no 市 retry), narrow judge (°C only)",
     baseline_audit=_BaselineAudit(),
+    fixture_server=fixture_server,
 )

@@ -1,66 +1,30 @@
-"""Baseline check: what the recorded tool traffic shows of the reference heuristics (which place
-was chosen, which heuristic acted).
+"""The weather study's baseline audit: what the recorded geocoding traffic shows of the three
+reference heuristics (which place each query returned, which heuristic acted, whether the
+place chosen is the one the heuristics pick).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from toolreplay.audit.tables import Check, _first_model_requests, _read
+from toolreplay.audit.tables import Check
+from toolreplay.audit.traffic import _read, recorded_tool_results
 from toolreplay.cassettes.manifest import (
     Manifest,
     cassette_path,
     episode_key,
 )
-from toolreplay.evals import HEURISTICS, EvalSuite
+from toolreplay.evals import EvalSuite
 from toolreplay.runs.configuration import (
     Configuration,
 )
 from toolreplay.study.weather.toolsets import Heuristics, choose_place, is_admin_seat
 
-
-def recorded_tool_results(path: Path) -> list[tuple[str, Any, Any]]:
-    """``(tool name, arguments, result)`` of every tool call executed in a recorded episode, in
-    order, read from the last model request of the cassette (which carries every tool message
-    the model was sent); a result that is JSON is parsed. Read once per file content (the
-    checks share it); do not mutate."""
-    st = path.stat()
-    return _tool_results_cached(str(path), st.st_mtime_ns, st.st_size)
-
-
-@lru_cache(maxsize=16384)
-def _tool_results_cached(path_: str, mtime_ns: int, size: int) -> list[tuple[str, Any, Any]]:
-    del mtime_ns, size  # part of the key: an edited file is read again
-    path = Path(path_)
-    bodies = _first_model_requests(path)
-    if not bodies:
-        return []
-    messages = bodies[-1].get("messages", [])
-    calls: dict[str, tuple[str, Any]] = {}
-    for m in messages:
-        for tc in m.get("tool_calls") or []:
-            fn = tc.get("function") or {}
-            try:
-                args = json.loads(fn.get("arguments") or "{}")
-            except ValueError:
-                args = fn.get("arguments")
-            calls[str(tc.get("id"))] = (str(fn.get("name")), args)
-    out = []
-    for m in messages:
-        if m.get("role") != "tool":
-            continue
-        name, args = calls.get(str(m.get("tool_call_id")), ("?", None))
-        try:
-            result = json.loads(m.get("content") or "")
-        except ValueError:
-            result = m.get("content")
-        out.append((name, args, result))
-    return out
+HEURISTICS = Heuristics.names()
 
 
 def _returned_place(result: Any) -> Mapping[str, Any] | None:
@@ -197,7 +161,7 @@ def exercised_heuristics(path: Path) -> dict[str, list[tuple[str, bool]]]:
     return found
 
 
-def _check_baseline(
+def check_baseline(
     set_dir: Path,
     suite: EvalSuite,
     manifest: Manifest,
