@@ -12,9 +12,6 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from syrupy.assertion import SnapshotAssertion
-from syrupy.extensions.json import JSONSnapshotExtension
-from syrupy.filters import props
 
 from toolreplay.cassettes.manifest import read_manifest
 from toolreplay.cassettes.vcr import RecordMode
@@ -37,18 +34,6 @@ pytest_plugins = ("pytester",)
 # The parse cache goes to a folder of this test run's (each xdist worker its own), never to
 # the user's ~/.cache; subprocesses the tests start inherit it.
 os.environ["TOOLREPLAY_CACHE_DIR"] = tempfile.mkdtemp(prefix="toolreplay-test-cache-")
-
-#: Left out of every snapshot, at any depth: token usage and wall time change with every
-#: recording and say nothing about behaviour.
-VOLATILE = props("usage", "wall_time_s")
-
-
-@pytest.fixture
-def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
-    """syrupy's ``snapshot``, writing one readable JSON file per snapshot (Chinese unescaped,
-    keys sorted) and dropping :data:`VOLATILE` values."""
-    return snapshot.with_defaults(extension_class=JSONSnapshotExtension, exclude=VOLATILE)
-
 
 @pytest.fixture(scope="session")
 def suite() -> EvalSuite:

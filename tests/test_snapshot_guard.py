@@ -36,8 +36,8 @@ def test_snapshot_files_are_readable_and_hold_no_volatile_values() -> None:
 
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    """A throwaway project with this suite's pytest configuration and conftest (so its
-    ``snapshot`` fixture) and one snapshot test. Under ``pytest -n`` this test runs in an
+    """A throwaway project with this suite's pytest configuration and conftest and one
+    snapshot test using the plugin's ``transcript_snapshot`` fixture. Under ``pytest -n`` this test runs in an
     xdist worker, whose environment would make the inner run's syrupy leave the unused-
     snapshot report to a controller that does not exist: the inner run is not a worker."""
     for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
@@ -46,9 +46,9 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     tests = pytester.mkdir("tests")
     (tests / "conftest.py").write_text((TESTS / "conftest.py").read_text(encoding="utf-8"))
     (tests / "test_inner.py").write_text(
-        "def test_kept(snapshot):\n"
+        "def test_kept(transcript_snapshot):\n"
         "    data = {'城市': '北京', 'usage': {'total_tokens': 7}, 'wall_time_s': 1.5}\n"
-        "    assert data == snapshot\n",
+        "    assert data == transcript_snapshot\n",
         encoding="utf-8",
     )
     return pytester

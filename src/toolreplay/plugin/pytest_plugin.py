@@ -25,19 +25,25 @@ Fixtures:
 
 - ``toolreplay_model_settings``: :class:`~toolreplay.models.base.ModelSettings` from the environment
   (``TOOLREPLAY_BASE_URL``, ``TOOLREPLAY_MODEL``; the key only when recording, never in record
-  mode ``none``, paired with its endpoint as :func:`~toolreplay.models.endpoint.resolve_endpoint` says:
+  mode ``none``, paired with its endpoint as
+  :func:`~toolreplay.models.endpoint.resolve_endpoint` says:
   ``DASHSCOPE_API_KEY`` for DashScope, ``OPENAI_API_KEY`` for the OpenAI API or
   ``$OPENAI_BASE_URL``, and for any other endpoint the variable ``TOOLREPLAY_API_KEY_ENV``
   names);
-- ``chat_model``: an :class:`~toolreplay.models.openai_chat.OpenAIChatModel` with those settings over an
-  ``httpx.Client`` that ignores proxy settings; under a cassette it replays;
-- ``http_session``: a ``requests.Session`` that ignores proxy settings, for your own tools.
+- ``chat_model``: an :class:`~toolreplay.models.openai_chat.OpenAIChatModel` with those
+  settings over an ``httpx.Client`` that ignores proxy settings; under a cassette it replays;
+- ``http_session``: a ``requests.Session`` that ignores proxy settings, for your own tools;
+- ``transcript_snapshot``: syrupy's ``snapshot`` for
+  :func:`toolreplay.plugin.snapshots.normalise_episode` (readable JSON, volatile values left
+  out; needs syrupy).
 
 The weather study adds ``open_meteo_client`` (its own plugin,
 :mod:`toolreplay.study.weather.fixtures`).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -59,3 +65,19 @@ def pytest_configure(config: pytest.Config) -> None:
         from toolreplay.plugin import recording as _pytest_recording
 
         config.pluginmanager.register(_pytest_recording, "toolreplay-recording")
+
+
+@pytest.fixture
+def transcript_snapshot(snapshot: Any) -> Any:
+    """syrupy's ``snapshot`` for :func:`toolreplay.plugin.snapshots.normalise_episode`: one
+    readable JSON file per snapshot (non-ASCII unescaped, keys sorted), without the values
+    that change with every recording (:data:`~toolreplay.plugin.snapshots.VOLATILE_FIELDS`).
+    Needs syrupy."""
+    from syrupy.extensions.json import JSONSnapshotExtension
+    from syrupy.filters import props
+
+    from toolreplay.plugin.snapshots import VOLATILE_FIELDS
+
+    return snapshot.with_defaults(
+        extension_class=JSONSnapshotExtension, exclude=props(*VOLATILE_FIELDS)
+    )
