@@ -77,6 +77,8 @@ class Study:
     - ``vocabulary``: what the judge reads answers with (measures, units, fields, words).
     - ``near_miss_heuristic``: the heuristic the audit's near-miss arm drops (the weakened
       baseline the study warns about), or None; ``near_miss_title`` that table's title.
+    - ``fidelity_checks`` (check name → plain-words title and lead sentence) and
+      ``glossary`` (term, explanation): the report's fidelity section in the study's terms.
     - ``baseline_audit``: the audit's :class:`BaselineAudit`, or None (the check then says
       the study declares no baseline heuristics).
     - ``fixture_server()``: a context manager that serves the tools' endpoints offline (a
@@ -97,6 +99,8 @@ class Study:
     vocabulary: Any = None
     near_miss_heuristic: str | None = None
     near_miss_title: str = "Weakened baseline, narrow judge"
+    fidelity_checks: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    glossary: tuple[tuple[str, str], ...] = ()
     baseline_audit: BaselineAudit | None = None
     fixture_server: (
         Callable[[], AbstractContextManager[tuple[Mapping[str, str], str]]] | None
@@ -112,6 +116,13 @@ def register_study(study: Study) -> Study:
     _registered[study.name] = study
     _load.cache_clear()
     return study
+
+
+def unregister_study(name: str) -> None:
+    """Forget a study :func:`register_study` registered (an installed one of the same name is
+    found again)."""
+    _registered.pop(name, None)
+    _load.cache_clear()
 
 
 @functools.lru_cache(maxsize=1)

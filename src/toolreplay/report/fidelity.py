@@ -11,13 +11,13 @@ from toolreplay.report.labels import toolset_labels
 from toolreplay.report.summary import _ordered, _split_name, _status
 from toolreplay.report.text import _mixed, _plural
 
-#: Plain-words title and lead sentence per fidelity check (what it asks, before the result).
+#: Plain-words title and lead sentence per fidelity check (what it asks, before the result);
+#: a study's :attr:`~toolreplay.studies.Study.fidelity_checks` say it in its own terms.
 CHECKS: dict[str, tuple[str, str]] = {
     "baseline_heuristics": (
         "Is the baseline the reference's best version?",
-        "The one-shot tool get_weather(city) must keep all three heuristics of the reference "
-        "(prefer admin seats, then the largest population, and retry with 市 appended), and "
-        "each must be seen acting on a recorded geocoding answer.",
+        "The baseline toolset must keep every heuristic of the reference, and each must be "
+        "seen acting in the recorded tool traffic.",
     ),
     "ablation": (
         "What does each heuristic contribute?",
@@ -26,13 +26,13 @@ CHECKS: dict[str, tuple[str, str]] = {
     ),
     "judge_breadth": (
         "Is the judge as broad as the questions?",
-        "Every question's measure (a temperature, rain, a comparison) must be accepted by the "
-        "judge in use; a narrower °C-only judge is run alongside to show what it would miss.",
+        "Every question's measure must be accepted by the judge in use; a narrower judge is "
+        "run alongside to show what it would miss.",
     ),
     "near_miss": (
         "What would a sloppier comparison have shown?",
-        "The faithful table stands next to the one a weakened baseline (no 市 retry) and a "
-        "narrow judge (°C only) give: the near miss this audit guards against.",
+        "The faithful table stands next to the one a weakened baseline and a narrow judge "
+        "give: the near miss this audit guards against.",
     ),
     "arm_parity": (
         "Did every configuration get the same conditions?",
@@ -47,19 +47,12 @@ CHECKS: dict[str, tuple[str, str]] = {
 }
 
 
-#: Terms the fidelity section uses, explained once.
+#: Terms the fidelity section uses, explained once (a study's
+#: :attr:`~toolreplay.studies.Study.glossary` replaces it).
 GLOSSARY: tuple[tuple[str, str], ...] = (
     (
         "heuristics",
-        "the three rules get_weather(city) uses to pick a place among the geocoder's "
-        "candidates: admin_seat (prefer an administrative seat), population_order (then the "
-        "largest population), shi_retry (if no seat is found, ask again with 市, 'city', "
-        "appended).",
-    ),
-    (
-        "admin seat, PPLC",
-        "GeoNames feature codes for a seat of government: PPLC a capital, PPLA–PPLA4 the seat "
-        "of a first- to fourth-order division; PPL is any other populated place.",
+        "the named rules of the baseline toolset that a configuration may switch off.",
     ),
     (
         "ablation",
@@ -68,19 +61,30 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
     ),
     (
         "judge breadth",
-        "whether the judge accepts every kind of measured value the questions ask for; a judge "
-        "that only accepts °C fails a correct rain forecast.",
+        "whether the judge accepts every kind of measured value the questions ask for.",
     ),
     (
         "near miss",
-        "the table a less careful study would have published: the baseline without its 市 "
-        "retry, judged by the °C-only judge.",
+        "the table a less careful study would have published: a weakened baseline judged by "
+        "a narrow judge.",
     ),
     (
         "arm parity",
         "every configuration (arm) ran under the same model, prompt, settings and questions.",
     ),
 )
+
+
+def _texts() -> tuple[dict[str, tuple[str, str]], tuple[tuple[str, str], ...]]:
+    """The checks' words and the glossary: the engine's, in the study's terms where it has
+    them (the only installed study's; the engine's alone when that cannot be told)."""
+    from toolreplay.studies import StudyError, load_study
+
+    try:
+        study = load_study()
+    except StudyError:
+        return CHECKS, GLOSSARY
+    return {**CHECKS, **study.fidelity_checks}, tuple(study.glossary) or GLOSSARY
 
 
 _IN_ZERO = re.compile(r"changed the place chosen in 0\b")
@@ -186,6 +190,7 @@ def _fidelity(fidelity: Mapping[str, Any] | None) -> dict[str, Any] | None:
     plain-words title and lead, and the table that belongs to it), tables, ablations."""
     if fidelity is None:
         return None
+    words, glossary = _texts()
     tables = [
         {
             "key": key,
@@ -209,7 +214,7 @@ def _fidelity(fidelity: Mapping[str, Any] | None) -> dict[str, Any] | None:
     names = {c["name"] for c in fidelity.get("checks", [])}
     checks = []
     for c in fidelity.get("checks", []):
-        title, lead = CHECKS.get(c["name"], (c["name"].replace("_", " "), ""))
+        title, lead = words.get(c["name"], (c["name"].replace("_", " "), ""))
         attach = None
         if c["name"] == "ablation" and ablations:
             attach = "ablations"
@@ -238,5 +243,5 @@ def _fidelity(fidelity: Mapping[str, Any] | None) -> dict[str, Any] | None:
         "near_miss": near,
         "ablations": ablations,
         "ablations_shown": "ablation" in names,
-        "glossary": [{"term": t, "text": _mixed(x)} for t, x in GLOSSARY],
+        "glossary": [{"term": t, "text": _mixed(x)} for t, x in glossary],
     }

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolreplay.studies import Study
 from toolreplay.study.weather.endpoints import TOOL_URLS
+from toolreplay.study.weather.report_texts import FIDELITY_CHECKS, GLOSSARY
 
 if TYPE_CHECKING:
     import requests
@@ -91,6 +92,8 @@ STUDY = Study(
     heuristics=HEURISTICS,
     near_miss_heuristic="shi_retry",  # the study's first baseline had lost the 市 retry
     near_miss_title="Weakened baseline (no 市 retry), narrow judge (°C only)",
+    fidelity_checks=FIDELITY_CHECKS,
+    glossary=GLOSSARY,
     baseline_audit=_BaselineAudit(),
     fixture_server=fixture_server,
 )

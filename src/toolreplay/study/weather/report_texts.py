@@ -1,0 +1,73 @@
+"""The weather study's words in the report's fidelity section: each check's title and lead
+sentence, and the glossary, naming the study's heuristics, places and judges."""
+
+#: Plain-words title and lead sentence per fidelity check (what it asks, before the result).
+FIDELITY_CHECKS: dict[str, tuple[str, str]] = {
+    "baseline_heuristics": (
+        "Is the baseline the reference's best version?",
+        "The one-shot tool get_weather(city) must keep all three heuristics of the reference "
+        "(prefer admin seats, then the largest population, and retry with 市 appended), and "
+        "each must be seen acting on a recorded geocoding answer.",
+    ),
+    "ablation": (
+        "What does each heuristic contribute?",
+        "The baseline is replayed with one heuristic switched off at a time (an ablation); "
+        "the table shows which questions then change verdict.",
+    ),
+    "judge_breadth": (
+        "Is the judge as broad as the questions?",
+        "Every question's measure (a temperature, rain, a comparison) must be accepted by the "
+        "judge in use; a narrower °C-only judge is run alongside to show what it would miss.",
+    ),
+    "near_miss": (
+        "What would a sloppier comparison have shown?",
+        "The faithful table stands next to the one a weakened baseline (no 市 retry) and a "
+        "narrow judge (°C only) give: the near miss this audit guards against.",
+    ),
+    "arm_parity": (
+        "Did every configuration get the same conditions?",
+        "Model, sampling settings, system prompt, questions, round cap and tool descriptions "
+        "are read from the recorded requests and must match across configurations.",
+    ),
+    "completeness": (
+        "Is every episode recorded, current and fully replayed?",
+        "Every configuration × question needs a cassette whose every interaction is played, "
+        "unchanged since recording, made with today's prompt and tool schemas.",
+    ),
+}
+
+
+#: Terms the fidelity section uses, explained once.
+GLOSSARY: tuple[tuple[str, str], ...] = (
+    (
+        "heuristics",
+        "the three rules get_weather(city) uses to pick a place among the geocoder's "
+        "candidates: admin_seat (prefer an administrative seat), population_order (then the "
+        "largest population), shi_retry (if no seat is found, ask again with 市, 'city', "
+        "appended).",
+    ),
+    (
+        "admin seat, PPLC",
+        "GeoNames feature codes for a seat of government: PPLC a capital, PPLA–PPLA4 the seat "
+        "of a first- to fourth-order division; PPL is any other populated place.",
+    ),
+    (
+        "ablation",
+        "the same baseline replayed with one heuristic switched off, to see what that "
+        "heuristic changes.",
+    ),
+    (
+        "judge breadth",
+        "whether the judge accepts every kind of measured value the questions ask for; a judge "
+        "that only accepts °C fails a correct rain forecast.",
+    ),
+    (
+        "near miss",
+        "the table a less careful study would have published: the baseline without its 市 "
+        "retry, judged by the °C-only judge.",
+    ),
+    (
+        "arm parity",
+        "every configuration (arm) ran under the same model, prompt, settings and questions.",
+    ),
+)

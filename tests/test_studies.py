@@ -1,0 +1,145 @@
+"""The engine runs any study: a study is found by name (registered in-process or declared as an
+entry point), its toolsets run under the engine's configurations and hosts, and eval files are
+checked against it. A small stock-lookup study stands in for a team's own."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolreplay.evals import EvalFileError, load_eval
+from toolreplay.models.scripted import ScriptedModel
+from toolreplay.runs.configuration import Configuration
+from toolreplay.runs.episode import run_episode
+from toolreplay.studies import (
+    Study,
+    StudyError,
+    load_study,
+    register_study,
+    study_names,
+    unregister_study,
+)
+from toolreplay.tools.functions import toolset_from_functions
+from toolreplay.wire.episode import ModelReply, ToolCall
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "toolreplay"
+STOCK = {"ABC-1": 12, "XYZ-2": 0}
+
+
+def _lookup(client: dict[str, int], heuristics: tuple[str, ...] | None) -> Any:
+    def stock_level(sku: str) -> dict[str, Any]:
+        """Units on hand for a SKU."""
+        return {"sku": sku, "on_hand": {"value": client[sku], "unit": "units"}}
+
+    return toolset_from_functions("lookup", [stock_level])
+
+
+STOCK_STUDY = Study(
+    name="stock-test",
+    toolsets=("lookup",),
+    make_toolset=lambda name, client, heuristics: _lookup(client, heuristics),
+    tool_schemas=lambda: {"lookup": _lookup(STOCK, None).schemas},
+    tool_client=lambda session, urls: STOCK,
+    tool_urls={"inventory_url": "https://inventory.example/api"},
+)
+
+
+@pytest.fixture
+def stock_study() -> Iterator[Study]:
+    yield register_study(STOCK_STUDY)
+    unregister_study(STOCK_STUDY.name)
+
+
+def test_the_only_installed_study_is_the_default() -> None:
+    assert load_study() is load_study("weather")
+
+
+def test_the_weather_study_is_installed_as_an_entry_point() -> None:
+    assert "weather" in study_names()
+    study = load_study("weather")
+    assert study.toolsets == ("oneshot", "atomic") and study.baseline_toolset == "oneshot"
+    assert study.heuristics == ("admin_seat", "population_order", "shi_retry")
+
+
+def test_an_unknown_study_names_the_installed_ones() -> None:
+    with pytest.raises(StudyError, match=r"unknown study 'nope'; installed: .*weather"):
+        load_study("nope")
+
+
+def test_several_studies_and_none_named_is_an_error(stock_study: Study) -> None:
+    with pytest.raises(StudyError, match="name the study in the eval file"):
+        load_study()
+    assert load_study("stock-test") is stock_study
+
+
+def test_a_registered_study_runs_an_episode_through_the_engine(stock_study: Study) -> None:
+    config = Configuration("loop", "lookup", study="stock-test")
+    assert config.name == "loop+lookup" and config.heuristics is None
+    model = ScriptedModel(
+        [
+            ModelReply(None, (ToolCall("c1", "stock_level", '{"sku": "ABC-1"}'),)),
+            ModelReply("ABC-1: 12 units on hand.", ()),
+        ]
+    )
+    suite = load_eval(_eval_file(stock_study))
+    episode = run_episode(
+        suite, config, suite.questions[0], model=model, tool_client=STOCK, today="2026-12-01"
+    )
+    assert episode.stop_reason == "converged" and episode.answer == "ABC-1: 12 units on hand."
+    tool_message = next(m for m in episode.transcript if m["role"] == "tool")
+    assert '"value": 12' in tool_message["content"]
+
+
+def test_eval_files_are_checked_against_their_study(stock_study: Study, tmp_path: Path) -> None:
+    path = _eval_file(stock_study, tmp_path, toolsets="[lookup, oneshot]")
+    with pytest.raises(EvalFileError, match=r"unknown toolset 'oneshot' \(the stock-test study"):
+        load_eval(path)
+    with pytest.raises(ValueError, match="unknown toolset 'oneshot'; known: lookup"):
+        Configuration("loop", "oneshot", study="stock-test")
+    with pytest.raises(ValueError, match="cannot ablate"):
+        Configuration("loop", "lookup", "shi_retry", study="stock-test")
+
+
+def _eval_file(study: Study, folder: Path | None = None, toolsets: str = "[lookup]") -> Path:
+    folder = folder or Path(__import__("tempfile").mkdtemp())
+    path = folder / "stock.yaml"
+    path.write_text(
+        f"version: 1\nname: stock\nstudy: {study.name}\nsystem_prompt: Today is {{today}}.\n"
+        f"experiment:\n  hosts: [loop]\n  toolsets: {toolsets}\n"
+        "questions:\n  - id: abc\n    text: How many ABC-1 are on hand?\n"
+        "    measure: none\n    day: today\n    places: []\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _imports(path: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+        elif isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+    return names
+
+
+def test_the_engine_never_imports_the_study() -> None:
+    """What the import contract says, checked on the source too (function-level imports and
+    TYPE_CHECKING blocks included): only the CLI, the top level and the doubles may."""
+    allowed = {"cli", "study", "doubles"}
+    engine = [
+        p for p in SRC.rglob("*.py") if p.relative_to(SRC) != Path("__init__.py")
+        and p.relative_to(SRC).parts[0] not in allowed
+    ]  # fmt: skip
+    assert len(engine) > 50
+    offenders = [
+        f"{path.relative_to(SRC)}: {name}"
+        for path in engine
+        for name in _imports(path)
+        if name == "toolreplay.study" or name.startswith("toolreplay.study.")
+    ]
+    assert offenders == []
