@@ -38,8 +38,9 @@ def test_snapshot_files_are_readable_and_hold_no_volatile_values() -> None:
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """A throwaway project with this suite's pytest configuration and conftest and one
     snapshot test using the plugin's ``transcript_snapshot`` fixture. Under ``pytest -n``
-    this test runs in an xdist worker, whose environment would make the inner run's syrupy leave the unused-
-    snapshot report to a controller that does not exist: the inner run is not a worker."""
+    this test runs in an xdist worker, whose environment would make the inner run's syrupy
+    leave the unused-snapshot report to a controller that does not exist: the inner run is
+    not a worker."""
     for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
         monkeypatch.delenv(name, raising=False)
     pytester.makepyprojecttoml((REPO / "pyproject.toml").read_text(encoding="utf-8"))
