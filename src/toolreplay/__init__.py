@@ -1,12 +1,12 @@
 """toolreplay: record/replay and evaluation of LLM tool-calling loops.
 
-Data flow, one module per stage::
+Data flow, one package per stage (docs/architecture.md maps every module)::
 
-    evals ─► experiment ─► hosts ─► model (openai SDK over httpx) ─┐
-                             │                                     ├─ cassettes (vcrpy)
-                          toolsets ─► openmeteo (requests) ────────┘
-                             ▼
-                          episode ─► judge / failures / audit ─► results ─► report
+    evals ─► runs (configurations, episodes) ─► hosts ─► models (openai SDK) ─┐
+                     │                            │                           ├─ cassettes
+                  studies ◄── study/weather    tools ─► study's tool client ───┘
+                     ▼
+    wire (episodes) ─► judging / audit ─► results ─► report, diff
 
 The public API is importable from here; names are loaded on first use, so ``import
 toolreplay`` stays cheap (no openai, vcrpy or pydantic import until a name needs it):

@@ -7,7 +7,7 @@
   tools, with a round cap (the last round is sent *without* tools), a repeated-signature check
   and a token budget (both force one final round without tools), and a stop reason.
 
-Both return an :class:`~toolreplay.episode.Episode`. Protocol rules hold by construction:
+Both return an :class:`~toolreplay.wire.episode.Episode`. Protocol rules hold by construction:
 
 - every tool call the host executes gets exactly one tool message, appended directly after its
   assistant message and before the next request; a tool that raises still answers (its
@@ -19,7 +19,7 @@ Both return an :class:`~toolreplay.episode.Episode`. Protocol rules hold by cons
 - a reply cut off by the server (``finish_reason`` ``length`` or ``content_filter``) ends the
   episode with stop reason ``truncated`` or ``filtered``, its calls unexecuted.
 
-Model API errors (:class:`~toolreplay.model.ModelReplyError`: an error status or a reply that
+Model API errors (:class:`~toolreplay.wire.replies.ModelReplyError`: an error status or a reply that
 is no usable chat completion; ``openai.APIError``: connection failures) end the episode with
 stop reason ``error``; anything else (e.g. a cassette miss, which the model client unwraps)
 propagates.

@@ -79,9 +79,10 @@ def run_audit(
 
     ``judge`` is the judge in use; ``episodes`` may hold study episodes already replayed (keyed
     ``(configuration, question_id)``) so they are not replayed twice; the others are replayed
-    by ``workers`` processes (:func:`toolreplay.replay.replay_outcomes`). Replay failures are
+    by ``workers`` processes (:func:`toolreplay.runs.replay.replay_outcomes`). Replay failures are
     reported by the ``completeness`` check, not raised. Raises
-    :class:`~toolreplay.cassettes.CassetteError` only when the manifest is missing or malformed.
+    :class:`~toolreplay.cassettes.errors.CassetteError` only when the manifest is missing or
+    malformed.
     """
     try:
         return _run_audit(set_dir, suite, judge, episodes, progress, workers)

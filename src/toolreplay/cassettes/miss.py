@@ -243,7 +243,8 @@ def explain_miss(
 
 class ReplayMiss(Exception):
     """A request the cassette in play does not hold (raised by the replay transport,
-    :mod:`toolreplay.replay`). Carries what :func:`explain_miss` reads, as vcrpy's miss does:
+    :mod:`toolreplay.cassettes.transport`). Carries what :func:`explain_miss` reads, as vcrpy's
+    miss does:
     ``failed_request`` and ``cassette`` (``requests``, ``play_counts``, ``_path``)."""
 
     def __init__(self, message: str, cassette: Any, failed_request: Any) -> None:

@@ -7,14 +7,14 @@ vcrpy's patches:
 
 - :class:`Player`: the replay clients (``http`` for the SDK, ``session`` for Open-Meteo) and
   the cassette in play (:meth:`Player.use`). The cassette comes from
-  :func:`toolreplay.cassettes.load_cassette` (read and validated once per content, sha256
+  :func:`toolreplay.cassettes.store.load_cassette` (read and validated once per content, sha256
   checked against the manifest). Nothing is patched, nothing reaches a socket.
-- Matching is the one :func:`toolreplay.cassettes.make_vcr` configures for vcrpy, on the
+- Matching is the one :func:`toolreplay.cassettes.vcr.make_vcr` configures for vcrpy, on the
   request as vcrpy's filter would store it: method, path, query (credentials dropped, pairs
-  sorted) and the body compared as typed JSON (:func:`~toolreplay.cassettes.json_equal`);
+  sorted) and the body compared as typed JSON (:func:`~toolreplay.cassettes.format.json_equal`);
   the first unplayed interaction that matches is played, as vcrpy does in record mode
-  ``none``. A miss raises :class:`toolreplay.cassettes.ReplayMiss`, which the model client,
-  the tools and :func:`toolreplay.cassettes.explain_miss` treat exactly as vcrpy's miss
+  ``none``. A miss raises :class:`toolreplay.cassettes.miss.ReplayMiss`, which the model client,
+  the tools and :func:`toolreplay.cassettes.miss.explain_miss` treat exactly as vcrpy's miss
   (vcrpy itself is not imported to replay).
 - :func:`replay_jobs`: many episodes, serially or in a process pool (``workers``), results in
   job order and identical whatever the number of workers; :func:`shard` picks a
@@ -83,7 +83,7 @@ def _query(url: str) -> list[tuple[str, str]]:
 
 
 class Tape:
-    """The interactions of one cassette (:func:`toolreplay.cassettes.load_cassette`'s stored
+    """The interactions of one cassette (:func:`toolreplay.cassettes.store.load_cassette`'s stored
     form) and how often each was played. :meth:`play` is thread-safe: parallel tool calls
     send from several threads."""
 
@@ -135,7 +135,7 @@ class Tape:
 
     def play(self, method: str, url: str, body: bytes | str | None) -> _Recorded:
         """The first unplayed recorded interaction matching the request, marked played.
-        Raises :class:`~toolreplay.cassettes.ReplayMiss` when none does."""
+        Raises :class:`~toolreplay.cassettes.miss.ReplayMiss` when none does."""
         method = method.upper()
         path = urlsplit(url).path
         query = _Lazy(lambda: _query(url))
@@ -177,7 +177,7 @@ class _Lazy:
 
 @dataclass(frozen=True)
 class _RequestView:
-    """What :func:`toolreplay.cassettes.explain_miss` reads of a request (vcrpy's
+    """What :func:`toolreplay.cassettes.miss.explain_miss` reads of a request (vcrpy's
     ``Request`` attributes): method, URI, body and the sorted query pairs."""
 
     method: str
@@ -190,7 +190,7 @@ class _RequestView:
 
 
 class _TapeView:
-    """What :func:`toolreplay.cassettes.explain_miss` reads of a vcrpy cassette: the
+    """What :func:`toolreplay.cassettes.miss.explain_miss` reads of a vcrpy cassette: the
     recorded ``requests``, their ``play_counts`` and the cassette's ``_path``."""
 
     def __init__(self, tape: Tape) -> None:

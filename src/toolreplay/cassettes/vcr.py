@@ -145,7 +145,8 @@ def one_request_at_a_time(cassette: Any = None) -> Iterator[None]:
     Under a cassette the sends therefore take turns; in replay each request still gets the
     recorded reply that matches it, whatever order the threads arrive in. When recording
     into ``cassette``, each new interaction is tagged with the tool call that sent it
-    (:mod:`toolreplay.callorder`), and on exit (before vcrpy saves) the interactions of each
+    (:mod:`toolreplay.cassettes.callorder`), and on exit (before vcrpy saves) the interactions of
+    each
     tool round are put in call order, so a recording is the same file whatever order the
     threads ran in. Without a cassette (a live run) nothing is serialised."""
     from unittest import mock
@@ -193,8 +194,9 @@ def replay_cassette(
     :func:`load_cassette` has checked it (in mode ``none`` against ``expected_sha256``, the
     manifest's, when given).
 
-    With a :class:`toolreplay.replay.Player` in record mode ``none``, the cassette is served
-    to the player's clients (no patching; yields the :class:`~toolreplay.replay.Tape`);
+    With a :class:`toolreplay.cassettes.transport.Player` in record mode ``none``, the cassette is
+    served
+    to the player's clients (no patching; yields the :class:`~toolreplay.cassettes.transport.Tape`);
     otherwise vcrpy patches the HTTP libraries for the block (yields vcrpy's cassette).
     ``rerecord`` is the command that re-records the episode, or a function that makes it
     (called only when an error needs it). Either way the errors are the same:

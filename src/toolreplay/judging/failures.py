@@ -1,6 +1,6 @@
 """Failure classifier: why an episode's answer failed, with the evidence each label rests on.
 
-:func:`classify` gives an :class:`~toolreplay.episode.Episode` zero or more
+:func:`classify` gives an :class:`~toolreplay.wire.episode.Episode` zero or more
 :class:`FailureMode` labels (an episode can carry several):
 
 =======================  ==================================================================
@@ -20,7 +20,7 @@ mode                     when
 ``fabricated_value``     a value in the answer that no tool result of the episode holds for
                          the day, field and place the answer states it for, after unit
                          conversion and rounding to the answer's precision (one label per
-                         such value; :func:`toolreplay.judge.ground_answer`).
+                         such value; :func:`toolreplay.judging.grounding.ground_answer`).
 ``no_measurement``       a non-empty answer with no measured value and no promise (an offer
                          to the user, a conditional, a statement that nothing was found).
 ``refusal``              the final reply carries the model's ``refusal`` text (the OpenAI
@@ -28,7 +28,7 @@ mode                     when
 =======================  ==================================================================
 
 Structure comes first (pending tool calls), then the text. "Measured value" means what
-:func:`toolreplay.judge.scan` reads with the judge's units, so numbers in dates
+:func:`toolreplay.judging.values.scan` reads with the judge's units, so numbers in dates
 (``2026-09-17``, ``9月17日``) and coordinates (``31.2222, 121.4581``, ``北纬39.9度``,
 ``39.9°N``, ``39°54′``) never count. The pass/fail verdict and the stop reason are not failure
 modes; they are reported beside them.
@@ -311,7 +311,8 @@ def classify(
     (:func:`find_promise`), else ``no_measurement``. ``judge`` supplies the units (so with the
     narrow judge "26度" is no measurement); ``measure`` is the question (or just its measure
     name) whose values count as answering it, and whose day and places each value is grounded
-    against (:func:`toolreplay.judge.ground_answer`). Never raises for a well-formed episode."""
+    against (:func:`toolreplay.judging.grounding.ground_answer`). Never raises for a well-formed
+    episode."""
     expect = Expectation.of(measure)
     index = _final_index(episode)
     answer = episode.answer

@@ -1,13 +1,13 @@
 """In-process chat models: no HTTP, for unit tests of a host or a toolset.
 
-- :class:`~toolreplay.model.ScriptedModel` (re-exported here) returns scripted replies, each a
-  :class:`~toolreplay.episode.ModelReply` or a function of ``(messages, tools)``, like
-  pydantic-ai's ``FunctionModel`` or inspect's ``mockllm``.
+- :class:`~toolreplay.models.scripted.ScriptedModel` (re-exported here) returns scripted
+  replies, each a :class:`~toolreplay.wire.episode.ModelReply` or a function of
+  ``(messages, tools)``, like pydantic-ai's ``FunctionModel`` or inspect's ``mockllm``.
 - :class:`StandinModel` is the bundled stand-in policy (:mod:`toolreplay.doubles.standin`)
   called directly: the same deterministic replies the stand-in server gives over HTTP, for the
   questions of an eval file, without a server.
 - :func:`reply_from_completion` turns a ``/chat/completions`` response body into a
-  :class:`~toolreplay.episode.ModelReply`, for writing other in-process doubles.
+  :class:`~toolreplay.wire.episode.ModelReply`, for writing other in-process doubles.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def reply_from_completion(body: Mapping[str, Any]) -> ModelReply:
 
 
 class StandinModel:
-    """The stand-in policy as a :class:`~toolreplay.model.ChatModel`, in process.
+    """The stand-in policy as a :class:`~toolreplay.models.base.ChatModel`, in process.
 
     ``suite`` is the eval file whose per-question hints the policy reads (questions it does
     not know get a polite refusal). Each :meth:`complete` builds the request body the HTTP

@@ -13,7 +13,8 @@ Loaded automatically when toolreplay is installed. When pytest-recording is inst
 - a **completeness check**: with record mode ``none`` a test that leaves a recorded
   interaction unplayed fails (mark it ``@pytest.mark.allow_unplayed`` to opt out);
 - **explained misses**: a request that is not in the cassette fails the test with
-  :class:`~toolreplay.cassettes.CassetteMiss` — what differs from the closest recorded request
+  :class:`~toolreplay.cassettes.errors.CassetteMiss` — what differs from the closest recorded
+  request
   (a message, a tool schema, a parameter) and the command that re-records the test;
 - pytest-recording's ``--record-mode`` (``none`` by default; ``rewrite`` re-records).
 

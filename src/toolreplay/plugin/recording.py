@@ -57,7 +57,7 @@ def _toolreplay_all_played(request: pytest.FixtureRequest, vcr: Any) -> Iterator
     """With record mode ``none``, fail a test that left recorded interactions unplayed.
 
     While the test runs, ``requests`` sends take turns under the cassette and a recording keeps
-    each tool round in call order (:func:`~toolreplay.cassettes.one_request_at_a_time`):
+    each tool round in call order (:func:`~toolreplay.cassettes.vcr.one_request_at_a_time`):
     vcrpy is not thread-safe, and parallel tool calls would otherwise slip past it."""
     if vcr is None:
         yield

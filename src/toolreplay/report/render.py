@@ -90,7 +90,7 @@ SCRIPT_TEMPLATE = "report.js.j2"
 
 #: Results files are validated by :mod:`toolreplay.results` (pydantic models, one definition);
 #: a malformed one raises :class:`ReportError`, the same class as
-#: :class:`toolreplay.results.ResultsError`.
+#: :class:`toolreplay.results.format.ResultsError`.
 ReportError = ResultsError
 
 
@@ -137,7 +137,7 @@ def render_report(results: Mapping[str, Any], compare: Run | None = None) -> str
 
     Returns the whole page as a ``str``; the same results always give the same string.
     Raises :class:`ReportError` when ``results`` does not match
-    :class:`toolreplay.results.Results`."""
+    :class:`toolreplay.results.format.Results`."""
     buffer = io.StringIO()
     stream_report(results, buffer.write, compare=compare)
     return buffer.getvalue()

@@ -27,7 +27,8 @@ def episode_record(
     the :class:`~toolreplay.evals.Question`, whose measure, day and places the answer is
     grounded against; or only a measure name, ``temperature``, ``precipitation``,
     ``comparison``; None: any value). ``passed`` is False whenever a value is labelled
-    ``fabricated_value``; ``verdict_evidence`` is :meth:`toolreplay.judge.Verdict.to_dict`'s
+    ``fabricated_value``; ``verdict_evidence`` is
+    :meth:`toolreplay.judging.verdicts.Verdict.to_dict`'s
     ``evidence``."""
     verdict = judge.judge_episode(episode, measure)
     labels = classify(episode, judge, measure)

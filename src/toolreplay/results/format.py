@@ -24,12 +24,12 @@ Shape (key order as written)::
                    "recorded_wall_time_s", "failure_modes", "transcript"}, ...],
      "fidelity": {"passed", "checks", "tables", "ablations", "judge_flips"}}
 
-An episode's ``failure_modes`` is a list of :meth:`toolreplay.failures.FailureMode.to_dict`
+An episode's ``failure_modes`` is a list of :meth:`toolreplay.judging.failures.FailureMode.to_dict`
 (``{"mode", "explanation", "evidence": {"message_index", "span", "text", "tool_call"}}``); a
 configuration's ``failure_modes`` counts the episodes carrying each mode
 (``{"empty_answer": 2, ...}``, modes with no episode left out).
 
-Trial fields (added by :func:`toolreplay.trials.add_trial_metrics`; the fields above, the 2×2
+Trial fields (added by :func:`toolreplay.runs.trials.add_trial_metrics`; the fields above, the 2×2
 table included, come from trial 1 alone, the study's run)::
 
     "selection": {"eval_file": "evals/weather.yaml", "configurations": [names run],
@@ -46,7 +46,8 @@ table included, come from trial 1 alone, the study's run)::
                         "tool_calls", "stop_reason", "failure_modes": [mode, ...]}, ...]
 
 ``pass_at_k`` = 1 − C(n−c, k)/C(n, k) and ``pass_hat_k`` = C(c, k)/C(n, k) with c passes in n
-trials (:mod:`toolreplay.metrics`); keys are k as strings (JSON object keys), values in [0, 1]
+trials (:mod:`toolreplay.results.metrics`); keys are k as strings (JSON object keys), values in
+[0, 1]
 rounded to 4 places. A one-trial set has ``"trials": 1`` and curves with the single key "1".
 
 
@@ -136,7 +137,7 @@ class Evidence(_Model):
 
 
 class FailureModeRecord(_Model):
-    """One label from the failure classifier (:mod:`toolreplay.failures`)."""
+    """One label from the failure classifier (:mod:`toolreplay.judging.failures`)."""
 
     mode: str = Field(
         description="empty_answer, unfulfilled_promise, fabricated_value, no_measurement, ..."

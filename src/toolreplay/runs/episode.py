@@ -60,7 +60,8 @@ def run_episode(
 
 @contextmanager
 def replay_clients() -> Iterator[tuple[httpx.Client, requests.Session]]:
-    """HTTP clients for replay: a :class:`~toolreplay.replay.Player`'s, answering from the
+    """HTTP clients for replay: a :class:`~toolreplay.cassettes.transport.Player`'s, answering
+    from the
     cassette in play through the libraries' transport hooks (nothing is patched or sent).
     They ignore proxy and certificate settings from the environment (``trust_env`` off), so
     ``ALL_PROXY`` and the like do not matter."""
@@ -90,9 +91,10 @@ def replay_episode(
     ``http``/``session`` may be shared across episodes (nothing is sent over them in replay;
     making an ``httpx.Client`` costs ~20 ms of TLS set-up). The recorded wall time and the
     prompt date come from the manifest; the cassette's sha256 is compared with the manifest's
-    first. Raises :class:`~toolreplay.cassettes.CassetteMiss`,
-    :class:`~toolreplay.cassettes.UnplayedInteractions` or
-    :class:`~toolreplay.cassettes.CassetteError` (:class:`~toolreplay.cassettes.CassetteDamaged`
+    first. Raises :class:`~toolreplay.cassettes.errors.CassetteMiss`,
+    :class:`~toolreplay.cassettes.errors.UnplayedInteractions` or
+    :class:`~toolreplay.cassettes.errors.CassetteError`
+    (:class:`~toolreplay.cassettes.store.CassetteDamaged`
     when the cassette was edited or damaged since recording)."""
     from toolreplay.cassettes.transport import Player, player_for
 

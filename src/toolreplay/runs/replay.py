@@ -136,9 +136,9 @@ def replay_outcomes(
     progress: Progress | None = None,
 ) -> list[Episode | BaseException]:
     """Replay ``jobs`` (episodes of the set at ``set_dir``) and return, in job order, each
-    one's episode or its replay error (:class:`~toolreplay.cassettes.CassetteMiss`,
-    :class:`~toolreplay.cassettes.UnplayedInteractions`,
-    :class:`~toolreplay.cassettes.CassetteError`): the same list, byte for byte once
+    one's episode or its replay error (:class:`~toolreplay.cassettes.errors.CassetteMiss`,
+    :class:`~toolreplay.cassettes.errors.UnplayedInteractions`,
+    :class:`~toolreplay.cassettes.errors.CassetteError`): the same list, byte for byte once
     serialised, whatever ``workers`` is.
 
     ``workers`` > 1 replays in a process pool (fork on Linux) in chunks of a few episodes;
@@ -212,7 +212,7 @@ def replay_set(
 ) -> list[Episode]:
     """Replay every configuration × question of the set (trial 1), in order (``record_mode``
     as in :func:`replay_episode`; in record mode ``none``, ``workers`` processes replay it,
-    :func:`toolreplay.replay.replay_jobs`, the same list whatever their number)."""
+    :func:`toolreplay.runs.replay.replay_jobs`, the same list whatever their number)."""
     from toolreplay.runs.replay import Job, replay_jobs
 
     manifest = read_manifest(set_dir)

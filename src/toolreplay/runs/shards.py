@@ -2,7 +2,7 @@
 
 A run's episodes (every trial of the selected study configurations, then the episodes the
 fidelity audit adds: trial 1 of every configuration of the eval file) form one job list in
-a fixed order; shard I of N is every N-th job from the I-th (:func:`toolreplay.replay.shard`).
+a fixed order; shard I of N is every N-th job from the I-th (:func:`toolreplay.runs.replay.shard`).
 Each shard writes ``shard-I-of-N.json`` (JSON, UTF-8)::
 
     {"format": 1, "shard": [I, N],

@@ -3,7 +3,7 @@
 A set recorded with ``--trials n`` holds n cassettes per configuration × question
 (``manifest.trials``). :func:`replay_trials` replays them all; :func:`trial_outcome` reduces a
 judged episode to what the metrics need; :func:`summarize_trials` gives, per configuration,
-the unbiased pass@k and pass^k for k = 1..n (:mod:`toolreplay.metrics`; a configuration's
+the unbiased pass@k and pass^k for k = 1..n (:mod:`toolreplay.results.metrics`; a configuration's
 value is the mean over its questions), the same per question, mean rounds and tool calls
 with their spread over every trial, and failure-mode rates (episodes carrying the mode /
 episodes). Trial 1 is the study's episode; the 2×2 table is built from it alone.
@@ -37,8 +37,8 @@ def replay_trials(
 ) -> list[tuple[int, Episode]]:
     """``(trial, episode)`` for every trial (1..``manifest.trials``) of every configuration ×
     question (``questions``, default all), in that order, replayed by ``workers`` processes
-    (:func:`~toolreplay.replay.replay_jobs`; the same list whatever their number). Raises
-    what :func:`~toolreplay.experiment.replay_episode` raises, the first in that order."""
+    (:func:`~toolreplay.runs.replay.replay_jobs`; the same list whatever their number). Raises
+    what :func:`~toolreplay.runs.episode.replay_episode` raises, the first in that order."""
     manifest = manifest or read_manifest(set_dir)
     jobs = trial_jobs(suite, configs, manifest.trials, questions)
     episodes = replay_jobs(set_dir, manifest, suite, jobs, workers=workers, progress=progress)
@@ -66,7 +66,7 @@ def trial_outcome(
 ) -> dict[str, Any]:
     """``{"configuration", "question_id", "trial", "passed", "rounds", "tool_calls",
     "stop_reason", "failure_modes": [mode, ...]}`` for one trial, judged and labelled as
-    :func:`toolreplay.results.episode_record` does (grounded against the episode's own tool
+    :func:`toolreplay.results.build.episode_record` does (grounded against the episode's own tool
     results for ``question``; never passed beside a ``fabricated_value`` label)."""
     labels = classify(episode, judge, question)
     verdict = judge.judge_episode(episode, question)
