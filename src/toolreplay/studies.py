@@ -6,6 +6,11 @@ it records, the baseline heuristics a configuration may ablate, the vocabulary t
 answers with (measures, units, field names, day and comparison words) and the audit's check of
 the baseline. The weather study (``toolreplay.study.weather``) is one; a team's own is another.
 
+``Study.vocabulary`` is a :class:`toolreplay.judging.vocabulary.Vocabulary` or a
+``"module:attr"`` string naming one, imported the first time the judge needs it (the weather
+study's is ``"toolreplay.study.weather.vocabulary:WEATHER"``), so that the module defining a
+study stays cheap to import.
+
 A study is found by name:
 
 - registered in-process with :func:`register_study` (tests, notebooks, a conftest); or

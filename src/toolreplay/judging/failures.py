@@ -327,9 +327,10 @@ def classify(
             return (refused,)
     if not answer.strip():
         return (_empty(episode, index),)
-    grounding = ground_answer(answer, episode.transcript, expect, judge.units)
+    vocab = judge.resolved_vocabulary()
+    grounding = ground_answer(answer, episode.transcript, expect, judge.resolved_units(), vocab)
     values = tuple(c.value for c in grounding.checks)
-    relevant = relevant_values(answer, values, expect.measure)
+    relevant = relevant_values(answer, values, expect.measure, vocab)
     pending = episode.pending_tool_calls
     labels: list[FailureMode] = []
     of = f" of {expect.measure}" if expect.measure else ""

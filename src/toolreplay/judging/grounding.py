@@ -4,41 +4,67 @@ holds it.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolreplay.judging.toolvalues import _DAY_WORDS, ToolValue, tool_values
-from toolreplay.judging.units import UNITS, Unit, unit_named
+from toolreplay.judging.toolvalues import _DAY_WORDS, ToolPlace, ToolValue, tool_values
+from toolreplay.judging.units import Unit, unit_named
 from toolreplay.judging.values import MeasuredValue, scan
+from toolreplay.judging.vocabulary import Vocabulary, resolve
 
 if TYPE_CHECKING:
     from toolreplay.evals import Question
 
 
-def _words(zh: str, en: str) -> re.Pattern[str]:
-    return re.compile(zh + r"|(?<![a-z])(?:" + en + r")(?![a-z])", re.IGNORECASE)
+@dataclass(frozen=True)
+class _Words:
+    """What grounding compiles from a vocabulary."""
+
+    days: tuple[tuple[int, re.Pattern[str]], ...]
+    fields: tuple[tuple[str, re.Pattern[str]], ...]
+    local: frozenset[str]  # field tags that hold only in their own clause
+    fits: dict[str, tuple[re.Pattern[str] | None, re.Pattern[str] | None]]  # tag → (path, field)
+    difference_before: re.Pattern[str]
+    difference_after: re.Pattern[str]
 
 
-_DAY_RE = (
-    (2, _words(r"后天|後天", r"day after tomorrow")),
-    (1, _words(r"明天|明日", r"tomorrow")),
-    (
-        0,
-        _words(
-            r"今天|今日|今晚|现在|現在|当前|當前|目前|此刻|实时", r"today|tonight|now|currently"
+def _never(pattern: str) -> str:
+    return pattern or r"(?!)"
+
+
+@functools.lru_cache(maxsize=16)
+def _words(vocabulary: Vocabulary) -> _Words:
+    def c(pattern: str | None) -> re.Pattern[str] | None:
+        return None if pattern is None else re.compile(pattern, re.IGNORECASE)
+
+    return _Words(
+        tuple((day, re.compile(p, re.IGNORECASE)) for day, p in vocabulary.day_words),
+        tuple((f.tag, re.compile(f.words, re.IGNORECASE)) for f in vocabulary.field_words),
+        frozenset(f.tag for f in vocabulary.field_words if f.clause_only),
+        {f.tag: (c(f.path), c(f.field)) for f in vocabulary.field_words},
+        # a value stated as a difference: right after 温差/相差/比…高, or right before "warmer"
+        re.compile(
+            r"(?:" + _never(vocabulary.difference_before) + r")"
+            r"(?:了|约|約|大约|大約|为|為|是|\s)*$",
+            re.IGNORECASE,
         ),
-    ),
-)
+        re.compile(r"\s*(?:" + _never(vocabulary.difference_after) + r")(?![a-z])", re.IGNORECASE),
+    )
 
 
-_FIELD_RE = (
-    ("current", _words(r"当前|當前|现在|現在|目前|此刻|实时|實時", r"now|currently|current")),
-    ("max", _words(r"最高|高温", r"high(?:est|s)?|max(?:imum)?|up to")),
-    ("min", _words(r"最低|低温", r"low(?:est|s)?|min(?:imum)?")),
-)
+def fits_field(tag: str, tv: ToolValue, vocabulary: Vocabulary | None = None) -> bool:
+    """Whether tool value ``tv`` is the field the word tagged ``tag`` names (a
+    :class:`~toolreplay.judging.vocabulary.FieldWord`); True for an unknown tag."""
+    path, field = _words(resolve(vocabulary)).fits.get(tag, (None, None))
+    if path is not None:
+        return path.match(tv.path) is not None
+    if field is not None:
+        return field.search(tv.field) is not None
+    return True
 
 
 _SENTENCE = re.compile(r"[。！!？?\n]|\.(?=\s|$)")
@@ -64,6 +90,7 @@ def _stated(
     v: MeasuredValue,
     *,
     carry: bool,
+    local: frozenset[str] = frozenset(),
 ) -> Any:
     """What ``patterns`` say about value ``v``: a word right after it in its clause wins, then
     the nearest word before it in its sentence (or, with ``carry``, anywhere before it)."""
@@ -79,30 +106,31 @@ def _stated(
         starts = [m.end() for m in _SENTENCE.finditer(before)]
         before = before[starts[-1] :] if starts else before
         # 最高/最低 carry over a sentence's clauses (今天最高气温：北京 31°C，上海 29°C);
-        # "now" only holds in its own clause (现在 26°C，下午升到 29°C)
+        # "now" (a tag in ``local``) only holds in its own clause (现在 26°C，下午升到 29°C)
         own = _CLAUSE.split(before)[-1]
         tag = _last_before(patterns, before)
-        if tag == "current" and _last_before(patterns, own) != "current":
-            return _last_before([p for p in patterns if p[0] != "current"], before)
+        if tag in local and _last_before(patterns, own) != tag:
+            return _last_before([p for p in patterns if p[0] != tag], before)
         return tag
     return _last_before(patterns, before)
 
 
 @dataclass(frozen=True)
 class PlaceSpec:
-    """A place a question is about: ``query`` (e.g. 宁德), ``region`` (``admin1``) and other
-    ``aliases`` an answer may use (``Guangzhou``)."""
+    """A place a question is about: ``query`` (e.g. 宁德), ``region`` (compared with a tool
+    place's :attr:`~toolreplay.judging.toolvalues.ToolPlace.region`, Open-Meteo's ``admin1``)
+    and other ``aliases`` an answer may use (``Guangzhou``)."""
 
     query: str
     region: str | None
     aliases: tuple[str, ...] = ()
 
-    def named(self, place: Mapping[str, Any] | None) -> bool:
+    def named(self, place: ToolPlace | None) -> bool:
         """Whether a tool result's place has this place's name or one of its aliases (宁德 and
         宁德市 alike; ``Beijing`` with the alias 北京 names 北京)."""
         if place is None:
             return False
-        name = str(place.get("name", "")).removesuffix("市")
+        name = place.name.removesuffix("市")
         if not name:
             return False
         for q in (self.query, *self.aliases):
@@ -111,9 +139,9 @@ class PlaceSpec:
                 return True
         return False
 
-    def matches(self, place: Mapping[str, Any] | None) -> bool:
-        """Whether a tool result's place is this one: same name and ``admin1``."""
-        return self.named(place) and place is not None and place.get("admin1") == self.region
+    def matches(self, place: ToolPlace | None) -> bool:
+        """Whether a tool result's place is this one: same name and region."""
+        return self.named(place) and place is not None and place.region == self.region
 
     def names(self) -> tuple[str, ...]:
         q = self.query.removesuffix("市")
@@ -198,44 +226,31 @@ class ValueCheck:
 
 
 def _equal(v: MeasuredValue, tv: ToolValue, units: Sequence[Unit]) -> bool:
-    mine, theirs = unit_named(v.unit, UNITS), unit_named(tv.unit, UNITS)
+    mine, theirs = unit_named(v.unit, units), unit_named(tv.unit, units)
     if mine is None or theirs is None or mine.kind != theirs.kind:
         return False
     in_my_unit = mine.from_canonical(theirs.to_canonical(tv.value))
     return abs(in_my_unit - v.value) <= 0.5 * 10.0**-v.decimals + 1e-9
 
 
-def _field_ok(field_word: str | None, tv: ToolValue) -> bool:
-    if field_word is None or tv.kind != "temperature" or tv.day is None:
+def _field_ok(field_word: str | None, tv: ToolValue, vocab: Vocabulary) -> bool:
+    if field_word is None or tv.kind not in vocab.field_kinds or tv.day is None:
         return True  # nothing stated, or a tool value whose field and day are unknown
-    if field_word == "current":
-        return tv.path.startswith("$.current")
-    return field_word in tv.field
+    return fits_field(field_word, tv, vocab)
 
 
-# A value stated as a difference: right after 温差/相差/比…高 (or "a difference of"), or right
-# before "warmer/cooler/higher/lower (than)".
-_DIFFERENCE_BEFORE = re.compile(
-    r"(?:温差|溫差|相差|差了|差距|高出|低出|比[^，,。；;]{0,12}[高低暖冷热熱凉涼]"
-    r"|(?<![a-z])difference (?:of|is))(?:了|约|約|大约|大約|为|為|是|\s)*$",
-    re.IGNORECASE,
-)
-
-
-_DIFFERENCE_AFTER = re.compile(
-    r"\s*(?:warmer|cooler|colder|hotter|higher|lower|more|less)(?![a-z])", re.IGNORECASE
-)
-
-
-def _is_difference(text: str, v: MeasuredValue) -> bool:
+def _is_difference(text: str, v: MeasuredValue, vocab: Vocabulary) -> bool:
+    w = _words(vocab)
     before = _CLAUSE.split(text[: v.start])[-1]
-    return bool(_DIFFERENCE_BEFORE.search(before) or _DIFFERENCE_AFTER.match(text, v.end))
+    return bool(w.difference_before.search(before) or w.difference_after.match(text, v.end))
 
 
-def _check_difference(text: str, v: MeasuredValue, pool: Sequence[ToolValue]) -> ValueCheck:
+def _check_difference(
+    text: str, v: MeasuredValue, pool: Sequence[ToolValue], units: Sequence[Unit]
+) -> ValueCheck:
     written = text[v.start : v.end]
-    mine = unit_named(v.unit, UNITS)
-    same = [tv for tv in pool if tv.kind == v.kind and unit_named(tv.unit, UNITS) is not None]
+    mine = unit_named(v.unit, units)
+    same = [tv for tv in pool if tv.kind == v.kind and unit_named(tv.unit, units) is not None]
     if mine is not None:
         for n, a in enumerate(same):
             for b in same[n + 1 :]:
@@ -243,7 +258,7 @@ def _check_difference(text: str, v: MeasuredValue, pool: Sequence[ToolValue]) ->
                     a.field == b.field or (a.place is not None and a.place == b.place)
                 ):
                     continue  # the same field at two places, or two fields of one place
-                ua, ub = unit_named(a.unit, UNITS), unit_named(b.unit, UNITS)
+                ua, ub = unit_named(a.unit, units), unit_named(b.unit, units)
                 assert ua is not None and ub is not None
                 gap = abs(ua.to_canonical(a.value) - ub.to_canonical(b.value)) / mine.scale
                 if abs(gap - abs(v.value)) <= 0.5 * 10.0**-v.decimals + 1e-9:
@@ -271,26 +286,37 @@ def check_value(
     pool: Sequence[ToolValue],
     expect: Expectation,
     place: PlaceSpec | None,
-    units: Sequence[Unit] = UNITS,
+    units: Sequence[Unit] | None = None,
+    vocabulary: Vocabulary | None = None,
 ) -> ValueCheck:
-    """Check one answer value against the tool values (see the module docstring). A value
-    stated as a difference (温差, 相差, 比…高, warmer than...) is checked against the
-    differences of two tool values of one day: the same field at two places, or two fields of
-    one place."""
-    if _is_difference(text, v):
-        return _check_difference(text, v, pool)
-    day = _stated(_DAY_RE, text, v, carry=True)
+    """Check one answer value ``v`` of ``text`` against the tool values ``pool`` (see
+    :mod:`toolreplay.judging.verdicts`), reading the day and field words of ``vocabulary``
+    (None: the default study's). Tool units are converted with all of its units (``units``
+    is the judge's reading and does not change what a tool value is). A value stated as a
+    difference (the vocabulary's difference words: 温差, 相差, 比…高, warmer than...) is
+    checked against the differences of two tool values of one day: the same field at two
+    places, or two fields of one place."""
+    vocab = resolve(vocabulary)
+    every = vocab.units
+    if _is_difference(text, v, vocab):
+        return _check_difference(text, v, pool, every)
+    w = _words(vocab)
+    day = _stated(w.days, text, v, carry=True)
     if day is None:
         day = expect.day
-    field_word = _stated(_FIELD_RE, text, v, carry=False) if v.kind == "temperature" else None
+    field_word = (
+        _stated(w.fields, text, v, carry=False, local=w.local)
+        if v.kind in vocab.field_kinds
+        else None
+    )
     written = text[v.start : v.end]
     same_kind = [tv for tv in pool if tv.kind == v.kind]
-    equal = [tv for tv in same_kind if _equal(v, tv, units)]
+    equal = [tv for tv in same_kind if _equal(v, tv, every)]
     fits = [
         tv
         for tv in equal
         if (day is None or tv.day is None or tv.day == day)
-        and _field_ok(field_word, tv)
+        and _field_ok(field_word, tv, vocab)
         and (place is None or tv.place is None or place.named(tv.place))
     ]
     said = ", ".join(
@@ -313,15 +339,15 @@ def check_value(
             f"{other.describe()}",
         )  # fmt: skip
     if same_kind:
-        mine = unit_named(v.unit, UNITS)
+        mine = unit_named(v.unit, every)
         nearest = min(
             same_kind,
             key=lambda tv: (
                 abs(
-                    (mine.from_canonical(unit_named(tv.unit, UNITS).to_canonical(tv.value)))  # type: ignore[union-attr]
+                    (mine.from_canonical(unit_named(tv.unit, every).to_canonical(tv.value)))  # type: ignore[union-attr]
                     - v.value
                 )
-                if mine and unit_named(tv.unit, UNITS)
+                if mine and unit_named(tv.unit, every)
                 else math.inf
             ),
         )
@@ -368,12 +394,16 @@ def ground_answer(
     answer: str,
     transcript: Sequence[Mapping[str, Any]],
     question: Question | str | Expectation | None = None,
-    units: Sequence[Unit] = UNITS,
+    units: Sequence[Unit] | None = None,
+    vocabulary: Vocabulary | None = None,
 ) -> Grounding:
-    """Check every value ``answer`` states against the tool values of ``transcript``."""
+    """Check every value ``answer`` states (read with ``units``; None: all of the
+    vocabulary's) against the tool values of ``transcript`` (OpenAI chat-format dicts), with
+    ``vocabulary`` (None: the default study's)."""
+    vocab = resolve(vocabulary)
     expect = Expectation.of(question)
-    read = scan(answer, units)
-    pool = tool_values(transcript)
+    read = scan(answer, units, vocab)
+    pool = tool_values(transcript, vocab)
     mentions = _place_mentions(answer, expect.places)
     respective: dict[int, PlaceSpec] = {}
     for at, indices in read.respective:
@@ -392,6 +422,7 @@ def ground_answer(
             expect,
             _place_for(answer, v, n, mentions, respective) or only,
             units,
+            vocab,
         )
         for n, v in enumerate(read.values)
     )

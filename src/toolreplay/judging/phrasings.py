@@ -22,7 +22,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from toolreplay.evals import Place, Question
+from toolreplay.evals import Measure, Place, Question
+from toolreplay.judging.vocabulary import Vocabulary, resolve
 from toolreplay.wire.episode import Episode, Message, ModelReply, Round, ToolCall, ToolResult, Usage
 
 #: The corpus the audit reads, next to the eval file.
@@ -45,7 +46,7 @@ class _PlaceModel(_Strict):
 
 class _QuestionModel(_Strict):
     text: str = Field(min_length=1)
-    measure: Literal["temperature", "precipitation", "comparison"]
+    measure: Measure  # and one the vocabulary declares (checked on loading)
     day: Literal["today", "tomorrow"] = "today"
     places: list[_PlaceModel] = Field(min_length=1)
     tools: list[str] = []
@@ -161,9 +162,10 @@ def _episode(
     )
 
 
-def load_corpus(path: str | Path) -> Corpus:
-    """Read and validate a phrasing corpus; :class:`PhrasingsError` naming ``path`` and the
-    failing field otherwise."""
+def load_corpus(path: str | Path, vocabulary: Vocabulary | None = None) -> Corpus:
+    """Read and validate a phrasing corpus whose questions declare measures of ``vocabulary``
+    (None: the default study's); :class:`PhrasingsError` naming ``path`` and the failing field
+    otherwise."""
     p = Path(path)
     try:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
@@ -179,6 +181,15 @@ def load_corpus(path: str | Path) -> Corpus:
         raise PhrasingsError(
             f"{p}: does not match the corpus schema:\n" + "\n".join(lines)
         ) from None
+    vocab = resolve(vocabulary)
+    unknown = [
+        f"  questions.{name}.measure: {q.measure!r} is not a measure of the {vocab.name} "
+        f"vocabulary ({', '.join(m.name for m in vocab.measures)})"
+        for name, q in model.questions.items()
+        if vocab.measure(q.measure) is None
+    ]
+    if unknown:
+        raise PhrasingsError(f"{p}: does not match the corpus schema:\n" + "\n".join(unknown))
     cases = []
     for n, c in enumerate(model.cases):
         q = model.questions[c.q]

@@ -9,29 +9,48 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import Any, TypeGuard
 
 from toolreplay.judging.units import unit_named
 from toolreplay.judging.values import find_measured_values
-
-if TYPE_CHECKING:
-    pass
+from toolreplay.judging.vocabulary import Vocabulary, resolve
 
 
-# Numbers under these keys are places, identifiers or times, never measurements.
-_NOT_MEASUREMENT_KEYS = frozenset(
-    {
-        "latitude", "longitude", "lat", "lon", "lng", "elevation", "population", "id",
-        "timezone", "utc_offset_seconds", "generationtime_ms", "time", "date", "interval",
-    }
-)  # fmt: skip
+class ToolPlace(Mapping[str, Any]):
+    """The place a tool result is about: the result's place object as a read-only mapping,
+    with its ``name`` and ``region`` read under the vocabulary's ``place_name`` and
+    ``place_region`` keys. Equal to any mapping with the same items."""
 
+    def __init__(self, data: Mapping[str, Any], name_key: str, region_key: str) -> None:
+        self._data = data
+        self._keys = (name_key, region_key)
 
-# A bare number (no unit beside it) counts only when its key says what it measures.
-_KEY_UNITS = (
-    ("probability", "%"), ("humidity", "%"), ("temperature", "°C"), ("precipitation", "mm"),
-    ("rain", "mm"), ("wind", "km/h"),
-)  # fmt: skip
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"ToolPlace({dict(self._data)!r})"
+
+    @property
+    def name(self) -> str:
+        """The place's name (``""`` when the result gives none)."""
+        return str(self._data.get(self._keys[0], ""))
+
+    @property
+    def region(self) -> Any:
+        """The place's region (``admin1`` in Open-Meteo); None when the result gives none."""
+        return self._data.get(self._keys[1])
+
+    @property
+    def text(self) -> str:
+        """``"name (region)"``, ``?`` for a missing region."""
+        return f"{self._data.get(self._keys[0])} ({self._data.get(self._keys[1], '?')})"
 
 
 @dataclass(frozen=True)
@@ -39,7 +58,7 @@ class ToolValue:
     """A measured value in a tool message: ``value`` in ``unit`` (as the tool wrote it),
     ``message_index`` into the transcript, the JSON ``path`` (``$`` for plain text), the
     ``day`` it is about (0 today, 1 tomorrow; None when the result does not say) and the
-    ``place`` (``"name (admin1)"``; None when unknown)."""
+    ``place`` (a :class:`ToolPlace`; None when unknown)."""
 
     value: float
     unit: str
@@ -47,7 +66,7 @@ class ToolValue:
     message_index: int
     path: str
     day: int | None = None
-    place: Mapping[str, Any] | None = None
+    place: ToolPlace | None = None
 
     @property
     def text(self) -> str:
@@ -60,9 +79,8 @@ class ToolValue:
 
     @property
     def place_text(self) -> str | None:
-        if self.place is None:
-            return None
-        return f"{self.place.get('name')} ({self.place.get('admin1', '?')})"
+        """``"name (region)"`` of :attr:`place`; None when unknown."""
+        return self.place.text if self.place is not None else None
 
     def describe(self) -> str:
         """``30.9°C at $.current.temperature_2m of tool message 3 (北京 (北京市), today)``."""
@@ -79,25 +97,26 @@ def _is_number(value: Any) -> TypeGuard[int | float]:
 
 
 def _walk(
-    node: Any, key: str, path: str, day: int | None
+    node: Any, key: str, path: str, day: int | None, vocab: Vocabulary
 ) -> Iterator[tuple[float, str, str, int | None]]:
     if isinstance(node, Mapping):
-        value, unit = node.get("value"), node.get("unit")
+        value_key, unit_key = vocab.value_keys
+        value, unit = node.get(value_key), node.get(unit_key)
         if _is_number(value) and isinstance(unit, str):
             yield float(value), unit, path, day
             return
         for k, v in node.items():
-            d = 0 if (path == "$" and k == "current") else day
-            yield from _walk(v, str(k), f"{path}.{k}", d)
+            child = f"{path}.{k}"
+            yield from _walk(v, str(k), child, vocab.day_keys.get(child, day), vocab)
     elif isinstance(node, list):
         for n, item in enumerate(node):
-            d = n if (path == "$.daily" and day is None) else day
-            yield from _walk(item, key, f"{path}[{n}]", d)
+            d = n if (path in vocab.day_lists and day is None) else day
+            yield from _walk(item, key, f"{path}[{n}]", d, vocab)
     elif _is_number(node):
         k = key.lower()
-        if k in _NOT_MEASUREMENT_KEYS or k.endswith(("_id", "_code")):
+        if k in vocab.ignored_keys or k.endswith(vocab.ignored_suffixes):
             return
-        unit = next((u for word, u in _KEY_UNITS if word in k), None)
+        unit = next((u for word, u in vocab.key_units if word in k), None)
         if unit is not None:
             yield float(node), unit, path, day
 
@@ -115,48 +134,63 @@ def _calls_by_id(transcript: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str
     return out
 
 
-def _candidates(payload: Any) -> list[Mapping[str, Any]]:
+def _candidates(payload: Any, keys: frozenset[str]) -> list[Mapping[str, Any]]:
     if isinstance(payload, Mapping):
-        found = [payload] if {"latitude", "longitude", "name"} <= set(payload) else []
+        found = [payload] if keys <= set(payload) else []
         for v in payload.values():
-            found += _candidates(v)
+            found += _candidates(v, keys)
         return found
     if isinstance(payload, list):
-        return [c for item in payload for c in _candidates(item)]
+        return [c for item in payload for c in _candidates(item, keys)]
     return []
 
 
-#: tool_values of recent transcripts, by object: the judge, the classifier and the audit read
-#: the same episode's tool values many times. Only tuples (an episode's transcript, never
-#: changed after the episode is made) are kept, each with the transcript itself so that its
-#: id cannot be reused; at most _TOOL_VALUES_KEPT, oldest dropped first.
-_TOOL_VALUES: dict[int, tuple[Sequence[Mapping[str, Any]], tuple[ToolValue, ...]]] = {}
+#: tool_values of recent transcripts, by object and vocabulary: the judge, the classifier and
+#: the audit read the same episode's tool values many times. Only tuples (an episode's
+#: transcript, never changed after the episode is made) are kept, each with the transcript and
+#: vocabulary themselves so that their ids cannot be reused; at most _TOOL_VALUES_KEPT, oldest
+#: dropped first.
+_TOOL_VALUES: dict[
+    tuple[int, int], tuple[Sequence[Mapping[str, Any]], Vocabulary, tuple[ToolValue, ...]]
+] = {}
 
 
 _TOOL_VALUES_KEPT = 4096
 
 
-def tool_values(transcript: Sequence[Mapping[str, Any]]) -> tuple[ToolValue, ...]:
-    """Every measured value in the transcript's tool messages, with field, day and place.
+def tool_values(
+    transcript: Sequence[Mapping[str, Any]], vocabulary: Vocabulary | None = None
+) -> tuple[ToolValue, ...]:
+    """Every measured value in the transcript's tool messages (OpenAI chat-format dicts), with
+    field, day and place, read with ``vocabulary`` (None: the default study's).
 
-    JSON content: ``{"value": 30.9, "unit": "°C"}`` pairs, and bare numbers whose key names
-    what they measure (``temperature``, ``precipitation``, ``humidity``, ``wind``...); numbers
-    under coordinate, identifier and time keys never count. Plain-text content is read with
-    :func:`scan` (day and place unknown). Units are read with the full :data:`UNITS` table:
-    what a tool returned does not depend on the judge."""
+    JSON content: ``{"value": 30.9, "unit": "°C"}`` objects (the vocabulary's ``value_keys``),
+    and bare numbers whose key names what they measure (its ``key_units``: ``temperature``,
+    ``precipitation``, ``humidity``, ``wind``...); numbers under its ``ignored_keys`` (and
+    ``ignored_suffixes``) never count. The day comes from the vocabulary's ``day_keys`` and
+    ``day_lists``, the place from its ``place_key`` or, for a call with coordinates, the
+    candidate (under ``candidates_key`` in an earlier result) at those coordinates.
+    Plain-text content is read with :func:`scan` (day and place unknown). Units are read with
+    all of the vocabulary's units: what a tool returned does not depend on the judge."""
+    vocab = resolve(vocabulary)
     if not isinstance(transcript, tuple):
-        return _tool_values(transcript)
-    hit = _TOOL_VALUES.get(id(transcript))
-    if hit is not None and hit[0] is transcript:
-        return hit[1]
-    values = _tool_values(transcript)
+        return _tool_values(transcript, vocab)
+    key = (id(transcript), id(vocab))
+    hit = _TOOL_VALUES.get(key)
+    if hit is not None and hit[0] is transcript and hit[1] is vocab:
+        return hit[2]
+    values = _tool_values(transcript, vocab)
     if len(_TOOL_VALUES) >= _TOOL_VALUES_KEPT:
         _TOOL_VALUES.pop(next(iter(_TOOL_VALUES)), None)
-    _TOOL_VALUES[id(transcript)] = (transcript, values)
+    _TOOL_VALUES[key] = (transcript, vocab, values)
     return values
 
 
-def _tool_values(transcript: Sequence[Mapping[str, Any]]) -> tuple[ToolValue, ...]:
+def _tool_values(
+    transcript: Sequence[Mapping[str, Any]], vocab: Vocabulary
+) -> tuple[ToolValue, ...]:
+    lat_key, lon_key = vocab.coordinate_keys
+    candidate_keys = frozenset({lat_key, lon_key, vocab.place_name})
     calls = _calls_by_id(transcript)
     geocoded: list[Mapping[str, Any]] = []
     found: list[ToolValue] = []
@@ -169,19 +203,25 @@ def _tool_values(transcript: Sequence[Mapping[str, Any]]) -> tuple[ToolValue, ..
         try:
             payload = json.loads(content)
         except ValueError:
-            for mv in find_measured_values(content):
+            for mv in find_measured_values(content, vocabulary=vocab):
                 found.append(ToolValue(mv.value, mv.unit, mv.kind, index, "$"))
             continue
         _, args = calls.get(str(message.get("tool_call_id")), ("", None))
-        place: Mapping[str, Any] | None = None
-        if isinstance(payload, Mapping) and isinstance(payload.get("place"), Mapping):
-            place = payload["place"]
-        elif isinstance(args, Mapping) and "latitude" in args and "longitude" in args:
-            place = _place_at(geocoded, args)
-        if isinstance(payload, Mapping) and "candidates" in payload:
-            geocoded += _candidates(payload.get("candidates"))
-        for value, unit_text, path, day in _walk(payload, "", "$", None):
-            unit = unit_named(unit_text)
+        raw: Mapping[str, Any] | None = None
+        place_key, candidates_key = vocab.place_key, vocab.candidates_key
+        if (
+            place_key is not None
+            and isinstance(payload, Mapping)
+            and isinstance(payload.get(place_key), Mapping)
+        ):
+            raw = payload[place_key]
+        elif isinstance(args, Mapping) and lat_key in args and lon_key in args:
+            raw = _place_at(geocoded, args, vocab.coordinate_keys)
+        if candidates_key and isinstance(payload, Mapping) and candidates_key in payload:
+            geocoded += _candidates(payload.get(candidates_key), candidate_keys)
+        place = None if raw is None else ToolPlace(raw, vocab.place_name, vocab.place_region)
+        for value, unit_text, path, day in _walk(payload, "", "$", None, vocab):
+            unit = unit_named(unit_text, vocab.units)
             if unit is None:
                 continue
             found.append(ToolValue(value, unit_text, unit.kind, index, path, day, place))
@@ -189,15 +229,16 @@ def _tool_values(transcript: Sequence[Mapping[str, Any]]) -> tuple[ToolValue, ..
 
 
 def _place_at(
-    candidates: Sequence[Mapping[str, Any]], args: Mapping[str, Any]
+    candidates: Sequence[Mapping[str, Any]], args: Mapping[str, Any], keys: tuple[str, str]
 ) -> Mapping[str, Any] | None:
+    lat_key, lon_key = keys
     try:
-        lat, lon = float(args["latitude"]), float(args["longitude"])
+        lat, lon = float(args[lat_key]), float(args[lon_key])
     except (TypeError, ValueError):
         return None
     for c in candidates:
         try:
-            if abs(float(c["latitude"]) - lat) <= 0.01 and abs(float(c["longitude"]) - lon) <= 0.01:
+            if abs(float(c[lat_key]) - lat) <= 0.01 and abs(float(c[lon_key]) - lon) <= 0.01:
                 return c
         except (TypeError, ValueError, KeyError):
             continue

@@ -4,16 +4,13 @@ with units, ranges, lists) and coordinates.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from toolreplay.judging.units import MEASURE_KINDS, PREFIX_UNITS, UNITS, Unit, unit_named
-
-if TYPE_CHECKING:
-    pass
-
+from toolreplay.judging.units import Unit, unit_named
+from toolreplay.judging.vocabulary import Vocabulary, resolve
 
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5,
               "六": 6, "七": 7, "八": 8, "九": 9}  # fmt: skip
@@ -22,24 +19,52 @@ _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三":
 _CN_MULT = {"十": 10, "百": 100, "千": 1000}
 
 
-_TOKEN = re.compile(
-    r"(?P<coord>北纬|南纬|东经|西经|北緯|南緯|東經|西經|纬度|緯度|经度|經度|经纬度|經緯度|坐标|坐標"
-    r"|(?<![a-z])(?:latitude|longitude|lat|lon|lng|coordinates?)(?![a-z]))"
-    r"|(?P<resp>分别|分別|(?<![a-z])respectively(?![a-z]))"
-    r"|(?P<sign>零下|负|負|(?<![a-z])minus(?![a-z]))"
-    r"|(?P<prefix>" + "|".join(f"(?:{p})" for p, _ in PREFIX_UNITS) + r")"
-    r"|(?P<bracket>[(（]\s*(?P<bunit>°\s?[CF]|℃|℉|mm|毫米|%|km/h)\s*[)）]\s*[:：]?)"
-    r"|(?P<date>[0-9]{4}[-/.][0-9]{1,2}[-/.][0-9]{1,2}(?:[T ][0-9]{1,2}:[0-9]{2})?"
-    r"|[0-9]{1,2}:[0-9]{2}|[0-9]{1,2}月[0-9]{1,2}[日号]?)"
-    r"|(?P<num>[0-9０-９]+(?:,[0-9]{3})*(?:\.[0-9０-９]+)?"
-    r"|[零〇一二两兩三四五六七八九十百千]+(?:点[零〇一二三四五六七八九]+)?)"
-    r"|(?P<dash>[-−])"
-    r"|(?P<range>[~～〜–—至到]|(?<![a-z])to(?![a-z]))"
-    r"|(?P<sep>[、,/和与與及]|(?<![a-z])(?:and|or)(?![a-z]))"
-    r"|(?P<brk>[，。；;！!？?\n:：]|\.(?=\s|$))"
-    r"|(?P<space>\s+)",
-    re.IGNORECASE,
-)
+def _alternatives(patterns: Sequence[str]) -> str:
+    return "|".join(f"(?:{p})" for p in patterns) if patterns else r"(?!)"
+
+
+@dataclass(frozen=True)
+class _Grammar:
+    """What the lexer compiles from a vocabulary."""
+
+    token: re.Pattern[str]
+    prefixes: tuple[tuple[re.Pattern[str], str], ...]
+    by_name: dict[str, Unit]
+    context: dict[tuple[str, str], re.Pattern[str]]  # (measure, kind) → clause words
+
+
+@functools.lru_cache(maxsize=16)
+def _grammar(vocabulary: Vocabulary) -> _Grammar:
+    token = re.compile(
+        r"(?P<coord>北纬|南纬|东经|西经|北緯|南緯|東經|西經|纬度|緯度|经度|經度|经纬度|經緯度|坐标|坐標"
+        r"|(?<![a-z])(?:latitude|longitude|lat|lon|lng|coordinates?)(?![a-z]))"
+        r"|(?P<resp>分别|分別|(?<![a-z])respectively(?![a-z]))"
+        r"|(?P<sign>零下|负|負|(?<![a-z])minus(?![a-z]))"
+        r"|(?P<prefix>" + _alternatives([p for p, _ in vocabulary.prefix_units]) + r")"
+        r"|(?P<bracket>[(（]\s*(?P<bunit>"
+        + (vocabulary.bracket_units or r"(?!)")
+        + r")\s*[)）]\s*[:：]?)"
+        r"|(?P<date>[0-9]{4}[-/.][0-9]{1,2}[-/.][0-9]{1,2}(?:[T ][0-9]{1,2}:[0-9]{2})?"
+        r"|[0-9]{1,2}:[0-9]{2}|[0-9]{1,2}月[0-9]{1,2}[日号]?)"
+        r"|(?P<num>[0-9０-９]+(?:,[0-9]{3})*(?:\.[0-9０-９]+)?"
+        r"|[零〇一二两兩三四五六七八九十百千]+(?:点[零〇一二三四五六七八九]+)?)"
+        r"|(?P<dash>[-−])"
+        r"|(?P<range>[~～〜–—至到]|(?<![a-z])to(?![a-z]))"
+        r"|(?P<sep>[、,/和与與及]|(?<![a-z])(?:and|or)(?![a-z]))"
+        r"|(?P<brk>[，。；;！!？?\n:：]|\.(?=\s|$))"
+        r"|(?P<space>\s+)",
+        re.IGNORECASE,
+    )
+    return _Grammar(
+        token,
+        tuple((re.compile(p, re.IGNORECASE), n) for p, n in vocabulary.prefix_units),
+        {u.name: u for u in vocabulary.units},
+        {
+            (m.name, kind): re.compile(words, re.IGNORECASE)
+            for m in vocabulary.measures
+            for kind, words in m.context.items()
+        },
+    )
 
 
 _HEMISPHERE = re.compile(r"\s?(?:°|度)?\s?(?-i:[NSEW])(?![a-zA-Z])")
@@ -91,11 +116,11 @@ def _unit_after(text: str, pos: int, units: Sequence[Unit]) -> tuple[Unit, int] 
     return None
 
 
-def _lex(text: str, units: Sequence[Unit]) -> Iterator[_Tok]:
+def _lex(text: str, units: Sequence[Unit], grammar: _Grammar) -> Iterator[_Tok]:
     pos, other = 0, -1
-    by_name = {u.name: u for u in UNITS}
+    by_name = grammar.by_name
     while pos < len(text):
-        m = _TOKEN.match(text, pos)
+        m = grammar.token.match(text, pos)
         if m is None or m.lastgroup is None:
             other = pos if other < 0 else other
             pos += 1
@@ -111,7 +136,7 @@ def _lex(text: str, units: Sequence[Unit]) -> Iterator[_Tok]:
             kind = "bracket"
         if kind == "prefix" or kind == "bracket":
             word = m.group("bunit") or m.group()
-            name = next((n for p, n in PREFIX_UNITS if re.fullmatch(p, word, re.IGNORECASE)), word)
+            name = next((n for p, n in grammar.prefixes if p.fullmatch(word)), word)
             unit = unit_named(name, units) if name in by_name else unit_named(word, units)
             if kind == "prefix" and re.match(r"[a-z]", word, re.IGNORECASE):
                 # an English unit word is a prefix only when a number follows
@@ -170,9 +195,17 @@ class Scan:
     respective: tuple[tuple[int, tuple[int, ...]], ...] = ()  # (resp token start, value indices)
 
 
-def scan(text: str, units: Sequence[Unit] = UNITS) -> Scan:
-    """Read ``text`` with the grammar in the module docstring."""
-    toks = list(_lex(text, units))
+def scan(
+    text: str, units: Sequence[Unit] | None = None, vocabulary: Vocabulary | None = None
+) -> Scan:
+    """Read ``text`` with the grammar in :mod:`toolreplay.judging.verdicts`'s docstring: the
+    units in ``units`` (None: all of the vocabulary's), unit words before a number and the
+    bracketed units of ``vocabulary`` (None: the default study's)."""
+    vocab = resolve(vocabulary)
+    if units is None:
+        units = vocab.units
+    low, high = vocab.implicit_range
+    toks = list(_lex(text, units, _grammar(vocab)))
     values: list[MeasuredValue] = []
     coords: list[tuple[int, int]] = []
     respective: list[tuple[int, tuple[int, ...]]] = []
@@ -239,18 +272,10 @@ def scan(text: str, units: Sequence[Unit] = UNITS) -> Scan:
             in_context = coord_budget > 0
             implausible = (
                 unit is not None
-                and unit.kind == "temperature"
                 and not unit.explicit
-                and (n.decimals >= 3 or not -90 <= n.value <= 60)
+                and (n.decimals >= 3 or not low <= n.value <= high)
             )
-            if (
-                n.coordinate
-                or implausible
-                or (
-                    in_context
-                    and (unit is None or (unit.kind == "temperature" and not unit.explicit))
-                )
-            ):
+            if n.coordinate or implausible or (in_context and (unit is None or not unit.explicit)):
                 coords.append((s, n.unit_end))
                 coord_budget = max(0, coord_budget - 1)
                 continue
@@ -273,12 +298,11 @@ def scan(text: str, units: Sequence[Unit] = UNITS) -> Scan:
     return Scan(tuple(values), tuple(coords), tuple(respective))
 
 
-def find_measured_values(text: str, units: Sequence[Unit] = UNITS) -> tuple[MeasuredValue, ...]:
+def find_measured_values(
+    text: str, units: Sequence[Unit] | None = None, vocabulary: Vocabulary | None = None
+) -> tuple[MeasuredValue, ...]:
     """Every measured value in ``text`` (:func:`scan`), in order; coordinates excluded."""
-    return scan(text, units).values
-
-
-_RAIN_CONTEXT = re.compile(r"降水|降雨|下雨|雨|precip|rain|shower", re.IGNORECASE)
+    return scan(text, units, vocabulary).values
 
 
 def _clause_before(text: str, start: int, limit: int = 30) -> str:
@@ -287,17 +311,25 @@ def _clause_before(text: str, start: int, limit: int = 30) -> str:
 
 
 def relevant_values(
-    text: str, values: Sequence[MeasuredValue], measure: str | None
+    text: str,
+    values: Sequence[MeasuredValue],
+    measure: str | None,
+    vocabulary: Vocabulary | None = None,
 ) -> tuple[MeasuredValue, ...]:
     """The ``values`` that answer ``measure`` (all of them when ``measure`` is None): of a kind
-    in :data:`MEASURE_KINDS`, and a percentage only in a clause about rain (a humidity
-    percentage does not answer a rain question)."""
+    the vocabulary's measure declares (none for a measure it does not declare), and, where the
+    measure names context words for the kind, only in a clause that has them before the value
+    (a humidity percentage does not answer a rain question)."""
     if measure is None:
         return tuple(values)
-    kinds = MEASURE_KINDS.get(measure, frozenset())
-    return tuple(
-        v
-        for v in values
-        if v.kind in kinds
-        and (v.kind != "percent" or _RAIN_CONTEXT.search(_clause_before(text, v.start)))
-    )
+    vocab = resolve(vocabulary)
+    kinds = vocab.kinds(measure)
+    context = _grammar(vocab).context
+    out = []
+    for v in values:
+        if v.kind not in kinds:
+            continue
+        words = context.get((measure, v.kind))
+        if words is None or words.search(_clause_before(text, v.start)):
+            out.append(v)
+    return tuple(out)

@@ -3,14 +3,18 @@
 Two stages, one mechanism each.
 
 **Reading values** (:func:`scan`). A small lexer turns the text into tokens (numbers in Arabic
-or Chinese numerals, signs, range and list connectors, clause breaks, coordinate words, unit
-words written before a number); a unit from :data:`UNITS` is read right after each number.
-A small grammar over the tokens then gives the quantities:
+or Chinese numerals, signs, range and list connectors, clause breaks, coordinate words, the
+vocabulary's unit words written before a number); a unit from the vocabulary's ``units`` is
+read right after each number. What is domain-specific (units, measures, tool-result fields,
+day, field, comparison and difference words) is the study's
+:class:`~toolreplay.judging.vocabulary.Vocabulary`; a judge given none uses the default
+study's. A small grammar over the tokens then gives the quantities:
 
 * coordinates first: a number after 北纬/东经/纬度/经度/坐标/latitude/longitude (same clause,
   at most two numbers), a number followed by a hemisphere letter (``39.9°N``, ``116.4 E``),
-  degrees–minutes (``39°54′``, ``39度54分``), and a bare ``°``/``度`` number that cannot be a
-  temperature (three or more decimals, or beyond −90…60) are coordinates, never measured values;
+  degrees–minutes (``39°54′``, ``39度54分``), and a bare ``°``/``度`` number (a unit that is
+  not ``explicit``) that cannot be a value (three or more decimals, or beyond the
+  vocabulary's ``implicit_range``, −90…60 for weather) are coordinates, never measured values;
 * ``sign? number unit`` — signs ``-``, ``−``, ``+``, 零下, 负, minus;
 * ``prefix sign? number unit?`` — a unit named before the number (摄氏, 华氏, 百分之,
   ``Fahrenheit``, ``(°C)``/``（℃）：``) is the number's unit (华氏79度 is 79 °F);
@@ -19,7 +23,7 @@ A small grammar over the tokens then gives the quantities:
   a run that ends without a unit (a date ``2026-09-17``, a coordinate pair) yields nothing.
 
 =============  ==============================================================
-kind           units (:data:`UNITS`, canonical unit first)
+kind           the weather study's units (canonical unit first)
 =============  ==============================================================
 temperature    °C, ℃, C after a number, 度, 摄氏度, degrees Celsius, bare °, degrees;
                °F, ℉, F, 华氏度, Fahrenheit (converted)
@@ -29,45 +33,50 @@ wind           km/h, 公里/小时; m/s, 米/秒; mph; knots
 =============  ==============================================================
 
 **Grounding** (:func:`ground_answer`). Every number in the episode's tool messages is read
-with its unit, JSON path (the *field*), the *day* it is about (``current`` and ``daily[0]``:
-today; ``daily[1]``: tomorrow) and the *place* (the oneshot result's ``place``; for
-``get_weather_by_coords`` the geocoding candidate at the called coordinates). Each value in
-the answer states a day, a field and a place, read from the words before it (今天/明天/
-today/tomorrow, 最高/最低/当前/high/low/now, a place's name; 分别/respectively pairs a list
-of places with a list of values) or from the question. It is *grounded* when a tool value of
-the same kind, day, field and place equals it after conversion to the answer's unit and
-rounding to the precision the answer wrote (26°C matches 26.1 °C; 79°F matches 26.1 °C).
+with its unit, JSON path (the *field*), the *day* it is about (weather: ``current`` and
+``daily[0]``: today; ``daily[1]``: tomorrow) and the *place* (weather: the oneshot result's
+``place``; for ``get_weather_by_coords`` the geocoding candidate at the called coordinates),
+as the vocabulary says. Each value in the answer states a day, a field and a place, read from
+the vocabulary's words before it (今天/明天/today/tomorrow, 最高/最低/当前/high/low/now), a
+place's name (分别/respectively pairs a list of places with a list of values) or from the
+question. It is *grounded* when a tool value of the same kind, day, field and place equals it
+after conversion to the answer's unit and rounding to the precision the answer wrote (26°C
+matches 26.1 °C; 79°F matches 26.1 °C).
 
 **Verdicts.** :data:`GROUNDED_JUDGE` (the one in use) passes an episode only when the answer
 states a grounded value of the question's measure for the question's place and day, states
 no ungrounded value (a value no tool result holds is a fabricated value and fails the
-episode), and, for a ``comparison``, names as hottest the place the tool results make
-hottest. :data:`FORMAT_JUDGE` only checks the form (a value of the measure with a unit), and
-:data:`NARROW_JUDGE` is that with °C only (the study's first, too-narrow judge); the
+episode), and, for a comparison measure, names as hottest (the vocabulary's superlative) the
+place the tool results make hottest. :data:`FORMAT_JUDGE` only checks the form (a value of
+the measure with a unit), and :data:`NARROW_JUDGE` is that with the vocabulary's
+``narrow_units`` only (weather: ``celsius-only``, the study's first, too-narrow judge; built
+from the default study's vocabulary on first access, :func:`narrow_judge` for another); the
 fidelity audit uses both. A :class:`Verdict` carries its evidence (:meth:`Verdict.to_dict`).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from toolreplay.judging.grounding import Expectation, PlaceSpec, ValueCheck, ground_answer
+from toolreplay.judging.grounding import (
+    Expectation,
+    PlaceSpec,
+    ValueCheck,
+    fits_field,
+    ground_answer,
+)
 from toolreplay.judging.toolvalues import _DAY_WORDS, ToolValue
-from toolreplay.judging.units import MEASURE_KINDS, UNITS, Unit
+from toolreplay.judging.units import Unit
 from toolreplay.judging.values import MeasuredValue, find_measured_values, relevant_values
+from toolreplay.judging.vocabulary import Vocabulary, resolve
 
 if TYPE_CHECKING:
     from toolreplay.evals import Question
     from toolreplay.wire.episode import Episode
-
-
-_HOTTEST = (
-    r"(?:最热|最熱|最暖和?|最炎热|(?:气温|氣溫|温度|溫度)最高"
-    r"|the hottest|hottest|the warmest|warmest)"
-)
 
 
 @dataclass(frozen=True)
@@ -93,14 +102,29 @@ class Conclusion:
         }
 
 
-def check_conclusion(answer: str, pool: Sequence[ToolValue], expect: Expectation) -> Conclusion:
-    """Which place ``answer`` names hottest, and whether the tool values agree: by each place's
-    daily maximum for the question's day, or (today) its current temperature."""
+def check_conclusion(
+    answer: str,
+    pool: Sequence[ToolValue],
+    expect: Expectation,
+    vocabulary: Vocabulary | None = None,
+) -> Conclusion:
+    """Which place ``answer`` names hottest (the superlative of the question's comparison
+    measure in ``vocabulary``, None: the default study's; for a question that is no comparison,
+    its first comparison measure's), and whether the tool values agree:
+    weather, by each place's daily maximum for the question's day, or (today) its current
+    temperature. Raises :class:`ValueError` when the vocabulary declares no comparison."""
+    vocab = resolve(vocabulary)
+    cmp = vocab.comparison(expect.measure) or next(
+        (m.compare for m in vocab.measures if m.compare is not None), None
+    )
+    if cmp is None:
+        raise ValueError(f"the {vocab.name} vocabulary declares no comparison measure")
     names = sorted(((n, p) for p in expect.places for n in p.names()), key=lambda np: -len(np[0]))
     alt = "|".join(re.escape(n) for n, _ in names) or r"(?!)"
+    sup = f"(?:{cmp.superlative})"
     pattern = re.compile(
-        rf"(?P<a>{alt})(?:的|的天气|的气温|的温度|\s?is|\s?was)?\s?{_HOTTEST}(?!\s*[:：]?\s*[-−]?\d)"
-        rf"|{_HOTTEST}(?:的|的城市|的是|城市是|是|的地方是|\s+(?:city\s+)?is|:|：)\s?(?P<b>{alt})",
+        rf"(?P<a>{alt})(?:{cmp.before or '(?!)'})?\s?{sup}(?!\s*[:：]?\s*[-−]?\d)"
+        rf"|{sup}(?:{cmp.after or '(?!)'})\s?(?P<b>{alt})",
         re.IGNORECASE,
     )
     m = pattern.search(answer)
@@ -111,24 +135,21 @@ def check_conclusion(answer: str, pool: Sequence[ToolValue], expect: Expectation
     day = expect.day if expect.day is not None else 0
     best: dict[str, tuple[str, ToolValue]] = {}
     shown: list[str] = []
-    for label, pick in (
-        ("max", lambda tv: tv.day == day and "max" in tv.field),
-        ("current", lambda tv: day == 0 and tv.path.startswith("$.current")),
-    ):
+    for label in cmp.fields:  # the first field that covers two places decides
         per_place: dict[PlaceSpec, ToolValue] = {}
         for tv in pool:
-            if tv.kind != "temperature" or not pick(tv):
+            if tv.kind != cmp.kind or tv.day != day or not fits_field(label, tv, vocab):
                 continue
             for p in expect.places:
                 if p.matches(tv.place):
                     per_place.setdefault(p, tv)
         if len(per_place) >= 2:
-            top = max(per_place, key=lambda p: per_place[p].value)
+            pick = max if cmp.highest else min
+            top = pick(per_place, key=lambda p: per_place[p].value)
             best[label] = (top.query, per_place[top])
             shown += [f"{p.query}: {tv.describe()}" for p, tv in per_place.items()]
-            if label == "max":
-                break
-    actual = best.get("max", best.get("current", (None, None)))[0]
+            break
+    actual = next(iter(best.values()), (None, None))[0]
     said = said_place.query if said_place else None
     correct = said is not None and any(said == q for q, _ in best.values())
     return Conclusion(said, m.span() if m else None, actual, tuple(shown), correct)
@@ -175,16 +196,30 @@ def _answer_of(episode: Episode | str) -> str:
 @dataclass(frozen=True)
 class FormatJudge:
     """Passes an answer that states a value of the question's measure with a unit from
-    ``units`` (a comparison: two); checks nothing against the tool results."""
+    ``units`` (a comparison: two); checks nothing against the tool results.
+
+    ``units``: the units the judge reads (None: all of the vocabulary's); ``vocabulary``: the
+    :class:`~toolreplay.judging.vocabulary.Vocabulary` it reads with (None: the default
+    study's, resolved at each use)."""
 
     name: str
-    units: tuple[Unit, ...] = UNITS
+    units: tuple[Unit, ...] | None = None
+    vocabulary: Vocabulary | None = None
+
+    def resolved_vocabulary(self) -> Vocabulary:
+        """The vocabulary in use (:attr:`vocabulary`, else the default study's)."""
+        return resolve(self.vocabulary)
+
+    def resolved_units(self) -> tuple[Unit, ...]:
+        """The units in use (:attr:`units`, else all of the vocabulary's)."""
+        return self.units if self.units is not None else self.resolved_vocabulary().units
 
     def accepts(self, measure: str) -> bool:
         """Whether this judge can ever pass an answer about ``measure``."""
         if measure == NO_VALUE:
             return True
-        return bool(MEASURE_KINDS.get(measure, frozenset()) & {u.kind for u in self.units})
+        kinds = self.resolved_vocabulary().kinds(measure)
+        return bool(kinds & {u.kind for u in self.resolved_units()})
 
     def judge(self, answer: str, measure: str | None = None) -> Verdict:
         """Judge the text ``answer`` for a question that measures ``measure`` (None: any)."""
@@ -196,15 +231,17 @@ class FormatJudge:
             return Verdict(
                 False, f"the {self.name} judge accepts no unit for {measure}", judge=self.name
             )
-        values = find_measured_values(answer, self.units)
-        relevant = relevant_values(answer, values, measure)
-        needed = 2 if measure == "comparison" else 1
+        vocab = self.resolved_vocabulary()
+        values = find_measured_values(answer, self.resolved_units(), vocab)
+        relevant = relevant_values(answer, values, measure, vocab)
+        cmp = vocab.comparison(measure)
+        needed = 2 if cmp is not None else 1
         if len(relevant) >= needed:
             shown = ", ".join(v.text for v in relevant[:4])
             return Verdict(True, f"measured value with unit: {shown}", relevant, judge=self.name)
-        if measure == "comparison" and relevant:
+        if cmp is not None and relevant:
             return Verdict(
-                False, "a comparison needs at least two temperatures", relevant, judge=self.name
+                False, f"a {measure} needs at least two {cmp.plural}", relevant, judge=self.name
             )
         if values:
             shown = ", ".join(v.text for v in values[:4])
@@ -220,24 +257,15 @@ class FormatJudge:
         return self.judge(_answer_of(episode), Expectation.of(question).measure)
 
 
-#: A question with nothing to measure (an unknown place, a question that needs no tool).
+#: A question with nothing to measure (an unknown place, a question that needs no tool). A
+#: measure of the engine's, in every vocabulary: it needs no value.
 NO_VALUE = "none"
-
-
-#: Added to :data:`MEASURE_KINDS`: a wind question needs a wind speed; ``none`` needs no value.
-EXTRA_MEASURE_KINDS: dict[str, frozenset[str]] = {
-    "wind": frozenset({"wind"}),
-    NO_VALUE: frozenset(),
-}
-
-
-MEASURE_KINDS.update(EXTRA_MEASURE_KINDS)
 
 
 def judge_no_value(judge: FormatJudge, answer: str) -> Verdict:
     """The verdict for a ``none`` question: a non-empty answer that states no measured value
     (the place is unknown, or the question needs no data); a stated value fails it."""
-    values = find_measured_values(answer, judge.units)
+    values = find_measured_values(answer, judge.resolved_units(), judge.resolved_vocabulary())
     if values:
         shown = ", ".join(v.text for v in values[:4])
         return Verdict(
@@ -276,15 +304,15 @@ class GroundedJudge(FormatJudge):
             return judge_no_value(self, answer)
         if expect.measure is not None and not self.accepts(expect.measure):
             return Verdict(False, f"the {j} judge accepts no unit for {expect.measure}", judge=j)
-        g = ground_answer(answer, transcript, expect, self.units)
+        vocab = self.resolved_vocabulary()
+        g = ground_answer(answer, transcript, expect, self.resolved_units(), vocab)
         values = tuple(c.value for c in g.checks)
-        relevant = set(id(v) for v in relevant_values(answer, values, expect.measure))
+        relevant = set(id(v) for v in relevant_values(answer, values, expect.measure, vocab))
         rel = [c for c in g.checks if id(c.value) in relevant]
-        if expect.measure == "precipitation":  # a percentage answers rain only as a probability
-            rel = [
-                c for c in rel
-                if c.value.kind != "percent" or (c.match is not None and "probab" in c.match.field)
-            ]  # fmt: skip
+        measure = vocab.measure(expect.measure)
+        if measure is not None and measure.fields:
+            # weather: a percentage answers rain only as a probability
+            rel = [c for c in rel if _fits_measure(c, measure.fields)]
 
         def fail(why: str, conclusion: Conclusion | None = None) -> Verdict:
             return Verdict(False, why, values, g.checks, conclusion, j)
@@ -325,29 +353,31 @@ class GroundedJudge(FormatJudge):
                 )
         else:
             on_place = for_day
-        if expect.measure == "comparison":
+        cmp = measure.compare if measure is not None else None
+        if cmp is not None:
             covered = {
                 p for c in on_place for p in expect.places if c.match and p.matches(c.match.place)
             }
-            conclusion = check_conclusion(answer, g.pool, expect)
+            conclusion = check_conclusion(answer, g.pool, expect, vocab)
+            most = cmp.adjective
             if len(covered) < 2:
                 return fail(
-                    "a comparison needs grounded temperatures of at least two of its places; "
+                    f"a {what} needs grounded {cmp.plural} of at least two of its places; "
                     f"found {len(covered)}",
                     conclusion,
                 )
             if conclusion.said is None:
-                return fail("the answer names no hottest place", conclusion)
+                return fail(f"the answer names no {most} place", conclusion)
             if not conclusion.correct:
                 return fail(
-                    f"the answer says {conclusion.said} is hottest, but the tool results make "
-                    f"{conclusion.actual} hottest ({'; '.join(conclusion.values)})",
+                    f"the answer says {conclusion.said} is {most}, but the tool results make "
+                    f"{conclusion.actual} {most} ({'; '.join(conclusion.values)})",
                     conclusion,
                 )
             shown = ", ".join(c.text for c in on_place[:4])
             return Verdict(
                 True,
-                f"grounded values {shown}; {conclusion.said} is hottest, as the tool results say",
+                f"grounded values {shown}; {conclusion.said} is {most}, as the tool results say",
                 values, g.checks, conclusion, j,
             )  # fmt: skip
         c = on_place[0]
@@ -357,35 +387,74 @@ class GroundedJudge(FormatJudge):
         )
 
 
+@functools.lru_cache(maxsize=64)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def _fits_measure(c: ValueCheck, fields: Mapping[str, str]) -> bool:
+    pattern = fields.get(c.value.kind)
+    return pattern is None or (
+        c.match is not None and _compiled(pattern).search(c.match.field) is not None
+    )
+
+
 Judge = FormatJudge
 
 
+#: The judge in use: grounded, with the default study's vocabulary (resolved at each use).
 GROUNDED_JUDGE = GroundedJudge("grounded")
 
 
+#: Form only: a value of the measure with any of the vocabulary's units.
 FORMAT_JUDGE = FormatJudge("format-only")
-
-
-NARROW_JUDGE = FormatJudge("celsius-only", tuple(u for u in UNITS if u.name == "°C"))
 
 
 #: The judge in use.
 FULL_JUDGE = GROUNDED_JUDGE
 
 
-JUDGES = {j.name: j for j in (GROUNDED_JUDGE, FORMAT_JUDGE, NARROW_JUDGE)}
+@functools.lru_cache(maxsize=16)
+def _narrow(vocabulary: Vocabulary) -> FormatJudge:
+    keep = set(vocabulary.narrow_units)
+    return FormatJudge(
+        vocabulary.narrow_name, tuple(u for u in vocabulary.units if u.name in keep), vocabulary
+    )
+
+
+def narrow_judge(vocabulary: Vocabulary | None = None) -> FormatJudge:
+    """The fidelity audit's narrow judge of ``vocabulary`` (None: the default study's): form
+    only, reading only its ``narrow_units``, named ``narrow_name`` (weather: ``celsius-only``,
+    °C only). One object per vocabulary."""
+    return _narrow(resolve(vocabulary))
+
+
+if TYPE_CHECKING:
+    #: :func:`narrow_judge` of the default study (built on first access).
+    NARROW_JUDGE: FormatJudge
+    #: The judges by name: grounded, format-only and the default study's narrow judge.
+    JUDGES: dict[str, FormatJudge]
+
+
+def __getattr__(name: str) -> Any:
+    # NARROW_JUDGE and JUDGES depend on the default study's vocabulary: built on first access,
+    # never at import
+    if name == "NARROW_JUDGE":
+        return narrow_judge()
+    if name == "JUDGES":
+        return {j.name: j for j in (GROUNDED_JUDGE, FORMAT_JUDGE, narrow_judge())}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def narrowed(judge: FormatJudge, drop: Sequence[str], name: str | None = None) -> FormatJudge:
     """A copy of ``judge`` without the units named in ``drop`` (for breadth checks)."""
-    return replace(
-        judge, name=name or judge.name, units=tuple(u for u in judge.units if u.name not in drop)
-    )
+    kept = tuple(u for u in judge.resolved_units() if u.name not in drop)
+    return replace(judge, name=name or judge.name, units=kept)
 
 
 __all__ = [
-    "FORMAT_JUDGE", "FULL_JUDGE", "GROUNDED_JUDGE", "JUDGES", "MEASURE_KINDS", "NARROW_JUDGE",
-    "UNITS", "Conclusion", "Expectation", "FormatJudge", "GroundedJudge", "Judge",
-    "MeasuredValue", "PlaceSpec", "ToolValue", "Unit", "ValueCheck", "Verdict",
-    "check_conclusion", "find_measured_values", "ground_answer", "narrowed", "relevant_values",
+    "FORMAT_JUDGE", "FULL_JUDGE", "GROUNDED_JUDGE", "JUDGES", "NARROW_JUDGE", "NO_VALUE",
+    "Conclusion", "Expectation", "FormatJudge", "GroundedJudge", "Judge", "MeasuredValue",
+    "PlaceSpec", "ToolValue", "Unit", "ValueCheck", "Verdict", "Vocabulary", "check_conclusion",
+    "find_measured_values", "ground_answer", "narrow_judge", "narrowed", "relevant_values",
 ]  # fmt: skip

@@ -84,6 +84,7 @@ STUDY = Study(
     tool_schemas=tool_schemas,
     tool_client=tool_client,
     tool_urls=TOOL_URLS,
+    vocabulary="toolreplay.study.weather.vocabulary:WEATHER",  # imported when first judged
     toolset_labels={
         "oneshot": "get_weather(city)",
         "atomic": "geocode_city → get_weather_by_coords",

@@ -1,0 +1,254 @@
+"""The judge's vocabulary: what a study supplies, as data, for the judge to read answers and tool
+results with. The engine keeps the grammar (numbers in Arabic or Chinese numerals, signs,
+ranges and lists, coordinates, clause and sentence breaks); the vocabulary says which units,
+measures, tool-result fields and words that grammar is about.
+
+Shapes::
+
+    Vocabulary(name, units: tuple[Unit, ...], measures: tuple[Measure, ...], ...)  # see below
+    Unit(name, pattern: regex, kind, scale=1.0, offset=0.0, explicit=True)
+    Measure(name, kinds: frozenset[str], context: {kind: regex}, fields: {kind: regex},
+            compare: Comparison | None)
+    Comparison(kind, fields: tuple[str, ...], superlative: regex, before: regex,
+               after: regex, adjective, plural, highest: bool)
+    FieldWord(tag, words: regex, path: regex | None, field: regex | None, clause_only: bool)
+
+Every ``regex`` is a Python regular expression string, matched case-insensitively; the
+engine compiles what it builds from a vocabulary once per vocabulary object (a
+:class:`Vocabulary` compares and hashes by identity). :func:`words` writes the usual
+"Chinese words, or English whole words" alternation.
+
+A judge given no vocabulary uses the default study's (:func:`default_vocabulary`:
+``toolreplay.studies.load_study().vocabulary``), resolved when first needed, never at import.
+A study gives its vocabulary either as the object or as a ``"module:attr"`` string naming it
+(imported on first use, so the study's own module stays cheap to import).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A unit as written after a number: ``name`` (shown in evidence), ``pattern`` (a regex
+    matched right after the number, case-insensitive unless it says otherwise), ``kind``,
+    and the conversion to the kind's canonical unit (°C, mm, %, km/h in the weather study):
+    ``canonical = value * scale + offset``. ``explicit`` is False for a unit that can also be
+    a coordinate's degrees (a bare ``°``/``度``/``degrees``): such a value outside the
+    vocabulary's ``implicit_range``, or in a coordinate's context, is read as a coordinate."""
+
+    name: str
+    pattern: str
+    kind: str
+    scale: float = 1.0
+    offset: float = 0.0
+    explicit: bool = True
+
+    def to_canonical(self, value: float) -> float:
+        return value * self.scale + self.offset
+
+    def from_canonical(self, value: float) -> float:
+        return (value - self.offset) / self.scale
+
+
+class VocabularyError(LookupError):
+    """A study declares no vocabulary, or its ``"module:attr"`` names no :class:`Vocabulary`."""
+
+
+def words(zh: str, en: str = "") -> str:
+    """A regex matching the Chinese alternatives ``zh`` anywhere, or the English ``en`` only as
+    whole words (no Latin letter either side): ``words("明天", "tomorrow")``."""
+    if not en:
+        return zh
+    return zh + r"|(?<![a-z])(?:" + en + r")(?![a-z])"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How a comparison question (``北京、上海、广州哪个最热？``) is decided: the answer names
+    a place with a ``superlative`` word (最热, ``hottest``), written right after the place
+    (``before`` the word: 的, ``is``) or right before it (``after`` the word: 是, ``:``);
+    the tool results decide by each place's value of ``kind`` for the question's day, from the
+    first of ``fields`` (:class:`FieldWord` tags) that covers two places or more, the
+    highest value (``highest``) or the lowest winning. ``adjective`` (``hottest``) and
+    ``plural`` (``temperatures``) word the explanations."""
+
+    kind: str
+    fields: tuple[str, ...]
+    superlative: str
+    before: str = ""
+    after: str = ""
+    adjective: str = "highest"
+    plural: str = "values"
+    highest: bool = True
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A measure a question declares (``evals.Question.measure``): ``name``, the unit
+    ``kinds`` that can answer it, and per kind:
+
+    - ``context``: a regex that must occur in the clause before a value of that kind for the
+      value to answer the measure (a percentage answers rain only in a clause about rain);
+    - ``fields``: a regex the grounding tool value's field (its last key) must match (a
+      percentage answers rain only as a probability).
+
+    ``compare`` makes it a comparison: two grounded values of two places and a named winner
+    (:class:`Comparison`)."""
+
+    name: str
+    kinds: frozenset[str]
+    context: Mapping[str, str] = field(default_factory=dict)
+    fields: Mapping[str, str] = field(default_factory=dict)
+    compare: Comparison | None = None
+
+
+@dataclass(frozen=True)
+class FieldWord:
+    """Words that say which field a value is (最高/``high`` → ``max``): ``tag`` (shown in
+    evidence as the stated field), ``words`` (a regex) and which tool values the tag fits:
+    ``path`` a regex matched at the start of the tool value's JSON path (``\\$\\.current``),
+    or ``field`` a regex searched in its last key (``max``); neither: any. ``clause_only``: the
+    word holds only in its own clause (现在 26°C，下午升到 29°C); others carry over the
+    clauses of their sentence (今天最高气温：北京 31°C，上海 29°C)."""
+
+    tag: str
+    words: str
+    path: str | None = None
+    field: str | None = None
+    clause_only: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class Vocabulary:
+    """Everything domain-specific the judge reads with (see the module docstring for shapes).
+
+    Answers:
+
+    - ``units``: every :class:`Unit` (kind and conversion to the
+      kind's canonical unit), longest spellings first within a kind; tool results are always
+      read with all of them.
+    - ``measures``: the :class:`Measure` each question may declare (the reserved measure
+      ``none``, nothing to measure, is the engine's and is not listed).
+    - ``prefix_units``: ``(regex, unit name)`` for unit words written before a number
+      (华氏 → 华氏度); ``bracket_units``: a regex of units written in brackets before the
+      values (``(°C)：``), empty for none.
+    - ``implicit_range``: ``(low, high)`` a value in a unit with ``explicit=False`` (a bare
+      ``°``) can state; beyond it (or with three or more decimals) it is a coordinate.
+    - ``day_words``: ``(day, regex)`` (0 today, 1 tomorrow...), ``field_words``:
+      :class:`FieldWord` s, read before or right after a value; ``field_kinds``: the unit
+      kinds a stated field applies to.
+    - ``difference_before``/``difference_after``: regexes of the words that make a value a
+      difference (温差 before it, ``warmer`` after it); empty for none.
+
+    Tool results (JSON):
+
+    - ``value_keys``: the ``(value, unit)`` keys of a measured value's object;
+      ``key_units``: ``(substring of a key, unit name)`` for a bare number (first match wins);
+      ``ignored_keys`` and ``ignored_suffixes``: keys whose numbers never count.
+    - ``day_keys``: JSON path → the day of every value under it (``{"$.current": 0}``);
+      ``day_lists``: paths of lists whose i-th item is about day i (``("$.daily",)``).
+    - ``place_key``: a top-level key naming the result's place (an object); ``candidates_key``:
+      a top-level key listing candidate places (objects with the coordinate keys and a name),
+      one of which is the place of a later call whose arguments give its coordinates;
+      ``place_name``/``place_region``: the keys of a place's name and region (compared with
+      the question's ``region``); ``coordinate_keys``: ``(latitude, longitude)`` keys.
+
+    The fidelity audit's narrow judge (the study's first, too-narrow judge) is named
+    ``narrow_name`` and reads only the units named in ``narrow_units``.
+
+    Compared and hashed by identity (the engine caches what it compiles per object).
+    """
+
+    name: str
+    units: tuple[Unit, ...]
+    measures: tuple[Measure, ...]
+    prefix_units: tuple[tuple[str, str], ...] = ()
+    bracket_units: str = ""
+    implicit_range: tuple[float, float] = (-math.inf, math.inf)
+    day_words: tuple[tuple[int, str], ...] = ()
+    field_words: tuple[FieldWord, ...] = ()
+    field_kinds: frozenset[str] = frozenset()
+    difference_before: str = ""
+    difference_after: str = ""
+    value_keys: tuple[str, str] = ("value", "unit")
+    key_units: tuple[tuple[str, str], ...] = ()
+    ignored_keys: frozenset[str] = frozenset()
+    ignored_suffixes: tuple[str, ...] = ()
+    day_keys: Mapping[str, int] = field(default_factory=dict)
+    day_lists: tuple[str, ...] = ()
+    place_key: str | None = None
+    candidates_key: str | None = None
+    place_name: str = "name"
+    place_region: str = "region"
+    coordinate_keys: tuple[str, str] = ("latitude", "longitude")
+    narrow_name: str = "narrow"
+    narrow_units: tuple[str, ...] = ()
+
+    def measure(self, name: str | None) -> Measure | None:
+        """The measure called ``name``; None when the vocabulary declares none of that name."""
+        return next((m for m in self.measures if m.name == name), None)
+
+    def kinds(self, measure: str | None) -> frozenset[str]:
+        """The unit kinds that answer ``measure`` (empty for an unknown one)."""
+        m = self.measure(measure)
+        return m.kinds if m is not None else frozenset()
+
+    def comparison(self, measure: str | None) -> Comparison | None:
+        """The :class:`Comparison` of ``measure``; None when it is no comparison measure."""
+        m = self.measure(measure)
+        return m.compare if m is not None else None
+
+
+@functools.lru_cache(maxsize=32)
+def _imported(spec: str) -> Any:
+    module, _, attr = spec.partition(":")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in attr.split(".") if attr else ():
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise VocabularyError(f"cannot import the vocabulary {spec!r}: {exc}") from None
+    return obj
+
+
+def study_vocabulary(study: Any) -> Vocabulary:
+    """The :class:`Vocabulary` of ``study`` (a :class:`toolreplay.studies.Study`): its
+    ``vocabulary`` field, or the object its ``"module:attr"`` string names (imported once).
+    Raises :class:`VocabularyError` when it is missing or not a :class:`Vocabulary`."""
+    v = study.vocabulary
+    if isinstance(v, str):
+        v = _imported(v)
+    if not isinstance(v, Vocabulary):
+        raise VocabularyError(
+            f"study {study.name!r} declares no judge vocabulary"
+            if v is None
+            else f"the vocabulary of study {study.name!r} is a {type(v).__name__}, not a Vocabulary"
+        )
+    return v
+
+
+def default_vocabulary() -> Vocabulary:
+    """The default study's vocabulary (``toolreplay.studies.load_study()``, the only study
+    installed). Raises :class:`toolreplay.studies.StudyError` when there is no single default
+    study, :class:`VocabularyError` when it declares no vocabulary."""
+    from toolreplay.studies import load_study
+
+    return study_vocabulary(load_study())
+
+
+def resolve(vocabulary: Vocabulary | None) -> Vocabulary:
+    """``vocabulary``, or the default study's when None (:func:`default_vocabulary`)."""
+    return vocabulary if vocabulary is not None else default_vocabulary()
+
+
+__all__ = [
+    "Comparison", "FieldWord", "Measure", "Unit", "Vocabulary", "VocabularyError",
+    "default_vocabulary", "resolve", "study_vocabulary", "words",
+]  # fmt: skip
