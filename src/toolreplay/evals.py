@@ -13,6 +13,7 @@ Errors: :class:`EvalFileError` names the file and the offending field.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -30,7 +31,10 @@ from pydantic import (
 from toolreplay.files import InputFileError, read_input_text
 from toolreplay.studies import Study, StudyError, load_study
 
-Measure = Literal["temperature", "precipitation", "comparison", "wind", "none"]
+#: A question's measure: one its study's judge vocabulary declares (the weather study's:
+#: ``temperature``, ``precipitation``, ``comparison``, ``wind``), or ``none``.
+Measure = str
+NO_MEASURE = "none"
 Day = Literal["today", "tomorrow"]
 DEFAULT_REPEAT_WINDOW = 2
 
@@ -94,10 +98,10 @@ class Variation:
 class Question:
     """One question of an eval.
 
-    ``measure`` is what a correct answer must quantify: ``temperature`` (°C),
-    ``precipitation`` (mm), ``comparison`` (temperatures of several places), ``wind``
-    (km/h, m/s) or ``none`` (nothing to measure: an unknown place, a question needing no tool;
-    the answer must hold no measured value).
+    ``measure`` is what a correct answer must quantify, one of the measures the study's judge
+    vocabulary declares (the weather study's: ``temperature``, ``precipitation``,
+    ``comparison`` of several places, ``wind``), or ``none`` (nothing to measure: an unknown
+    place, a question needing no tool; the answer must hold no measured value).
     ``day`` is ``today`` or ``tomorrow`` (index 0 or 1 of Open-Meteo's ``daily`` series).
     ``narrates_followups`` is a stand-in hint: it writes a sentence alongside follow-up calls;
     ``variation`` the stand-in's per-trial draws (:class:`Variation`).
@@ -323,6 +327,13 @@ def load_eval(path: str | Path) -> EvalSuite:
         for name in names
         if name not in known
     ]
+    measures = [*_measure_names(study), NO_MEASURE]
+    problems += [
+        f"  questions.{i}.measure: unknown measure {q.measure!r} (the {study.name} study "
+        f"has: {', '.join(measures)})"
+        for i, q in enumerate(model.questions)
+        if q.measure not in measures
+    ]
     if problems:
         raise EvalFileError(f"{p}: does not match the eval schema:\n" + "\n".join(problems))
     return EvalSuite(
@@ -374,3 +385,13 @@ def _study_of(path: Path, name: str | None) -> Study:
         return load_study(name)
     except StudyError as exc:
         raise EvalFileError(f"{path}: {exc}") from None
+
+
+def _measure_names(study: Study) -> list[str]:
+    """The measures the study's judge vocabulary declares (its ``vocabulary`` object, or the
+    ``"module:attr"`` it names, imported here); none when it declares no vocabulary."""
+    vocabulary = study.vocabulary
+    if isinstance(vocabulary, str):
+        module, _, attr = vocabulary.partition(":")
+        vocabulary = getattr(importlib.import_module(module), attr)
+    return [m.name for m in getattr(vocabulary, "measures", ())]
