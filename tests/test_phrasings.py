@@ -121,3 +121,11 @@ def test_results_never_pass_an_episode_with_a_fabricated_value() -> None:
     record = episode_record(case.episode, form_only, case.question)
     assert [f["mode"] for f in record["failure_modes"]] == ["fabricated_value"]
     assert record["passed"] is False
+
+
+def test_the_corpus_file_says_how_its_episodes_call_the_tool() -> None:
+    """The episode shape is the corpus file's (the engine knows no tool of its own)."""
+    case = next(c for c in CORPUS.cases if c.episode.rounds)
+    call = case.episode.rounds[0].reply.tool_calls[0]
+    assert call.name == "get_weather" and '"city"' in call.arguments
+    assert case.episode.transcript[0] == {"role": "system", "content": "你是一个天气助手。"}

@@ -67,8 +67,17 @@ class _CaseModel(_Strict):
     pending: _CallModel | None = None
 
 
+class _EpisodeModel(_Strict):
+    """How each case's episode calls the tool that returned its fixtures."""
+
+    system_prompt: str = ""
+    tool: str = "lookup"
+    argument: str = "name"  # the call's one argument: the fixture's place name
+
+
 class _CorpusModel(_Strict):
     version: Literal[1]
+    episode: _EpisodeModel = _EpisodeModel()
     fixtures: dict[str, dict[str, Any]]
     questions: dict[str, _QuestionModel]
     cases: list[_CaseModel] = Field(min_length=1)
@@ -118,18 +127,23 @@ class Corpus:
 
 
 def _episode(
-    qid: str, q: _QuestionModel, results: list[dict[str, Any]], answer: str, pending: Any
+    shape: _EpisodeModel,
+    qid: str,
+    q: _QuestionModel,
+    results: list[dict[str, Any]],
+    answer: str,
+    pending: Any,
 ) -> Episode:
     calls = tuple(
         ToolCall(
             f"call_1_{n}",
-            "get_weather",
-            json.dumps({"city": r["place"]["name"]}, ensure_ascii=False),
+            shape.tool,
+            json.dumps({shape.argument: r["place"]["name"]}, ensure_ascii=False),
         )
         for n, r in enumerate(results, start=1)
     )
     messages: list[Message] = [
-        {"role": "system", "content": "你是一个天气助手。"},
+        {"role": "system", "content": shape.system_prompt},
         {"role": "user", "content": q.text},
     ]
     rounds: list[Round] = []
@@ -212,7 +226,7 @@ def load_corpus(path: str | Path, vocabulary: Vocabulary | None = None) -> Corpu
                 tuple(c.covers),
                 c.why,
                 None,
-                _episode(c.q, q, results, c.answer, c.pending),
+                _episode(model.episode, c.q, q, results, c.answer, c.pending),
             )
         )
     return Corpus(str(p), tuple(cases))
