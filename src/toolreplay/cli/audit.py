@@ -1,7 +1,8 @@
 """``toolreplay audit``: the fidelity audit of a cassette set.
 """
 
-from __future__ import annotations
+# Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
+# the command's signature, see toolreplay.cli.main.
 
 from typing import TYPE_CHECKING, Annotated
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from toolreplay.audit.tables import Audit
 
 
-def _print_audit_summary(audit: Audit) -> None:
+def _print_audit_summary(audit: "Audit") -> None:
     failed = [c for c in audit.checks if not c.passed]
     if failed:
         out.print(
@@ -37,7 +38,7 @@ def _print_audit_summary(audit: Audit) -> None:
         out.print(f"[green]fidelity: all {len(audit.checks)} checks passed[/]")
 
 
-def _print_audit(audit: Audit) -> None:
+def _print_audit(audit: "Audit") -> None:
     from rich.table import Table
 
     for check in audit.checks:

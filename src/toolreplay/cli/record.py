@@ -1,7 +1,8 @@
 """``toolreplay record``: record a cassette set (stand-in or live model).
 """
 
-from __future__ import annotations
+# Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
+# the command's signature, see toolreplay.cli.main.
 
 from enum import Enum
 from pathlib import Path

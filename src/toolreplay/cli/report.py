@@ -1,7 +1,8 @@
 """``toolreplay report``: render results.json again, without replaying.
 """
 
-from __future__ import annotations
+# Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
+# the command's signature, see toolreplay.cli.main.
 
 from pathlib import Path
 from typing import Annotated

@@ -2,7 +2,8 @@
 report.
 """
 
-from __future__ import annotations
+# Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
+# the command's signature, see toolreplay.cli.main.
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -141,9 +142,9 @@ def run(
 
 
 def _finish(
-    whole: EvalSuite,
-    suite: EvalSuite,
-    configs: list[Configuration],
+    whole: "EvalSuite",
+    suite: "EvalSuite",
+    configs: "list[Configuration]",
     selection: dict,
     manifest: Any,
     set_dir: Path,
