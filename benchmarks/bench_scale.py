@@ -3,11 +3,20 @@ repetitions (every figure once per repetition), on the live code path (the opena
 httpx and requests; only the transport is served from cassettes).
 
     python benchmarks/bench_scale.py [--reps 5] [--large-reps N] [--recorded] [--skip-large]
+                                     [--startup-reps 10]
     python benchmarks/bench_scale.py --quick        # smoke test: 1 repetition, small sets
+    python benchmarks/bench_scale.py --startup-only # figure 1 alone (under a minute)
 
 Figures:
 
-1. import time of ``toolreplay.cli`` and of the openai SDK (fresh interpreters);
+1. start-up: import time of ``toolreplay.cli`` and of the openai SDK (fresh interpreters), and
+   the wall time of whole commands that answer without replaying (fresh processes, min and
+   median of ``--startup-reps`` alternated runs after one warm-up run each, each with its ratio
+   to ``python -c pass``): ``toolreplay --help`` and ``--version`` (target ≤ 0.2 s), ``report``
+   on reports/results.json and ``diff`` of reports/results.json with itself, beside the floor
+   the command line cannot go under (importing typer and a rich console; for ``--help``,
+   typer's rich help formatter); byte code cached, as installed (``PYTHONDONTWRITEBYTECODE``
+   is dropped for these processes);
 2. bare parse, ``yaml.load(CSafeLoader)`` of each reference cassette (trial 1 of the 40
    episodes), and ``experiment.replay_episode`` of the same episodes in one process with shared
    clients (ms per episode), and their ratio, after the code is warmed on other cassettes (one
@@ -75,6 +84,16 @@ TOOLREPLAY = (
         "-c",
         "import sys; from toolreplay.cli.main import main; sys.exit(main())",
     ]
+)
+#: Start-up target (s) of ``toolreplay --help`` and ``--version``, checked on the median.
+STARTUP_TARGET_S = 0.2
+#: The committed results file ``report`` and ``diff`` start on (relative to the repository).
+STARTUP_RESULTS = "reports/results.json"
+#: ``(key, statement)`` of the import figures.
+IMPORTS = (
+    ("import_cli", "import toolreplay.cli.main"),
+    ("import_openai", "import openai"),
+    ("import_openai_chat", "import openai.resources.chat.completions, openai.types.chat"),
 )
 SIZES = {100: 10, 1000: 100, 2500: 250}  # episodes: questions (× 10 configurations)
 QUICK_SIZES = {20: 2, 100: 10}
@@ -313,12 +332,127 @@ def timed_process(args: list[str], env: dict[str, str]) -> tuple[float, float, i
     return seconds, usage.ru_maxrss / 1024, code, text
 
 
+def startup_env() -> dict[str, str]:
+    """The environment of the start-up figures: byte code is cached, as for an installed
+    package (with ``PYTHONDONTWRITEBYTECODE`` set, every process would compile the project's
+    modules again and the figures would measure the compiler)."""
+    env = env_with_cache(None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def import_seconds(statement: str) -> float:
     code = f"import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env=startup_env(),
     )
     return float(out.stdout)
+
+
+def startup_commands(out: Path) -> list[tuple[str, list[str], float | None]]:
+    """``(figure, command, target s)`` of the start-up figures; the first is the interpreter's
+    own start-up, which the others are compared with; the next two are what any command costs
+    (typer and a rich console) and what ``--help`` adds (typer's rich help: rich.markdown,
+    markdown-it, pygments). ``report`` writes into ``out``."""
+    page = str(out / "index.html")
+    return [
+        ("python -c pass", [sys.executable, "-c", "pass"], None),
+        (
+            "floor: import typer, rich.console",
+            [sys.executable, "-c", "import typer, rich.console"],
+            None,
+        ),
+        (
+            "floor of --help: import typer.rich_utils",
+            [sys.executable, "-c", "import typer.rich_utils"],
+            None,
+        ),
+        ("toolreplay --help", [*TOOLREPLAY, "--help"], STARTUP_TARGET_S),
+        ("toolreplay --version", [*TOOLREPLAY, "--version"], STARTUP_TARGET_S),
+        (
+            f"toolreplay report --results {STARTUP_RESULTS}",
+            [*TOOLREPLAY, "report", "--results", STARTUP_RESULTS, "--out", page],
+            None,
+        ),
+        (
+            f"toolreplay diff {STARTUP_RESULTS} (with itself)",
+            [*TOOLREPLAY, "diff", STARTUP_RESULTS, STARTUP_RESULTS],
+            None,
+        ),
+    ]
+
+
+def measure_startup(reps: int, out: Path) -> dict[str, list[float]]:
+    """Wall time (s) of each start-up command in a fresh process: one warm-up run each (byte
+    code compiled, files in the page cache), then ``reps`` runs, alternated."""
+    commands = startup_commands(out)
+    out.mkdir(parents=True, exist_ok=True)
+    env = startup_env()
+    times: dict[str, list[float]] = {name: [] for name, _, _ in commands}
+    for rep in range(reps + 1):
+        for name, args, _ in commands:
+            started = time.perf_counter()
+            done = subprocess.run(
+                args,
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            seconds = time.perf_counter() - started
+            if done.returncode != 0:
+                raise SystemExit(f"{' '.join(args)} failed ({done.returncode}):\n{done.stderr}")
+            if rep:  # the first round warms up
+                times[name].append(seconds)
+    return times
+
+
+def add_startup_rows(table: Table, measured: dict[str, list[float]], out: Path) -> None:
+    """Figure 1: the imports, then the commands, each followed by its ratio to the
+    interpreter's own start-up (``python -c pass``)."""
+    table.note("1. start-up (fresh interpreters)")
+    table.add("  import toolreplay.cli.main", measured["import_cli"], " s")
+    table.add("  import openai", measured["import_openai"], " s")
+    table.add(
+        "  import openai + its chat resources (what replay loads)",
+        measured["import_openai_chat"],
+        " s",
+    )
+    commands = startup_commands(out)
+    base = measured[commands[0][0]]
+    table.note("  whole commands, wall time (ratio: min/min, median/median)")
+    for name, _, target in commands:
+        values = measured[name]
+        table.add(f"  {name}", values, " s", target)
+        if values is not base:
+            table.row(
+                "    × python -c pass",
+                f"{min(values) / min(base):.1f}×",
+                f"{statistics.median(values) / statistics.median(base):.1f}×",
+            )
+
+
+def startup_only(reps: int, startup_reps: int) -> None:
+    """Figure 1 alone: the imports ``reps`` times, the commands ``startup_reps`` times."""
+    print(f"python {sys.version.split()[0]}; before: {load_average()}", flush=True)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-startup-"))
+    measured: dict[str, list[float]] = {}
+    for _ in range(reps):
+        for key, statement in IMPORTS:
+            measured.setdefault(key, []).append(import_seconds(statement))
+    measured.update(measure_startup(startup_reps, tmp))
+    print(f"\nafter: {load_average()}")
+    print(f"imports {reps}, commands {startup_reps} repetition(s); ✓/✗ on the median\n")
+    table = Table()
+    add_startup_rows(table, measured, tmp)
+    table.print()
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def has_workers_option() -> bool:
@@ -433,6 +567,15 @@ def main() -> None:
         "--quick", action="store_true", help="smoke test: 1 repetition, sets of 20 and 100 episodes"
     )
     parser.add_argument("--skip-large", action="store_true", help="no generated sets")
+    parser.add_argument(
+        "--startup-reps",
+        type=int,
+        default=None,
+        help="runs of each start-up command (default 10; 3 with --quick)",
+    )
+    parser.add_argument(
+        "--startup-only", action="store_true", help="only figure 1, the start-up figures"
+    )
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--replicated",
@@ -450,6 +593,12 @@ def main() -> None:
         child_inprocess()
         return
     reps = max(1, args.reps if args.reps is not None else (1 if args.quick else 5))
+    startup_reps = max(
+        1, args.startup_reps if args.startup_reps is not None else (3 if args.quick else 10)
+    )
+    if args.startup_only:
+        startup_only(reps, startup_reps)
+        return
     large_reps = reps if args.large_reps is None else max(1, min(reps, args.large_reps))
     sizes = QUICK_SIZES if args.quick else SIZES
     started_all = time.perf_counter()
@@ -483,16 +632,14 @@ def main() -> None:
             (line.strip() for line in text.splitlines() if line.startswith("fidelity:")), "?"
         )
 
+    print(f"start-up: {startup_reps} run(s) of each command …", flush=True)
+    measured.update(measure_startup(startup_reps, tmp / "startup"))
     recorded_ref = 0.0
     live_recorded: tuple[int, float] | None = None
     for rep in range(reps):  # alternated: every figure once per repetition
         print(f"repetition {rep + 1}/{reps} …", flush=True)
-        add("import_cli", import_seconds("import toolreplay.cli.main"))
-        add("import_openai", import_seconds("import openai"))
-        add(
-            "import_openai_chat",
-            import_seconds("import openai.resources.chat.completions, openai.types.chat"),
-        )
+        for key, statement in IMPORTS:
+            add(key, import_seconds(statement))
         cache = fresh_cache()
         cold = inprocess(cache)
         cache_used.append(any(cache.iterdir()))
@@ -550,14 +697,7 @@ def main() -> None:
     )
 
     table = Table()
-    table.note("1. start-up (fresh interpreter, import only)")
-    table.add("  import toolreplay.cli.main", measured["import_cli"], " s")
-    table.add("  import openai", measured["import_openai"], " s")
-    table.add(
-        "  import openai + its chat resources (what replay loads)",
-        measured["import_openai_chat"],
-        " s",
-    )
+    add_startup_rows(table, measured, tmp / "startup")
     table.note("2. one process, trial 1 of the 40 reference episodes (ms per episode)")
     for phase, words in (
         ("cold", "cold parse cache (new process; code warmed on the hard set)"),

@@ -335,11 +335,12 @@ def test_a_retry_that_discards_its_result_fails_the_audit(suite, tmp_path, loopb
 
 
 def test_narrowing_the_temperature_units_fails_judge_breadth(monkeypatch):
-    import toolreplay.cli.audit as cli
+    from toolreplay.judging import verdicts
     from toolreplay.judging.verdicts import GROUNDED_JUDGE, narrowed
 
     celsius_sign_only = narrowed(GROUNDED_JUDGE, ["℃", "度", "摄氏度"])
-    monkeypatch.setattr(cli, "FULL_JUDGE", celsius_sign_only)
+    # `toolreplay audit` imports its judge when it runs: replace it where it is looked up
+    monkeypatch.setattr(verdicts, "FULL_JUDGE", celsius_sign_only)
     out = CliRunner().invoke(
         app, ["audit", "--eval", str(EVAL_FILE), "--cassettes", str(REPO / "cassettes")]
     )

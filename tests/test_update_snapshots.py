@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from toolreplay.cassettes.manifest import read_manifest
 from toolreplay.cli import main as cli
 from toolreplay.cli import record as cli_record
+from toolreplay.runs import record as runs_record
 from toolreplay.runs import snapshots
 from toolreplay.runs.snapshots import (
     SNAPSHOT_TEST,
@@ -40,7 +41,8 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
         calls.append(list(only))
         return read_manifest(REFERENCE)
 
-    monkeypatch.setattr(cli_record, "record_stand_in", fake_record)
+    # `toolreplay record` imports the recorder when it runs: replace it where it is looked up
+    monkeypatch.setattr(runs_record, "record_stand_in", fake_record)
     monkeypatch.chdir(REPO)
     return calls
 

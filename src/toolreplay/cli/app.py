@@ -1,7 +1,8 @@
 """The command-line application: options every command shares, --version.
 """
 
-from __future__ import annotations
+# Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
+# the command's signature, see toolreplay.cli.main.
 
 from typing import Annotated
 

@@ -1,18 +1,17 @@
 """``toolreplay audit``: the fidelity audit of a cassette set.
 """
 
-from __future__ import annotations
+# Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
+# the command's signature, see toolreplay.cli.main.
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
-from toolreplay.audit.run import run_audit
-from toolreplay.audit.tables import Audit
-from toolreplay.cassettes.errors import CassetteError
 from toolreplay.cli.app import app
 from toolreplay.cli.common import (
+    DEFAULT_CASSETTES,
+    DEFAULT_EVAL,
     CassettesOpt,
     EvalOpt,
     SetOpt,
@@ -23,16 +22,12 @@ from toolreplay.cli.common import (
     _workers,
     out,
 )
-from toolreplay.judging.verdicts import FULL_JUDGE, NARROW_JUDGE
-from toolreplay.runs.configuration import (
-    DEFAULT_CASSETTES,
-    DEFAULT_EVAL,
-    ablation_configurations,
-    study_configurations,
-)
+
+if TYPE_CHECKING:
+    from toolreplay.audit.tables import Audit
 
 
-def _print_audit_summary(audit: Audit) -> None:
+def _print_audit_summary(audit: "Audit") -> None:
     failed = [c for c in audit.checks if not c.passed]
     if failed:
         out.print(
@@ -43,7 +38,9 @@ def _print_audit_summary(audit: Audit) -> None:
         out.print(f"[green]fidelity: all {len(audit.checks)} checks passed[/]")
 
 
-def _print_audit(audit: Audit) -> None:
+def _print_audit(audit: "Audit") -> None:
+    from rich.table import Table
+
     for check in audit.checks:
         mark = "[green]PASS[/]" if check.passed else "[bold red]FAIL[/]"
         out.print(
@@ -77,6 +74,11 @@ def audit(
     Checks the baseline heuristics are present and exercised, replays the ablations, checks
     judge breadth, prints the near-miss table, arm parity and completeness. Exits 1 when a
     check fails."""
+    from toolreplay.audit.run import run_audit
+    from toolreplay.cassettes.errors import CassetteError
+    from toolreplay.judging.verdicts import FULL_JUDGE, NARROW_JUDGE
+    from toolreplay.runs.configuration import ablation_configurations, study_configurations
+
     suite = _load(eval_path)
     set_dir = cassettes / set_name
     judge = NARROW_JUDGE if narrow_judge else FULL_JUDGE

@@ -28,25 +28,25 @@ from contextlib import contextmanager
 from dataclasses import replace
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-from rich.table import Table
 
-from toolreplay.cassettes.manifest import check_set_name
-from toolreplay.evals import EvalFileError, EvalSuite, load_eval
-from toolreplay.files import check_writable, folder_lock
-from toolreplay.report.render import write_report
-from toolreplay.results.build import write_results
-from toolreplay.runs.configuration import (
-    Configuration,
-    ablation_configurations,
-    study_configurations,
-)
-from toolreplay.runs.configuration import Progress as Progress_
+# Every other import is made where it is used: `--help`, `--version`, `report` and `diff` on
+# results files load neither the runs, the audit, the hosts nor the openai SDK.
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from toolreplay.evals import EvalSuite
+    from toolreplay.runs.configuration import Configuration
+    from toolreplay.runs.configuration import Progress as Progress_
+
+#: The defaults of --eval and --cassettes: :data:`toolreplay.runs.configuration.DEFAULT_EVAL`
+#: and ``DEFAULT_CASSETTES``, restated so that the options' declarations do not import the
+#: runs (tests/test_startup.py checks that the two stay equal).
+DEFAULT_EVAL = Path("evals/weather.yaml")
+DEFAULT_CASSETTES = Path("cassettes")
 
 
 class ModelSource(str, Enum):
@@ -73,6 +73,8 @@ CassettesOpt = Annotated[Path, typer.Option(help="Folder holding cassette sets."
 
 
 def _set_name(value: str) -> str:
+    from toolreplay.cassettes.manifest import check_set_name
+
     try:
         return check_set_name(value)
     except ValueError as exc:
@@ -97,6 +99,8 @@ def _fail(message: str, code: int = 1) -> typer.Exit:
 
 
 def _load(eval_path: Path) -> EvalSuite:
+    from toolreplay.evals import EvalFileError, load_eval
+
     try:
         return load_eval(eval_path)
     except EvalFileError as exc:
@@ -123,6 +127,8 @@ def _progress(total: int, label: str, delay: float = 0.0) -> Iterator[Progress_]
     """A transient progress bar on stderr; yields ``step(key)``, called as each episode starts.
     With ``delay`` the bar appears only once that many seconds have passed (short runs show
     none); never in logs and pipes."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     bar = Progress(
         TextColumn(f"{label} [progress.description]{{task.description}}"),
         BarColumn(),
@@ -157,6 +163,9 @@ def _progress(total: int, label: str, delay: float = 0.0) -> Iterator[Progress_]
 def _table(results: dict) -> Table:
     """The summary table; fits 80 columns without cutting a word (one stop reason and one
     failure mode per line, no vertical rules)."""
+    from rich import box
+    from rich.table import Table
+
     table = Table(
         title=f"cassette set: {results['cassette_set']} "
         f"({results['provenance']['provenance']}, model {results['provenance']['model']})",
@@ -185,6 +194,9 @@ def _trials_table(results: dict) -> Table:
     """pass^k for k = 1..n in one column, pass@n, rounds and tool calls (mean±sd) over every
     trial; fits 80 columns like :func:`_table` (failure-mode rates follow the table, see
     :func:`_rates_lines`)."""
+    from rich import box
+    from rich.table import Table
+
     n = results.get("trials", 1)
     table = Table(
         title=f"consistency over {n} trial(s) per configuration × question",
@@ -230,6 +242,8 @@ def _select(
 ) -> tuple[EvalSuite, list[Configuration], dict]:
     """The suite restricted to ``questions`` (ids, comma-separated), the study configurations
     restricted to ``configurations`` (names), and the selection as results.json records it."""
+    from toolreplay.runs.configuration import study_configurations
+
     configs = study_configurations(suite)
     known_c = [c.name for c in configs]
     want_c = _names(configurations)
@@ -292,6 +306,7 @@ def _run_jobs(
     configurations × questions, then the episodes the fidelity audit adds (trial 1 of every
     configuration × question of the whole eval file not already in the first part). Returns
     the jobs and how many belong to the first part."""
+    from toolreplay.runs.configuration import ablation_configurations, study_configurations
     from toolreplay.runs.replay import Job
     from toolreplay.runs.trials import trial_jobs
 
@@ -315,6 +330,10 @@ def write_outputs(out_dir: Path, results: dict[str, Any], wait: float | None = N
     One writer of the folder at a time (a file lock; another writer is waited for up to
     ``wait`` seconds, default :data:`LOCK_WAIT_S`, then :class:`LockedError`), so the two files
     stay a pair; each is replaced atomically, so a reader never sees a partial file."""
+    from toolreplay.files import folder_lock
+    from toolreplay.report.render import write_report
+    from toolreplay.results.build import write_results
+
     wait = LOCK_WAIT_S if wait is None else wait
     with folder_lock(out_dir, wait=wait, inside=True, what="writing reports into"):
         write_results(out_dir / "results.json", results)
@@ -323,6 +342,8 @@ def write_outputs(out_dir: Path, results: dict[str, Any], wait: float | None = N
 
 def _check_output_folder(folder: Path) -> None:
     """Fail now, before any work, when ``folder`` cannot hold our output files."""
+    from toolreplay.files import check_writable
+
     try:
         check_writable(folder)
     except OSError as exc:

@@ -1,7 +1,8 @@
 """``toolreplay diff``: compare two runs episode by episode.
 """
 
-from __future__ import annotations
+# Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
+# the command's signature, see toolreplay.cli.main.
 
 from pathlib import Path
 from typing import Annotated
@@ -9,11 +10,7 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import EvalOpt, _fail, out
-from toolreplay.diff import DiffError, diff_runs, format_diff, load_run
-from toolreplay.runs.configuration import (
-    DEFAULT_EVAL,
-)
+from toolreplay.cli.common import DEFAULT_EVAL, EvalOpt, _fail, out
 
 
 @app.command()
@@ -30,6 +27,8 @@ def diff(
 
     Exits 0 when no verdict flipped ("no differences" when nothing changed), 1 when at least
     one episode flipped between pass and fail, 2 on bad input."""
+    from toolreplay.diff import DiffError, diff_runs, format_diff, load_run
+
     try:
         a = load_run(before, eval_path)
         b = load_run(after, eval_path)

@@ -1,6 +1,12 @@
 """Entry point: the application with every command registered, in the order ``--help`` lists
 them. Each command's module imports what the command needs when it runs, so ``--help`` and
-``--version`` load none of it."""
+``--version`` load none of it.
+
+typer builds the application from the command functions' signatures at every start, whatever
+the command: their annotations must be cheap to get. The command modules therefore do without
+``from __future__ import annotations`` (typer would compile and evaluate every annotation
+string, twice per command: about 10 ms of ``--help``'s 0.2 s), and annotate with names
+imported only for type checking in quotes."""
 
 from __future__ import annotations
 

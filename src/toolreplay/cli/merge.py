@@ -1,15 +1,14 @@
 """``toolreplay merge``: combine shard files into one results file and report.
 """
 
-from __future__ import annotations
+# Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
+# the command's signature, see toolreplay.cli.main.
 
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from toolreplay.cassettes.errors import CassetteError
-from toolreplay.cassettes.manifest import read_manifest
 from toolreplay.cli.app import app
 from toolreplay.cli.common import _check_output_folder, _fail, _load, _run_jobs, _select
 from toolreplay.cli.run import _finish
@@ -42,6 +41,8 @@ def merge(
     recording of the set) and cover every episode, then judges, audits, prints and writes
     exactly what an unsharded `toolreplay run` would. The eval file and the cassette set the
     shards name must be readable here (the audit reads the recorded traffic)."""
+    from toolreplay.cassettes.errors import CassetteError
+    from toolreplay.cassettes.manifest import read_manifest
     from toolreplay.runs.shards import ShardError, read_shards, read_spec
 
     try:

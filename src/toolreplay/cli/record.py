@@ -1,16 +1,19 @@
 """``toolreplay record``: record a cassette set (stand-in or live model).
 """
 
-from __future__ import annotations
+# Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
+# the command's signature, see toolreplay.cli.main.
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from toolreplay.cli.app import app
 from toolreplay.cli.common import (
+    DEFAULT_CASSETTES,
+    DEFAULT_EVAL,
     CassettesOpt,
     EvalOpt,
     ModelSource,
@@ -23,28 +26,16 @@ from toolreplay.cli.common import (
     out,
 )
 from toolreplay.cli.run import run
-from toolreplay.models.endpoint import EndpointError, resolve_endpoint
-from toolreplay.runs.configuration import (
-    DEFAULT_CASSETTES,
-    DEFAULT_EVAL,
-    Configuration,
-    ablation_configurations,
-    study_configurations,
-)
-from toolreplay.runs.record import (
-    RecordingError,
-    RecordingInterrupted,
-    record_live,
-    record_stand_in,
-    trials_and_seed,
-)
-from toolreplay.runs.snapshots import (
-    SnapshotUpdateError,
-    check_can_update,
-    pinned_keys,
-    update_snapshots,
-)
-from toolreplay.study.weather.openmeteo import FORECAST_URL, GEOCODING_URL
+
+if TYPE_CHECKING:
+    from toolreplay.runs.configuration import Configuration
+
+#: The defaults of --geocoding-url and --forecast-url: ``GEOCODING_URL`` and ``FORECAST_URL``
+#: of :mod:`toolreplay.study.weather.openmeteo`, restated so that the options' declarations do
+#: not import the Open-Meteo client and requests (tests/test_startup.py checks that they stay
+#: equal).
+GEOCODING_URL = "https://geocoding-api.open-meteo.com/v1/search"
+FORECAST_URL = "https://api.open-meteo.com/v1/forecast"
 
 
 class OpenMeteoSource(str, Enum):
@@ -192,6 +183,22 @@ def record(
     model or a live endpoint. Writes cassettes/SET/ only when every episode succeeded. --set is
     required (there is no default: `--set reference` re-records the committed set); a set of
     another provenance is replaced only with --force."""
+    from toolreplay.models.endpoint import EndpointError, resolve_endpoint
+    from toolreplay.runs.configuration import ablation_configurations, study_configurations
+    from toolreplay.runs.record import (
+        RecordingError,
+        RecordingInterrupted,
+        record_live,
+        record_stand_in,
+        trials_and_seed,
+    )
+    from toolreplay.runs.snapshots import (
+        SnapshotUpdateError,
+        check_can_update,
+        pinned_keys,
+        update_snapshots,
+    )
+
     if model_source is None:  # checked here: typer releases differ on required options
         raise typer.BadParameter(
             "missing: choose stand-in or live", param_hint="'--model-source'"

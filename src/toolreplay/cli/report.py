@@ -1,7 +1,8 @@
 """``toolreplay report``: render results.json again, without replaying.
 """
 
-from __future__ import annotations
+# Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
+# the command's signature, see toolreplay.cli.main.
 
 from pathlib import Path
 from typing import Annotated
@@ -9,12 +10,13 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import LOCK_WAIT_S, EvalOpt, _check_output_folder, _fail, out
-from toolreplay.diff import DiffError, load_run
-from toolreplay.files import LockedError, folder_lock
-from toolreplay.report.render import ReportError, write_report
-from toolreplay.runs.configuration import (
+from toolreplay.cli.common import (
     DEFAULT_EVAL,
+    LOCK_WAIT_S,
+    EvalOpt,
+    _check_output_folder,
+    _fail,
+    out,
 )
 
 
@@ -38,6 +40,10 @@ def report(
 ) -> None:
     """Re-render the HTML report from a results file, without replaying. With --compare, the
     page also shows what changed since another run."""
+    from toolreplay.diff import DiffError, load_run
+    from toolreplay.files import LockedError, folder_lock
+    from toolreplay.report.render import ReportError, write_report
+
     if out_path.is_dir():
         raise typer.BadParameter(
             f"{out_path} is a folder; give the HTML file's path, e.g. {out_path}/index.html",

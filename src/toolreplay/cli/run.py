@@ -2,19 +2,19 @@
 report.
 """
 
-from __future__ import annotations
+# Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
+# the command's signature, see toolreplay.cli.main.
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from toolreplay.audit.run import run_audit
-from toolreplay.cassettes.errors import CassetteError
-from toolreplay.cassettes.manifest import read_manifest
 from toolreplay.cli.app import app
 from toolreplay.cli.audit import _print_audit_summary
 from toolreplay.cli.common import (
+    DEFAULT_CASSETTES,
+    DEFAULT_EVAL,
     CassettesOpt,
     EvalOpt,
     SetOpt,
@@ -33,15 +33,10 @@ from toolreplay.cli.common import (
     out,
     write_outputs,
 )
-from toolreplay.evals import EvalSuite
-from toolreplay.files import LockedError
-from toolreplay.judging.verdicts import FULL_JUDGE
-from toolreplay.report.render import ReportError
-from toolreplay.runs.configuration import (
-    DEFAULT_CASSETTES,
-    DEFAULT_EVAL,
-    Configuration,
-)
+
+if TYPE_CHECKING:
+    from toolreplay.evals import EvalSuite
+    from toolreplay.runs.configuration import Configuration
 
 
 @app.command()
@@ -93,6 +88,8 @@ def run(
     pass^k over the trials, and writes results.json and index.html. Episodes are replayed by
     --workers processes; --shard splits the run across machines (see `toolreplay merge`).
     Exits 1 when an episode does not replay or the audit fails."""
+    from toolreplay.cassettes.errors import CassetteError
+    from toolreplay.cassettes.manifest import read_manifest
     from toolreplay.runs.replay import parse_shard, replay_outcomes
     from toolreplay.runs.replay import shard as shard_of
 
@@ -145,9 +142,9 @@ def run(
 
 
 def _finish(
-    whole: EvalSuite,
-    suite: EvalSuite,
-    configs: list[Configuration],
+    whole: "EvalSuite",
+    suite: "EvalSuite",
+    configs: "list[Configuration]",
     selection: dict,
     manifest: Any,
     set_dir: Path,
@@ -157,6 +154,10 @@ def _finish(
     out_dir: Path,
 ) -> None:
     """Judge replayed episodes, run the audit, write and print the results (run and merge)."""
+    from toolreplay.audit.run import run_audit
+    from toolreplay.files import LockedError
+    from toolreplay.judging.verdicts import FULL_JUDGE
+    from toolreplay.report.render import ReportError
     from toolreplay.results.build import build_results
     from toolreplay.runs.trials import add_trial_metrics, trial_outcome
 
