@@ -157,14 +157,15 @@ def test_diff_of_results_files_loads_neither_audit_nor_sdk(tmp_path: Path) -> No
     assert loaded(modules, NOT_FOR_RESULTS) == []
 
 
-def test_restated_option_defaults_match_the_library() -> None:
-    """The option defaults the command line restates (so that declaring the options imports
-    nothing heavy) are the library's own."""
-    from toolreplay.cli import common, record
+def test_option_defaults_have_one_source() -> None:
+    """The option defaults come from light modules of plain constants (so that declaring the
+    options imports nothing heavy) that the library reads too: one source each."""
+    from toolreplay import defaults
+    from toolreplay.cli import record
     from toolreplay.runs import configuration
     from toolreplay.study.weather import openmeteo
 
-    assert common.DEFAULT_EVAL == configuration.DEFAULT_EVAL
-    assert common.DEFAULT_CASSETTES == configuration.DEFAULT_CASSETTES
-    assert record.GEOCODING_URL == openmeteo.GEOCODING_URL
-    assert record.FORECAST_URL == openmeteo.FORECAST_URL
+    assert configuration.DEFAULT_EVAL is defaults.DEFAULT_EVAL
+    assert configuration.DEFAULT_CASSETTES is defaults.DEFAULT_CASSETTES
+    assert record.GEOCODING_URL is openmeteo.GEOCODING_URL
+    assert record.FORECAST_URL is openmeteo.FORECAST_URL

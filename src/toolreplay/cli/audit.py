@@ -10,8 +10,6 @@ import typer
 
 from toolreplay.cli.app import app
 from toolreplay.cli.common import (
-    DEFAULT_CASSETTES,
-    DEFAULT_EVAL,
     CassettesOpt,
     EvalOpt,
     SetOpt,
@@ -22,6 +20,7 @@ from toolreplay.cli.common import (
     _workers,
     out,
 )
+from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
 
 if TYPE_CHECKING:
     from toolreplay.audit.tables import Audit

@@ -42,11 +42,6 @@ if TYPE_CHECKING:
     from toolreplay.runs.configuration import Configuration
     from toolreplay.runs.configuration import Progress as Progress_
 
-#: The defaults of --eval and --cassettes: :data:`toolreplay.runs.configuration.DEFAULT_EVAL`
-#: and ``DEFAULT_CASSETTES``, restated so that the options' declarations do not import the
-#: runs (tests/test_startup.py checks that the two stay equal).
-DEFAULT_EVAL = Path("evals/weather.yaml")
-DEFAULT_CASSETTES = Path("cassettes")
 
 
 class ModelSource(str, Enum):

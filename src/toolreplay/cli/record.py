@@ -12,8 +12,6 @@ import typer
 
 from toolreplay.cli.app import app
 from toolreplay.cli.common import (
-    DEFAULT_CASSETTES,
-    DEFAULT_EVAL,
     CassettesOpt,
     EvalOpt,
     ModelSource,
@@ -26,16 +24,16 @@ from toolreplay.cli.common import (
     out,
 )
 from toolreplay.cli.run import run
+from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
+from toolreplay.study.weather.endpoints import TOOL_URLS
 
 if TYPE_CHECKING:
     from toolreplay.runs.configuration import Configuration
 
-#: The defaults of --geocoding-url and --forecast-url: ``GEOCODING_URL`` and ``FORECAST_URL``
-#: of :mod:`toolreplay.study.weather.openmeteo`, restated so that the options' declarations do
-#: not import the Open-Meteo client and requests (tests/test_startup.py checks that they stay
-#: equal).
-GEOCODING_URL = "https://geocoding-api.open-meteo.com/v1/search"
-FORECAST_URL = "https://api.open-meteo.com/v1/forecast"
+#: The defaults of --geocoding-url and --forecast-url: the weather study's public endpoints
+#: (a module of plain constants: the options' declarations import no client).
+GEOCODING_URL = TOOL_URLS["geocoding_url"]
+FORECAST_URL = TOOL_URLS["forecast_url"]
 
 
 class OpenMeteoSource(str, Enum):

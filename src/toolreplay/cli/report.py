@@ -10,14 +10,8 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import (
-    DEFAULT_EVAL,
-    LOCK_WAIT_S,
-    EvalOpt,
-    _check_output_folder,
-    _fail,
-    out,
-)
+from toolreplay.cli.common import LOCK_WAIT_S, EvalOpt, _check_output_folder, _fail, out
+from toolreplay.defaults import DEFAULT_EVAL
 
 
 @app.command()

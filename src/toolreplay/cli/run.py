@@ -13,8 +13,6 @@ import typer
 from toolreplay.cli.app import app
 from toolreplay.cli.audit import _print_audit_summary
 from toolreplay.cli.common import (
-    DEFAULT_CASSETTES,
-    DEFAULT_EVAL,
     CassettesOpt,
     EvalOpt,
     SetOpt,
@@ -33,6 +31,7 @@ from toolreplay.cli.common import (
     out,
     write_outputs,
 )
+from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
 
 if TYPE_CHECKING:
     from toolreplay.evals import EvalSuite

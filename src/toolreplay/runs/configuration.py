@@ -18,6 +18,7 @@ from toolreplay.cassettes.manifest import (
     Manifest,
     sha256_json,
 )
+from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
 from toolreplay.evals import DEFAULT_REPEAT_WINDOW, EvalSuite
 from toolreplay.hosts import HOST_NAMES
 from toolreplay.studies import Study, load_study
@@ -178,11 +179,6 @@ def stale_parts(manifest: Manifest, suite: EvalSuite) -> list[str]:
             out.append("stand-in hints " + (", ".join(changed) or "(questions removed)"))
     return out
 
-
-DEFAULT_CASSETTES = Path("cassettes")
-
-
-DEFAULT_EVAL = Path("evals/weather.yaml")
 
 
 def rerecord_command(
