@@ -138,32 +138,36 @@ class CallAudit:
     seats_kept: frozenset[str]
 
 
-def _why(
-    returned: Mapping[str, Any],
-    expected: Mapping[str, Any],
-    first: _Request,
-    second: _Request | None,
-    expected_from_retry: bool,
-) -> tuple[str, str]:
-    """The heuristic a returned place that is not the reference's pick points to, and why."""
-    in_first = any(_same_place(returned, c) for c in first.results)
-    in_second = second is not None and any(_same_place(returned, c) for c in second.results)
-    if expected_from_retry and not in_second:
-        return "shi_retry", f"the 市 retry's answer ({second.name if second else ''}) was not used"
-    if not expected_from_retry and in_second and not in_first:
-        return "shi_retry", "the answer of a 市 retry the reference does not send was used"
-    if not in_first and not in_second:
-        return "geocoding", "no geocoding answer recorded for the call holds that place"
-    if ref.is_seat(returned) != ref.is_seat(expected):
+def _holds(request: _Request | None, place: Mapping[str, Any] | None) -> bool:
+    return (
+        request is not None
+        and place is not None
+        and any(_same_place(place, c) for c in request.results)
+    )
+
+
+def _why(returned: Mapping[str, Any], expected: Mapping[str, Any], on: Sequence[str]) -> tuple[
+    str, str
+]:  # fmt: skip
+    """The heuristic a place picked from one answer that is not the reference's pick from it
+    points to, and why (``on``: the heuristics the reference runs with)."""
+    seat_differs = ref.is_seat(returned) != ref.is_seat(expected)
+    pops = ref.population(returned), ref.population(expected)
+    if seat_differs and "admin_seat" in on:
         return "admin_seat", (
             "an admin seat beats any other place"
             if ref.is_seat(expected)
-            else "this baseline runs without the admin-seat preference"
+            else "the admin-seat preference decides between them"
         )
-    if ref.population(returned) != ref.population(expected):
+    if pops[0] != pops[1] and "population_order" in on:
         return "population_order", (
-            f"population {ref.population(returned):,} returned, "
-            f"{ref.population(expected):,} picked: the larger population wins"
+            f"population {pops[0]:,} returned, {pops[1]:,} picked: the larger population wins"
+        )
+    if seat_differs:
+        return "admin_seat", "this ablated baseline must not prefer admin seats"
+    if pops[0] != pops[1]:
+        return "population_order", (
+            "this ablated baseline must keep Open-Meteo's order, not sort by population"
         )
     return "population_order", "a tie in population keeps Open-Meteo's order"
 
@@ -180,157 +184,213 @@ def audit_calls(path: Path, on: tuple[str, ...] = ref.HEURISTICS) -> CallAudit:
     so each call's requests follow the previous call's."""
     requests = _requests(path)
     calls = [
-        (args, result)
+        (str(args["city"]), _returned_place(result))
         for name, args, result in recorded_tool_results(path)
         if name == "get_weather"
         and isinstance(args, Mapping)
         and isinstance(args.get("city"), str)
         and args["city"]
     ]
-    out: list[Departure] = []
-    kept: set[str] = set()
-    at = 0
-
-    def peek() -> _Request | None:
-        return requests[at] if at < len(requests) else None
-
-    for k, (args, result) in enumerate(calls):
-        city = str(args["city"])
-        head = f"get_weather({city})"
-        returned = _returned_place(result)
-        first = peek()
-        if first is None or first.kind != "search" or first.name != city:
-            if returned is not None:
-                out.append(
-                    Departure(
-                        "geocoding",
-                        f"{head} returned {_place(returned)}, but no geocoding query for "
-                        f"{city} was recorded for it",
-                    )
-                )
-            continue  # the tool refused the call before any request (e.g. bad arguments)
-        at += 1
-        diffs = ref.geocoding_differences(first.params, city)
-        if diffs:
-            out.append(
-                Departure(
-                    "geocoding query",
-                    f"{head}: the geocoding query was sent with {', '.join(diffs)}; "
-                    "admin_seat and population_order choose among the candidates it asks "
-                    "for, and shi_retry reads its pick",
-                )
-            )
-        if not first.ok:
-            continue  # the reference reports the error: no retry, no forecast
-        picked = ref.pick(first.results, on)
-        due = ref.retry_due(city, picked, on)
-        retry_name = ref.retry_name(city)
-        following = calls[k + 1][0]["city"] if k + 1 < len(calls) else None
-        nxt = peek()
-        retried = (
-            nxt is not None
-            and nxt.kind == "search"
-            and nxt.name == retry_name
-            and (due or following != retry_name)
-        )
-        expected = picked
-        second = None
-        shown_pick = _place(picked) if picked is not None else "nothing"
-        if retried and nxt is not None:
-            at += 1
-            second = nxt
-            diffs = ref.geocoding_differences(nxt.params, retry_name)
-            if diffs:
-                out.append(
-                    Departure(
-                        "shi_retry",
-                        f"{head}: the 市 retry {retry_name} was sent with {', '.join(diffs)}",
-                    )
-                )
-            if not due:
-                if city.endswith(ref.SHI):
-                    out.append(
-                        Departure(
-                            "shi_retry",
-                            f"{head} re-queried {retry_name}, but the name already ends in "
-                            f"{ref.SHI}: the reference sends no retry",
-                        )
-                    )
-                else:
-                    code = str(picked.get("feature_code")) if picked is not None else ""
-                    out.append(
-                        Departure(
-                            "shi_retry",
-                            f"{head} re-queried {retry_name} after picking {shown_pick}, an "
-                            f"admin seat ({', '.join(ref.ADMIN_SEATS)}): the reference sends "
-                            "no retry",
-                            seat_code=code,
-                        )
-                    )
-            if not nxt.ok:
-                continue
-            if due:
-                expected = ref.final_pick(picked, ref.pick(nxt.results, on))
-        elif due:
-            out.append(
-                Departure(
-                    "shi_retry",
-                    f"{head} sent no 市 retry, but the reference re-queries {retry_name} after "
-                    f"picking {shown_pick}"
-                    + (" (not an admin seat)" if picked is not None else " (nothing found)"),
-                )
-            )
-        elif picked is not None and ref.is_seat(picked) and not city.endswith(ref.SHI):
-            kept.add(str(picked.get("feature_code")))
-        nxt = peek()
-        forecast_failed = False
-        if nxt is not None and nxt.kind == "forecast":
-            at += 1
-            forecast_failed = not nxt.ok
-            target = returned if returned is not None else expected
-            diffs = ref.forecast_differences(nxt.params, target) if target is not None else []
-            if diffs:
-                out.append(
-                    Departure(
-                        "forecast", f"{head}: the forecast query was sent with {', '.join(diffs)}"
-                    )
-                )
-        if returned is None and expected is not None and not forecast_failed:
-            out.append(
-                Departure(
-                    "geocoding",
-                    f"{head} returned no place, but the reference picks {_place(expected)} from "
-                    "the geocoding answers recorded for it",
-                )
-            )
-        elif returned is not None and expected is None:
-            out.append(
-                Departure(
-                    "geocoding",
-                    f"{head} returned {_place(returned)}, but the reference finds no place in "
-                    "the geocoding answers recorded for it",
-                )
-            )
-        elif returned is not None and expected is not None and not _same_place(returned, expected):
-            heuristic, why = _why(returned, expected, first, second, expected is not picked)
-            out.append(
-                Departure(
-                    heuristic,
-                    f"{head} returned {_place(returned)}, but the reference heuristics pick "
-                    f"{_place(expected)} from the geocoding answers recorded for it ({why})",
-                )
-            )
-    if at < len(requests):
-        rest = requests[at:]
+    walk = _Walk(requests, on)
+    for k, (city, returned) in enumerate(calls):
+        walk.call(city, returned, calls[k + 1][0] if k + 1 < len(calls) else None)
+    rest = requests[walk.at :]
+    if rest:
         shown = ", ".join(f"{r.kind} {r.name}" if r.kind == "search" else r.kind for r in rest[:3])
-        out.append(
+        walk.out.append(
             Departure(
                 "geocoding",
                 f"{len(rest)} recorded Open-Meteo request(s) that no reference get_weather call "
                 f"sends ({shown}{', ...' if len(rest) > 3 else ''})",
             )
         )
-    return CallAudit(tuple(out), len(calls), frozenset(kept))
+    return CallAudit(tuple(walk.out), len(calls), frozenset(walk.kept))
+
+
+class _Walk:
+    """Reads one episode's Open-Meteo requests call by call (see :func:`audit_calls`)."""
+
+    def __init__(self, requests: list[_Request], on: tuple[str, ...]) -> None:
+        self.requests, self.on = requests, on
+        self.at = 0
+        self.out: list[Departure] = []
+        self.kept: set[str] = set()
+
+    def _next(self, kind: str, name: str | None = None) -> _Request | None:
+        r = self.requests[self.at] if self.at < len(self.requests) else None
+        if r is None or r.kind != kind or (name is not None and r.name != name):
+            return None
+        return r
+
+    def call(self, city: str, returned: Mapping[str, Any] | None, following: str | None) -> None:
+        head = f"get_weather({city})"
+        first = self._next("search", city)
+        if first is None:
+            if returned is not None:
+                self.out.append(
+                    Departure(
+                        "geocoding",
+                        f"{head} returned {_place(returned)}, but no geocoding query for {city} "
+                        "was recorded for it",
+                    )
+                )
+            return  # the tool refused the call before any request (e.g. bad arguments)
+        self.at += 1
+        if diffs := ref.geocoding_differences(first.params, city):
+            self.out.append(
+                Departure(
+                    "geocoding query",
+                    f"{head}: the geocoding query was sent with {', '.join(diffs)}; admin_seat "
+                    "and population_order choose among the candidates it asks for, and "
+                    "shi_retry reads its pick",
+                )
+            )
+        if not first.ok:
+            return  # the reference reports the error: no retry, no forecast
+        picked = ref.pick(first.results, self.on)
+        due = ref.retry_due(city, picked, self.on)
+        retry = ref.retry_name(city)
+        second = self._next("search", retry)
+        if second is not None and second.position != first.position + 1:
+            second = None  # a model request in between: the model's own query for X市
+        elif second is not None and not due and following == retry and returned is None:
+            second = None  # the next call of the same reply queries X市 itself
+        if second is not None:
+            self.at += 1
+            if diffs := ref.geocoding_differences(second.params, retry):
+                self.out.append(
+                    Departure(
+                        "shi_retry",
+                        f"{head}: the 市 retry {retry} was sent with {', '.join(diffs)}",
+                    )
+                )
+        # The tool's own first pick, where the place it returned shows it.
+        own = returned if _holds(first, returned) and not _holds(second, returned) else None
+        pick_departs = own is not None and (picked is None or not _same_place(own, picked))
+        retry_explained = False
+        if own is not None and pick_departs:
+            heuristic, why = _why(own, picked, self.on) if picked is not None else ("geocoding", "")
+            text = (
+                f"{head} returned {_place(own)}, but the reference heuristics pick "
+                f"{_place(picked) if picked is not None else 'no place'} from the geocoding "
+                f"answers recorded for it ({why})"
+            )
+            if (second is not None) != due and (second is not None) == ref.retry_due(
+                city, own, self.on
+            ):
+                retry_explained = True
+                text += (
+                    f"; so it re-queried {retry}, which the reference does not"
+                    if second is not None
+                    else f"; so it sent no 市 retry, where the reference re-queries {retry}"
+                )
+            self.out.append(Departure(heuristic, text))
+        if (second is not None) != due and not retry_explained:
+            self._retry_departure(head, city, retry, own or picked, second is not None)
+        elif (
+            second is None
+            and "shi_retry" in self.on
+            and own is not None
+            and ref.is_seat(own)
+            and not city.endswith(ref.SHI)
+        ):
+            self.kept.add(str(own.get("feature_code")))  # a seat level the baseline counts
+        if second is not None and not second.ok:
+            return
+        expected = picked
+        if second is not None and due:
+            expected = ref.final_pick(picked, ref.pick(second.results, self.on))
+        forecast = self._next("forecast")
+        if forecast is not None:
+            self.at += 1
+            target = returned if returned is not None else expected
+            diffs = ref.forecast_differences(forecast.params, target) if target is not None else []
+            if diffs:
+                self.out.append(
+                    Departure(
+                        "forecast", f"{head}: the forecast query was sent with {', '.join(diffs)}"
+                    )
+                )
+        if pick_departs:
+            return  # said above
+        if returned is None:
+            if expected is not None and (forecast is None or forecast.ok):
+                self.out.append(
+                    Departure(
+                        "geocoding",
+                        f"{head} returned no place, but the reference picks {_place(expected)} "
+                        "from the geocoding answers recorded for it",
+                    )
+                )
+            return
+        if expected is None:
+            self.out.append(
+                Departure(
+                    "geocoding",
+                    f"{head} returned {_place(returned)}, but the reference finds no place in "
+                    "the geocoding answers recorded for it",
+                )
+            )
+            return
+        if _same_place(returned, expected):
+            return
+        from_retry = second is not None and due and expected is not picked
+        if from_retry and not _holds(second, returned):
+            heuristic, why = "shi_retry", f"the 市 retry's answer ({retry}) was not used"
+        elif not from_retry and _holds(second, returned):
+            heuristic, why = (
+                "shi_retry",
+                "the answer of a 市 retry the reference does not send was used",
+            )
+        elif not _holds(first, returned) and not _holds(second, returned):
+            heuristic, why = "geocoding", "no geocoding answer recorded for the call holds it"
+        else:
+            heuristic, why = _why(returned, expected, self.on)
+        self.out.append(
+            Departure(
+                heuristic,
+                f"{head} returned {_place(returned)}, but the reference heuristics pick "
+                f"{_place(expected)} from the geocoding answers recorded for it ({why})",
+            )
+        )
+
+    def _retry_departure(
+        self, head: str, city: str, retry: str, first: Mapping[str, Any] | None, sent: bool
+    ) -> None:
+        shown = _place(first) if first is not None else "nothing"
+        if not sent:
+            self.out.append(
+                Departure(
+                    "shi_retry",
+                    f"{head} sent no 市 retry, but the reference re-queries {retry} after "
+                    f"picking {shown}"
+                    + (" (not an admin seat)" if first is not None else " (nothing found)"),
+                )
+            )
+        elif city.endswith(ref.SHI):
+            self.out.append(
+                Departure(
+                    "shi_retry",
+                    f"{head} re-queried {retry}, but the name already ends in {ref.SHI}: the "
+                    "reference sends no retry",
+                )
+            )
+        elif "shi_retry" not in self.on:
+            self.out.append(
+                Departure(
+                    "shi_retry",
+                    f"{head} re-queried {retry}: this ablated baseline must send no 市 retry",
+                )
+            )
+        else:
+            self.out.append(
+                Departure(
+                    "shi_retry",
+                    f"{head} re-queried {retry} after picking {shown}, an admin seat "
+                    f"({', '.join(ref.ADMIN_SEATS)}): the reference sends no retry",
+                    seat_code=str(first.get("feature_code")) if first is not None else "",
+                )
+            )
 
 
 def _attributed(departure: Departure, seats_kept: frozenset[str]) -> Departure:
@@ -499,8 +559,10 @@ def check_baseline(
             "and its forecast query, and returned the place it picks"
         )
     )
-    evidence += [f"unfaithful: {d.heuristic}: {key}: {d.text}" for key, d in departures]
-    named = {h for _, d in departures for h in HEURISTICS if h in d.heuristic}
+    evidence += [f"unfaithful: {d.heuristic}: {key}: {d.text}" for key, d, _ in departures[:_SHOWN]]
+    if len(departures) > _SHOWN:
+        evidence.append(f"unfaithful: … and {len(departures) - _SHOWN} more departure(s)")
+    named = {h for _, d, _ in departures for h in HEURISTICS if h in d.heuristic}
     idle = [h for h in idle if h not in named]  # the baseline's fault, not the eval file's
     problems = []
     if missing:
@@ -534,6 +596,9 @@ def check_baseline(
     )
 
 
+#: How many departures the evidence lists one by one.
+_SHOWN = 24
+
 #: The order departures are summed up in: the heuristics, then what every heuristic reads.
 _LABELS = (*HEURISTICS, "geocoding query", "forecast", "geocoding")
 
@@ -544,34 +609,51 @@ def _departures(
     manifest: Manifest,
     oneshot: Sequence[Configuration],
     ablated: Sequence[Configuration],
-) -> tuple[list[tuple[str, Departure]], int, int]:
+) -> tuple[list[tuple[str, Departure, bool]], int, int]:
     """Every departure from the reference of the full baseline (all heuristics on) and of each
-    ablated baseline (all but the one it ablates), over every recorded trial, keyed by episode;
-    with the number of get_weather calls and of episodes read."""
-    audits: list[tuple[str, CallAudit]] = []
+    ablated baseline (all but the one it ablates), over every recorded trial, as ``(episode
+    key, departure, of an ablated baseline)``, the full baseline's first; with the number of
+    get_weather calls and of episodes read."""
+    audits: list[tuple[str, CallAudit, bool]] = []
     for config in [*oneshot, *ablated]:
         on = tuple(h for h in HEURISTICS if h != config.ablated)
         for q in suite.questions:
             for trial in range(1, max(manifest.trials, 1) + 1):
                 path = cassette_path(set_dir, config.name, q.id, trial)
                 if path.exists():
-                    audits.append((episode_key(config.name, q.id, trial), audit_calls(path, on)))
-    kept = frozenset(code for _, a in audits for code in a.seats_kept)
-    departures = [(key, _attributed(d, kept)) for key, a in audits for d in a.departures]
-    departures.sort(key=lambda kd: _LABELS.index(kd[1].heuristic))  # stable: episode order kept
-    return departures, sum(a.calls for _, a in audits), len(audits)
+                    key = episode_key(config.name, q.id, trial)
+                    audits.append((key, audit_calls(path, on), config.ablated is not None))
+    kept = frozenset(code for _, a, _ in audits for code in a.seats_kept)
+    departures = [
+        (key, _attributed(d, kept), weakened) for key, a, weakened in audits for d in a.departures
+    ]
+    departures.sort(key=lambda kd: (kd[2], _LABELS.index(kd[1].heuristic)))  # stable
+    return departures, sum(a.calls for _, a, _ in audits), len(audits)
 
 
-def _departure_summary(departures: Sequence[tuple[str, Departure]]) -> str:
-    """One sentence: how many departures, and the first of each heuristic."""
-    first: dict[str, tuple[str, Departure]] = {}
-    counts: dict[str, int] = {}
-    for key, d in departures:
-        first.setdefault(d.heuristic, (key, d))
-        counts[d.heuristic] = counts.get(d.heuristic, 0) + 1
-    parts = [f"{h} ×{counts[h]} (e.g. {key}: {d.text})" for h, (key, d) in first.items()]
-    return (
-        f"the baseline departs from the reference heuristics ({ref.__name__}) in "
-        f"{len(departures)} place(s): {'; '.join(parts)}: it is not the study's baseline, so "
-        "a comparison against it proves nothing"
-    )
+def _departure_summary(departures: Sequence[tuple[str, Departure, bool]]) -> str:
+    """How many departures, and the first of each heuristic: the full baseline's, then the
+    ablated baselines'."""
+    sentences = []
+    for weakened in (False, True):
+        first: dict[str, tuple[str, Departure]] = {}
+        counts: dict[str, int] = {}
+        for key, d, w in departures:
+            if w == weakened:
+                first.setdefault(d.heuristic, (key, d))
+                counts[d.heuristic] = counts.get(d.heuristic, 0) + 1
+        if not first:
+            continue
+        parts = "; ".join(
+            f"{h} ×{counts[h]} (e.g. {key}: {d.text})" for h, (key, d) in first.items()
+        )
+        n = sum(counts.values())
+        sentences.append(
+            f"the ablated baselines depart from the reference without their heuristic in {n} "
+            f"place(s): {parts}: their flips are not the heuristics' effect"
+            if weakened
+            else f"the baseline departs from the reference heuristics ({ref.__name__}) in {n} "
+            f"place(s): {parts}: it is not the study's baseline, so a comparison against it "
+            "proves nothing"
+        )
+    return "; ".join(sentences)
