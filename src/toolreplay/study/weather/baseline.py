@@ -504,7 +504,9 @@ def check_baseline(
         for q in suite.questions
         if (path := cassette_path(set_dir, config.name, q.id)).exists()
     }
-    departures, calls, episodes = _departures(set_dir, suite, manifest, oneshot, ablated)
+    departures, calls, episodes, of_ablated = _departures(
+        set_dir, suite, manifest, oneshot, ablated
+    )
     for h in HEURISTICS:
         acted: dict[str, str] = {}
         would: set[str] = set()
@@ -551,7 +553,8 @@ def check_baseline(
     evidence.append(
         f"reference ({ref.__name__}, written from the study's description; no code shared with "
         f"the toolsets): {calls} get_weather call(s) in {episodes} recorded episode(s) of the "
-        "full and ablated baselines, every trial"
+        + ("full and the ablated baselines" if of_ablated else "full baseline")
+        + (", every trial" if manifest.trials > 1 else "")
         + (
             f"; {len(departures)} departure(s)"
             if departures
@@ -609,11 +612,11 @@ def _departures(
     manifest: Manifest,
     oneshot: Sequence[Configuration],
     ablated: Sequence[Configuration],
-) -> tuple[list[tuple[str, Departure, bool]], int, int]:
+) -> tuple[list[tuple[str, Departure, bool]], int, int, int]:
     """Every departure from the reference of the full baseline (all heuristics on) and of each
     ablated baseline (all but the one it ablates), over every recorded trial, as ``(episode
     key, departure, of an ablated baseline)``, the full baseline's first; with the number of
-    get_weather calls and of episodes read."""
+    get_weather calls, of episodes read, and of those the ablated baselines'."""
     audits: list[tuple[str, CallAudit, bool]] = []
     for config in [*oneshot, *ablated]:
         on = tuple(h for h in HEURISTICS if h != config.ablated)
@@ -628,7 +631,8 @@ def _departures(
         (key, _attributed(d, kept), weakened) for key, a, weakened in audits for d in a.departures
     ]
     departures.sort(key=lambda kd: (kd[2], _LABELS.index(kd[1].heuristic)))  # stable
-    return departures, sum(a.calls for _, a, _ in audits), len(audits)
+    calls = sum(a.calls for _, a, _ in audits)
+    return departures, calls, len(audits), sum(1 for *_, weakened in audits if weakened)
 
 
 def _departure_summary(departures: Sequence[tuple[str, Departure, bool]]) -> str:
