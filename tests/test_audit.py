@@ -193,7 +193,14 @@ def test_retry_lost_in_code_is_caught_from_the_recorded_traffic(
     monkeypatch.setattr(experiment, "make_toolset", real)
     check = run_audit(tmp_path / "reference", suite, FULL_JUDGE).check("baseline_heuristics")
     assert not check.passed
-    assert "shi_retry never acted" in check.explanation
+    # the reference says the retry was due: the baseline is at fault, not the eval file
+    assert "shi_retry ×2" in check.explanation
+    assert (
+        "single+oneshot/ningde: get_weather(宁德) sent no 市 retry, but the reference re-queries "
+        "宁德市 after picking 宁德 (西藏自治区 PPL) (not an admin seat)" in check.explanation
+    )
+    assert "never acted" not in check.explanation
+    assert "shi_retry: acted in no recorded episode" in check.evidence
 
 
 def _edit_requests(path, edit):
@@ -325,8 +332,14 @@ def test_a_retry_that_discards_its_result_fails_the_audit(suite, tmp_path, loopb
     check = result.check("baseline_heuristics")
     assert (
         "get_weather(宁德) returned 宁德 (西藏自治区 PPL), but the reference heuristics pick "
-        "宁德市 (福建省 PPLA2)" in check.explanation
+        "宁德市 (福建省 PPLA2) from the geocoding answers recorded for it (the 市 retry's answer "
+        "(宁德市) was not used)" in check.explanation
     )
+    # named: every departure is the retry's, in the full and in the ablated baselines alike
+    departures = [e for e in check.evidence if e.startswith("unfaithful:")]
+    assert departures and all(e.startswith("unfaithful: shi_retry: ") for e in departures)
+    assert any("single+oneshot-no_admin_seat/ningde" in e for e in departures)
+    assert "shi_retry ×" in check.explanation
     shi = next(e for e in check.evidence if e.startswith("shi_retry:"))
     assert "changed the place chosen in 0" in shi  # never claimed from the traffic alone
     line = next(e for e in result.check("ablation").evidence if "single+oneshot-no_shi_retry" in e)

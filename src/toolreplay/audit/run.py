@@ -2,14 +2,17 @@
 
 Six checks, each with ``passed``, a one-line ``explanation`` and its ``evidence`` lines:
 
-1. ``baseline_heuristics``: the oneshot baseline runs with all three reference heuristics on
-   (admin-seat preference, population order, 市 retry), both as configured now and as recorded
-   (manifest); each is exercised by at least one recorded episode (from the recorded Open-Meteo
-   traffic: the geocoding answers and the retry queries); and every place the baseline's tool
-   *returned* (read from the recorded tool messages) is the one the reference heuristics pick
-   from the geocoding answers recorded for that call, so a retry whose answer is thrown away
-   fails. A heuristic "changed the place chosen" only where the returned place differs between
-   the full and the ablated baseline's recorded tool results for the same call.
+1. ``baseline_heuristics`` (the study's check, :attr:`Study.baseline_audit`; for the weather
+   study :mod:`toolreplay.study.weather.baseline`): the oneshot baseline runs with all three
+   reference heuristics on (admin-seat preference, population order, 市 retry), both as
+   configured now and as recorded (manifest); each is exercised by at least one recorded
+   episode; and every recorded call of the full and the ablated baselines is the one a
+   reference written from the study's description (never imported from the implementation)
+   makes: the same query parameters, the 市 retry exactly when due, the place it picks from the
+   answers recorded for that call (so a retry whose answer is thrown away fails). Each
+   departure names the heuristic at fault. A heuristic "changed the place chosen" only where
+   the returned place differs between the full and the ablated baseline's recorded tool
+   results for the same call.
 2. ``ablation``: the baseline replayed with each heuristic removed (its own cassettes); which
    questions flip. An ablated baseline whose every recorded tool result equals the full
    baseline's is reported as "ablation had no effect on any question", with whether that is
