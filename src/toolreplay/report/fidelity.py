@@ -93,7 +93,7 @@ _IN_ZERO = re.compile(r"changed the place chosen in 0\b")
 _IN_N = re.compile(r"changed the place chosen in (\d+)\b")
 
 
-_PLURAL_S = re.compile(r"\b(\d+) ((?:[a-z]+ )?)([a-z]+)\(s\)")
+_PLURAL_S = re.compile(r"\b(\d+) ((?:[a-z_]+ )?)([a-z]+)\(s\)")
 
 
 def _plain(evidence: str) -> str:

@@ -52,7 +52,8 @@ def tool_client(session: requests.Session, urls: Mapping[str, str]) -> Any:
 
 
 class _BaselineAudit:
-    """The audit's check of the three heuristics, read from the geocoding traffic."""
+    """The audit's check of the baseline: every recorded get_weather call held against the
+    independent reference (:mod:`toolreplay.study.weather.reference`)."""
 
     def check_baseline(
         self, set_dir: Any, suite: Any, manifest: Any, oneshot: Any, ablated: Any
