@@ -14,10 +14,12 @@ import pytest
 from toolreplay.hosts import LoopLimits, run_host
 from toolreplay.judging.failures import (
     EMPTY_ANSWER,
+    ERROR,
     FABRICATED_VALUE,
     FAILURE_MODES,
     NO_MEASUREMENT,
     UNFULFILLED_PROMISE,
+    EpisodeError,
     FailureMode,
     classify,
     find_promise,
@@ -144,14 +146,72 @@ def test_tool_calls_in_a_forced_final_round_are_pending() -> None:
     assert label.evidence.tool_call is not None and label.evidence.tool_call.name == "get_weather"
 
 
-def test_an_episode_that_ended_on_an_api_error_is_an_empty_answer_without_a_message() -> None:
+def test_an_episode_that_ended_on_an_api_error_is_an_error_not_an_empty_answer() -> None:
     transcript = ({"role": "system", "content": "x"}, {"role": "user", "content": QUESTION})
     episode = Episode("loop+atomic", "beijing", QUESTION, transcript, (), "error", "", Usage(),
-                      error="APIStatusError: 503")  # fmt: skip
+                      error="APIConnectionError: Connection error.")  # fmt: skip
     [label] = classify(episode)
-    assert label.mode == EMPTY_ANSWER
-    assert label.evidence.message_index is None
-    assert "APIStatusError: 503" in label.explanation
+    assert label.mode == ERROR
+    assert label.evidence.message_index is None and label.evidence.span is None
+    assert label.evidence.text == "APIConnectionError: Connection error."
+    assert "no response (APIConnectionError)" in label.explanation
+    assert "round 1" in label.explanation
+
+
+SERVER_500 = (
+    "http://127.0.0.1/v1/chat/completions: HTTP 500: InternalServerError: Error code: 500 - "
+    "{'error': {'message': '2 validation errors:\\n  content: Input should be a valid string"
+    "\\n  role: Field required', 'type': 'internal_server_error', 'param': None, 'code': None}}"
+)
+
+
+class ServerError:
+    """A model whose second request fails the way llama-cpp-python's server failed: HTTP 500
+    with a validation message in the body."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def complete(self, messages: Any, tools: Any) -> ModelReply:
+        from toolreplay.wire.replies import ModelReplyError
+
+        self.calls += 1
+        if self.calls == 1:
+            return reply(None, call())
+        raise ModelReplyError(
+            "http://127.0.0.1/v1/chat/completions",
+            500,
+            "InternalServerError: Error code: 500 - {'error': {'message': '2 validation "
+            "errors:\\n  content: Input should be a valid string\\n  role: Field required', "
+            "'type': 'internal_server_error', 'param': None, 'code': None}}",
+        )
+
+
+def test_a_server_error_is_its_own_mode_with_status_and_message() -> None:
+    toolset = Toolset("fake", (GET_WEATHER_SCHEMA,), {"get_weather": lambda city: WEATHER})
+    messages = [{"role": "system", "content": "天气助手"}, {"role": "user", "content": QUESTION}]
+    for host in ("single", "loop"):
+        episode = run_host(host, ServerError(), toolset, messages)  # type: ignore[arg-type]
+        assert episode.stop_reason == "error" and episode.error == SERVER_500
+        [label] = classify(episode, measure="temperature")
+        assert label.mode == ERROR  # never empty_answer, whatever the answer ("") says
+        assert "round 2" in label.explanation
+        assert "HTTP 500 from http://127.0.0.1/v1/chat/completions" in label.explanation
+        assert label.evidence.text == (
+            "2 validation errors:\n  content: Input should be a valid string\n"
+            "  role: Field required"
+        )
+        # the last transcript message is the tool's answer, which the label does not point at
+        assert episode.transcript[-1]["role"] == "tool"
+        assert label.evidence.message_index is None
+    error = EpisodeError.parse(SERVER_500)
+    assert (error.status, error.endpoint) == (500, "http://127.0.0.1/v1/chat/completions")
+    assert error.message.startswith("2 validation errors:\n") and error.text == SERVER_500
+    html = EpisodeError.parse(
+        "http://h/v1/chat/completions: HTTP 502: the body is HTML, not a JSON chat completion"
+    )
+    assert html.status == 502 and html.message.startswith("the body is HTML")
+    assert EpisodeError.parse(None).status is None
 
 
 # ---- unfulfilled_promise (form B) -----------------------------------------------------------
@@ -424,17 +484,21 @@ def test_coordinates_written_in_degrees_are_not_temperatures() -> None:
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "sentence"),
     [
-        "马上为您查询。",
-        "现在为您查询天气。",
-        "We'll check it.",
-        "I'd like to check again.",
-        "我這就幫您查詢。",
+        ("好的。马上为您查询。", "马上为您查询。"),
+        ("北京有两个同名地点。现在为您查询天气。", "现在为您查询天气。"),
+        ("Sure. We'll check it.", "We'll check it."),
+        ("That city is ambiguous! I'd like to check again.", "I'd like to check again."),
+        ("明白。我這就幫您查詢。稍後見。", "我這就幫您查詢。"),
     ],
 )
-def test_more_promise_phrasings(text: str) -> None:
-    assert find_promise(text) is not None
+def test_more_promise_phrasings(text: str, sentence: str) -> None:
+    span = find_promise(text)
+    assert span is not None and text[span[0] : span[1]] == sentence
+    episode = answered(text)
+    [label] = classify(episode)
+    assert label.evidence.span == span and quoted(episode, label) == sentence
 
 
 @pytest.mark.parametrize("text", ["您可以现在查询官网。", "请马上查询官网。"])
@@ -459,26 +523,33 @@ def test_a_pending_tool_call_beside_text_is_a_promise_not_no_measurement(text: s
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "sentence"),
     [
-        "Retrying now.",
-        "I'm checking again now.",
-        "我来查一下。",
-        "重新查询中。",
-        "请稍等，马上为您重新获取。",
-        "讓我們再查詢一次。",
-        "我們將重新查詢。",
-        "Next, I'll fetch the forecast.",
-        "没找到北京，我再用「北京市」查一次。",
-        "I can't find it right now, I'll try again later.",
-        "Will check again.",
-        "Let me re-check the coordinates.",
-        "我将调用天气工具获取明天的预报。",
+        ("Retrying now.", "Retrying now."),
+        ("The first place was wrong. I'm checking again now.", "I'm checking again now."),
+        ("好的！我来查一下。", "我来查一下。"),
+        ("地点不对。重新查询中。", "重新查询中。"),
+        ("请稍等，马上为您重新获取。", "请稍等，马上为您重新获取。"),
+        ("讓我們再查詢一次。", "讓我們再查詢一次。"),
+        ("結果不對。我們將重新查詢。", "我們將重新查詢。"),
+        ("I found the city. Next, I'll fetch the forecast.", "Next, I'll fetch the forecast."),
+        ("没找到北京，我再用「北京市」查一次。", "没找到北京，我再用「北京市」查一次。"),
+        (
+            "I can't find it right now, I'll try again later.",
+            "I can't find it right now, I'll try again later.",
+        ),
+        ("No data. Will check again.", "Will check again."),
+        ("Hmm. Let me re-check the coordinates.", "Let me re-check the coordinates."),
+        ("坐标已找到。我将调用天气工具获取明天的预报。", "我将调用天气工具获取明天的预报。"),
     ],
 )
-def test_promises_in_the_grammar(text: str) -> None:
-    assert find_promise(text) is not None
-    assert modes(classify(answered(text), measure="temperature")) == [UNFULFILLED_PROMISE]
+def test_promises_in_the_grammar(text: str, sentence: str) -> None:
+    span = find_promise(text)
+    assert span is not None and text[span[0] : span[1]] == sentence
+    episode = answered(text)
+    [label] = classify(episode, measure="temperature")
+    assert label.mode == UNFULFILLED_PROMISE
+    assert label.evidence.span == span and quoted(episode, label) == sentence
 
 
 @pytest.mark.parametrize(
@@ -531,3 +602,119 @@ def test_none_question_without_value_carries_no_label() -> None:
     ep = answered("抱歉，没有找到这个地点。")
     assert classify(ep, measure="none") == ()
     assert modes(classify(ep, measure="temperature")) == ["no_measurement"]
+
+
+# ---- intent: waiting and coming back, the progressive, offers conditional on the user --------
+
+
+@pytest.mark.parametrize(
+    ("text", "sentence"),
+    [
+        ("One moment while I look that up.", "One moment while I look that up."),
+        ("好的。我这就去查，稍后给您结果。", "我这就去查，稍后给您结果。"),
+        ("Let me check and get back to you.", "Let me check and get back to you."),
+        ("Bear with me while I check.", "Bear with me while I check."),
+        ("Give me a second to pull up the forecast.", "Give me a second to pull up the forecast."),
+        ("I'll be right back with the numbers.", "I'll be right back with the numbers."),
+        ("稍后我会把结果告诉您。", "稍后我会把结果告诉您。"),
+        ("数据不全。我查一下再回复您。", "我查一下再回复您。"),
+        ("我去查一下，马上回来。", "我去查一下，马上回来。"),
+    ],
+)
+def test_waiting_and_coming_back_are_promises(text: str, sentence: str) -> None:
+    span = find_promise(text)
+    assert span is not None and text[span[0] : span[1]] == sentence
+    episode = answered(text)
+    [label] = classify(episode, measure="temperature")
+    assert label.mode == UNFULFILLED_PROMISE and quoted(episode, label) == sentence
+
+
+@pytest.mark.parametrize(
+    ("text", "sentence"),
+    [
+        ("I'm looking that up now.", "I'm looking that up now."),
+        ("Looking that up for you now.", "Looking that up for you now."),
+        ("Sure! Fetching the data for Beijing...", "Fetching the data for Beijing..."),
+        ("正在为您查询。", "正在为您查询。"),
+        ("收到。我在查北京的天气。", "我在查北京的天气。"),
+        ("**Checking the forecast for Beijing...**", "**Checking the forecast for Beijing...**"),
+    ],
+)
+def test_present_progressive_announcements_are_promises(text: str, sentence: str) -> None:
+    span = find_promise(text)
+    assert span is not None and text[span[0] : span[1]] == sentence
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "等您需要时，我可以再帮您查一次。",
+        "等你需要的时候，我再帮你查询。",
+        "到时我再帮您查。",
+        "到时候您告诉我，我再查。",
+        "您方便的时候，我再帮您查。",
+        "下次您问的时候，我会再查一次。",
+        "请告诉我具体城市，我马上为您查询。",
+        "您可以告诉我具体的城市，我再帮您查询。",
+        "If you like, I can check again.",
+        "If you like, I'll check again.",
+        "When you're ready, I'll check again.",
+        "Once you tell me the city, I'll look it up.",
+        "Just ask and I'll look it up.",
+        "Tell me which city and I'll check.",
+        "Next time you ask, I'll check the latest data.",
+        "I recommend checking a local weather service.",
+        "Searching for 北京 returned no results.",
+    ],
+)
+def test_offers_conditional_on_the_user_are_not_promises(text: str) -> None:
+    assert find_promise(text) is None
+    assert modes(classify(answered(text), measure="temperature")) == [NO_MEASUREMENT]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll check if it will rain tomorrow in Shanghai.",  # "if" after the verb: whether
+        "Let me see if I can find the forecast for Ningde.",
+        "我查一下上海明天有没有雨。",  # 有没有 is what is checked, not a negation
+    ],
+)
+def test_an_embedded_question_is_what_is_to_be_checked(text: str) -> None:
+    assert find_promise(text) == (0, len(text))
+
+
+# Phrasings in the styles of public model transcripts and assistant recordings (tool-calling
+# demos, customer-service replies, voice-agent hold phrases), rewritten onto the study's
+# questions; none was written against this grammar.
+@pytest.mark.parametrize(
+    ("text", "promise"),
+    [
+        ("I'll help you check the current weather in Beijing right away.", True),
+        ("Let me check the current weather in Beijing for you.", True),
+        ("Just a moment while I look that up for you...", True),
+        ("Give me a moment while I find the forecast!", True),
+        ("请稍等，我将为您完成查询。", True),
+        ("请稍等，我正在为你查询天气...", True),
+        ("好的，我马上去为您核实。", True),
+        ("我帮您看一下天气，稍等我一下。", True),
+        ("Getting weather information...", True),
+        ("I'll check the forecast for Beijing, starting with today's temperature.", True),
+        ("Let me start by getting the coordinates of Beijing.", True),
+        ("🔍 正在查询北京的天气……", True),
+        ("我需要先获取北京的地理坐标，然后再查询天气。", True),
+        ("I'll get back to you shortly with the temperature.", True),
+        ("请提供城市名称，我帮您查询。", False),
+        ("If you'd like, I can check the forecast for tomorrow as well.", False),
+        ("I can also look up the forecast for the weekend if you want.", False),
+        ("Let me know which city you mean and I'll look it up.", False),
+        ("When you're ready to travel, just ask and I'll check the forecast again.", False),
+        ("I'm unable to retrieve the weather right now. Please try again later.", False),
+        ("我暂时无法获取天气信息，建议您查看当地天气预报。", False),
+        ("想了解其他城市的天气，随时告诉我。", False),
+    ],
+)
+def test_phrasings_from_outside(text: str, promise: bool) -> None:
+    assert (find_promise(text) is not None) is promise
+    expected = UNFULFILLED_PROMISE if promise else NO_MEASUREMENT
+    assert modes(classify(answered(text), measure="temperature")) == [expected]

@@ -110,6 +110,19 @@ def test_loop_stops_on_token_budget():
     assert ep.usage.total_tokens == 601 + 11
 
 
+def test_loop_token_budget_is_reached_at_exactly_the_budget():
+    """Usage equal to the budget withdraws the tools (``>=``); one token below does not."""
+    at = ScriptedModel([tools_reply(call(1), tokens=499), tools_reply(call(2)), text("x")])
+    ep = run_loop(at, echo_toolset(), MESSAGES, LoopLimits(max_rounds=10, token_budget=500))
+    assert ep.rounds[0].reply.usage.total_tokens == 500
+    assert ep.stop_reason == "budget"
+    assert [tools is not None for _, tools in at.requests] == [True, False]
+    below = ScriptedModel([tools_reply(call(1), tokens=498), text("x")])
+    ep = run_loop(below, echo_toolset(), MESSAGES, LoopLimits(max_rounds=10, token_budget=500))
+    assert ep.stop_reason == "converged"
+    assert [tools is not None for _, tools in below.requests] == [True, True]
+
+
 def test_loop_forced_final_round_that_still_calls_tools_gives_empty_answer():
     model = ScriptedModel([tools_reply(call(1)), tools_reply(call(1))])
     ep = run_loop(model, echo_toolset(), MESSAGES, LoopLimits(max_rounds=2))

@@ -52,9 +52,56 @@ def test_the_llama_set_shows_the_servers_real_failure():
     assert len(results["episodes"]) == 8
     for ep in results["episodes"]:
         assert ep["stop_reason"] == "error" and ep["tool_chain"] == ["get_weather"]
-        assert [f["mode"] for f in ep["failure_modes"]] == ["empty_answer"]
+        assert [f["mode"] for f in ep["failure_modes"]] == ["error"]  # never empty_answer
+        assert ep["error"]["status"] == 500
+        assert ep["error"]["endpoint"] == "http://127.0.0.1/v1/chat/completions"
+        assert ep["error"]["message"].startswith("7 validation errors:\n")
+        assert "HTTP 500" in ep["failure_modes"][0]["explanation"]
+    for c in results["configurations"]:
+        assert c["failure_modes"] == {"error": 4} and c["failure_mode_rates"] == {"error": 1.0}
     raw = read_cassette(SET_DIR / "single+oneshot" / "beijing.yaml")
     reply = raw[0]["response"]["body"]["parsed_body"]["choices"][0]["message"]
     assert reply["tool_calls"][0]["id"].startswith("call__0_get_weather_cmpl-")
     assert reply["function_call"]["name"] == "get_weather"
     assert raw[-1]["response"]["status"]["code"] == 500
+
+
+def test_the_llama_report_says_error_and_that_the_tools_were_the_fixture_server():
+    """The page counts the HTTP 500 as `error ×4` per configuration, shows the server's message
+    after the last transcript message (cut with "show all") with the badge there and not on
+    the tool message, and says per endpoint what answered: a live model, the fixture server."""
+    from bs4 import BeautifulSoup
+
+    page = BeautifulSoup((REPORT / "index.html").read_text(encoding="utf-8"), "html5lib")
+
+    def text(tag) -> str:
+        return " ".join(tag.get_text().split())
+
+    verdict = text(page.select_one("#verdict"))
+    assert "single+oneshot 0/4, why: error ×4." in verdict
+    assert "loop+oneshot 0/4, why: error ×4." in verdict
+    assert "empty answer" not in verdict
+    for cell in page.select("#grid td.cell[data-configuration]"):
+        assert text(cell.select_one(".cell-modes")) == "error ×4"
+    banner = page.select_one(".banner")
+    assert "live" in banner["class"]
+    assert "the tools were the fixture server, not live APIs" in text(banner)
+    assert "Open-Meteo API" not in text(banner)
+    facts = {text(d.dt): text(d.dd) for d in page.select(".facts > div")}
+    assert facts["model endpoint"] == "http://127.0.0.1/v1: live"
+    assert facts["geocoding endpoint"] == "http://127.0.0.1/v1/search: the fixture server"
+    assert facts["forecast endpoint"] == "http://127.0.0.1/v1/forecast: the fixture server"
+    episodes = page.select("details.episode")
+    assert len(episodes) == 8
+    for ep in episodes:
+        error = ep.select_one(".msg.role-error")
+        assert error is not None and error is ep.select(".msg")[-1]
+        assert "HTTP 500 from http://127.0.0.1/v1/chat/completions" in text(error)
+        assert error.select_one(".badge.mode-error") is not None
+        assert "7 validation errors:" in text(error.select_one(".head"))
+        assert "show all" in text(error.select_one("details.more summary"))
+        tool = ep.select_one(".msg.role-tool")
+        assert tool.select_one(".badge.mode") is None and "has-evidence" not in tool["class"]
+    cards = page.select("#failures article.card")
+    assert len(cards) == 8 and all(c["data-mode"] == "error" for c in cards)
+    assert all(c.select_one("a[href$='-error']") for c in cards)

@@ -198,18 +198,48 @@ def test_grid_reads_like_the_study_table(committed_page: BeautifulSoup) -> None:
     scores = [[c.select_one(".score").get_text() for c in r.select("td")] for r in rows]
     assert scores == [["4/4", "0/4"], ["4/4", "4/4"]]
     cells = {td["data-configuration"]: td for td in grid.select("td[data-configuration]")}
-    assert "all" in cells["single+oneshot"]["class"]
+    # five trials: the colour is over trials; single+oneshot passes 4/4 in trial 1, not always
+    assert "partial" in cells["single+oneshot"]["class"]
     assert "none" in cells["single+atomic"]["class"]
     assert "all" in cells["loop+atomic"]["class"]
+    assert text(cells["single+oneshot"].select_one(".cap")) == "trial 1 · all passed"
+    trials = cells["single+oneshot"].select_one(".cell-trials")
+    assert text(trials.select_one(".score-trials")) == "19/20 trials"
+    assert "3 of 4 questions always" in text(trials)
+    assert text(trials.select_one(".trial-modes")) == "empty answer ×1"
+    assert text(cells["loop+atomic"].select_one(".score-trials")) == "20/20 trials"
+
+
+def single_trial(results: dict[str, Any]) -> dict[str, Any]:
+    """``results`` as a one-trial set (trial 1 only)."""
+    out = copy.deepcopy(results)
+    for key in ("trials", "trial_outcomes", "selection"):
+        out.pop(key, None)
+    for c in out["configurations"]:
+        for key in ("trials", "pass_at_k", "pass_hat_k", "rounds_over_trials",
+                    "tool_calls_over_trials", "failure_mode_rates", "questions"):  # fmt: skip
+            c.pop(key, None)
+    return out
 
 
 def test_partial_pass_is_amber(committed: dict[str, Any]) -> None:
-    results = copy.deepcopy(committed)
+    results = single_trial(committed)
     results["configurations"][3]["passed"] = 2
     cell = parse(render_report(results)).select_one('td[data-configuration="loop+atomic"]')
     assert cell is not None
     assert "partial" in cell["class"]
     assert cell.select_one(".score").get_text() == "2/4"
+    assert cell.select_one(".cell-trials") is None  # one trial: trial 1 is the whole story
+
+
+def test_a_question_failing_one_trial_makes_the_cell_amber(committed: dict[str, Any]) -> None:
+    results = copy.deepcopy(committed)
+    loop_atomic = results["configurations"][3]
+    loop_atomic["questions"][0]["passes"] = 3  # trial 1 (the study's 4/4) unchanged
+    cell = parse(render_report(results)).select_one('td[data-configuration="loop+atomic"]')
+    assert "partial" in cell["class"] and cell.select_one(".score").get_text() == "4/4"
+    assert text(cell.select_one(".score-trials")) == "18/20 trials"
+    assert "3 of 4 questions always" in text(cell.select_one(".cell-trials"))
 
 
 def test_stand_in_set_is_labelled_a_test_double(
@@ -237,6 +267,41 @@ def test_stand_in_set_is_labelled_a_test_double(
     banner = parse(render_report(live)).select_one(".banner")
     assert banner is not None and "live" in banner["class"]
     assert "Test double" not in text(banner)
+
+
+def test_banner_and_details_say_what_answered_at_each_endpoint(
+    committed_page: BeautifulSoup, committed: dict[str, Any]
+) -> None:
+    """Judged from the manifest's URLs (provenance.endpoints): the reference set's model is the
+    stand-in and its tools the fixture server; a live model with live tool URLs reads as live
+    throughout; results that do not record the endpoints say so instead of guessing."""
+    banner = text(committed_page.select_one(".banner"))
+    assert "its tools answered by the fixture server on loopback (geocoding" in banner
+    facts = {text(d.dt): text(d.dd) for d in committed_page.select(".facts > div")}
+    assert facts["model endpoint"] == "http://127.0.0.1/v1 : the stand-in"  # code, then words
+    assert facts["geocoding endpoint"] == "http://127.0.0.1/v1/search : the fixture server"
+
+    live = copy.deepcopy(committed)
+    live["provenance"]["provenance"] = "live"
+    live["provenance"]["endpoint_host"] = "api.example.com"
+    live["provenance"]["endpoints"] = [
+        {"name": "model", "role": "model", "url": "https://api.example.com/v1",
+         "host": "api.example.com", "loopback": False, "source": "live"},
+        {"name": "geocoding_url", "role": "tool", "url": "https://geo.example.com/v1/search",
+         "host": "geo.example.com", "loopback": False, "source": "live"},
+    ]  # fmt: skip
+    page = parse(render_report(live))
+    banner = text(page.select_one(".banner"))
+    assert banner.startswith("Live recording: a live model and live tools.")
+    assert "the live tool endpoints (geocoding https://geo.example.com/v1/search )" in banner
+    assert "fixture" not in banner and "loopback" not in banner
+    assert "tools:" not in text(page.select_one("#verdict"))  # nothing to warn about
+
+    unknown = copy.deepcopy(live)
+    del unknown["provenance"]["endpoints"]
+    page = parse(render_report(unknown))
+    assert "what answered at its tool endpoints is not recorded" in text(page.select_one(".banner"))
+    assert "Open-Meteo" not in text(page.select_one(".banner"))
 
 
 def test_page_is_self_contained_and_readable_everywhere(committed_page: BeautifulSoup) -> None:

@@ -58,13 +58,35 @@ def test_verdict_line_comes_first_and_says_why(page: BeautifulSoup) -> None:
     assert [t.name for t in main.find_all(recursive=False)][:2] == ["header", "section"]
     assert main.find("section", recursive=False)["id"] == "grid"
     line = text(verdict)
+    # five trials: trial 1 (the study's run) and the passes over every trial
+    assert line.startswith(
+        "12 of 16 episodes passed in trial 1 (the study's run); 59 of 80 over 5 trials."
+    )
+    assert (
+        "partly failed: single+oneshot 19/20 trials, 3 of 4 questions always (trial 1: 4/4), "
+        "why, over trials: empty answer ×1." in line
+    )
+    assert (
+        "failed: single+atomic 0/20 trials, 0 of 4 questions always (trial 1: 0/4), why, over "
+        "trials: empty answer ×13, unfulfilled promise ×7." in line
+    )
+    assert "passed: loop+oneshot 20/20 trials, loop+atomic 20/20 trials." in line
+    assert "fidelity 6/6" in line
+    assert "stand-in model: a test double tools: the fixture server" in line
+    hrefs = [a["href"] for a in verdict.select("a")]
+    assert "#trials" in hrefs and "#fidelity" in hrefs
+
+
+def test_one_trial_verdict_line_says_why_by_trial_one(committed: dict[str, Any]) -> None:
+    from .test_report import single_trial
+
+    verdict = parse(render_report(single_trial(committed))).select_one("#verdict")
+    line = text(verdict)
     assert line.startswith("12 of 16 episodes passed.")
     assert "failed: single+atomic 0/4, why: empty answer ×2, unfulfilled promise ×2." in line
     assert "passed: single+oneshot 4/4, loop+oneshot 4/4, loop+atomic 4/4." in line
-    assert "fidelity 6/6" in line
-    assert "stand-in model: a test double" in line
     hrefs = [a["href"] for a in verdict.select("a")]
-    assert "#mode-empty_answer" in hrefs and "#fidelity" in hrefs
+    assert "#mode-empty_answer" in hrefs and "#trials" not in hrefs
 
 
 def test_grid_cells_carry_failure_mode_counts(page: BeautifulSoup) -> None:
@@ -74,8 +96,16 @@ def test_grid_cells_carry_failure_mode_counts(page: BeautifulSoup) -> None:
     assert text(cells["single+atomic"].select_one(".cell-modes")) == (
         "empty answer ×2, unfulfilled promise ×2"
     )
-    for name in ("single+oneshot", "loop+oneshot", "loop+atomic"):
-        assert cells[name].select_one(".cell-modes") is None
+    for name in ("single+oneshot", "loop+oneshot", "loop+atomic"):  # none failed in trial 1
+        assert cells[name].select_one(".cell-modes:not(.trial-modes)") is None
+    # over the five trials: what the trials section counts, linked to it
+    assert text(cells["single+atomic"].select_one(".trial-modes")) == (
+        "empty answer ×13, unfulfilled promise ×7"
+    )
+    assert text(cells["single+oneshot"].select_one(".trial-modes")) == "empty answer ×1"
+    assert cells["single+oneshot"].select_one(".trial-modes a")["href"] == "#trials"
+    for name in ("loop+oneshot", "loop+atomic"):
+        assert cells[name].select_one(".trial-modes") is None
 
 
 def test_metrics_table_has_failure_modes_and_labels(page: BeautifulSoup) -> None:

@@ -118,3 +118,39 @@ def test_validation_does_not_change_the_document(committed: dict, tmp_path: Path
     target = tmp_path / "results.json"
     write_results(target, committed)
     assert target.read_bytes() == COMMITTED_RESULTS.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("role", "url", "provenance", "source"),
+    [
+        ("model", "http://127.0.0.1/v1", "stand-in", "stand-in"),  # the bundled double
+        ("model", "http://127.0.0.1/v1", "live", "live"),  # a model server on this machine
+        ("model", "https://api.example.com/v1", "live", "live"),
+        ("tool", "http://127.0.0.1/v1/search", "live", "fixture-server"),
+        ("tool", "http://localhost/v1/forecast", "stand-in", "fixture-server"),
+        ("tool", "https://geocoding-api.open-meteo.com/v1/search", "live", "live"),
+    ],
+)
+def test_endpoint_source_is_judged_from_the_url(
+    role: str, url: str, provenance: str, source: str
+) -> None:
+    from toolreplay.results.build import endpoint_source
+
+    assert endpoint_source(role, url, provenance) == source
+
+
+def test_provenance_names_what_answered_at_each_endpoint() -> None:
+    from toolreplay.cassettes.manifest import read_manifest
+    from toolreplay.results.build import provenance
+
+    llama = provenance(read_manifest(REPO / "cassettes" / "llama-gemma3-270m"))
+    assert [(e["name"], e["role"], e["source"]) for e in llama["endpoints"]] == [
+        ("model", "model", "live"),
+        ("geocoding_url", "tool", "fixture-server"),
+        ("forecast_url", "tool", "fixture-server"),
+    ]
+    reference = provenance(read_manifest(REPO / "cassettes" / "reference"))
+    assert [e["source"] for e in reference["endpoints"]] == [
+        "stand-in", "fixture-server", "fixture-server"
+    ]  # fmt: skip
+    assert all(e["loopback"] and e["host"] == "127.0.0.1" for e in reference["endpoints"])

@@ -281,6 +281,10 @@ def test_toolreplay_run_replays_every_shape_into_a_table(tmp_path):
             modes = [f["mode"] for f in ep["failure_modes"]]
             if shape.label:
                 assert shape.label in modes, (config, shape.name, modes)
+            if shape.stop == "error":  # its own mode, with the status the server answered
+                assert modes == ["error"], (config, shape.name, modes)
+                assert ep["error"]["status"] == shape.status
+                assert ep["error"]["endpoint"].endswith("/v1/chat/completions")
     html = (out_dir / "index.html").read_text(encoding="utf-8")
     assert "I can&#39;t help with that request." in html or "I can't help" in html
     assert "finish_reason length" in html

@@ -21,9 +21,36 @@ def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _error_summary(error: Mapping[str, Any]) -> str:
+    """A model API error in a few words: ``HTTP 500 from http://…`` or ``no response from …``."""
+    status, endpoint = error.get("status"), error.get("endpoint")
+    where = f" from {endpoint}" if endpoint else ""
+    if isinstance(status, int):
+        return f"HTTP {status}{where}" + (", not a chat completion" if status < 400 else "")
+    return f"no response{where}"
+
+
+def _episode_error(ep: Mapping[str, Any], anchor: str) -> dict[str, Any] | None:
+    """The model API error the episode ended on (``ep["error"]``) for display: ``{"anchor",
+    "round", "summary", "status", "message"}`` (the message cut with "show all" when long);
+    None when the episode did not end on one."""
+    error = ep.get("error")
+    if not isinstance(error, Mapping):
+        return None
+    message = str(error.get("message") or error.get("text") or "")
+    return {
+        "anchor": f"{anchor}-error",
+        "round": int(ep.get("rounds", 0)) + 1,
+        "summary": _error_summary(error),
+        "status": error.get("status"),
+        "message": _text(message, lang=False),
+    }
+
+
 def _chain(ep: Mapping[str, Any]) -> dict[str, Any]:
     """The episode's tool calls grouped by round (``→`` between rounds, parallel calls side by
-    side), then the pending tool calls the host never ran."""
+    side), then the pending tool calls the host never ran, then the error the episode ended
+    on, if any."""
     calls = ep.get("calls")
     if calls is None:  # older results: names only, one call per step
         calls = [{"round": i, "name": n} for i, n in enumerate(ep["tool_chain"], 1)]
@@ -37,9 +64,14 @@ def _chain(ep: Mapping[str, Any]) -> dict[str, Any]:
         {"name": c["name"], "args": _text(_compact(c.get("arguments")))}
         for c in ep.get("pending_tool_calls", [])
     ]
+    error = ep.get("error")
+    status = error.get("status") if isinstance(error, Mapping) else None
     return {
         "rounds": [rounds[k] for k in sorted(rounds)],
         "pending": pending,
+        "error": None
+        if not isinstance(error, Mapping)
+        else (f"HTTP {status}" if isinstance(status, int) else "no response"),
         "text": " → ".join(c["name"] for c in calls) or "(no tool call)",
     }
 
@@ -179,6 +211,7 @@ def _failure(ep: Mapping[str, Any], fm: Mapping[str, Any], anchor: str) -> dict[
     mode = fm["mode"]
     evidence = fm.get("evidence") or {}
     transcript = ep["transcript"]
+    error = _episode_error(ep, anchor) if mode == "error" else None
     index = evidence.get("message_index")
     message = transcript[index] if isinstance(index, int) and 0 <= index < len(transcript) else None
     answer = ep["answer"]
@@ -188,7 +221,9 @@ def _failure(ep: Mapping[str, Any], fm: Mapping[str, Any], anchor: str) -> dict[
     evidence_message = None
     located = False
     target = _text_of(message)
-    if message is None or target == answer:
+    if error is not None:
+        located = True  # the evidence is the error, shown in full (cut with "show all")
+    elif message is None or target == answer:
         answer_marked = _highlight(answer, span, quoted, mode) if answer else None
         located = answer_marked is not None
     elif target is not None:
@@ -215,13 +250,14 @@ def _failure(ep: Mapping[str, Any], fm: Mapping[str, Any], anchor: str) -> dict[
     return {
         "mode": mode,
         "label": _mode_label(mode),
-        "explanation": fm.get("explanation", ""),
+        "explanation": _text(str(fm.get("explanation") or ""), lang=False),
+        "error": error,
         "configuration": ep["configuration"],
         "question_id": ep["question_id"],
         "question": _text(ep["question"]),
         "passed": ep["passed"],
         "anchor": anchor,
-        "message_anchor": _message_anchor(anchor, link_index),
+        "message_anchor": error["anchor"] if error else _message_anchor(anchor, link_index),
         "message_index": link_index,
         "answer": _text(answer_marked or [Segment(answer)]) if answer else None,
         "evidence_message": evidence_message,

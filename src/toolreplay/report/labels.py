@@ -5,6 +5,7 @@ from __future__ import annotations
 
 #: Failure modes in the order the gallery shows them; unknown modes follow, sorted by name.
 FAILURE_MODES: dict[str, str] = {
+    "error": "Error",
     "empty_answer": "Empty answer",
     "unfulfilled_promise": "Unfulfilled promise",
     "fabricated_value": "Fabricated value",
@@ -36,3 +37,11 @@ METRICS: tuple[tuple[str, str, str], ...] = (
     ("recorded_wall_time_s", "recorded wall time (s, sum)", "{:.3f}"),
     ("avg_tokens", "avg tokens per episode", "{:.1f}"),
 )
+
+
+#: What answered at an endpoint (``provenance.endpoints[i]["source"]``), in words.
+SOURCES: dict[str, str] = {
+    "live": "live",
+    "fixture-server": "the fixture server",
+    "stand-in": "the stand-in",
+}

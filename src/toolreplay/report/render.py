@@ -1,14 +1,17 @@
 """``reports/index.html``: the results of a cassette set as one self-contained HTML page.
 
 The page is rendered with Jinja2 from ``reports/results.json`` (see :mod:`toolreplay.results`)
-and holds: a verdict line (what passed, what failed and why, the fidelity score), the 2×2 grid
-of passed/total with failure-mode counts (rows: host, columns: toolset), provenance (a stand-in
-set is labelled a test double), optionally what changed since an earlier run (see
-:mod:`toolreplay.diff`), metrics per configuration with inline SVG bar charts, the tool-call
-chain of every episode per question with its stop reason, the failure gallery, the fidelity
-audit in plain words, and every transcript in a collapsible ``<details>`` (failure badges, the
-evidence marked, never-run tool calls flagged, an anchor per message). Long text is cut with a
-"show all"; invisible characters get a visible marker.
+and holds: a verdict line (what passed, what failed and why, the fidelity score; with several
+trials, passes over trials beside trial 1's), the 2×2 grid of passed/total with failure-mode
+counts (rows: host, columns: toolset; trial 1, the study's run, and with several trials the
+passes over trials), provenance (a stand-in set is labelled a test double; what answered at the
+model and at each tool endpoint: live, the fixture server or the stand-in), optionally what
+changed since an earlier run (see :mod:`toolreplay.diff`), metrics per configuration with inline
+SVG bar charts, the tool-call chain of every episode per question with its stop reason, the
+failure gallery, the fidelity audit in plain words, and every transcript in a collapsible
+``<details>`` (failure badges, the evidence marked, never-run tool calls flagged, an anchor per
+message, and the model API error an episode ended on, after its last message). Long text is cut
+with a "show all"; invisible characters get a visible marker.
 
 Guarantees:
 
@@ -24,12 +27,18 @@ Guarantees:
 Optional result fields, rendered when present and reported as *not run* when absent (never as
 a pass):
 
-* ``episodes[i]["failure_modes"]``: ``[{"mode": "empty_answer" | "unfulfilled_promise" |
-  "fabricated_value" | "no_measurement" | ..., "explanation": str, "evidence": {"message_index":
-  int | None, "span": [start, end] | None, "text": str | None, "tool_call": {"name": str,
-  "arguments": Any} | None}}]``. ``message_index`` indexes the episode's ``transcript``;
-  ``span`` is character offsets into that message's content (into the answer when
-  ``message_index`` is None).
+* ``episodes[i]["failure_modes"]``: ``[{"mode": "error" | "empty_answer" |
+  "unfulfilled_promise" | "fabricated_value" | "no_measurement" | ..., "explanation": str,
+  "evidence": {"message_index": int | None, "span": [start, end] | None, "text": str | None,
+  "tool_call": {"name": str, "arguments": Any} | None}}]``. ``message_index`` indexes the
+  episode's ``transcript``; ``span`` is character offsets into that message's content (into the
+  answer when ``message_index`` is None). The evidence of an ``error`` label lies in
+  ``episodes[i]["error"]`` (``{"status", "endpoint", "message", "text"}``), shown after the
+  transcript's last message.
+* ``results["provenance"]["endpoints"]``: what answered at the model and each tool endpoint
+  (absent: the banner says it is not recorded).
+* ``results["trials"]``, ``configurations[i]["questions"]``, ``results["trial_outcomes"]``:
+  passes and failure modes over trials for the verdict line and the grid.
 * ``results["fidelity"]``: ``{"checks": [{"name", "passed": bool, "explanation", "evidence":
   [str]}], "tables": {key: {"title", "rows": [{"name", "passed": int, "total": int}]}},
   "ablations": [{"heuristic", "configuration", "passed", "total", "flips": [{"question_id",
@@ -61,6 +70,8 @@ from toolreplay.report.summary import (
     _header,
     _metrics,
     _mode_counts,
+    _over_trials,
+    _trial_count,
     _verdict,
 )
 from toolreplay.report.text import _block_html, _inline_html
@@ -183,11 +194,14 @@ def build_page(results: Mapping[str, Any], compare: Run | None = None) -> dict[s
     modes = _mode_counts(episodes)
     fidelity = _fidelity(results.get("fidelity"))
     stand_in = prov["provenance"] == "stand-in"
+    trials = _over_trials(results)
     return {
         "title": f"toolreplay report: {results['cassette_set']} ({prov['provenance']})",
         "header": _header(results),
-        "verdict": _verdict(configurations, modes, fidelity, episodes),
-        "grid": _grid(configurations, modes),
+        "verdict": _verdict(
+            configurations, modes, fidelity, episodes, trials, _trial_count(results)
+        ),
+        "grid": _grid(configurations, modes, trials),
         "metrics": _metrics(configurations, modes),
         "metric_labels": [label for _, label, _ in METRICS],
         "charts": _charts(configurations, skip=("recorded_wall_time_s",) if stand_in else ()),

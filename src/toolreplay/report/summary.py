@@ -7,12 +7,45 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from toolreplay.report.labels import FAILURE_MODES, HOSTS, METRICS, toolset_labels
+from toolreplay.report.labels import FAILURE_MODES, HOSTS, METRICS, SOURCES, toolset_labels
 from toolreplay.report.text import _number
+
+
+def _endpoint(e: Mapping[str, Any]) -> dict[str, Any]:
+    name = str(e["name"])
+    return {
+        "name": name.removesuffix("_url") if e.get("role") == "tool" else name,
+        "url": e["url"],
+        "host": e.get("host", ""),
+        "loopback": bool(e.get("loopback")),
+        "source": e["source"],
+        "label": SOURCES.get(e["source"], e["source"]),
+    }
+
+
+def _endpoints(prov: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What answered at each endpoint (``provenance.endpoints``): ``{"model": endpoint | None,
+    "tools": [endpoint], "tools_source": "live" | "fixture-server" | "stand-in" | "mixed" |
+    None}``; None for results that do not record it."""
+    found = prov.get("endpoints")
+    if not found:
+        return None
+    model = next((_endpoint(e) for e in found if e.get("role") == "model"), None)
+    tools = [_endpoint(e) for e in found if e.get("role") == "tool"]
+    sources = {t["source"] for t in tools}
+    source = (sources.pop() if len(sources) == 1 else "mixed") if tools else None
+    return {
+        "model": model,
+        "tools": tools,
+        "tools_source": source,
+        "tools_label": SOURCES.get(source or "", "several sources") if source else None,
+    }
 
 
 def _header(results: Mapping[str, Any]) -> dict[str, Any]:
     prov = results["provenance"]
+    endpoints = _endpoints(prov)
+    model = endpoints["model"] if endpoints else None
     return {
         "cassette_set": results["cassette_set"],
         "provenance": prov["provenance"],
@@ -20,13 +53,58 @@ def _header(results: Mapping[str, Any]) -> dict[str, Any]:
         "live": prov["provenance"] == "live",
         "model": prov["model"],
         "endpoint_host": prov["endpoint_host"],
+        "endpoints": endpoints,
+        "model_on_loopback": model is not None and model["loopback"],
         "recorded_on": prov.get("recorded_on") or "unknown",
         "today": prov.get("today") or "unknown",
         "judge": results.get("judge", "unknown"),
         "packages": [{"name": k, "version": v} for k, v in prov.get("packages", {}).items()],
         "episodes": len(results["episodes"]),
         "configurations": len(results["configurations"]),
+        "trials": _trial_count(results),
     }
+
+
+def _trial_count(results: Mapping[str, Any]) -> int:
+    """Trials per episode (1 for results without trial fields)."""
+    try:
+        return max(int(results.get("trials") or 1), 1)
+    except (TypeError, ValueError):
+        return 1
+
+
+def _over_trials(results: Mapping[str, Any]) -> dict[str, dict[str, Any]] | None:
+    """Per configuration, its passes over every trial: ``{"passed", "total", "always",
+    "questions", "status", "modes"}`` (``always``: questions that passed in every trial;
+    ``modes``: trials carrying each failure mode, from ``trial_outcomes``). None for a set with
+    one trial per episode (trial 1 is then the whole story)."""
+    if _trial_count(results) < 2:
+        return None
+    counts: dict[str, dict[str, int]] = {}
+    for o in results.get("trial_outcomes") or []:
+        per = counts.setdefault(o["configuration"], {})
+        for mode in dict.fromkeys(o.get("failure_modes") or []):
+            per[mode] = per.get(mode, 0) + 1
+    out: dict[str, dict[str, Any]] = {}
+    for c in results["configurations"]:
+        questions = c.get("questions")
+        if not questions:
+            continue
+        passed = sum(int(q["passes"]) for q in questions)
+        total = sum(int(q["trials"]) for q in questions)
+        per = counts.get(c["name"], {})
+        out[c["name"]] = {
+            "passed": passed,
+            "total": total,
+            "always": sum(1 for q in questions if q["passes"] == q["trials"]),
+            "questions": len(questions),
+            "status": _status(passed, total),
+            "modes": [
+                {"mode": m, "label": _mode_label(m), "count": per[m]}
+                for m in _ordered(sorted(per), FAILURE_MODES)
+            ],
+        }
+    return out or None
 
 
 def _anchors(episodes: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -71,24 +149,40 @@ def _verdict(
     modes: dict[str, dict[str, int]] | None,
     fidelity: Mapping[str, Any] | None,
     episodes: Sequence[Mapping[str, Any]],
+    trials: Mapping[str, Mapping[str, Any]] | None = None,
+    n_trials: int = 1,
 ) -> dict[str, Any]:
     """The first-screen line: which configurations passed, which failed and why (failure
-    modes), and the fidelity audit's score."""
-    passed = [c for c in configurations if c["total"] and c["passed"] == c["total"]]
-    failed = [
-        {
-            "name": c["name"],
-            "passed": c["passed"],
-            "total": c["total"],
-            "status": _status(c["passed"], c["total"]),
-            "modes": _modes_of(c["name"], modes),
+    modes), and the fidelity audit's score. With several trials (``trials``, from
+    :func:`_over_trials`) a configuration passed only when every trial of every question
+    passed, and its score is over trials (trial 1's, the study's run, beside it); the modes
+    are then counted over trials."""
+    rows = []
+    for c in configurations:
+        over = (trials or {}).get(c["name"])
+        done, total = (over["passed"], over["total"]) if over else (c["passed"], c["total"])
+        rows.append(
+            {
+                "name": c["name"],
+                "passed": c["passed"],
+                "total": c["total"],
+                "status": _status(done, total),
+                "ok": bool(total) and done == total,
+                "modes": over["modes"] if over else _modes_of(c["name"], modes),
+                "trials": over,
+            }
+        )
+    over_all = None
+    if trials:
+        over_all = {
+            "n": n_trials,
+            "passed": sum(t["passed"] for t in trials.values()),
+            "total": sum(t["total"] for t in trials.values()),
         }
-        for c in configurations
-        if c["passed"] < c["total"]
-    ]
     return {
-        "passed": [{"name": c["name"], "passed": c["passed"], "total": c["total"]} for c in passed],
-        "failed": failed,
+        "passed": [r for r in rows if r["ok"]],
+        "failed": [r for r in rows if not r["ok"] and r["status"] != "empty"],
+        "trials": over_all,
         "episodes_passed": sum(1 for ep in episodes if ep["passed"]),
         "episodes": len(episodes),
         "classified": modes is not None,
@@ -139,10 +233,13 @@ def _stop(configuration: str, reason: str) -> dict[str, str]:
 
 
 def _grid(
-    configurations: Sequence[Mapping[str, Any]], modes: dict[str, dict[str, int]] | None = None
+    configurations: Sequence[Mapping[str, Any]],
+    modes: dict[str, dict[str, int]] | None = None,
+    trials: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Rows are hosts, columns toolsets, cells passed/total and failure-mode counts, like the
-    study's table."""
+    study's table (trial 1). With several trials each cell also gives its passes over trials
+    (``trials``, from :func:`_over_trials`), and its colour is theirs."""
     cells: dict[tuple[str, str], Mapping[str, Any]] = {}
     for c in configurations:
         parts = _split_name(c["name"])
@@ -156,6 +253,7 @@ def _grid(
         row = []
         for toolset in toolsets:
             cell = cells.get((host, toolset))
+            over = None if cell is None else (trials or {}).get(cell["name"])
             row.append(
                 None
                 if cell is None
@@ -163,8 +261,10 @@ def _grid(
                     "name": cell["name"],
                     "passed": cell["passed"],
                     "total": cell["total"],
-                    "status": _status(cell["passed"], cell["total"]),
+                    "trial1_status": _status(cell["passed"], cell["total"]),
+                    "status": over["status"] if over else _status(cell["passed"], cell["total"]),
                     "modes": _modes_of(cell["name"], modes),
+                    "trials": over,
                 }
             )
         rows.append({"host": host, "caption": HOSTS.get(host, ""), "cells": row})

@@ -7,7 +7,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from toolreplay.diff import Run, diff_runs
-from toolreplay.report.episodes import _episode_modes, _highlight, _message_anchor, _pretty
+from toolreplay.report.episodes import (
+    _episode_error,
+    _episode_modes,
+    _highlight,
+    _message_anchor,
+    _pretty,
+)
 from toolreplay.report.labels import FAILURE_MODES
 from toolreplay.report.summary import _mode_label, _ordered, _stop
 from toolreplay.report.text import CLIP_AT, CLIP_JSON, Segment, _plural, _text
@@ -94,13 +100,18 @@ class _Lazy:
 
 
 def _transcript(ep: Mapping[str, Any], anchor: str) -> dict[str, Any]:
-    """One episode's collapsible transcript (see :func:`_message` for each message)."""
+    """One episode's collapsible transcript (see :func:`_message` for each message), then the
+    model API error it ended on (``error``: see :func:`toolreplay.report.episodes._episode_error`),
+    which carries the ``error`` label's badge."""
     name = ep["configuration"]
     transcript = ep["transcript"]
     call_names: dict[str, str] = {}
     executed = {str(m.get("tool_call_id")) for m in transcript if m.get("role") == "tool"}
     marks: dict[int, list[Mapping[str, Any]]] = {}
+    error = _episode_error(ep, anchor)
     for fm in ep.get("failure_modes", []):
+        if error is not None and fm["mode"] == "error":
+            continue  # its evidence is the error, shown after the last message
         ev = fm.get("evidence") or {}
         at = ev.get("message_index")
         if not isinstance(at, int) or not 0 <= at < len(transcript):
@@ -126,6 +137,10 @@ def _transcript(ep: Mapping[str, Any], anchor: str) -> dict[str, Any]:
         "messages": [
             _message(n, m, call_names, executed, marks, anchor) for n, m in enumerate(transcript)
         ],
+        "error": error,
+        "error_modes": [{"mode": "error", "label": _mode_label("error")}]
+        if error is not None and any(f["mode"] == "error" for f in ep.get("failure_modes", []))
+        else [],
     }
 
 

@@ -9,11 +9,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+from toolreplay.cassettes.format import LOOPBACK
 from toolreplay.cassettes.manifest import Manifest
 from toolreplay.evals import Question
 from toolreplay.files import atomic_write_text
-from toolreplay.judging.failures import FABRICATED_VALUE, classify, mode_counts
+from toolreplay.judging.failures import FABRICATED_VALUE, EpisodeError, classify, mode_counts
 from toolreplay.judging.grounding import Expectation
 from toolreplay.judging.verdicts import Judge
 from toolreplay.results.format import RESULTS_FORMAT, check_results
@@ -29,7 +31,9 @@ def episode_record(
     ``comparison``; None: any value). ``passed`` is False whenever a value is labelled
     ``fabricated_value``; ``verdict_evidence`` is
     :meth:`toolreplay.judging.verdicts.Verdict.to_dict`'s
-    ``evidence``."""
+    ``evidence``. An episode that ended on a model API error (stop reason ``error``) also
+    gets ``error``: :meth:`toolreplay.judging.failures.EpisodeError.to_dict` (status, endpoint,
+    the server's message, the recorded text)."""
     verdict = judge.judge_episode(episode, measure)
     labels = classify(episode, judge, measure)
     calls = [
@@ -37,7 +41,7 @@ def episode_record(
         for rnd in episode.rounds
         for r in rnd.results
     ]
-    return {
+    record: dict[str, Any] = {
         "configuration": episode.configuration,
         "question_id": episode.question_id,
         "question": episode.question,
@@ -60,6 +64,9 @@ def episode_record(
         "failure_modes": [f.to_dict() for f in labels],
         "transcript": list(episode.transcript),
     }
+    if episode.stop_reason == "error":
+        record["error"] = EpisodeError.parse(episode.error).to_dict()
+    return record
 
 
 def summarize(records: Sequence[dict[str, Any]], names: Sequence[str]) -> list[dict[str, Any]]:
@@ -86,8 +93,42 @@ def summarize(records: Sequence[dict[str, Any]], names: Sequence[str]) -> list[d
     return out
 
 
+#: What answered at an endpoint (:func:`endpoint_source`).
+LIVE, FIXTURE_SERVER, STAND_IN = "live", "fixture-server", "stand-in"
+
+
+def endpoint_source(role: str, url: str, provenance: str) -> str:
+    """What answered at ``url`` when the set was recorded, judged from the URL: the model
+    endpoint (``role`` ``model``) on loopback in a ``stand-in`` set is the stand-in; a tool
+    endpoint on loopback is the fixture server; anything else is live (a model server on
+    loopback in a ``live`` set is a live model running on the recording machine)."""
+    loopback = (urlsplit(url).hostname or "") in LOOPBACK
+    if role == "model":
+        return STAND_IN if loopback and provenance == STAND_IN else LIVE
+    return FIXTURE_SERVER if loopback else LIVE
+
+
+def endpoints(manifest: Manifest) -> list[dict[str, Any]]:
+    """The model endpoint, then each tool endpoint (manifest order), as
+    ``{"name", "role", "url", "host", "loopback", "source"}`` (:class:`Endpoint`)."""
+    found = [("model", "model", manifest.model_base_url)]
+    found += [(name, "tool", url) for name, url in manifest.tool_urls.items()]
+    return [
+        {
+            "name": name,
+            "role": role,
+            "url": url,
+            "host": urlsplit(url).hostname or "",
+            "loopback": (urlsplit(url).hostname or "") in LOOPBACK,
+            "source": endpoint_source(role, url, manifest.provenance),
+        }
+        for name, role, url in found
+    ]
+
+
 def provenance(manifest: Manifest) -> dict[str, Any]:
-    """The manifest's provenance fields, as :class:`Provenance` describes them."""
+    """The manifest's provenance fields, as :class:`Provenance` describes them, with what
+    answered at each endpoint (:func:`endpoints`)."""
     return {
         "provenance": manifest.provenance,
         "model": manifest.model,
@@ -95,6 +136,7 @@ def provenance(manifest: Manifest) -> dict[str, Any]:
         "recorded_on": manifest.recorded_on,
         "today": manifest.today,
         "packages": manifest.packages,
+        "endpoints": endpoints(manifest),
     }
 
 

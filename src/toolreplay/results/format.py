@@ -21,13 +21,22 @@ Shape (key order as written)::
      "episodes": [{"configuration", "question_id", "question", "measure", "answer", "passed",
                    "verdict", "rounds", "tool_calls", "tool_chain", "calls",
                    "pending_tool_calls", "stop_reason", "finish_reason", "usage",
-                   "recorded_wall_time_s", "failure_modes", "transcript"}, ...],
+                   "recorded_wall_time_s", "failure_modes", "transcript",
+                   "error"}, ...],                 # "error" only when the model API failed
      "fidelity": {"passed", "checks", "tables", "ablations", "judge_flips"}}
 
 An episode's ``failure_modes`` is a list of :meth:`toolreplay.judging.failures.FailureMode.to_dict`
 (``{"mode", "explanation", "evidence": {"message_index", "span", "text", "tool_call"}}``); a
 configuration's ``failure_modes`` counts the episodes carrying each mode
-(``{"empty_answer": 2, ...}``, modes with no episode left out).
+(``{"empty_answer": 2, ...}``, modes with no episode left out). An episode that ended on a model
+API error (stop reason ``error``, failure mode ``error``) has ``"error": {"status", "endpoint",
+"message", "text"}`` (:class:`EpisodeError`); the transcript holds no message for it.
+
+``provenance.endpoints`` says what answered at each endpoint when the set was recorded, judged
+from the manifest's URLs: ``[{"name": "model", "role": "model", "url", "host", "loopback",
+"source"}, {"name": "geocoding_url", "role": "tool", ...}, ...]`` with ``source`` ``stand-in``
+(a loopback model URL in a stand-in set), ``fixture-server`` (a loopback tool URL) or ``live``
+(anything else; :func:`toolreplay.results.build.endpoint_source`).
 
 Trial fields (added by :func:`toolreplay.runs.trials.add_trial_metrics`; the fields above, the 2×2
 table included, come from trial 1 alone, the study's run)::
@@ -80,6 +89,8 @@ __all__ = [
     "AuditTable",
     "Check",
     "ConfigurationSummary",
+    "Endpoint",
+    "EpisodeError",
     "EpisodeResult",
     "Evidence",
     "FailureModeRecord",
@@ -140,7 +151,8 @@ class FailureModeRecord(_Model):
     """One label from the failure classifier (:mod:`toolreplay.judging.failures`)."""
 
     mode: str = Field(
-        description="empty_answer, unfulfilled_promise, fabricated_value, no_measurement, ..."
+        description="empty_answer, unfulfilled_promise, fabricated_value, no_measurement, "
+        "refusal, error, ..."
     )
     explanation: str | None = Field(None, description="One sentence: why the label applies.")
     evidence: Evidence | None = Field(None, description="Where it shows; null when nowhere.")
@@ -158,6 +170,21 @@ class Usage(_Model):
     prompt_tokens: int = Field(description="Prompt tokens, summed over rounds.")
     completion_tokens: int = Field(description="Completion tokens, summed over rounds.")
     total_tokens: int = Field(description="prompt_tokens + completion_tokens.")
+
+
+class EpisodeError(_Model):
+    """The model API error an episode ended on
+    (:class:`toolreplay.judging.failures.EpisodeError`)."""
+
+    status: int | None = Field(
+        None, description="HTTP status the model endpoint answered; null when no response came."
+    )
+    endpoint: str | None = Field(None, description="The request URL, when known.")
+    message: str = Field(
+        description="The server's own message when its error body holds one, else the error "
+        "text without endpoint and status."
+    )
+    text: str = Field(description="The error as the host recorded it.")
 
 
 class EpisodeResult(_Model):
@@ -184,7 +211,8 @@ class EpisodeResult(_Model):
         None, description="Tool calls of the last reply that the host never executed."
     )
     stop_reason: str = Field(
-        description="converged, repeated, max_rounds, budget or error (see the hosts)."
+        description="converged, repeated, max_rounds, budget, truncated, filtered or error (see "
+        "the hosts)."
     )
     usage: Usage | None = Field(None, description="Token usage summed over rounds.")
     recorded_wall_time_s: float | None = Field(
@@ -195,6 +223,11 @@ class EpisodeResult(_Model):
     )
     transcript: list[Message] = Field(
         description="Every message in order: system, user, assistant (with tool_calls), tool."
+    )
+    error: EpisodeError | None = Field(
+        None,
+        description="The model API error the episode ended on (stop reason error); absent "
+        "otherwise.",
     )
 
 
@@ -218,6 +251,21 @@ class ConfigurationSummary(_Model):
     )
 
 
+class Endpoint(_Model):
+    """An endpoint the set was recorded against, and what answered there."""
+
+    name: str = Field(description="model, or the tool endpoint's manifest key (geocoding_url...).")
+    role: str = Field(description="model or tool: whether the model or a tool answered there.")
+    url: str = Field(description="The URL as the manifest keeps it (no credentials or query).")
+    host: str = Field(description="Its host.")
+    loopback: bool = Field(description="Whether the host is this machine (127.0.0.1, ...).")
+    source: str = Field(
+        description="What answered: stand-in (the bundled test-double model: a loopback model URL "
+        "in a stand-in set), fixture-server (the fixture server: a loopback tool URL) or live "
+        "(anything else)."
+    )
+
+
 class Provenance(_Model):
     """Where the cassette set came from (from its manifest.json)."""
 
@@ -228,6 +276,11 @@ class Provenance(_Model):
     today: str | None = Field(description="The date the prompts said it was, YYYY-MM-DD.")
     packages: dict[str, str] | None = Field(
         None, description="Versions of toolreplay and its HTTP stack at recording."
+    )
+    endpoints: list[Endpoint] | None = Field(
+        None,
+        description="The model endpoint then each tool endpoint, with what answered there "
+        "(judged from the manifest's URLs); absent in older results.",
     )
 
 
