@@ -255,9 +255,13 @@ def test_geocoding_without_usable_candidates(loopback, search):
 
 def test_candidate_fields_that_are_null_are_left_out(loopback):
     place = dict(BEIJING, admin2=None, population=None)
-    content, _ = tool_message(loopback, "geocode_city", {"city": "北京"},
-                              search=(200, {"results": [place]}))  # fmt: skip
+    content, error = tool_message(loopback, "geocode_city", {"city": "北京"},
+                                  search=(200, {"results": [place]}))  # fmt: skip
     assert_no_placeholder(content)
+    assert error is None
+    (candidate,) = json.loads(content)["candidates"]  # the candidate survives its null fields
+    assert candidate["name"] == BEIJING["name"] and candidate["latitude"] == BEIJING["latitude"]
+    assert "admin2" not in candidate and "population" not in candidate
 
 
 # ---- the fixture server answers bad parameters like the real API ------------------------------
