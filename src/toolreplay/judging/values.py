@@ -7,8 +7,9 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from toolreplay.judging.presentation import Plain, plain
 from toolreplay.judging.units import Unit, unit_named
 from toolreplay.judging.vocabulary import Vocabulary, resolve
 
@@ -50,7 +51,7 @@ def _grammar(vocabulary: Vocabulary) -> _Grammar:
         r"|[零〇一二两兩三四五六七八九十百千]+(?:点[零〇一二三四五六七八九]+)?)"
         r"|(?P<dash>[-−])"
         r"|(?P<range>[~～〜–—至到]|(?<![a-z])to(?![a-z]))"
-        r"|(?P<sep>[、,/和与與及]|(?<![a-z])(?:and|or)(?![a-z]))"
+        r"|(?P<sep>[、,/和与與及对對]|(?<![a-z])(?:and|or|vs\.?|versus)(?![a-z]))"
         r"|(?P<brk>[，。；;！!？?\n:：]|\.(?=\s|$))"
         r"|(?P<space>\s+)",
         re.IGNORECASE,
@@ -186,13 +187,15 @@ class MeasuredValue:
 
 @dataclass(frozen=True)
 class Scan:
-    """What :func:`scan` read: measured values in order, the spans read as coordinates, and
+    """What :func:`scan` read: measured values in order, the spans read as coordinates,
     (for ``分别``/``respectively``) which values were listed together (indices into
-    ``values``)."""
+    ``values``), and every list of two values or more joined by list connectors (``、``,
+    ``,``, ``/``, 和, ``and``, ``vs``; not a range), as indices into ``values``."""
 
     values: tuple[MeasuredValue, ...]
     coordinates: tuple[tuple[int, int], ...]
     respective: tuple[tuple[int, tuple[int, ...]], ...] = ()  # (resp token start, value indices)
+    lists: tuple[tuple[int, ...], ...] = ()
 
 
 def scan(
@@ -200,7 +203,30 @@ def scan(
 ) -> Scan:
     """Read ``text`` with the grammar in :mod:`toolreplay.judging.verdicts`'s docstring: the
     units in ``units`` (None: all of the vocabulary's), unit words before a number and the
-    bracketed units of ``vocabulary`` (None: the default study's)."""
+    bracketed units of ``vocabulary`` (None: the default study's). Markup is stripped first
+    (:func:`~toolreplay.judging.presentation.plain`); spans are spans of ``text``."""
+    p = plain(text)
+    read = scan_plain(p.text, units, vocabulary)
+    if p.unchanged:
+        return read
+    return Scan(
+        tuple(remap(p, v) for v in read.values),
+        tuple(p.span(s, e) for s, e in read.coordinates),
+        tuple((p.span(at, at + 1)[0], ix) for at, ix in read.respective),
+        read.lists,
+    )
+
+
+def remap(p: Plain, v: MeasuredValue) -> MeasuredValue:
+    """``v``, read from ``p.text``, with the span of the answer it was read from."""
+    start, end = p.span(v.start, v.end)
+    return replace(v, start=start, end=end)
+
+
+def scan_plain(
+    text: str, units: Sequence[Unit] | None = None, vocabulary: Vocabulary | None = None
+) -> Scan:
+    """:func:`scan` of text already plain (no markup stripped; spans are spans of ``text``)."""
     vocab = resolve(vocabulary)
     if units is None:
         units = vocab.units
@@ -209,6 +235,7 @@ def scan(
     values: list[MeasuredValue] = []
     coords: list[tuple[int, int]] = []
     respective: list[tuple[int, tuple[int, ...]]] = []
+    lists: list[tuple[int, ...]] = []
     coord_budget = 0
     resp_at: int | None = None
     i = 0
@@ -230,6 +257,7 @@ def scan(
         # a run: [prefix] [sign] num ((dash|range|sep) [sign] num)*
         run: list[tuple[_Tok, int, bool]] = []  # (number, start incl. sign/prefix, negative)
         prefixed, prefix = False, None
+        ranged = False  # a range connector joins two of the run's numbers
         j = i
         while j < len(toks):
             s = toks[j].start
@@ -256,6 +284,7 @@ def scan(
                     or (nxt.kind in ("sign", "dash") and after and after.kind == "num")
                 )
             ):
+                ranged = ranged or toks[j].kind in ("dash", "range")
                 j += 1
                 continue
             break
@@ -294,8 +323,10 @@ def scan(
         if resp_at is not None and len(indices) > 1:
             respective.append((resp_at, tuple(indices)))
             resp_at = None
+        if len(indices) > 1 and not ranged:
+            lists.append(tuple(indices))
         i = j
-    return Scan(tuple(values), tuple(coords), tuple(respective))
+    return Scan(tuple(values), tuple(coords), tuple(respective), tuple(lists))
 
 
 def find_measured_values(
@@ -319,17 +350,19 @@ def relevant_values(
     """The ``values`` that answer ``measure`` (all of them when ``measure`` is None): of a kind
     the vocabulary's measure declares (none for a measure it does not declare), and, where the
     measure names context words for the kind, only in a clause that has them before the value
-    (a humidity percentage does not answer a rain question)."""
+    (a humidity percentage does not answer a rain question). ``values`` are spans of ``text``
+    as written; the clause is read from its plain form."""
     if measure is None:
         return tuple(values)
     vocab = resolve(vocabulary)
     kinds = vocab.kinds(measure)
     context = _grammar(vocab).context
+    p = plain(text)
     out = []
     for v in values:
         if v.kind not in kinds:
             continue
         words = context.get((measure, v.kind))
-        if words is None or words.search(_clause_before(text, v.start)):
+        if words is None or words.search(_clause_before(p.text, p.to_plain(v.start))):
             out.append(v)
     return tuple(out)

@@ -62,12 +62,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from toolreplay.judging.comparisons import Conclusion, check_conclusion
 from toolreplay.judging.grounding import (
     Expectation,
     PlaceSpec,
     ValueCheck,
-    fits_field,
     ground_answer,
+    wrong_place,
 )
 from toolreplay.judging.toolvalues import _DAY_WORDS, ToolValue
 from toolreplay.judging.units import Unit
@@ -77,82 +78,6 @@ from toolreplay.judging.vocabulary import Vocabulary, resolve
 if TYPE_CHECKING:
     from toolreplay.evals import Question
     from toolreplay.wire.episode import Episode
-
-
-@dataclass(frozen=True)
-class Conclusion:
-    """A comparison's conclusion: the place the answer names hottest (``said``, with its
-    ``span``), the place the tool results make hottest (``actual``) and the tool values
-    compared (``values``: ``"name: 33.4°C at $.daily[0].temperature_2m_max of tool message
-    9"``)."""
-
-    said: str | None
-    span: tuple[int, int] | None
-    actual: str | None
-    values: tuple[str, ...]
-    correct: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "said": self.said,
-            "span": list(self.span) if self.span else None,
-            "actual": self.actual,
-            "values": list(self.values),
-            "correct": self.correct,
-        }
-
-
-def check_conclusion(
-    answer: str,
-    pool: Sequence[ToolValue],
-    expect: Expectation,
-    vocabulary: Vocabulary | None = None,
-) -> Conclusion:
-    """Which place ``answer`` names hottest (the superlative of the question's comparison
-    measure in ``vocabulary``, None: the default study's; for a question that is no comparison,
-    its first comparison measure's), and whether the tool values agree:
-    weather, by each place's daily maximum for the question's day, or (today) its current
-    temperature. Raises :class:`ValueError` when the vocabulary declares no comparison."""
-    vocab = resolve(vocabulary)
-    cmp = vocab.comparison(expect.measure) or next(
-        (m.compare for m in vocab.measures if m.compare is not None), None
-    )
-    if cmp is None:
-        raise ValueError(f"the {vocab.name} vocabulary declares no comparison measure")
-    names = sorted(((n, p) for p in expect.places for n in p.names()), key=lambda np: -len(np[0]))
-    alt = "|".join(re.escape(n) for n, _ in names) or r"(?!)"
-    sup = f"(?:{cmp.superlative})"
-    pattern = re.compile(
-        rf"(?P<a>{alt})(?:{cmp.before or '(?!)'})?\s?{sup}(?!\s*[:：]?\s*[-−]?\d)"
-        rf"|{sup}(?:{cmp.after or '(?!)'})\s?(?P<b>{alt})",
-        re.IGNORECASE,
-    )
-    m = pattern.search(answer)
-    said_place: PlaceSpec | None = None
-    if m:
-        word = m.group("a") or m.group("b")
-        said_place = next(p for n, p in names if n.lower() == word.lower())
-    day = expect.day if expect.day is not None else 0
-    best: dict[str, tuple[str, ToolValue]] = {}
-    shown: list[str] = []
-    for label in cmp.fields:  # the first field that covers two places decides
-        per_place: dict[PlaceSpec, ToolValue] = {}
-        for tv in pool:
-            if tv.kind != cmp.kind or tv.day != day or not fits_field(label, tv, vocab):
-                continue
-            for p in expect.places:
-                if p.matches(tv.place):
-                    per_place.setdefault(p, tv)
-        if len(per_place) >= 2:
-            pick = max if cmp.highest else min
-            top = pick(per_place, key=lambda p: per_place[p].value)
-            best[label] = (top.query, per_place[top])
-            shown += [f"{p.query}: {tv.describe()}" for p, tv in per_place.items()]
-            break
-    actual = next(iter(best.values()), (None, None))[0]
-    said = said_place.query if said_place else None
-    correct = said is not None and any(said == q for q, _ in best.values())
-    return Conclusion(said, m.span() if m else None, actual, tuple(shown), correct)
 
 
 @dataclass(frozen=True)
@@ -341,8 +266,11 @@ class GroundedJudge(FormatJudge):
         if expect.places:
             on_place = [
                 c for c in for_day
-                if c.match is not None and any(p.matches(c.match.place) for p in expect.places)
+                if any(p.matches(tv.place) for tv in c.matches for p in expect.places)
             ]  # fmt: skip
+            elsewhere = wrong_place(for_day, expect)
+            if not on_place and elsewhere is not None:
+                return fail(elsewhere.explanation(answer))
             if not on_place:
                 c = for_day[0]
                 where = c.match.place_text if c.match else None
@@ -356,9 +284,10 @@ class GroundedJudge(FormatJudge):
         cmp = measure.compare if measure is not None else None
         if cmp is not None:
             covered = {
-                p for c in on_place for p in expect.places if c.match and p.matches(c.match.place)
-            }
-            conclusion = check_conclusion(answer, g.pool, expect, vocab)
+                p for c in on_place for tv in c.matches for p in expect.places
+                if p.matches(tv.place)
+            }  # fmt: skip
+            conclusion = check_conclusion(answer, g.pool, expect, vocab, g.checks)
             most = cmp.adjective
             if len(covered) < 2:
                 return fail(
@@ -368,16 +297,27 @@ class GroundedJudge(FormatJudge):
                 )
             if conclusion.said is None:
                 return fail(f"the answer names no {most} place", conclusion)
+            if not conclusion.correct and conclusion.wrong is not None:
+                return fail(conclusion.wrong, conclusion)
             if not conclusion.correct:
+                said = (
+                    " and ".join(conclusion.tied) + " are equally" if conclusion.tied
+                    else f"{conclusion.said} is"
+                )  # fmt: skip
                 return fail(
-                    f"the answer says {conclusion.said} is {most}, but the tool results make "
+                    f"the answer says {said} {most}, but the tool results make "
                     f"{conclusion.actual} {most} ({'; '.join(conclusion.values)})",
                     conclusion,
                 )
             shown = ", ".join(c.text for c in on_place[:4])
+            said = (
+                " and ".join(conclusion.tied) + f" are equally {most} at the precision written"
+                if conclusion.tied
+                else f"{conclusion.said} is {most}"
+            )
             return Verdict(
                 True,
-                f"grounded values {shown}; {conclusion.said} is {most}, as the tool results say",
+                f"grounded values {shown}; {said}, as the tool results say",
                 values, g.checks, conclusion, j,
             )  # fmt: skip
         c = on_place[0]
