@@ -49,6 +49,7 @@ from toolreplay.judging.places import (
     find_mentions,
     linked,
     start_of,
+    topical,
 )
 from toolreplay.judging.presentation import plain
 from toolreplay.judging.toolvalues import ToolValue
@@ -189,7 +190,10 @@ def _in(text: str, span: tuple[int, int], mentions: Sequence[Mention]) -> list[P
     return distinct([m for m in mentions if span[0] <= m.start and m.end <= span[1]])
 
 
-def _read(text: str, mentions: Sequence[Mention], cmp: Comparison, places: int) -> _Claims:
+def _read(
+    text: str, mentions: Sequence[Mention], cmp: Comparison, asked: Sequence[PlaceSpec]
+) -> _Claims:
+    places = len(asked)
     w = _words(cmp)
     claims = _Claims()
     for pattern, reverse in ((w.than, False), (w.than_en, False), (w.not_as, True),
@@ -218,7 +222,7 @@ def _read(text: str, mentions: Sequence[Mention], cmp: Comparison, places: int) 
                 for b in others:
                     claims.relate(a, b) if hotter else claims.relate(b, a)
     _rankings(text, mentions, w, claims)
-    _ties(text, mentions, claims, places)
+    _ties(text, mentions, claims, asked)
     for pattern, out in ((w.most, claims.most), (w.least, None)):
         for m in pattern.finditer(text):
             said = _superlative(text, m, mentions, w)
@@ -245,6 +249,10 @@ def _superlative(
     own = [x for x in mentions if clause <= x.start and x.end <= m.start()]
     if not own:  # "and Guangzhou is the hottest": the clause begins at "and"
         own = [x for x in mentions if phrase <= x.start and x.end <= m.start()]
+    if not own:  # "广州 33.4°C，是三地中最热的": the place its sentence is about
+        sentence = start_of(SENTENCE, text, m.start())
+        named = [x for x in mentions if sentence <= x.start and x.end <= m.start()]
+        own = topical(text, named, m.start())
     if own:
         return own[-1].place, (own[-1].start, m.end())
     return None
@@ -289,17 +297,23 @@ def _rankings(text: str, mentions: Sequence[Mention], w: _Words, claims: _Claims
                 claims.relate(hi, lo)
 
 
-def _ties(text: str, mentions: Sequence[Mention], claims: _Claims, places: int) -> None:
+def _ties(
+    text: str, mentions: Sequence[Mention], claims: _Claims, asked: Sequence[PlaceSpec]
+) -> None:
     for m in TIE.finditer(text):
         a, b = start_of(PHRASE, text, m.start()), end_of(PHRASE, text, m.end())
         group = _in(text, (a, b), mentions)
-        if len(group) < 2 and _TWO.search(text, a, b):
+        if len(group) < 2:
             s, e = start_of(SENTENCE, text, m.start()), end_of(SENTENCE, text, m.end())
             before = distinct([x for x in mentions if s <= x.start and x.end <= a])
             after = distinct([x for x in mentions if b <= x.start and x.end <= e])
-            group = before[-2:] if len(before) >= 2 else after[:2] if len(after) >= 2 else []
-            if not group and places == 2:
-                group = distinct(mentions)[:2]
+            two = _TWO.search(text, a, b) is not None
+            if len(before) >= 2:
+                group = before[-2:] if two else before
+            elif two and len(after) >= 2:
+                group = after[:2]
+            elif two and len(asked) == 2:
+                group = list(asked)
         if len(group) >= 2 and tuple(group) not in claims.ties:
             claims.ties.append(tuple(group))
             if _HEDGE.search(text, a, m.start()):
@@ -410,7 +424,10 @@ def check_conclusion(
         raise ValueError(f"the {vocab.name} vocabulary declares no comparison measure")
     p = plain(answer)
     mentions = find_mentions(p.text, expect.places)
-    claims = _read(p.text, mentions, cmp, len(expect.places))
+    claims = _read(p.text, mentions, cmp, expect.places)
+    for c in checks:  # a value said of several places at once levels them (都是 31°C)
+        if c.also and c.bound is None and c.value.kind == cmp.kind and c.places not in claims.ties:
+            claims.ties.append(c.places)
     per_place = _values(pool, expect, cmp, vocab)
     shown = tuple(f"{pl.query}: {tv.describe()}" for pl, tv in per_place.items())
     pick = max if cmp.highest else min

@@ -159,7 +159,9 @@ class ValueCheck:
     answer states it for (None: not said, so any); ``match``: the tool value it equals (None
     when no tool value does); ``reason``: why it is or is not grounded, in words. A value
     said of several places at once (都是 31°C) is stated for ``place`` and the places in
-    ``also``, and grounded when each has a tool value equal to it (``also_matches``).
+    ``also``, and grounded when each has a tool value equal to it (``also_matches``). A
+    ``bound`` (``at least``: 30°C 以上, over 30°C; ``at most``) is grounded by a tool value on
+    its side.
     ``place_span``: where the answer names ``place`` (None: not named, or by position in a
     list)."""
 
@@ -173,6 +175,7 @@ class ValueCheck:
     also: tuple[PlaceSpec, ...] = ()
     also_matches: tuple[ToolValue, ...] = ()
     place_span: tuple[int, int] | None = None
+    bound: str | None = None  # "at least" (30°C 以上, over 30°C) or "at most"; None: a value
 
     @property
     def places(self) -> tuple[PlaceSpec, ...]:
@@ -228,6 +231,45 @@ def _is_difference(text: str, v: MeasuredValue, vocab: Vocabulary) -> bool:
     w = _words(vocab)
     before = _CLAUSE.split(text[: v.start])[-1]
     return bool(w.difference_before.search(before) or w.difference_after.match(text, v.end))
+
+
+#: Words that make a value a bound: the tool value is at least (以上, ``over``) or at most
+#: (以下, ``under``) the value written.
+_AT_LEAST_AFTER = re.compile(r"\s*(?:或以上|以上|之上|开外|出头)")
+_AT_MOST_AFTER = re.compile(r"\s*(?:或以下|以下|之下)")
+_AT_LEAST_BEFORE = re.compile(
+    r"(?:超过|超出|高于|至少|最少|不低于|"
+    r"(?<![a-z])(?:above|over|at least|more than|upwards of|no less than)(?![a-z]))\s*$",
+    re.IGNORECASE,
+)
+_AT_MOST_BEFORE = re.compile(
+    r"(?:不到|不足|低于|至多|不超过|不高于|"
+    r"(?<![a-z])(?:below|under|at most|less than|no more than)(?![a-z]))\s*$",
+    re.IGNORECASE,
+)
+
+
+def _bound(text: str, v: MeasuredValue) -> str | None:
+    """``"at least"`` or ``"at most"`` when ``v`` is written as a bound, else None."""
+    before = text[max(0, v.start - 16) : v.start]
+    if _AT_LEAST_AFTER.match(text, v.end) or _AT_LEAST_BEFORE.search(before):
+        return "at least"
+    if _AT_MOST_AFTER.match(text, v.end) or _AT_MOST_BEFORE.search(before):
+        return "at most"
+    return None
+
+
+def _within(v: MeasuredValue, tv: ToolValue, units: Sequence[Unit], bound: str | None) -> bool:
+    """Whether tool value ``tv`` equals ``v`` at the precision written, or, for a bound, lies
+    on its side of it."""
+    if bound is None:
+        return _equal(v, tv, units)
+    mine, theirs = unit_named(v.unit, units), unit_named(tv.unit, units)
+    if mine is None or theirs is None or mine.kind != theirs.kind:
+        return False
+    level = mine.from_canonical(theirs.to_canonical(tv.value))
+    slack = 0.5 * 10.0**-v.decimals + 1e-9
+    return level >= v.value - slack if bound == "at least" else level <= v.value + slack
 
 
 def _check_difference(
@@ -297,17 +339,23 @@ def check_value(
         else None
     )
     written = text[v.start : v.end]
+    bound = _bound(text, v)
     same_kind = [tv for tv in pool if tv.kind == v.kind]
-    equal = [tv for tv in same_kind if _equal(v, tv, every)]
+    equal = [tv for tv in same_kind if _within(v, tv, every, bound)]
+    equals = f"is {bound} {written}: " if bound else "equals "
 
     def fitting(p: PlaceSpec | None) -> list[ToolValue]:
-        return [
-            tv
-            for tv in equal
-            if (day is None or tv.day is None or tv.day == day)
-            and _field_ok(field_word, tv, vocab)
-            and (p is None or tv.place is None or p.named(tv.place))
-        ]
+        def fits(tv: ToolValue) -> bool:
+            return (
+                (day is None or tv.day is None or tv.day == day)
+                and _field_ok(field_word, tv, vocab)
+                and (p is None or tv.place is None or p.named(tv.place))
+            )
+
+        found = [tv for tv in equal if fits(tv)]
+        if bound == "at most" and any(fits(tv) for tv in same_kind if tv not in equal):
+            return []  # 都在 30°C 以下: every value the bound covers must be under it
+        return found
 
     fits = fitting(place)
     said = ", ".join(
@@ -326,22 +374,25 @@ def check_value(
             return ValueCheck(
                 v, written, day, field_word, place, None,
                 f"{written} is stated for {said}, but no tool value of {', '.join(missing)} "
-                f"equals it", tuple(also),
+                f"{'satisfies' if bound else 'equals'} it", tuple(also), bound=bound,
             )  # fmt: skip
         found = [next((tv for tv in f if tv.place is not None), f[0]) for f in [fits, *others]]
         return ValueCheck(
             v, written, day, field_word, place, found[0],
-            "equals " + " and ".join(tv.describe() for tv in found), tuple(also), tuple(found[1:]),
+            equals + " and ".join(tv.describe() for tv in found), tuple(also), tuple(found[1:]),
+            bound=bound,
         )  # fmt: skip
     if fits:
         best = next((tv for tv in fits if tv.place is not None), fits[0])
-        return ValueCheck(v, written, day, field_word, place, best, f"equals {best.describe()}")
+        return ValueCheck(
+            v, written, day, field_word, place, best, equals + best.describe(), bound=bound
+        )
     if equal:
         other = equal[0]
         return ValueCheck(
             v, written, day, field_word, place, None,
-            f"{written} is stated for {said or 'the question'}, but the tool value it equals is "
-            f"{other.describe()}",
+            f"{written} is stated for {said or 'the question'}, but the tool value it "
+            f"{'satisfies' if bound else 'equals'} is {other.describe()}",
         )  # fmt: skip
     if same_kind:
         mine = unit_named(v.unit, every)
@@ -361,7 +412,9 @@ def check_value(
         why = f"no tool result holds {written}; the tool results hold no {v.kind} value"
     else:
         why = f"no tool result holds {written}; no tool result was returned in this episode"
-    return ValueCheck(v, written, day, field_word, place, None, why, tuple(also))
+    if bound:
+        why = f"no tool value is {bound} {written}" + why[why.index(";") :]
+    return ValueCheck(v, written, day, field_word, place, None, why, tuple(also), bound=bound)
 
 
 @dataclass(frozen=True)
@@ -397,7 +450,7 @@ def ground_answer(
     pool = tool_values(transcript, vocab)
     others = other_places(pool, expect.places)
     mentions = find_mentions(p.text, (*expect.places, *others))
-    stated = attribute(p.text, read.values, read.lists, mentions)
+    stated = attribute(p.text, read.values, read.lists, mentions, expect.places)
     only = expect.places[0] if len(expect.places) == 1 else None
     checks = []
     for v, st in zip(read.values, stated, strict=True):

@@ -157,12 +157,13 @@ _BOTH = re.compile(r"(?<![a-z])(?:both|all)\s+$", re.IGNORECASE)
 
 
 #: What joins the places of a list: a connector, after a bracketed value maybe.
-LINK = re.compile(r"\s*(?:[(（][^()（）]*[)）]\s*)?(?:和|与|與|及|、|,|，|and)\s*", re.IGNORECASE)
+LINK = re.compile(r"\s*(?:[(（][^()（）]*[)）]\s*)?(?:和|与|與|及|、|,|，|and)?\s*", re.IGNORECASE)
 
 
 def linked(text: str, mentions: Sequence[Mention]) -> list[Mention]:
     """The list of places ending with the last of ``mentions``: it and the mentions before it
-    joined to it by list connectors (``北京和厦门``, ``Beijing (31.1°C) and Shanghai``)."""
+    joined to it by list connectors or side by side (``北京和厦门``, ``北京上海``, ``Beijing
+    (31.1°C) and Shanghai``)."""
     if not mentions:
         return []
     group = [mentions[-1]]
@@ -171,6 +172,27 @@ def linked(text: str, mentions: Sequence[Mention]) -> list[Mention]:
             break
         group.insert(0, m)
     return group
+
+
+#: A place named after these words in its phrase is what another is compared with (广州比上海热,
+#: cooler than Guangzhou), not what the phrase is about.
+_COMPARED = re.compile(r"比|没有|沒有|不如|不及|高于|低于|(?<![a-z])than(?![a-z])", re.IGNORECASE)
+
+
+#: A phrase that begins with a relative word is about the place named last before it.
+_RELATIVE = re.compile(r"\s*(?:(?:which|that|where|who)(?![a-z])|它|其)", re.IGNORECASE)
+
+
+def topical(text: str, mentions: Sequence[Mention], at: int) -> list[Mention]:
+    """Of ``mentions`` (named before offset ``at``), those a phrase at ``at`` can be about:
+    not the places named as what another is compared with (广州比上海热：33.4°C is 广州's),
+    unless the phrase begins with a relative word (``…than Guangzhou, which tops out at``)."""
+    if _RELATIVE.match(text, start_of(PHRASE, text, at)):
+        return list(mentions)
+    return [
+        m for m in mentions
+        if not _COMPARED.search(text, start_of(PHRASE, text, m.start), m.start)
+    ]  # fmt: skip
 
 
 def distinct(mentions: Sequence[Mention]) -> list[PlaceSpec]:
@@ -196,10 +218,12 @@ def attribute(
     values: Sequence[MeasuredValue],
     lists: Sequence[Sequence[int]],
     mentions: Sequence[Mention],
+    asked: Sequence[PlaceSpec] = (),
 ) -> list[Stated]:
     """The places each of ``values`` (read from ``text``) is stated for, by the rules in the
     module docstring; ``lists`` are the lists of values :func:`~toolreplay.judging.values.scan`
-    read (indices into ``values``)."""
+    read (indices into ``values``); ``asked``: the question's places, which a value said of
+    two places it does not name (两地均为 31°C) is stated for when they are two."""
     paired: dict[int, PlaceSpec] = {}
     for indices in lists:
         first, last = values[indices[0]], values[indices[-1]]
@@ -207,10 +231,11 @@ def attribute(
             continue  # places named between the values: each has its own
         since = start_of(SENTENCE, text, first.start)
         before = [m for m in mentions if since <= m.start and m.end <= first.start]
-        named = distinct(before)
-        if len(named) == len(before) == len(indices):
-            paired.update(zip(indices, named, strict=True))
-    return [_stated(text, v, n, paired, mentions) for n, v in enumerate(values)]
+        for named in (before, linked(text, before)):  # the sentence's places, or the last list
+            if len(distinct(named)) == len(named) == len(indices):
+                paired.update(zip(indices, distinct(named), strict=True))
+                break
+    return [_stated(text, v, n, paired, mentions, asked) for n, v in enumerate(values)]
 
 
 def _stated(
@@ -219,6 +244,7 @@ def _stated(
     index: int,
     paired: dict[int, PlaceSpec],
     mentions: Sequence[Mention],
+    asked: Sequence[PlaceSpec] = (),
 ) -> Stated:
     if index in paired:
         return Stated((paired[index],))
@@ -226,14 +252,22 @@ def _stated(
     for m in mentions:
         if v.end <= m.start < clause_end:
             between = text[v.end : m.start]
-            if not re.search(r"\d", between) and _TIED_AFTER.search(between):
+            tied = _TIED_AFTER.search(between)
+            bracket = tied is not None and tied.group().lstrip()[:1] in "(（"
+            if (
+                not re.search(r"\d", between)
+                and tied is not None
+                and (not bracket or re.match(r"\s*[)）]", text[m.end :]))
+            ):
                 return Stated((m.place,), (m.start, m.end))
             break
-    group = _shared(text, v, mentions)
+    group = _shared(text, v, mentions, asked)
     if len(group) >= 2:
-        first = next(m for m in mentions if m.place == group[0] and m.end <= v.start)
-        return Stated(tuple(group), (first.start, first.end))
+        first = next((m for m in mentions if m.place == group[0] and m.end <= v.start), None)
+        return Stated(tuple(group), (first.start, first.end) if first else None)
     before = [m for m in mentions if m.end <= v.start]
+    if before and start_of(PHRASE, text, v.start) >= before[-1].end:
+        before = topical(text, before, v.start) or before
     if before:
         return Stated((before[-1].place,), (before[-1].start, before[-1].end))
     after = [m for m in mentions if v.end <= m.start < min(clause_end, v.end + 8)]
@@ -242,20 +276,30 @@ def _stated(
     return Stated(())
 
 
-def _shared(text: str, v: MeasuredValue, mentions: Sequence[Mention]) -> list[PlaceSpec]:
+def _shared(
+    text: str, v: MeasuredValue, mentions: Sequence[Mention], asked: Sequence[PlaceSpec]
+) -> list[PlaceSpec]:
     """The places a value is said of at once: a list of places, then a distributive or tie
-    word between it and the value (北京和厦门…都是 31°C, ``Beijing and Xiamen are tied at
-    31°C``), or ``both`` before the list (``Both Beijing and Xiamen reach 31°C``); a list of
-    one place with 都 after it stands for the places its sentence names (两地都是 31°C)."""
+    word in the value's phrase before it, with no other number between (北京和厦门…都是
+    31°C, ``Beijing and Xiamen are tied at 31°C``), or ``both`` before the list (``Both
+    Beijing and Xiamen reach 31°C``); one place with 都 after it stands for the places its
+    sentence names, none for the question's two (两地均为 31°C)."""
     sentence = start_of(SENTENCE, text, v.start)
     before = [m for m in mentions if sentence <= m.start and m.end <= v.start]
+    since = max(before[-1].end if before else 0, start_of(PHRASE, text, v.start))
+    word = [m for m in _DISTRIBUTIVE.finditer(text, since, v.start)]
+    if word and not re.search(r"\d", text[word[-1].end() : v.start]):
+        group = linked(text, before)
+        if len(group) >= 2:
+            return distinct(group)
+        if len(distinct(before)) >= 2:
+            return distinct(before)
+        if not before and len(asked) == 2:
+            return list(asked)
+        return []
     if not before:
         return []
     group = linked(text, before)
-    if _DISTRIBUTIVE.search(text, before[-1].end, v.start):
-        if len(group) >= 2:
-            return distinct(group)
-        return distinct(before)
     listed = text[group[0].start : group[-1].end]
     if len(group) >= 2 and _BOTH.search(text, sentence, group[0].start):
         if not re.search(r"\d", listed):  # "both A (31.1°C) and B": each has its own
@@ -265,5 +309,5 @@ def _shared(text: str, v: MeasuredValue, mentions: Sequence[Mention]) -> list[Pl
 
 __all__ = [
     "LINK", "TIE", "Mention", "PlaceSpec", "Stated", "attribute", "distinct", "find_mentions",
-    "linked", "other_places",
+    "linked", "other_places", "topical",
 ]  # fmt: skip

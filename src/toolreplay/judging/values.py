@@ -341,6 +341,11 @@ def _clause_before(text: str, start: int, limit: int = 30) -> str:
     return re.split(r"[，,。；;！!？?\n]", window)[-1]
 
 
+def _clause_after(text: str, end: int, limit: int = 16) -> str:
+    window = text[end : end + limit]
+    return re.split(r"[，,。；;！!？?\n]|(?<![a-z])(?:and|but)(?![a-z])", window)[0]
+
+
 def relevant_values(
     text: str,
     values: Sequence[MeasuredValue],
@@ -349,9 +354,9 @@ def relevant_values(
 ) -> tuple[MeasuredValue, ...]:
     """The ``values`` that answer ``measure`` (all of them when ``measure`` is None): of a kind
     the vocabulary's measure declares (none for a measure it does not declare), and, where the
-    measure names context words for the kind, only in a clause that has them before the value
-    (a humidity percentage does not answer a rain question). ``values`` are spans of ``text``
-    as written; the clause is read from its plain form."""
+    measure names context words for the kind, only in a clause that has them before or just
+    after the value (a humidity percentage does not answer a rain question). ``values`` are
+    spans of ``text`` as written; the clause is read from its plain form."""
     if measure is None:
         return tuple(values)
     vocab = resolve(vocabulary)
@@ -365,4 +370,6 @@ def relevant_values(
         words = context.get((measure, v.kind))
         if words is None or words.search(_clause_before(p.text, p.to_plain(v.start))):
             out.append(v)
+        elif words.search(_clause_after(p.text, p.to_plain(v.end))):
+            out.append(v)  # 60% 会下雨, 60% chance of rain
     return tuple(out)
