@@ -385,7 +385,8 @@ def _winner(claims: _Claims, places: Sequence[PlaceSpec]) -> frozenset[PlaceSpec
         return group.get(claims.most[0][0], frozenset({claims.most[0][0]}))
     nodes = set(group.values())
     above: dict[frozenset[PlaceSpec], set[frozenset[PlaceSpec]]] = {g: set() for g in nodes}
-    for a, b in claims.greater:
+    bottom = [(p, q) for q in claims.least if q in group for p in places if p not in group[q]]
+    for a, b in [*claims.greater, *bottom]:  # the other end's place is below every other
         if a in group and b in group:
             above[group[a]].add(group[b])
     for g in nodes:  # transitive closure, small graphs

@@ -1,6 +1,11 @@
 """Judges: does an answer state, for the question's place and day, a value a tool returned?
 
-Two stages, one mechanism each.
+Three stages, one mechanism each.
+
+**Stripping the presentation** (:func:`~toolreplay.judging.presentation.plain`). Markdown
+emphasis, lists, headings, quotes, links, code marks and emoji are dropped and a table becomes
+a clause per row (its first cell, then each cell after its column's header); spans stay spans
+of the answer as written.
 
 **Reading values** (:func:`scan`). A small lexer turns the text into tokens (numbers in Arabic
 or Chinese numerals, signs, range and list connectors, clause breaks, coordinate words, the
@@ -36,19 +41,24 @@ wind           km/h, 公里/小时; m/s, 米/秒; mph; knots
 with its unit, JSON path (the *field*), the *day* it is about (weather: ``current`` and
 ``daily[0]``: today; ``daily[1]``: tomorrow) and the *place* (weather: the oneshot result's
 ``place``; for ``get_weather_by_coords`` the geocoding candidate at the called coordinates),
-as the vocabulary says. Each value in the answer states a day, a field and a place, read from
-the vocabulary's words before it (今天/明天/today/tomorrow, 最高/最低/当前/high/low/now), a
-place's name (分别/respectively pairs a list of places with a list of values) or from the
-question. It is *grounded* when a tool value of the same kind, day, field and place equals it
-after conversion to the answer's unit and rounding to the precision the answer wrote (26°C
-matches 26.1 °C; 79°F matches 26.1 °C).
+as the vocabulary says. Each value in the answer states a day and a field, read from the
+vocabulary's words around it (今天/明天/today/tomorrow, 最高/最低/当前/high/low/now) or from the
+question, and a place, by the clause it is in
+(:func:`~toolreplay.judging.places.attribute`: a list of values paired with a list of places,
+a place tied after it by a preposition or a bracket, a value said of several places at once,
+else the place its clause or sentence is about). It is *grounded* when a tool value of the
+same kind, day, field and place equals it after conversion to the answer's unit and rounding
+to the precision the answer wrote (26°C matches 26.1 °C; 79°F matches 26.1 °C); a bound
+(30°C 以上) when a tool value lies on its side.
 
 **Verdicts.** :data:`GROUNDED_JUDGE` (the one in use) passes an episode only when the answer
 states a grounded value of the question's measure for the question's place and day, states
 no ungrounded value (a value no tool result holds is a fabricated value and fails the
-episode), and, for a comparison measure, names as hottest (the vocabulary's superlative) the
-place the tool results make hottest. :data:`FORMAT_JUDGE` only checks the form (a value of
-the measure with a unit), and :data:`NARROW_JUDGE` is that with the vocabulary's
+episode), is not about another place than asked (values of a place the answer names that the
+question does not ask about: a wrong place), and, for a comparison measure, concludes what
+the tool results do (:func:`~toolreplay.judging.comparisons.check_conclusion`: superlatives,
+comparatives, rankings and ties, each checked). :data:`FORMAT_JUDGE` only checks the form (a
+value of the measure with a unit), and :data:`NARROW_JUDGE` is that with the vocabulary's
 ``narrow_units`` only (weather: ``celsius-only``, the study's first, too-narrow judge; built
 from the default study's vocabulary on first access, :func:`narrow_judge` for another); the
 fidelity audit uses both. A :class:`Verdict` carries its evidence (:meth:`Verdict.to_dict`).
@@ -295,10 +305,10 @@ class GroundedJudge(FormatJudge):
                     f"found {len(covered)}",
                     conclusion,
                 )
-            if conclusion.said is None:
-                return fail(f"the answer names no {most} place", conclusion)
             if not conclusion.correct and conclusion.wrong is not None:
                 return fail(conclusion.wrong, conclusion)
+            if conclusion.said is None:
+                return fail(f"the answer names no {most} place", conclusion)
             if not conclusion.correct:
                 said = (
                     " and ".join(conclusion.tied) + " are equally" if conclusion.tied
