@@ -24,7 +24,7 @@ mode                     when
 ``wrong_place``          the answer is about another place than the question asks: its
                          values are tool values of a place it names that the question does not
                          ask about, and none is a value of an asked place
-                         (:func:`toolreplay.judging.grounding.wrong_place`); evidence quotes
+                         (:func:`toolreplay.judging.verdicts.wrong_place`); evidence quotes
                          the place it names, the explanation names both.
 ``no_measurement``       a non-empty answer with no measured value and no promise (an offer
                          to the user, a conditional, a statement that nothing was found).
@@ -56,10 +56,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolreplay.judging.grounding import Expectation, ground_answer, wrong_place
+from toolreplay.judging.grounding import Expectation, ground_answer
 from toolreplay.judging.toolvalues import ToolValue, tool_values
 from toolreplay.judging.values import relevant_values
-from toolreplay.judging.verdicts import FULL_JUDGE, NO_VALUE, FormatJudge
+from toolreplay.judging.verdicts import FULL_JUDGE, NO_VALUE, FormatJudge, wrong_place
 from toolreplay.wire.episode import Episode, ToolCall
 
 if TYPE_CHECKING:

@@ -78,7 +78,6 @@ from toolreplay.judging.grounding import (
     PlaceSpec,
     ValueCheck,
     ground_answer,
-    wrong_place,
 )
 from toolreplay.judging.toolvalues import _DAY_WORDS, ToolValue
 from toolreplay.judging.units import Unit
@@ -88,6 +87,51 @@ from toolreplay.judging.vocabulary import Vocabulary, resolve
 if TYPE_CHECKING:
     from toolreplay.evals import Question
     from toolreplay.wire.episode import Episode
+
+
+@dataclass(frozen=True)
+class WrongPlace:
+    """An answer about another place than asked: its value ``check`` is a tool value of the
+    place it names (``named``), and no value is stated for a place of the question
+    (``asked``)."""
+
+    check: ValueCheck
+    named: PlaceSpec
+    asked: tuple[PlaceSpec, ...]
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """Where the answer names the place (else the value)."""
+        return self.check.place_span or self.check.span
+
+    def explanation(self, answer: str) -> str:
+        c = self.check
+        assert c.match is not None
+        wanted = ", ".join(f"{p.query} ({p.region})" for p in self.asked)
+        where = answer[self.span[0] : self.span[1]]
+        return (
+            f"wrong place: the answer is about {where} ({self.named.region}), the place it "
+            f"names, not {wanted}, the place asked; {c.text} equals {c.match.describe()}"
+        )
+
+
+def wrong_place(checks: Sequence[ValueCheck], expect: Expectation) -> WrongPlace | None:
+    """Whether ``checks`` (the values that answer the question) are about another place than
+    the question's: none is a tool value of an asked place, and one is a tool value of a place
+    the answer names that the question does not ask about. None otherwise."""
+    if not expect.places:
+        return None
+    if any(p.matches(tv.place) for c in checks for tv in c.matches for p in expect.places):
+        return None
+    for c in checks:
+        if (
+            c.match is not None
+            and c.place is not None
+            and c.place not in expect.places
+            and c.place.named(c.match.place)
+        ):
+            return WrongPlace(c, c.place, expect.places)
+    return None
 
 
 @dataclass(frozen=True)
@@ -405,6 +449,7 @@ def narrowed(judge: FormatJudge, drop: Sequence[str], name: str | None = None) -
 __all__ = [
     "FORMAT_JUDGE", "FULL_JUDGE", "GROUNDED_JUDGE", "JUDGES", "NARROW_JUDGE", "NO_VALUE",
     "Conclusion", "Expectation", "FormatJudge", "GroundedJudge", "Judge", "MeasuredValue",
-    "PlaceSpec", "ToolValue", "Unit", "ValueCheck", "Verdict", "Vocabulary", "check_conclusion",
-    "find_measured_values", "ground_answer", "narrow_judge", "narrowed", "relevant_values",
+    "PlaceSpec", "ToolValue", "Unit", "ValueCheck", "Verdict", "Vocabulary", "WrongPlace",
+    "check_conclusion", "find_measured_values", "ground_answer", "narrow_judge", "narrowed",
+    "relevant_values", "wrong_place",
 ]  # fmt: skip
