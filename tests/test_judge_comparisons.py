@@ -67,6 +67,7 @@ def _judge(question, conclusion: str):
         (HOTTEST, "广州高于北京，北京高于上海。"),
         (HARD, "南昌最热，长沙次之，杭州最凉快。"),
         (HARD, "南昌略高于长沙，是最热的。"),
+        (HARD, "Nanchang edges out Changsha as the hottest."),  # not the place it beats
         (PAIR, "上海没有广州热。"),
         (PAIR, "上海比广州冷。"),
         (PAIR, "广州更热。"),
@@ -87,6 +88,7 @@ def test_a_right_conclusion_passes(question, conclusion: str) -> None:
     "question, conclusion, why",
     [
         (HOTTEST, "北京最热。", "the answer says 北京 is hottest"),
+        (HARD, "Changsha edges out Nanchang as the hottest.", "the answer says 长沙 is hottest"),
         (HOTTEST, "北京最凉快，广州最热。", "the answer says 北京 is coolest, but the tool "
                                          "results make 上海 coolest"),
         (HOTTEST, "北京 > 广州 > 上海。", "the answer puts 北京 above 广州"),

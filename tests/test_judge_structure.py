@@ -170,6 +170,14 @@ def test_what_a_place_is_compared_with_is_not_what_the_next_phrase_is_about() ->
                    "shanghai", "guangzhou") == ["上海", "广州"]  # fmt: skip
 
 
+def test_a_difference_written_after_its_value_is_grounded_as_a_difference() -> None:
+    q = expect("temperature", 0, BEIJING)
+    for answer, passed in [("Beijing is 30.9°C, about 0.2°C below today's high of 31.1°C.", True),
+                           ("Beijing is 30.9°C, about 3°C below today's high of 31.1°C.", False)]:
+        verdict = GROUNDED_JUDGE.judge_episode(episode(answer, "beijing"), q)
+        assert verdict.passed is passed, (answer, verdict.explanation)
+
+
 def test_a_bound_is_grounded_by_a_tool_value_on_its_side() -> None:
     q = expect("temperature", 0, BEIJING)
     for answer, passed in [("北京今天最高 31℃ 以上，现在 30.9℃。", True),

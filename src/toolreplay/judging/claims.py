@@ -209,6 +209,7 @@ def _superlative(
     own = [x for x in mentions if clause <= x.start and x.end <= m.start()]
     if not own:  # "and Guangzhou is the hottest": the clause begins at "and"
         own = [x for x in mentions if phrase <= x.start and x.end <= m.start()]
+    own = topical(text, own, m.start()) or own  # "A edges out B as the hottest" is A
     if not own:  # "广州 33.4°C，是三地中最热的": the place its sentence is about
         sentence = start_of(SENTENCE, text, m.start())
         named = [x for x in mentions if sentence <= x.start and x.end <= m.start()]

@@ -176,7 +176,11 @@ def linked(text: str, mentions: Sequence[Mention]) -> list[Mention]:
 
 #: A place named after these words in its phrase is what another is compared with (广州比上海热,
 #: cooler than Guangzhou), not what the phrase is about.
-_COMPARED = re.compile(r"比|没有|沒有|不如|不及|高于|低于|(?<![a-z])than(?![a-z])", re.IGNORECASE)
+_COMPARED = re.compile(
+    r"比|没有|沒有|不如|不及|高于|低于|领先于?|超过|胜过"
+    r"|(?<![a-z])(?:than|edges? out|beats?|outpaces?|tops|ahead of)(?![a-z])",
+    re.IGNORECASE,
+)
 
 
 #: A phrase that begins with a relative word is about the place named last before it.

@@ -175,7 +175,7 @@ WEATHER = Vocabulary(
         r"温差|溫差|相差|差了|差距|高出|低出|比[^，,。；;]{0,12}[高低暖冷热熱凉涼]"
         r"|(?<![a-z])difference (?:of|is)"
     ),
-    difference_after=r"warmer|cooler|colder|hotter|higher|lower|more|less",
+    difference_after=r"warmer|cooler|colder|hotter|higher|lower|more|less|below|above",
     value_keys=("value", "unit"),
     key_units=KEY_UNITS,
     ignored_keys=IGNORED_KEYS,
