@@ -91,6 +91,28 @@ def test_words_that_only_look_like_units_are_not_units(text: str) -> None:
     assert find_measured_values(text) == ()
 
 
+@pytest.mark.parametrize(
+    "text, read",
+    [
+        ("北京当前温度(℃)：26", [(26.0, "℃")]),
+        ("北京气温（单位：℃）：现在 30.9，最高 31.1。", [(30.9, "℃"), (31.1, "℃")]),
+        ("北京：最高气温/℃ 31.1。", [(31.1, "℃")]),  # a table header's unit, repeated per row
+        ("Temperature (°F): 88 now, 69 tonight", [(88.0, "°F"), (69.0, "°F")]),
+        ("温度（℃）：26，湿度 33%，风速 6.5", [(26.0, "℃"), (33.0, "%")]),  # until another unit
+        ("温度（℃）：26。明天 3 天后", [(26.0, "℃")]),  # until the sentence ends
+    ],
+)
+def test_a_unit_written_before_its_numbers_applies_to_them(text: str, read: list) -> None:
+    assert [(v.value, v.unit) for v in find_measured_values(text)] == read
+
+
+def test_a_table_with_the_unit_in_its_header_is_read() -> None:
+    answer = "| 城市 | 最高气温/℃ |\n|---|---|\n| 北京 | 31.1 |\n| 上海 | 28.6 |\n| 广州 | 33.4 |"
+    q = expect("comparison", 0, BEIJING, SHANGHAI, GUANGZHOU)
+    ep = episode(answer + "\n\n广州最热。", "beijing", "shanghai", "guangzhou")
+    assert GROUNDED_JUDGE.judge_episode(ep, q).passed
+
+
 def test_a_probability_as_tenths_is_grounded_against_the_percentage() -> None:
     q = expect("precipitation", 1, SHANGHAI)
     assert GROUNDED_JUDGE.judge_episode(episode("上海明天降水概率六成。", "shanghai"), q).passed

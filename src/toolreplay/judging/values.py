@@ -42,9 +42,11 @@ def _grammar(vocabulary: Vocabulary) -> _Grammar:
         r"|(?P<resp>分别|分別|(?<![a-z])respectively(?![a-z]))"
         r"|(?P<sign>零下|负|負|(?<![a-z])minus(?![a-z]))"
         r"|(?P<prefix>" + _alternatives([p for p, _ in vocabulary.prefix_units]) + r")"
-        r"|(?P<bracket>[(（]\s*(?P<bunit>"
+        r"|(?P<bracket>[(（/]\s*(?:单位[:：]\s*|unit[:：]?\s*)?(?P<bunit>"
         + (vocabulary.bracket_units or r"(?!)")
-        + r")\s*[)）]\s*[:：]?)"
+        + r")\s*[)）]?\s*[:：]?|(?<![a-z0-9])(?P<bunit2>"
+        + (vocabulary.bracket_units or r"(?!)")
+        + r")(?![a-z])\s*[:：]?)"
         r"|(?P<date>[0-9]{4}[-/.][0-9]{1,2}[-/.][0-9]{1,2}(?:[T ][0-9]{1,2}:[0-9]{2})?"
         r"|[0-9]{1,2}:[0-9]{2}|[0-9]{1,2}月[0-9]{1,2}[日号]?)"
         r"|(?P<num>[0-9０-９]+(?:,[0-9]{3})*(?:\.[0-9０-９]+)?"
@@ -76,7 +78,7 @@ _DMS = re.compile(r"\s?(?:°|度)\s?[0-9]+(?:\.[0-9]+)?\s?(?:[′']|分)")
 
 @dataclass(frozen=True)
 class _Tok:
-    kind: str  # coord resp sign prefix num dash range sep brk other
+    kind: str  # coord resp sign prefix free num dash range sep brk other
     start: int
     end: int
     value: float = 0.0
@@ -133,10 +135,10 @@ def _lex(text: str, units: Sequence[Unit], grammar: _Grammar) -> Iterator[_Tok]:
         if kind == "space":
             pos = m.end()
             continue
-        if kind == "bunit":
+        if kind in ("bunit", "bunit2"):
             kind = "bracket"
         if kind == "prefix" or kind == "bracket":
-            word = m.group("bunit") or m.group()
+            word = m.group("bunit") or m.group("bunit2") or m.group()
             name = next((n for p, n in grammar.prefixes if p.fullmatch(word)), word)
             unit = unit_named(name, units) if name in by_name else unit_named(word, units)
             if kind == "prefix" and re.match(r"[a-z]", word, re.IGNORECASE):
@@ -145,7 +147,7 @@ def _lex(text: str, units: Sequence[Unit], grammar: _Grammar) -> Iterator[_Tok]:
                     other = pos if other < 0 else other
                     pos = m.end()
                     continue
-            yield _Tok("prefix", m.start(), m.end(), unit=unit)
+            yield _Tok("free" if kind == "bracket" else "prefix", m.start(), m.end(), unit=unit)
             pos = m.end()
             continue
         if kind == "num":
@@ -238,15 +240,19 @@ def scan_plain(
     lists: list[tuple[int, ...]] = []
     coord_budget = 0
     resp_at: int | None = None
+    free: Unit | None = None  # a unit written before its numbers: (℃)：26, 最高气温/℃ 31.1
     i = 0
     while i < len(toks):
         t = toks[i]
+        if t.kind == "free":
+            free = t.unit
         if t.kind == "brk":
             mark = text[t.start]
             if mark not in ":：":
                 coord_budget = 0
             if mark in "。！!？?\n.":
                 resp_at = None
+                free = None
         elif t.kind == "coord":
             coord_budget = 2
         elif t.kind == "resp":
@@ -292,12 +298,14 @@ def scan_plain(
             i = max(j, i + 1)
             continue
         shared = run[-1][0].unit
+        if shared is not None and shared is not free:
+            free = None  # a number with a unit of its own starts a new context
         indices: list[int] = []
         for n, s, negative in run:
             if prefixed:
                 unit = prefix
             else:
-                unit = n.unit or shared
+                unit = n.unit or shared or free
             in_context = coord_budget > 0
             implausible = (
                 unit is not None
