@@ -53,8 +53,10 @@ _HEDGE = re.compile(
     r"\s*$",
     re.IGNORECASE,
 )
-_NEXT = re.compile(r"(?<![a-z])followed by(?![a-z])|其次是|其次为|其次為|其次", re.IGNORECASE)
-_SECOND = re.compile(r"次之|(?<![a-z])(?:comes? )?(?:second|next)(?![a-z])", re.IGNORECASE)
+#: (a bare 其次 is also "secondly", 首先…其次…, and says nothing of an order)
+_NEXT = re.compile(r"(?<![a-z])followed by(?![a-z])|其次是|其次为|其次為", re.IGNORECASE)
+_SECOND = re.compile(r"次之|(?<![a-z])(?:comes?|is|ranks?) second(?![a-z])", re.IGNORECASE)
+#: A comparative with its object (A 比 B 热, hotter than B) is read as such, not as a bare one.
 _COMPARED = re.compile(r"比|没有|沒有|不如|不及|(?<![a-z])than(?![a-z])", re.I)
 
 

@@ -141,9 +141,9 @@ _TIED_AFTER = re.compile(
 
 
 #: Words that say places are level (a tie): the engine's, in Chinese and English.
-TIE = re.compile(
-    r"不相上下|相差无几|相差無幾|持平|相同|一样|一樣|相当|相當|相近|打平|齐平"
-    r"|(?<![a-z])(?:the same|equal(?:ly)?|identical|tied|level)(?![a-z])",
+TIE = re.compile(  # (not 相当: also "quite", 相当热)
+    r"不相上下|相差无几|相差無幾|持平|相同|一样|一樣|相近|打平|齐平"
+    r"|(?<![a-z])(?:the same|equal(?:ly)?|identical|tied)(?![a-z])",
     re.IGNORECASE,
 )
 
