@@ -27,6 +27,11 @@ mode                     when
                          the day, field and place the answer states it for, after unit
                          conversion and rounding to the answer's precision (one label per
                          such value; :func:`toolreplay.judging.grounding.ground_answer`).
+``wrong_place``          the answer is about another place than the question asks: its
+                         values are tool values of a place it names that the question does not
+                         ask about, and none is a value of an asked place
+                         (:func:`toolreplay.judging.verdicts.wrong_place`); evidence quotes
+                         the place it names, the explanation names both.
 ``no_measurement``       a non-empty answer with no measured value and no promise (an offer
                          conditional on the user: 等您需要时我可以再查, if you like I can...,
                          到时..., a question, a statement that nothing was found).
@@ -62,7 +67,7 @@ from typing import TYPE_CHECKING, Any
 from toolreplay.judging.grounding import Expectation, ground_answer
 from toolreplay.judging.toolvalues import ToolValue, tool_values
 from toolreplay.judging.values import relevant_values
-from toolreplay.judging.verdicts import FULL_JUDGE, NO_VALUE, FormatJudge
+from toolreplay.judging.verdicts import FULL_JUDGE, NO_VALUE, FormatJudge, wrong_place
 from toolreplay.wire.episode import Episode, ToolCall
 
 if TYPE_CHECKING:
@@ -81,6 +86,9 @@ UNFULFILLED_PROMISE = "unfulfilled_promise"
 FABRICATED_VALUE = "fabricated_value"
 
 
+WRONG_PLACE = "wrong_place"
+
+
 NO_MEASUREMENT = "no_measurement"
 
 
@@ -89,7 +97,8 @@ REFUSAL = "refusal"
 
 #: Every mode, in the order labels are given and counted.
 FAILURE_MODES = (
-    EMPTY_ANSWER, UNFULFILLED_PROMISE, FABRICATED_VALUE, NO_MEASUREMENT, REFUSAL, ERROR
+    EMPTY_ANSWER, UNFULFILLED_PROMISE, FABRICATED_VALUE, WRONG_PLACE, NO_MEASUREMENT, REFUSAL,
+    ERROR,
 )  # fmt: skip
 
 
@@ -593,6 +602,17 @@ def classify(
                 Evidence(index, check.span, check.text, None),
             )
         )
+    answering = {id(v) for v in relevant}
+    elsewhere = wrong_place([c for c in grounding.checks if id(c.value) in answering], expect)
+    if elsewhere is not None:
+        start, end = elsewhere.span
+        labels.append(
+            FailureMode(
+                WRONG_PLACE,
+                elsewhere.explanation(answer),
+                Evidence(index, elsewhere.span, answer[start:end], None),
+            )
+        )
     if refusal:
         labels.append(refused)
     return tuple(labels)
@@ -600,7 +620,8 @@ def classify(
 
 __all__ = [
     "EMPTY_ANSWER", "ERROR", "FABRICATED_VALUE", "FAILURE_MODES", "NO_MEASUREMENT",
-    "UNFULFILLED_PROMISE", "EpisodeError", "Evidence", "FailureMode", "ToolValue", "classify",
+    "UNFULFILLED_PROMISE", "WRONG_PLACE", "EpisodeError", "Evidence", "FailureMode", "ToolValue",
+    "classify",
     "find_promise", "mode_counts", "sentences", "tool_values",
 ]  # fmt: skip
 

@@ -8,12 +8,21 @@ import functools
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from toolreplay.judging.toolvalues import _DAY_WORDS, ToolPlace, ToolValue, tool_values
+from toolreplay.judging.places import (
+    CLAUSE,
+    SENTENCE,
+    PlaceSpec,
+    attribute,
+    find_mentions,
+    other_places,
+)
+from toolreplay.judging.presentation import plain
+from toolreplay.judging.toolvalues import _DAY_WORDS, ToolValue, tool_values
 from toolreplay.judging.units import Unit, unit_named
-from toolreplay.judging.values import MeasuredValue, scan
+from toolreplay.judging.values import MeasuredValue, remap, scan_plain
 from toolreplay.judging.vocabulary import Vocabulary, resolve
 
 if TYPE_CHECKING:
@@ -49,7 +58,7 @@ def _words(vocabulary: Vocabulary) -> _Words:
         # a value stated as a difference: right after 温差/相差/比…高, or right before "warmer"
         re.compile(
             r"(?:" + _never(vocabulary.difference_before) + r")"
-            r"(?:了|约|約|大约|大約|为|為|是|\s)*$",
+            r"(?:了|约|約|大约|大約|为|為|是|将近|將近|接近|近|足足|整整|大概|\s)*$",
             re.IGNORECASE,
         ),
         re.compile(r"\s*(?:" + _never(vocabulary.difference_after) + r")(?![a-z])", re.IGNORECASE),
@@ -67,12 +76,10 @@ def fits_field(tag: str, tv: ToolValue, vocabulary: Vocabulary | None = None) ->
     return True
 
 
-_SENTENCE = re.compile(r"[。！!？?\n]|\.(?=\s|$)")
+_SENTENCE = SENTENCE
 
 
-_CLAUSE = re.compile(
-    r"[，,；;。！!？?\n]|\.(?=\s|$)|(?<![a-z])(?:and|but|while)(?![a-z])", re.IGNORECASE
-)
+_CLAUSE = CLAUSE
 
 
 def _last_before(patterns: Sequence[tuple[Any, re.Pattern[str]]], text: str) -> Any:
@@ -91,15 +98,19 @@ def _stated(
     *,
     carry: bool,
     local: frozenset[str] = frozenset(),
+    resets: Sequence[tuple[Any, re.Pattern[str]]] = (),
 ) -> Any:
-    """What ``patterns`` say about value ``v``: a word right after it in its clause wins, then
-    the nearest word before it in its sentence (or, with ``carry``, anywhere before it)."""
+    """What ``patterns`` say about value ``v``: a word right after it in its clause wins when
+    no number follows in the clause (``28.6°C (high)``, not ``20.5°C to a high of 31.1°C``),
+    then the nearest word before it in its sentence (or, with ``carry``, anywhere before it).
+    A word tagged in ``local`` holds only in its own clause and until a word of ``resets``
+    (现在 26°C，下午升到 29°C; 现在 30.9°C / 今天 20.5–31.1°C)."""
     rest = text[v.end :]
     cut = _CLAUSE.search(rest)
     after = rest[: cut.start()] if cut else rest
     if "°" not in after[:1]:
         tag = _last_before(patterns, after[:12])
-        if tag is not None and not re.search(r"\d", after[:12]):
+        if tag is not None and not re.search(r"\d", after):
             return tag
     before = text[: v.start]
     if not carry:
@@ -109,43 +120,12 @@ def _stated(
         # "now" (a tag in ``local``) only holds in its own clause (现在 26°C，下午升到 29°C)
         own = _CLAUSE.split(before)[-1]
         tag = _last_before(patterns, before)
-        if tag in local and _last_before(patterns, own) != tag:
-            return _last_before([p for p in patterns if p[0] != tag], before)
+        if tag in local:
+            ends = [m.end() for t, p in patterns if t == tag for m in p.finditer(own)]
+            if not ends or any(r.search(own, max(ends)) for _, r in resets):
+                return _last_before([p for p in patterns if p[0] != tag], before)
         return tag
     return _last_before(patterns, before)
-
-
-@dataclass(frozen=True)
-class PlaceSpec:
-    """A place a question is about: ``query`` (e.g. 宁德), ``region`` (compared with a tool
-    place's :attr:`~toolreplay.judging.toolvalues.ToolPlace.region`, Open-Meteo's ``admin1``)
-    and other ``aliases`` an answer may use (``Guangzhou``)."""
-
-    query: str
-    region: str | None
-    aliases: tuple[str, ...] = ()
-
-    def named(self, place: ToolPlace | None) -> bool:
-        """Whether a tool result's place has this place's name or one of its aliases (宁德 and
-        宁德市 alike; ``Beijing`` with the alias 北京 names 北京)."""
-        if place is None:
-            return False
-        name = place.name.removesuffix("市")
-        if not name:
-            return False
-        for q in (self.query, *self.aliases):
-            q = q.removesuffix("市")
-            if name.startswith(q) or q.startswith(name):
-                return True
-        return False
-
-    def matches(self, place: ToolPlace | None) -> bool:
-        """Whether a tool result's place is this one: same name and region."""
-        return self.named(place) and place is not None and place.region == self.region
-
-    def names(self) -> tuple[str, ...]:
-        q = self.query.removesuffix("市")
-        return (q + "市", q, *self.aliases)
 
 
 @dataclass(frozen=True)
@@ -171,25 +151,19 @@ class Expectation:
         )
 
 
-def _place_mentions(text: str, places: Sequence[PlaceSpec]) -> list[tuple[int, int, PlaceSpec]]:
-    out: list[tuple[int, int, PlaceSpec]] = []
-    taken: set[int] = set()
-    names = sorted(((n, p) for p in places for n in p.names()), key=lambda np: -len(np[0]))
-    for name, p in names:
-        for m in re.finditer(re.escape(name), text, re.IGNORECASE):
-            if m.start() not in taken:
-                taken.update(range(m.start(), m.end()))
-                out.append((m.start(), m.end(), p))
-    return sorted(out, key=lambda x: x[0])
-
-
 @dataclass(frozen=True)
 class ValueCheck:
     """One value of the answer and what it was checked against.
 
     ``span``/``text``: where the answer states it; ``day``/``field``/``place``: what the
     answer states it for (None: not said, so any); ``match``: the tool value it equals (None
-    when no tool value does); ``reason``: why it is or is not grounded, in words."""
+    when no tool value does); ``reason``: why it is or is not grounded, in words. A value
+    said of several places at once (都是 31°C) is stated for ``place`` and the places in
+    ``also``, and grounded when each has a tool value equal to it (``also_matches``). A
+    ``bound`` (``at least``: 30°C 以上, over 30°C; ``at most``) is grounded by a tool value on
+    its side.
+    ``place_span``: where the answer names ``place`` (None: not named, or by position in a
+    list)."""
 
     value: MeasuredValue
     text: str
@@ -198,6 +172,20 @@ class ValueCheck:
     place: PlaceSpec | None
     match: ToolValue | None
     reason: str
+    also: tuple[PlaceSpec, ...] = ()
+    also_matches: tuple[ToolValue, ...] = ()
+    place_span: tuple[int, int] | None = None
+    bound: str | None = None  # "at least" (30°C 以上, over 30°C) or "at most"; None: a value
+
+    @property
+    def places(self) -> tuple[PlaceSpec, ...]:
+        """Every place the value is stated for."""
+        return ((self.place,) if self.place else ()) + self.also
+
+    @property
+    def matches(self) -> tuple[ToolValue, ...]:
+        """The tool values it equals, one per place it is stated for (empty: ungrounded)."""
+        return ((self.match,) if self.match else ()) + self.also_matches
 
     @property
     def grounded(self) -> bool:
@@ -222,7 +210,7 @@ class ValueCheck:
             "tool_value": m.text if m else None,
             "tool_place": m.place_text if m else None,
             "reason": self.reason,
-        }
+        } | ({"stated_places": [p.query for p in self.places]} if self.also else {})
 
 
 def _equal(v: MeasuredValue, tv: ToolValue, units: Sequence[Unit]) -> bool:
@@ -243,6 +231,45 @@ def _is_difference(text: str, v: MeasuredValue, vocab: Vocabulary) -> bool:
     w = _words(vocab)
     before = _CLAUSE.split(text[: v.start])[-1]
     return bool(w.difference_before.search(before) or w.difference_after.match(text, v.end))
+
+
+#: Words that make a value a bound: the tool value is at least (以上, ``over``) or at most
+#: (以下, ``under``) the value written.
+_AT_LEAST_AFTER = re.compile(r"\s*(?:或以上|以上|之上|开外|出头)")
+_AT_MOST_AFTER = re.compile(r"\s*(?:或以下|以下|之下)")
+_AT_LEAST_BEFORE = re.compile(
+    r"(?:超过|超出|高于|至少|最少|不低于|"
+    r"(?<![a-z])(?:above|over|at least|more than|upwards of|no less than)(?![a-z]))\s*$",
+    re.IGNORECASE,
+)
+_AT_MOST_BEFORE = re.compile(
+    r"(?:不到|不足|低于|至多|不超过|不高于|"
+    r"(?<![a-z])(?:below|under|at most|less than|no more than)(?![a-z]))\s*$",
+    re.IGNORECASE,
+)
+
+
+def _bound(text: str, v: MeasuredValue) -> str | None:
+    """``"at least"`` or ``"at most"`` when ``v`` is written as a bound, else None."""
+    before = text[max(0, v.start - 16) : v.start]
+    if _AT_LEAST_AFTER.match(text, v.end) or _AT_LEAST_BEFORE.search(before):
+        return "at least"
+    if _AT_MOST_AFTER.match(text, v.end) or _AT_MOST_BEFORE.search(before):
+        return "at most"
+    return None
+
+
+def _within(v: MeasuredValue, tv: ToolValue, units: Sequence[Unit], bound: str | None) -> bool:
+    """Whether tool value ``tv`` equals ``v`` at the precision written, or, for a bound, lies
+    on its side of it."""
+    if bound is None:
+        return _equal(v, tv, units)
+    mine, theirs = unit_named(v.unit, units), unit_named(tv.unit, units)
+    if mine is None or theirs is None or mine.kind != theirs.kind:
+        return False
+    level = mine.from_canonical(theirs.to_canonical(tv.value))
+    slack = 0.5 * 10.0**-v.decimals + 1e-9
+    return level >= v.value - slack if bound == "at least" else level <= v.value + slack
 
 
 def _check_difference(
@@ -288,6 +315,7 @@ def check_value(
     place: PlaceSpec | None,
     units: Sequence[Unit] | None = None,
     vocabulary: Vocabulary | None = None,
+    also: Sequence[PlaceSpec] = (),
 ) -> ValueCheck:
     """Check one answer value ``v`` of ``text`` against the tool values ``pool`` (see
     :mod:`toolreplay.judging.verdicts`), reading the day and field words of ``vocabulary``
@@ -295,7 +323,8 @@ def check_value(
     is the judge's reading and does not change what a tool value is). A value stated as a
     difference (the vocabulary's difference words: 温差, 相差, 比…高, warmer than...) is
     checked against the differences of two tool values of one day: the same field at two
-    places, or two fields of one place."""
+    places, or two fields of one place. A value stated for ``place`` and the places ``also``
+    at once is grounded when each of them has a tool value equal to it."""
     vocab = resolve(vocabulary)
     every = vocab.units
     if _is_difference(text, v, vocab):
@@ -305,38 +334,65 @@ def check_value(
     if day is None:
         day = expect.day
     field_word = (
-        _stated(w.fields, text, v, carry=False, local=w.local)
+        _stated(w.fields, text, v, carry=False, local=w.local, resets=w.days)
         if v.kind in vocab.field_kinds
         else None
     )
     written = text[v.start : v.end]
+    bound = _bound(text, v)
     same_kind = [tv for tv in pool if tv.kind == v.kind]
-    equal = [tv for tv in same_kind if _equal(v, tv, every)]
-    fits = [
-        tv
-        for tv in equal
-        if (day is None or tv.day is None or tv.day == day)
-        and _field_ok(field_word, tv, vocab)
-        and (place is None or tv.place is None or place.named(tv.place))
-    ]
+    equal = [tv for tv in same_kind if _within(v, tv, every, bound)]
+    equals = f"is {bound} {written}: " if bound else "equals "
+
+    def fitting(p: PlaceSpec | None) -> list[ToolValue]:
+        def fits(tv: ToolValue) -> bool:
+            return (
+                (day is None or tv.day is None or tv.day == day)
+                and _field_ok(field_word, tv, vocab)
+                and (p is None or tv.place is None or p.named(tv.place))
+            )
+
+        found = [tv for tv in equal if fits(tv)]
+        if bound == "at most" and any(fits(tv) for tv in same_kind if tv not in equal):
+            return []  # 都在 30°C 以下: every value the bound covers must be under it
+        return found
+
+    fits = fitting(place)
     said = ", ".join(
         b
         for b in (
-            place.query if place else None,
+            " and ".join(p.query for p in (place, *also) if p) if place else None,
             _DAY_WORDS.get(day) if day is not None else None,
             field_word,
         )
         if b
     )
+    if fits and also:
+        others = [fitting(p) for p in also]
+        missing = [p.query for p, f in zip(also, others, strict=True) if not f]
+        if missing:
+            return ValueCheck(
+                v, written, day, field_word, place, None,
+                f"{written} is stated for {said}, but no tool value of {', '.join(missing)} "
+                f"{'satisfies' if bound else 'equals'} it", tuple(also), bound=bound,
+            )  # fmt: skip
+        found = [next((tv for tv in f if tv.place is not None), f[0]) for f in [fits, *others]]
+        return ValueCheck(
+            v, written, day, field_word, place, found[0],
+            equals + " and ".join(tv.describe() for tv in found), tuple(also), tuple(found[1:]),
+            bound=bound,
+        )  # fmt: skip
     if fits:
         best = next((tv for tv in fits if tv.place is not None), fits[0])
-        return ValueCheck(v, written, day, field_word, place, best, f"equals {best.describe()}")
+        return ValueCheck(
+            v, written, day, field_word, place, best, equals + best.describe(), bound=bound
+        )
     if equal:
         other = equal[0]
         return ValueCheck(
             v, written, day, field_word, place, None,
-            f"{written} is stated for {said or 'the question'}, but the tool value it equals is "
-            f"{other.describe()}",
+            f"{written} is stated for {said or 'the question'}, but the tool value it "
+            f"{'satisfies' if bound else 'equals'} is {other.describe()}",
         )  # fmt: skip
     if same_kind:
         mine = unit_named(v.unit, every)
@@ -356,38 +412,23 @@ def check_value(
         why = f"no tool result holds {written}; the tool results hold no {v.kind} value"
     else:
         why = f"no tool result holds {written}; no tool result was returned in this episode"
-    return ValueCheck(v, written, day, field_word, place, None, why)
-
-
-def _place_for(
-    text: str,
-    v: MeasuredValue,
-    index: int,
-    mentions: Sequence[tuple[int, int, PlaceSpec]],
-    respective: Mapping[int, PlaceSpec],
-) -> PlaceSpec | None:
-    if index in respective:
-        return respective[index]
-    rest = text[v.end :]
-    cut = _CLAUSE.search(rest)
-    clause_end = v.end + (cut.start() if cut else len(rest))
-    after = [p for s, _, p in mentions if v.end <= s < min(clause_end, v.end + 8)]
-    before = [p for s, e, p in mentions if e <= v.start]
-    if before:
-        return before[-1]
-    return after[0] if after else None
+    if bound:
+        why = f"no tool value is {bound} {written}" + why[why.index(";") :]
+    return ValueCheck(v, written, day, field_word, place, None, why, tuple(also), bound=bound)
 
 
 @dataclass(frozen=True)
 class Grounding:
     """Every value of an answer (:func:`scan` with the judge's units) checked against the
     episode's tool values: ``checks`` in answer order, ``coordinates`` skipped, the ``pool``
-    of tool values."""
+    of tool values, and ``others``: the places of tool results the question does not ask
+    about (an answer may name them)."""
 
     answer: str
     checks: tuple[ValueCheck, ...]
     coordinates: tuple[tuple[int, int], ...]
     pool: tuple[ToolValue, ...]
+    others: tuple[PlaceSpec, ...] = ()
 
 
 def ground_answer(
@@ -399,31 +440,30 @@ def ground_answer(
 ) -> Grounding:
     """Check every value ``answer`` states (read with ``units``; None: all of the
     vocabulary's) against the tool values of ``transcript`` (OpenAI chat-format dicts), with
-    ``vocabulary`` (None: the default study's)."""
+    ``vocabulary`` (None: the default study's). The answer is read in its plain form
+    (:func:`~toolreplay.judging.presentation.plain`) and each value is stated for the place
+    :func:`~toolreplay.judging.places.attribute` gives it; spans are spans of ``answer``."""
     vocab = resolve(vocabulary)
     expect = Expectation.of(question)
-    read = scan(answer, units, vocab)
+    p = plain(answer)
+    read = scan_plain(p.text, units, vocab)
     pool = tool_values(transcript, vocab)
-    mentions = _place_mentions(answer, expect.places)
-    respective: dict[int, PlaceSpec] = {}
-    for at, indices in read.respective:
-        named: list[PlaceSpec] = []
-        for s, _, p in mentions:
-            if s < at and p not in named:
-                named.append(p)
-        if len(named) == len(indices):
-            respective.update(zip(indices, named, strict=True))
+    others = other_places(pool, expect.places)
+    mentions = find_mentions(p.text, (*expect.places, *others))
+    stated = attribute(p.text, read.values, read.lists, mentions, expect.places)
     only = expect.places[0] if len(expect.places) == 1 else None
-    checks = tuple(
-        check_value(
-            answer,
-            v,
-            pool,
-            expect,
-            _place_for(answer, v, n, mentions, respective) or only,
-            units,
-            vocab,
+    checks = []
+    for v, st in zip(read.values, stated, strict=True):
+        first = st.places[0] if st.places else only
+        c = check_value(p.text, v, pool, expect, first, units, vocab, st.places[1:])
+        at = remap(p, v)
+        checks.append(
+            replace(
+                c,
+                value=at,
+                text=answer[at.start : at.end],
+                place_span=p.span(*st.span) if st.span else None,
+            )
         )
-        for n, v in enumerate(read.values)
-    )
-    return Grounding(answer, checks, read.coordinates, pool)
+    coordinates = tuple(p.span(s, e) for s, e in read.coordinates)
+    return Grounding(answer, tuple(checks), coordinates, pool, others)

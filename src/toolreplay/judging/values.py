@@ -7,8 +7,9 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from toolreplay.judging.presentation import Plain, plain
 from toolreplay.judging.units import Unit, unit_named
 from toolreplay.judging.vocabulary import Vocabulary, resolve
 
@@ -41,16 +42,18 @@ def _grammar(vocabulary: Vocabulary) -> _Grammar:
         r"|(?P<resp>分别|分別|(?<![a-z])respectively(?![a-z]))"
         r"|(?P<sign>零下|负|負|(?<![a-z])minus(?![a-z]))"
         r"|(?P<prefix>" + _alternatives([p for p, _ in vocabulary.prefix_units]) + r")"
-        r"|(?P<bracket>[(（]\s*(?P<bunit>"
+        r"|(?P<bracket>[(（/]\s*(?:单位[:：]\s*|unit[:：]?\s*)?(?P<bunit>"
         + (vocabulary.bracket_units or r"(?!)")
-        + r")\s*[)）]\s*[:：]?)"
+        + r")\s*[)）]?\s*[:：]?|(?<![a-z0-9])(?P<bunit2>"
+        + (vocabulary.bracket_units or r"(?!)")
+        + r")(?![a-z])\s*[:：]?)"
         r"|(?P<date>[0-9]{4}[-/.][0-9]{1,2}[-/.][0-9]{1,2}(?:[T ][0-9]{1,2}:[0-9]{2})?"
         r"|[0-9]{1,2}:[0-9]{2}|[0-9]{1,2}月[0-9]{1,2}[日号]?)"
         r"|(?P<num>[0-9０-９]+(?:,[0-9]{3})*(?:\.[0-9０-９]+)?"
         r"|[零〇一二两兩三四五六七八九十百千]+(?:点[零〇一二三四五六七八九]+)?)"
         r"|(?P<dash>[-−])"
         r"|(?P<range>[~～〜–—至到]|(?<![a-z])to(?![a-z]))"
-        r"|(?P<sep>[、,/和与與及]|(?<![a-z])(?:and|or)(?![a-z]))"
+        r"|(?P<sep>[、,/和与與及对對]|(?<![a-z])(?:and|or|vs\.?|versus)(?![a-z]))"
         r"|(?P<brk>[，。；;！!？?\n:：]|\.(?=\s|$))"
         r"|(?P<space>\s+)",
         re.IGNORECASE,
@@ -75,7 +78,7 @@ _DMS = re.compile(r"\s?(?:°|度)\s?[0-9]+(?:\.[0-9]+)?\s?(?:[′']|分)")
 
 @dataclass(frozen=True)
 class _Tok:
-    kind: str  # coord resp sign prefix num dash range sep brk other
+    kind: str  # coord resp sign prefix free num dash range sep brk other
     start: int
     end: int
     value: float = 0.0
@@ -132,10 +135,10 @@ def _lex(text: str, units: Sequence[Unit], grammar: _Grammar) -> Iterator[_Tok]:
         if kind == "space":
             pos = m.end()
             continue
-        if kind == "bunit":
+        if kind in ("bunit", "bunit2"):
             kind = "bracket"
         if kind == "prefix" or kind == "bracket":
-            word = m.group("bunit") or m.group()
+            word = m.group("bunit") or m.group("bunit2") or m.group()
             name = next((n for p, n in grammar.prefixes if p.fullmatch(word)), word)
             unit = unit_named(name, units) if name in by_name else unit_named(word, units)
             if kind == "prefix" and re.match(r"[a-z]", word, re.IGNORECASE):
@@ -144,7 +147,7 @@ def _lex(text: str, units: Sequence[Unit], grammar: _Grammar) -> Iterator[_Tok]:
                     other = pos if other < 0 else other
                     pos = m.end()
                     continue
-            yield _Tok("prefix", m.start(), m.end(), unit=unit)
+            yield _Tok("free" if kind == "bracket" else "prefix", m.start(), m.end(), unit=unit)
             pos = m.end()
             continue
         if kind == "num":
@@ -186,13 +189,15 @@ class MeasuredValue:
 
 @dataclass(frozen=True)
 class Scan:
-    """What :func:`scan` read: measured values in order, the spans read as coordinates, and
+    """What :func:`scan` read: measured values in order, the spans read as coordinates,
     (for ``分别``/``respectively``) which values were listed together (indices into
-    ``values``)."""
+    ``values``), and every list of two values or more joined by list connectors (``、``,
+    ``,``, ``/``, 和, ``and``, ``vs``; not a range), as indices into ``values``."""
 
     values: tuple[MeasuredValue, ...]
     coordinates: tuple[tuple[int, int], ...]
     respective: tuple[tuple[int, tuple[int, ...]], ...] = ()  # (resp token start, value indices)
+    lists: tuple[tuple[int, ...], ...] = ()
 
 
 def scan(
@@ -200,7 +205,30 @@ def scan(
 ) -> Scan:
     """Read ``text`` with the grammar in :mod:`toolreplay.judging.verdicts`'s docstring: the
     units in ``units`` (None: all of the vocabulary's), unit words before a number and the
-    bracketed units of ``vocabulary`` (None: the default study's)."""
+    bracketed units of ``vocabulary`` (None: the default study's). Markup is stripped first
+    (:func:`~toolreplay.judging.presentation.plain`); spans are spans of ``text``."""
+    p = plain(text)
+    read = scan_plain(p.text, units, vocabulary)
+    if p.unchanged:
+        return read
+    return Scan(
+        tuple(remap(p, v) for v in read.values),
+        tuple(p.span(s, e) for s, e in read.coordinates),
+        tuple((p.span(at, at + 1)[0], ix) for at, ix in read.respective),
+        read.lists,
+    )
+
+
+def remap(p: Plain, v: MeasuredValue) -> MeasuredValue:
+    """``v``, read from ``p.text``, with the span of the answer it was read from."""
+    start, end = p.span(v.start, v.end)
+    return replace(v, start=start, end=end)
+
+
+def scan_plain(
+    text: str, units: Sequence[Unit] | None = None, vocabulary: Vocabulary | None = None
+) -> Scan:
+    """:func:`scan` of text already plain (no markup stripped; spans are spans of ``text``)."""
     vocab = resolve(vocabulary)
     if units is None:
         units = vocab.units
@@ -209,17 +237,22 @@ def scan(
     values: list[MeasuredValue] = []
     coords: list[tuple[int, int]] = []
     respective: list[tuple[int, tuple[int, ...]]] = []
+    lists: list[tuple[int, ...]] = []
     coord_budget = 0
     resp_at: int | None = None
+    free: Unit | None = None  # a unit written before its numbers: (℃)：26, 最高气温/℃ 31.1
     i = 0
     while i < len(toks):
         t = toks[i]
+        if t.kind == "free":
+            free = t.unit
         if t.kind == "brk":
             mark = text[t.start]
             if mark not in ":：":
                 coord_budget = 0
             if mark in "。！!？?\n.":
                 resp_at = None
+                free = None
         elif t.kind == "coord":
             coord_budget = 2
         elif t.kind == "resp":
@@ -230,6 +263,7 @@ def scan(
         # a run: [prefix] [sign] num ((dash|range|sep) [sign] num)*
         run: list[tuple[_Tok, int, bool]] = []  # (number, start incl. sign/prefix, negative)
         prefixed, prefix = False, None
+        ranged = False  # a range connector joins two of the run's numbers
         j = i
         while j < len(toks):
             s = toks[j].start
@@ -256,6 +290,7 @@ def scan(
                     or (nxt.kind in ("sign", "dash") and after and after.kind == "num")
                 )
             ):
+                ranged = ranged or toks[j].kind in ("dash", "range")
                 j += 1
                 continue
             break
@@ -263,12 +298,14 @@ def scan(
             i = max(j, i + 1)
             continue
         shared = run[-1][0].unit
+        if shared is not None and shared is not free:
+            free = None  # a number with a unit of its own starts a new context
         indices: list[int] = []
         for n, s, negative in run:
             if prefixed:
                 unit = prefix
             else:
-                unit = n.unit or shared
+                unit = n.unit or shared or free
             in_context = coord_budget > 0
             implausible = (
                 unit is not None
@@ -294,8 +331,10 @@ def scan(
         if resp_at is not None and len(indices) > 1:
             respective.append((resp_at, tuple(indices)))
             resp_at = None
+        if len(indices) > 1 and not ranged:
+            lists.append(tuple(indices))
         i = j
-    return Scan(tuple(values), tuple(coords), tuple(respective))
+    return Scan(tuple(values), tuple(coords), tuple(respective), tuple(lists))
 
 
 def find_measured_values(
@@ -310,6 +349,11 @@ def _clause_before(text: str, start: int, limit: int = 30) -> str:
     return re.split(r"[，,。；;！!？?\n]", window)[-1]
 
 
+def _clause_after(text: str, end: int, limit: int = 16) -> str:
+    window = text[end : end + limit]
+    return re.split(r"[，,。；;！!？?\n]|(?<![a-z])(?:and|but)(?![a-z])", window)[0]
+
+
 def relevant_values(
     text: str,
     values: Sequence[MeasuredValue],
@@ -318,18 +362,22 @@ def relevant_values(
 ) -> tuple[MeasuredValue, ...]:
     """The ``values`` that answer ``measure`` (all of them when ``measure`` is None): of a kind
     the vocabulary's measure declares (none for a measure it does not declare), and, where the
-    measure names context words for the kind, only in a clause that has them before the value
-    (a humidity percentage does not answer a rain question)."""
+    measure names context words for the kind, only in a clause that has them before or just
+    after the value (a humidity percentage does not answer a rain question). ``values`` are
+    spans of ``text`` as written; the clause is read from its plain form."""
     if measure is None:
         return tuple(values)
     vocab = resolve(vocabulary)
     kinds = vocab.kinds(measure)
     context = _grammar(vocab).context
+    p = plain(text)
     out = []
     for v in values:
         if v.kind not in kinds:
             continue
         words = context.get((measure, v.kind))
-        if words is None or words.search(_clause_before(text, v.start)):
+        if words is None or words.search(_clause_before(p.text, p.to_plain(v.start))):
             out.append(v)
+        elif words.search(_clause_after(p.text, p.to_plain(v.end))):
+            out.append(v)  # 60% 会下雨, 60% chance of rain
     return tuple(out)

@@ -1,6 +1,11 @@
 """Judges: does an answer state, for the question's place and day, a value a tool returned?
 
-Two stages, one mechanism each.
+Three stages, one mechanism each.
+
+**Stripping the presentation** (:func:`~toolreplay.judging.presentation.plain`). Markdown
+emphasis, lists, headings, quotes, links, code marks and emoji are dropped and a table becomes
+a clause per row (its first cell, then each cell after its column's header); spans stay spans
+of the answer as written.
 
 **Reading values** (:func:`scan`). A small lexer turns the text into tokens (numbers in Arabic
 or Chinese numerals, signs, range and list connectors, clause breaks, coordinate words, the
@@ -36,19 +41,24 @@ wind           km/h, 公里/小时; m/s, 米/秒; mph; knots
 with its unit, JSON path (the *field*), the *day* it is about (weather: ``current`` and
 ``daily[0]``: today; ``daily[1]``: tomorrow) and the *place* (weather: the oneshot result's
 ``place``; for ``get_weather_by_coords`` the geocoding candidate at the called coordinates),
-as the vocabulary says. Each value in the answer states a day, a field and a place, read from
-the vocabulary's words before it (今天/明天/today/tomorrow, 最高/最低/当前/high/low/now), a
-place's name (分别/respectively pairs a list of places with a list of values) or from the
-question. It is *grounded* when a tool value of the same kind, day, field and place equals it
-after conversion to the answer's unit and rounding to the precision the answer wrote (26°C
-matches 26.1 °C; 79°F matches 26.1 °C).
+as the vocabulary says. Each value in the answer states a day and a field, read from the
+vocabulary's words around it (今天/明天/today/tomorrow, 最高/最低/当前/high/low/now) or from the
+question, and a place, by the clause it is in
+(:func:`~toolreplay.judging.places.attribute`: a list of values paired with a list of places,
+a place tied after it by a preposition or a bracket, a value said of several places at once,
+else the place its clause or sentence is about). It is *grounded* when a tool value of the
+same kind, day, field and place equals it after conversion to the answer's unit and rounding
+to the precision the answer wrote (26°C matches 26.1 °C; 79°F matches 26.1 °C); a bound
+(30°C 以上) when a tool value lies on its side.
 
 **Verdicts.** :data:`GROUNDED_JUDGE` (the one in use) passes an episode only when the answer
 states a grounded value of the question's measure for the question's place and day, states
 no ungrounded value (a value no tool result holds is a fabricated value and fails the
-episode), and, for a comparison measure, names as hottest (the vocabulary's superlative) the
-place the tool results make hottest. :data:`FORMAT_JUDGE` only checks the form (a value of
-the measure with a unit), and :data:`NARROW_JUDGE` is that with the vocabulary's
+episode), is not about another place than asked (values of a place the answer names that the
+question does not ask about: a wrong place), and, for a comparison measure, concludes what
+the tool results do (:func:`~toolreplay.judging.comparisons.check_conclusion`: superlatives,
+comparatives, rankings and ties, each checked). :data:`FORMAT_JUDGE` only checks the form (a
+value of the measure with a unit), and :data:`NARROW_JUDGE` is that with the vocabulary's
 ``narrow_units`` only (weather: ``celsius-only``, the study's first, too-narrow judge; built
 from the default study's vocabulary on first access, :func:`narrow_judge` for another); the
 fidelity audit uses both. A :class:`Verdict` carries its evidence (:meth:`Verdict.to_dict`).
@@ -62,11 +72,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from toolreplay.judging.comparisons import Conclusion, check_conclusion
 from toolreplay.judging.grounding import (
     Expectation,
     PlaceSpec,
     ValueCheck,
-    fits_field,
     ground_answer,
 )
 from toolreplay.judging.toolvalues import _DAY_WORDS, ToolValue
@@ -80,79 +90,48 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Conclusion:
-    """A comparison's conclusion: the place the answer names hottest (``said``, with its
-    ``span``), the place the tool results make hottest (``actual``) and the tool values
-    compared (``values``: ``"name: 33.4°C at $.daily[0].temperature_2m_max of tool message
-    9"``)."""
+class WrongPlace:
+    """An answer about another place than asked: its value ``check`` is a tool value of the
+    place it names (``named``), and no value is stated for a place of the question
+    (``asked``)."""
 
-    said: str | None
-    span: tuple[int, int] | None
-    actual: str | None
-    values: tuple[str, ...]
-    correct: bool
+    check: ValueCheck
+    named: PlaceSpec
+    asked: tuple[PlaceSpec, ...]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "said": self.said,
-            "span": list(self.span) if self.span else None,
-            "actual": self.actual,
-            "values": list(self.values),
-            "correct": self.correct,
-        }
+    @property
+    def span(self) -> tuple[int, int]:
+        """Where the answer names the place (else the value)."""
+        return self.check.place_span or self.check.span
+
+    def explanation(self, answer: str) -> str:
+        c = self.check
+        assert c.match is not None
+        wanted = ", ".join(f"{p.query} ({p.region})" for p in self.asked)
+        where = answer[self.span[0] : self.span[1]]
+        return (
+            f"wrong place: the answer is about {where} ({self.named.region}), the place it "
+            f"names, not {wanted}, the place asked; {c.text} equals {c.match.describe()}"
+        )
 
 
-def check_conclusion(
-    answer: str,
-    pool: Sequence[ToolValue],
-    expect: Expectation,
-    vocabulary: Vocabulary | None = None,
-) -> Conclusion:
-    """Which place ``answer`` names hottest (the superlative of the question's comparison
-    measure in ``vocabulary``, None: the default study's; for a question that is no comparison,
-    its first comparison measure's), and whether the tool values agree:
-    weather, by each place's daily maximum for the question's day, or (today) its current
-    temperature. Raises :class:`ValueError` when the vocabulary declares no comparison."""
-    vocab = resolve(vocabulary)
-    cmp = vocab.comparison(expect.measure) or next(
-        (m.compare for m in vocab.measures if m.compare is not None), None
-    )
-    if cmp is None:
-        raise ValueError(f"the {vocab.name} vocabulary declares no comparison measure")
-    names = sorted(((n, p) for p in expect.places for n in p.names()), key=lambda np: -len(np[0]))
-    alt = "|".join(re.escape(n) for n, _ in names) or r"(?!)"
-    sup = f"(?:{cmp.superlative})"
-    pattern = re.compile(
-        rf"(?P<a>{alt})(?:{cmp.before or '(?!)'})?\s?{sup}(?!\s*[:：]?\s*[-−]?\d)"
-        rf"|{sup}(?:{cmp.after or '(?!)'})\s?(?P<b>{alt})",
-        re.IGNORECASE,
-    )
-    m = pattern.search(answer)
-    said_place: PlaceSpec | None = None
-    if m:
-        word = m.group("a") or m.group("b")
-        said_place = next(p for n, p in names if n.lower() == word.lower())
-    day = expect.day if expect.day is not None else 0
-    best: dict[str, tuple[str, ToolValue]] = {}
-    shown: list[str] = []
-    for label in cmp.fields:  # the first field that covers two places decides
-        per_place: dict[PlaceSpec, ToolValue] = {}
-        for tv in pool:
-            if tv.kind != cmp.kind or tv.day != day or not fits_field(label, tv, vocab):
-                continue
-            for p in expect.places:
-                if p.matches(tv.place):
-                    per_place.setdefault(p, tv)
-        if len(per_place) >= 2:
-            pick = max if cmp.highest else min
-            top = pick(per_place, key=lambda p: per_place[p].value)
-            best[label] = (top.query, per_place[top])
-            shown += [f"{p.query}: {tv.describe()}" for p, tv in per_place.items()]
-            break
-    actual = next(iter(best.values()), (None, None))[0]
-    said = said_place.query if said_place else None
-    correct = said is not None and any(said == q for q, _ in best.values())
-    return Conclusion(said, m.span() if m else None, actual, tuple(shown), correct)
+def wrong_place(checks: Sequence[ValueCheck], expect: Expectation) -> WrongPlace | None:
+    """Whether ``checks`` (the values that answer the question) are about another place than
+    the question's: none is a tool value of an asked place, and one is a tool value of a place
+    the answer names that the question does not ask about. None otherwise."""
+    if not expect.places:
+        return None
+    if any(p.matches(tv.place) for c in checks for tv in c.matches for p in expect.places):
+        return None
+    for c in checks:
+        if (
+            c.match is not None
+            and c.place is not None
+            and c.place not in expect.places
+            and c.place.named(c.match.place)
+        ):
+            return WrongPlace(c, c.place, expect.places)
+    return None
 
 
 @dataclass(frozen=True)
@@ -341,8 +320,11 @@ class GroundedJudge(FormatJudge):
         if expect.places:
             on_place = [
                 c for c in for_day
-                if c.match is not None and any(p.matches(c.match.place) for p in expect.places)
+                if any(p.matches(tv.place) for tv in c.matches for p in expect.places)
             ]  # fmt: skip
+            elsewhere = wrong_place(for_day, expect)
+            if not on_place and elsewhere is not None:
+                return fail(elsewhere.explanation(answer))
             if not on_place:
                 c = for_day[0]
                 where = c.match.place_text if c.match else None
@@ -356,9 +338,10 @@ class GroundedJudge(FormatJudge):
         cmp = measure.compare if measure is not None else None
         if cmp is not None:
             covered = {
-                p for c in on_place for p in expect.places if c.match and p.matches(c.match.place)
-            }
-            conclusion = check_conclusion(answer, g.pool, expect, vocab)
+                p for c in on_place for tv in c.matches for p in expect.places
+                if p.matches(tv.place)
+            }  # fmt: skip
+            conclusion = check_conclusion(answer, g.pool, expect, vocab, g.checks)
             most = cmp.adjective
             if len(covered) < 2:
                 return fail(
@@ -366,18 +349,29 @@ class GroundedJudge(FormatJudge):
                     f"found {len(covered)}",
                     conclusion,
                 )
+            if not conclusion.correct and conclusion.wrong is not None:
+                return fail(conclusion.wrong, conclusion)
             if conclusion.said is None:
                 return fail(f"the answer names no {most} place", conclusion)
             if not conclusion.correct:
+                said = (
+                    " and ".join(conclusion.tied) + " are equally" if conclusion.tied
+                    else f"{conclusion.said} is"
+                )  # fmt: skip
                 return fail(
-                    f"the answer says {conclusion.said} is {most}, but the tool results make "
+                    f"the answer says {said} {most}, but the tool results make "
                     f"{conclusion.actual} {most} ({'; '.join(conclusion.values)})",
                     conclusion,
                 )
             shown = ", ".join(c.text for c in on_place[:4])
+            said = (
+                " and ".join(conclusion.tied) + f" are equally {most} at the precision written"
+                if conclusion.tied
+                else f"{conclusion.said} is {most}"
+            )
             return Verdict(
                 True,
-                f"grounded values {shown}; {conclusion.said} is {most}, as the tool results say",
+                f"grounded values {shown}; {said}, as the tool results say",
                 values, g.checks, conclusion, j,
             )  # fmt: skip
         c = on_place[0]
@@ -455,6 +449,7 @@ def narrowed(judge: FormatJudge, drop: Sequence[str], name: str | None = None) -
 __all__ = [
     "FORMAT_JUDGE", "FULL_JUDGE", "GROUNDED_JUDGE", "JUDGES", "NARROW_JUDGE", "NO_VALUE",
     "Conclusion", "Expectation", "FormatJudge", "GroundedJudge", "Judge", "MeasuredValue",
-    "PlaceSpec", "ToolValue", "Unit", "ValueCheck", "Verdict", "Vocabulary", "check_conclusion",
-    "find_measured_values", "ground_answer", "narrow_judge", "narrowed", "relevant_values",
+    "PlaceSpec", "ToolValue", "Unit", "ValueCheck", "Verdict", "Vocabulary", "WrongPlace",
+    "check_conclusion", "find_measured_values", "ground_answer", "narrow_judge", "narrowed",
+    "relevant_values", "wrong_place",
 ]  # fmt: skip

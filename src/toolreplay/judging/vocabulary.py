@@ -71,13 +71,26 @@ def words(zh: str, en: str = "") -> str:
 
 @dataclass(frozen=True)
 class Comparison:
-    """How a comparison question (``北京、上海、广州哪个最热？``) is decided: the answer names
-    a place with a ``superlative`` word (最热, ``hottest``), written right after the place
-    (``before`` the word: 的, ``is``) or right before it (``after`` the word: 是, ``:``);
-    the tool results decide by each place's value of ``kind`` for the question's day, from the
-    first of ``fields`` (:class:`FieldWord` tags) that covers two places or more, the
-    highest value (``highest``) or the lowest winning. ``adjective`` (``hottest``) and
-    ``plural`` (``temperatures``) word the explanations."""
+    """How a comparison question (``北京、上海、广州哪个最热？``) is decided and read.
+
+    The tool results decide by each place's value of ``kind`` for the question's day, from the
+    first of ``fields`` (:class:`FieldWord` tags) that covers two places or more, the highest
+    value (``highest``) or the lowest winning. ``adjective`` (``hottest``) and ``plural``
+    (``temperatures``) word the explanations.
+
+    The answer's conclusion is read, by the engine's grammar, from these words of the domain:
+
+    - ``superlative``: the winner's word (最热, ``hottest``), said of the place its clause
+      names, or of the place right after it (``after``: 的是, ``is``, ``:``); ``before``: the
+      words that may stand between a place and the word (的, ``is``); ``least``: the word of
+      the other end (最凉快, ``coolest``), ``least_adjective`` naming it in explanations;
+    - ``more`` and ``less``: the comparative words (热, 高, ``hotter``; 凉快, 低, ``cooler``),
+      read in ``A 比 B 热``, ``A 没有 B 热``, ``A 高于 B``, ``A is hotter than B`` and, for a
+      question about two places, ``A 更热``/``A is warmer``;
+    - ``descending`` and ``ascending``: the words of a ranking's order (从高到低, 从低到高),
+      before the places it lists; ``A > B > C`` needs none.
+
+    Ties (不相上下, ``the same``) are the engine's grammar."""
 
     kind: str
     fields: tuple[str, ...]
@@ -87,6 +100,12 @@ class Comparison:
     adjective: str = "highest"
     plural: str = "values"
     highest: bool = True
+    least: str = ""
+    least_adjective: str = "lowest"
+    more: str = ""
+    less: str = ""
+    descending: str = ""
+    ascending: str = ""
 
 
 @dataclass(frozen=True)

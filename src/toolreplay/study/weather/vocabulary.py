@@ -42,7 +42,19 @@ UNITS: tuple[Unit, ...] = (
     Unit("mm", r"mm\b|毫米|millimet(?:er|re)s?\b", "precipitation"),
     Unit("cm", r"cm\b|厘米|centimet(?:er|re)s?\b", "precipitation", 10.0),
     Unit("inch", r"inch(?:es)?\b|英寸|″", "precipitation", 25.4),
+    # "in" for inches only before punctuation or a word of rain ("0.1 in of rain", "0.1 in.",
+    # "0.1 in (2.6 mm)", "0.1 in expected"), never in "29 in Shanghai"
+    Unit(
+        "in",
+        r"in(?:\.|(?=[ \t]*(?:(?:of|expected|total|forecast|rain\w*|precip\w*)\b"
+        r"|[,;:()（）\n，。；]|$)))",
+        "precipitation",
+        25.4,
+    ),
     Unit("%", r"[%％]|per\s?cent\b", "percent"),
+    # tenths as Chinese writes probabilities: 六成 = 60 %, 三成左右 ≈ 30 % (not 成都, 成为,
+    # nor 八成会下雨, "most likely")
+    Unit("成", r"成(?![都功为為了本熟员員绩績果就立会會要是能不])", "percent", 10.0),
     Unit("km/h", r"km/h|kph\b|公里/小时|千米/小时|公里每小时", "wind"),
     Unit("m/s", r"m/s|米/秒|米每秒", "wind", 3.6),
     Unit("mph", r"mph\b", "wind", 1.609344),
@@ -68,14 +80,30 @@ RAIN_CONTEXT = r"降水|降雨|下雨|雨|precip|rain|shower"
 HOTTEST = Comparison(
     kind="temperature",
     fields=("max", "current"),  # the day's maximum; for today, else the current temperature
+    # a superlative with a number right after it is a field, not a conclusion (气温最高 31℃)
     superlative=(
-        r"最热|最熱|最暖和?|最炎热|(?:气温|氣溫|温度|溫度)最高"
-        r"|the hottest|hottest|the warmest|warmest"
+        r"最热|最熱|最暖和?|最炎热|(?:气温|氣溫|温度|溫度)最高(?!\s*[:：]?\s*[-−]?\d)"
+        r"|居首|排名第一|排第一|the hottest|hottest|the warmest|warmest|tops the list"
     ),
     before=r"的|的天气|的气温|的温度|\s?is|\s?was",
     after=r"的|的城市|的是|城市是|是|的地方是|\s+(?:city\s+)?is|:|：",
     adjective="hottest",
     plural="temperatures",
+    least=(
+        r"最凉快?|最涼快?|最冷|最凉爽|最涼爽|(?:气温|氣溫|温度|溫度)最低(?!\s*[:：]?\s*[-−]?\d)"
+        r"|the coolest|coolest|the coldest|coldest|the mildest|mildest"
+    ),
+    least_adjective="coolest",
+    more=words(r"热|熱|暖和?|高|炎热|闷热", r"hotter|warmer|higher"),
+    less=words(r"凉快?|涼快?|凉爽|冷|低", r"cooler|colder|lower|milder"),
+    descending=words(
+        r"从高到低|由高到低|從高到低|从热到冷|由热到冷|从热到凉|由热到凉",
+        r"from (?:the )?(?:hottest|warmest|highest)",
+    ),
+    ascending=words(
+        r"从低到高|由低到高|從低到高|从冷到热|由冷到热|从凉到热|由凉到热",
+        r"from (?:the )?(?:coolest|coldest|lowest)",
+    ),
 )
 
 
@@ -136,7 +164,7 @@ WEATHER = Vocabulary(
     units=UNITS,
     measures=MEASURES,
     prefix_units=PREFIX_UNITS,
-    bracket_units=r"°\s?[CF]|℃|℉|mm|毫米|%|km/h",
+    bracket_units=r"°\s?[CF]|℃|℉|mm|毫米|%|km/h|m/s|mph",
     implicit_range=(-90.0, 60.0),  # a bare 度 beyond it is a latitude or longitude
     day_words=DAY_WORDS,
     field_words=FIELD_WORDS,
@@ -147,7 +175,7 @@ WEATHER = Vocabulary(
         r"温差|溫差|相差|差了|差距|高出|低出|比[^，,。；;]{0,12}[高低暖冷热熱凉涼]"
         r"|(?<![a-z])difference (?:of|is)"
     ),
-    difference_after=r"warmer|cooler|colder|hotter|higher|lower|more|less",
+    difference_after=r"warmer|cooler|colder|hotter|higher|lower|more|less|below|above",
     value_keys=("value", "unit"),
     key_units=KEY_UNITS,
     ignored_keys=IGNORED_KEYS,
