@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from toolreplay.hosts import LoopLimits, run_host
+from toolreplay.judging.episode_errors import EpisodeError
 from toolreplay.judging.failures import (
     EMPTY_ANSWER,
     ERROR,
@@ -19,14 +20,12 @@ from toolreplay.judging.failures import (
     FAILURE_MODES,
     NO_MEASUREMENT,
     UNFULFILLED_PROMISE,
-    EpisodeError,
     FailureMode,
     classify,
-    find_promise,
     mode_counts,
-    sentences,
     tool_values,
 )
+from toolreplay.judging.intent import find_promise, sentences
 from toolreplay.judging.values import find_measured_values
 from toolreplay.judging.verdicts import NARROW_JUDGE
 from toolreplay.models.scripted import ScriptedModel

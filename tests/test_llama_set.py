@@ -57,6 +57,7 @@ def test_the_llama_set_shows_the_servers_real_failure():
         assert ep["error"]["endpoint"] == "http://127.0.0.1/v1/chat/completions"
         assert ep["error"]["message"].startswith("7 validation errors:\n")
         assert "HTTP 500" in ep["failure_modes"][0]["explanation"]
+        assert ep["verdict"] == "no answer: the episode ended on a model API error"
     for c in results["configurations"]:
         assert c["failure_modes"] == {"error": 4} and c["failure_mode_rates"] == {"error": 1.0}
     raw = read_cassette(SET_DIR / "single+oneshot" / "beijing.yaml")

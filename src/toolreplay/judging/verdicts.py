@@ -277,6 +277,8 @@ class GroundedJudge(FormatJudge):
         )
         expect = Expectation.of(question)
         j = self.name
+        if not isinstance(episode, str) and episode.stop_reason == "error" and not answer.strip():
+            return Verdict(False, "no answer: the episode ended on a model API error", judge=j)
         if not answer.strip():
             return Verdict(False, "empty answer", judge=j)
         if expect.measure == NO_VALUE:

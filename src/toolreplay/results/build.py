@@ -15,7 +15,8 @@ from toolreplay.cassettes.format import LOOPBACK
 from toolreplay.cassettes.manifest import Manifest
 from toolreplay.evals import Question
 from toolreplay.files import atomic_write_text
-from toolreplay.judging.failures import FABRICATED_VALUE, EpisodeError, classify, mode_counts
+from toolreplay.judging.episode_errors import EpisodeError
+from toolreplay.judging.failures import FABRICATED_VALUE, classify, mode_counts
 from toolreplay.judging.grounding import Expectation
 from toolreplay.judging.verdicts import Judge
 from toolreplay.results.format import RESULTS_FORMAT, check_results
