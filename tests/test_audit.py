@@ -42,6 +42,23 @@ def test_committed_set_passes_every_check(audit):
         assert check.explanation and check.evidence
 
 
+def test_judge_breadth_reads_the_external_corpus_too(audit):
+    """The answers in real models' styles count in judge_breadth beside the project's own, and
+    a judge that rejects one of them fails the check naming that corpus."""
+    check = audit.check("judge_breadth")
+    assert "all 54 correct phrasings of phrasings-external.yaml" in check.explanation
+    assert any("phrasings-external.yaml: 54 of 54" in e and "90 of 90 verdicts" in e
+               for e in check.evidence)  # fmt: skip
+
+    from toolreplay.audit.judges import _corpus_breadth
+    from toolreplay.evals import load_eval
+    from toolreplay.judging.verdicts import narrowed
+
+    celsius_sign_only = narrowed(FULL_JUDGE, ["℃", "度", "摄氏度"])
+    ok, text, _ = _corpus_breadth(load_eval(EVAL_FILE), celsius_sign_only)
+    assert not ok and "phrasings-external.yaml" in text and "phrasings.yaml" in text
+
+
 def test_both_tables(audit):
     assert rows(audit.tables["faithful"]) == {
         "single+oneshot": (4, 4),

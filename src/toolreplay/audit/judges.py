@@ -19,13 +19,27 @@ from toolreplay.runs.configuration import (
 )
 from toolreplay.studies import load_study
 
+#: The corpus of answers in real models' styles, checked beside ``phrasings.yaml`` if present.
+EXTERNAL_CORPUS_NAME = "phrasings-external.yaml"
+
 
 def _corpus_breadth(suite: EvalSuite, judge: Judge) -> tuple[bool, str, list[str]]:
-    """Judge every correct phrasing of the corpus next to the eval file (``phrasings.yaml``)
-    with ``judge``: ``(passed, sentence, evidence lines)``. A phrasing the judge rejects is
-    named with the formats it covers, and whether the format-only judge reads it (if not, the
-    unit table lacks the format)."""
-    path = Path(suite.path).parent / CORPUS_NAME
+    """Judge every correct phrasing of the corpora next to the eval file with ``judge``:
+    ``phrasings.yaml`` (required) and, when present, ``phrasings-external.yaml`` (answers in
+    the styles real models write): ``(passed, sentence, evidence lines)``. A phrasing the
+    judge rejects is named with the formats it covers, and whether the format-only judge reads
+    it (if not, the unit table lacks the format)."""
+    folder = Path(suite.path).parent
+    results = [_one_corpus(folder / CORPUS_NAME, judge)]
+    external = folder / EXTERNAL_CORPUS_NAME
+    if external.is_file():
+        results.append(_one_corpus(external, judge))
+    ok = all(r[0] for r in results)
+    sentence = " and ".join(r[1] for r in results if ok or not r[0])
+    return ok, sentence, [line for r in results for line in r[2]]
+
+
+def _one_corpus(path: Path, judge: Judge) -> tuple[bool, str, list[str]]:
     try:
         corpus = load_corpus(path)
     except PhrasingsError as exc:
@@ -41,8 +55,17 @@ def _corpus_breadth(suite: EvalSuite, judge: Judge) -> tuple[bool, str, list[str
         )
     total = len(corpus.passing)
     shown = f"{path.parent.name}/{path.name}"  # the same wherever the eval file is given from
-    evidence = [f"corpus {shown}: {total - len(rejected)} of {total} correct phrasings accepted"]
-    evidence += rejected
+    line = f"corpus {shown}: {total - len(rejected)} of {total} correct phrasings accepted"
+    if path.name == EXTERNAL_CORPUS_NAME:
+        agree = sum(
+            judge.judge_episode(c.episode, c.question).passed == (c.judge == "pass")
+            for c in corpus.cases
+        )
+        line += (
+            f"; {agree} of {len(corpus.cases)} verdicts as a careful grader gives them "
+            "(answers in the styles real models write)"
+        )
+    evidence = [line, *rejected]
     if rejected:
         verdicts = {
             case.index: judge.judge_episode(case.episode, case.question).passed
