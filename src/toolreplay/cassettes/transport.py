@@ -2,23 +2,25 @@
 
 The live code path runs unchanged: the openai SDK over an ``httpx.Client`` and ``requests``
 for Open-Meteo. Only the transport is served from the cassette, through the two libraries'
-own extension points (an ``httpx.BaseTransport`` and a ``requests`` adapter), instead of
-vcrpy's patches:
+own extension points (an ``httpx.BaseTransport``, an ``httpx.AsyncBaseTransport`` and a
+``requests`` adapter), instead of vcrpy's patches:
 
-- :class:`Player`: the replay clients (``http`` for the SDK, ``session`` for Open-Meteo) and
-  the cassette in play (:meth:`Player.use`). The cassette comes from
+- :class:`Player`: the replay clients (``http`` for the SDK, ``async_http`` for async clients
+  such as ``AsyncOpenAI``, ``session`` for Open-Meteo) and the cassette in play
+  (:meth:`Player.use`). All three serve the same :class:`Tape`: one matching, one miss, one
+  unplayed check. The cassette comes from
   :func:`toolreplay.cassettes.store.load_cassette` (read and validated once per content, sha256
   checked against the manifest). Nothing is patched, nothing reaches a socket.
 - Matching is the one :func:`toolreplay.cassettes.vcr.make_vcr` configures for vcrpy, on the
   request as vcrpy's filter would store it: method, path, query (credentials dropped, pairs
   sorted) and the body compared as typed JSON (:func:`~toolreplay.cassettes.format.json_equal`);
   the first unplayed interaction that matches is played, as vcrpy does in record mode
-  ``none``. A miss raises :class:`toolreplay.cassettes.miss.ReplayMiss`, which the model client,
-  the tools and :func:`toolreplay.cassettes.miss.explain_miss` treat exactly as vcrpy's miss
-  (vcrpy itself is not imported to replay).
-- :func:`replay_jobs`: many episodes, serially or in a process pool (``workers``), results in
-  job order and identical whatever the number of workers; :func:`shard` picks a
-  deterministic slice of a job list for ``toolreplay run --shard I/N``.
+  ``none``, so identical requests (an agent loop polling or retrying) get the recorded
+  replies in recorded order, each once. A miss raises
+  :class:`toolreplay.cassettes.miss.ReplayMiss`, which the model client, the tools and
+  :func:`toolreplay.cassettes.miss.explain_miss` treat exactly as vcrpy's miss (vcrpy itself
+  is not imported to replay).
+- Many episodes, serially or in a process pool: :mod:`toolreplay.runs.replay`.
 
 Record modes other than ``none`` (pytest's ``--record-mode``) still go through vcrpy.
 """
@@ -32,7 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 import httpx
@@ -41,9 +43,6 @@ from requests.adapters import HTTPAdapter
 
 from toolreplay.cassettes.format import _parse_json_body, json_equal, strip_secret_query
 from toolreplay.cassettes.miss import ReplayMiss
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass
@@ -134,8 +133,9 @@ class Tape:
         return json_equal(sent(), mine)
 
     def play(self, method: str, url: str, body: bytes | str | None) -> _Recorded:
-        """The first unplayed recorded interaction matching the request, marked played.
-        Raises :class:`~toolreplay.cassettes.miss.ReplayMiss` when none does."""
+        """The first unplayed recorded interaction matching the request, marked played:
+        identical requests get the recorded replies in recorded order, each once. Raises
+        :class:`~toolreplay.cassettes.miss.ReplayMiss` when none does."""
         method = method.upper()
         path = urlsplit(url).path
         query = _Lazy(lambda: _query(url))
@@ -202,24 +202,43 @@ class _TapeView:
         ]
 
 
+def _httpx_response(recorded: _Recorded, request: httpx.Request) -> httpx.Response:
+    """The recorded response as vcrpy's httpx stub builds it: status, headers as recorded, the
+    body bytes (an ``httpx.ByteStream``, readable sync and async), the recorded reason phrase."""
+    status = recorded.response["status"]
+    message = status.get("message")
+    return httpx.Response(
+        status["code"],
+        headers=[(k, v) for k, values in recorded.response["headers"].items() for v in values],
+        stream=httpx.ByteStream(recorded.content()),
+        extensions={"reason_phrase": message.encode("ascii", "replace")} if message else None,
+        request=request,
+    )
+
+
 class _Transport(httpx.BaseTransport):
-    """httpx transport answering from the player's tape, as vcrpy's httpx stub does: status,
-    headers as recorded, the body bytes, the recorded reason phrase."""
+    """httpx transport answering from the player's tape (:func:`_httpx_response`)."""
 
     def __init__(self, player: Player) -> None:
         self._player = player
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         recorded = self._player.tape().play(request.method, str(request.url), request.read())
-        status = recorded.response["status"]
-        message = status.get("message")
-        return httpx.Response(
-            status["code"],
-            headers=[(k, v) for k, values in recorded.response["headers"].items() for v in values],
-            stream=httpx.ByteStream(recorded.content()),
-            extensions={"reason_phrase": message.encode("ascii", "replace")} if message else None,
-            request=request,
-        )
+        return _httpx_response(recorded, request)
+
+
+class _AsyncTransport(httpx.AsyncBaseTransport):
+    """The async twin of :class:`_Transport`, for ``httpx.AsyncClient``: the same tape, the
+    same matching, miss and unplayed check. :meth:`Tape.play` never awaits, so concurrent
+    tasks take recorded interactions one at a time."""
+
+    def __init__(self, player: Player) -> None:
+        self._player = player
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        body = await request.aread()
+        recorded = self._player.tape().play(request.method, str(request.url), body)
+        return _httpx_response(recorded, request)
 
 
 class _Adapter(HTTPAdapter):
@@ -269,14 +288,16 @@ _T = TypeVar("_T")
 
 
 class Player:
-    """Replay clients: ``http`` (an ``httpx.Client``, for the openai SDK) and ``session`` (a
+    """Replay clients: ``http`` (an ``httpx.Client``, for the openai SDK), ``async_http`` (an
+    ``httpx.AsyncClient``, for ``AsyncOpenAI`` and other async clients) and ``session`` (a
     ``requests.Session``, for Open-Meteo), answering from the cassette put in play by
-    :meth:`use`. Both ignore proxy and certificate settings from the environment. A request
+    :meth:`use`. They ignore proxy and certificate settings from the environment. A request
     made while no cassette is in play raises :class:`RuntimeError`. Close it (or use it as a
-    context manager) when done."""
+    context manager, ``with`` or ``async with``) when done."""
 
     def __init__(self) -> None:
         self._tape: Tape | None = None
+        self._async_http: httpx.AsyncClient | None = None
         self.http = httpx.Client(transport=_Transport(self), trust_env=False)
         self.http._toolreplay_player = self  # type: ignore[attr-defined]
         self.session = requests.Session()
@@ -285,6 +306,14 @@ class Player:
         self.session.mount("http://", adapter)
         self.session.mount("https://", adapter)
         self._memo: dict[Any, Any] = {}
+
+    @property
+    def async_http(self) -> httpx.AsyncClient:
+        """The ``httpx.AsyncClient`` serving the cassette in play (made on first use)."""
+        if self._async_http is None:
+            self._async_http = httpx.AsyncClient(transport=_AsyncTransport(self), trust_env=False)
+            self._async_http._toolreplay_player = self  # type: ignore[attr-defined]
+        return self._async_http
 
     def tape(self) -> Tape:
         if self._tape is None:
@@ -309,8 +338,16 @@ class Player:
         return value
 
     def close(self) -> None:
+        """Close the sync clients. The async client's transport holds no connection, so
+        leaving it unclosed leaks nothing; :meth:`aclose` closes it too."""
         self.http.close()
         self.session.close()
+
+    async def aclose(self) -> None:
+        """Close every client, the async one included."""
+        if self._async_http is not None:
+            await self._async_http.aclose()
+        self.close()
 
     def __enter__(self) -> Player:
         return self
@@ -318,8 +355,14 @@ class Player:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    async def __aenter__(self) -> Player:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
 
 def player_for(http: Any) -> Player | None:
-    """The :class:`Player` whose ``http`` client this is, if any."""
+    """The :class:`Player` whose ``http`` or ``async_http`` client this is, if any."""
     player = getattr(http, "_toolreplay_player", None)
     return player if isinstance(player, Player) else None
