@@ -15,6 +15,7 @@ import pytest
 from openai import AsyncOpenAI, OpenAI
 
 from toolreplay.cassettes.errors import CassetteMiss, UnplayedInteractions
+from toolreplay.cassettes.miss import explain_miss, find_miss
 from toolreplay.cassettes.store import load_cassette
 from toolreplay.cassettes.transport import Player, Tape, player_for
 from toolreplay.cassettes.vcr import replay_cassette
@@ -176,7 +177,11 @@ def test_identical_requests_are_served_in_recorded_order_async(tmp_path: Path) -
         assert tape.play_counts == [1, 1, 1]
         with pytest.raises(Exception) as info:
             asyncio.run(fourth(player))
-    assert "is not recorded" in str(info.value)
+    miss = find_miss(info.value)
+    assert miss is not None
+    text = str(explain_miss(miss, "demo/polls", "toolreplay record --only demo/polls"))
+    assert "(request 4; 3 of 3 recorded interactions played)" in text
+    assert "Every recorded POST /v1/jobs/status was already played" in text
 
 
 def test_concurrent_identical_async_requests_each_get_one_recorded_reply(tmp_path: Path) -> None:
