@@ -8,14 +8,12 @@ it returned and whether that is the reference's pick, and which heuristic acted.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 from toolreplay.audit.tables import Check
-from toolreplay.audit.traffic import _read, recorded_tool_results
+from toolreplay.audit.traffic import recorded_tool_results
 from toolreplay.cassettes.manifest import (
     Manifest,
     cassette_path,
@@ -26,20 +24,22 @@ from toolreplay.runs.configuration import (
     Configuration,
 )
 from toolreplay.study.weather import reference as ref
+from toolreplay.study.weather.calls import (
+    CallAudit,
+    Departure,
+    _attributed,
+    _place,
+    _requests,
+    _returned_place,
+    _same_place,
+    audit_calls,
+)
 
 HEURISTICS = ref.HEURISTICS
 
 
-def _returned_place(result: Any) -> Mapping[str, Any] | None:
-    place = result.get("place") if isinstance(result, Mapping) else None
-    return place if isinstance(place, Mapping) else None
 
 
-def _same_place(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
-    keys = ("name", "admin1", "latitude", "longitude")
-    return (a is None) == (b is None) and (
-        a is None or b is None or all(a.get(k) == b.get(k) for k in keys)
-    )
 
 
 def _signature(name: str, args: Any) -> str:
@@ -66,352 +66,22 @@ def place_changes(full: Path, ablated: Path) -> list[str]:
     return out
 
 
-@dataclass(frozen=True)
-class _Request:
-    """One recorded Open-Meteo request: ``kind`` ``search`` or ``forecast`` (or ``other``), its
-    URI parameters, whether it answered 200, and for a search the candidates (empty when the
-    answer had no ``results``: nothing found). ``position``: the interaction's index."""
-
-    kind: str
-    params: Mapping[str, list[str]]
-    ok: bool
-    results: list[dict[str, Any]]
-    position: int
-
-    @property
-    def name(self) -> str:
-        return self.params.get("name", [""])[0]
 
 
-def _requests(path: Path) -> list[_Request]:
-    """Every recorded request that is not a model request, in order."""
-    out = []
-    for position, i in enumerate(_read(path)):
-        parts = urlsplit(i["request"]["uri"])
-        if parts.path.endswith("/chat/completions"):
-            continue
-        kind = (
-            "search"
-            if parts.path.endswith("/search")
-            else "forecast"
-            if parts.path.endswith("/forecast")
-            else "other"
-        )
-        status = (i["response"].get("status") or {}).get("code")
-        body = (i["response"].get("body") or {}).get("parsed_body")
-        results = body.get("results") if isinstance(body, Mapping) else None
-        out.append(
-            _Request(
-                kind,
-                parse_qs(parts.query, keep_blank_values=True),
-                status == 200,
-                [r for r in results if isinstance(r, dict)] if isinstance(results, list) else [],
-                position,
-            )
-        )
-    return out
 
 
-@dataclass(frozen=True)
-class Departure:
-    """One way a recorded ``get_weather`` call departs from the reference
-    (:mod:`toolreplay.study.weather.reference`): ``heuristic`` names the heuristic at fault
-    (``admin_seat``, ``population_order``, ``shi_retry``), or what else differs (``geocoding
-    query``: the first query's parameters, which every heuristic chooses from; ``forecast``;
-    ``geocoding``: traffic no reference call sends); ``text`` says what, in words."""
-
-    heuristic: str
-    text: str
-    #: for a 市 retry the reference would not send: the feature code of the seat picked first
-    seat_code: str = ""
 
 
-@dataclass(frozen=True)
-class CallAudit:
-    """The reference's verdict on one recorded episode: its departures, how many
-    ``get_weather`` calls were checked, and the seat codes after which the baseline rightly
-    sent no 市 retry (to tell a seat level missing from its list from a retry that fires too
-    often)."""
-
-    departures: tuple[Departure, ...]
-    calls: int
-    seats_kept: frozenset[str]
 
 
-def _holds(request: _Request | None, place: Mapping[str, Any] | None) -> bool:
-    return (
-        request is not None
-        and place is not None
-        and any(_same_place(place, c) for c in request.results)
-    )
 
 
-def _why(returned: Mapping[str, Any], expected: Mapping[str, Any], on: Sequence[str]) -> tuple[
-    str, str
-]:  # fmt: skip
-    """The heuristic a place picked from one answer that is not the reference's pick from it
-    points to, and why (``on``: the heuristics the reference runs with)."""
-    seat_differs = ref.is_seat(returned) != ref.is_seat(expected)
-    pops = ref.population(returned), ref.population(expected)
-    if seat_differs and "admin_seat" in on:
-        return "admin_seat", (
-            "an admin seat beats any other place"
-            if ref.is_seat(expected)
-            else "the admin-seat preference decides between them"
-        )
-    if pops[0] != pops[1] and "population_order" in on:
-        return "population_order", (
-            f"population {pops[0]:,} returned, {pops[1]:,} picked: the larger population wins"
-        )
-    if seat_differs:
-        return "admin_seat", "this ablated baseline must not prefer admin seats"
-    if pops[0] != pops[1]:
-        return "population_order", (
-            "this ablated baseline must keep Open-Meteo's order, not sort by population"
-        )
-    return "population_order", "a tie in population keeps Open-Meteo's order"
 
 
-def audit_calls(path: Path, on: tuple[str, ...] = ref.HEURISTICS) -> CallAudit:
-    """Hold every ``get_weather`` call recorded at ``path`` against the reference with the
-    heuristics ``on``: the geocoding query it sent (parameters), whether it sent the 市 retry
-    exactly when the reference does (and with the same parameters), the forecast query (the
-    returned place's coordinates, variables, units, timezone, days), and whether the place it
-    returned is the one the reference picks from the answers recorded for that call.
-
-    The calls are read from the recorded tool messages, their Open-Meteo requests from the
-    recorded interactions: a host stores the requests of one model reply's calls in call order,
-    so each call's requests follow the previous call's."""
-    requests = _requests(path)
-    calls = [
-        (str(args["city"]), _returned_place(result))
-        for name, args, result in recorded_tool_results(path)
-        if name == "get_weather"
-        and isinstance(args, Mapping)
-        and isinstance(args.get("city"), str)
-        and args["city"]
-    ]
-    walk = _Walk(requests, on)
-    for k, (city, returned) in enumerate(calls):
-        walk.call(city, returned, calls[k + 1][0] if k + 1 < len(calls) else None)
-    rest = requests[walk.at :]
-    if rest:
-        shown = ", ".join(f"{r.kind} {r.name}" if r.kind == "search" else r.kind for r in rest[:3])
-        walk.out.append(
-            Departure(
-                "geocoding",
-                f"{len(rest)} recorded Open-Meteo request(s) that no reference get_weather call "
-                f"sends ({shown}{', ...' if len(rest) > 3 else ''})",
-            )
-        )
-    return CallAudit(tuple(walk.out), len(calls), frozenset(walk.kept))
 
 
-class _Walk:
-    """Reads one episode's Open-Meteo requests call by call (see :func:`audit_calls`)."""
-
-    def __init__(self, requests: list[_Request], on: tuple[str, ...]) -> None:
-        self.requests, self.on = requests, on
-        self.at = 0
-        self.out: list[Departure] = []
-        self.kept: set[str] = set()
-
-    def _next(self, kind: str, name: str | None = None) -> _Request | None:
-        r = self.requests[self.at] if self.at < len(self.requests) else None
-        if r is None or r.kind != kind or (name is not None and r.name != name):
-            return None
-        return r
-
-    def call(self, city: str, returned: Mapping[str, Any] | None, following: str | None) -> None:
-        head = f"get_weather({city})"
-        first = self._next("search", city)
-        if first is None:
-            if returned is not None:
-                self.out.append(
-                    Departure(
-                        "geocoding",
-                        f"{head} returned {_place(returned)}, but no geocoding query for {city} "
-                        "was recorded for it",
-                    )
-                )
-            return  # the tool refused the call before any request (e.g. bad arguments)
-        self.at += 1
-        if diffs := ref.geocoding_differences(first.params, city):
-            self.out.append(
-                Departure(
-                    "geocoding query",
-                    f"{head}: the geocoding query was sent with {', '.join(diffs)}; admin_seat "
-                    "and population_order choose among the candidates it asks for, and "
-                    "shi_retry reads its pick",
-                )
-            )
-        if not first.ok:
-            return  # the reference reports the error: no retry, no forecast
-        picked = ref.pick(first.results, self.on)
-        due = ref.retry_due(city, picked, self.on)
-        retry = ref.retry_name(city)
-        second = self._next("search", retry)
-        if second is not None and second.position != first.position + 1:
-            second = None  # a model request in between: the model's own query for X市
-        elif second is not None and not due and following == retry and returned is None:
-            second = None  # the next call of the same reply queries X市 itself
-        if second is not None:
-            self.at += 1
-            if diffs := ref.geocoding_differences(second.params, retry):
-                self.out.append(
-                    Departure(
-                        "shi_retry",
-                        f"{head}: the 市 retry {retry} was sent with {', '.join(diffs)}",
-                    )
-                )
-        # The tool's own first pick, where the place it returned shows it.
-        own = returned if _holds(first, returned) and not _holds(second, returned) else None
-        pick_departs = own is not None and (picked is None or not _same_place(own, picked))
-        retry_explained = False
-        if own is not None and pick_departs:
-            heuristic, why = _why(own, picked, self.on) if picked is not None else ("geocoding", "")
-            text = (
-                f"{head} returned {_place(own)}, but the reference heuristics pick "
-                f"{_place(picked) if picked is not None else 'no place'} from the geocoding "
-                f"answers recorded for it ({why})"
-            )
-            if (second is not None) != due and (second is not None) == ref.retry_due(
-                city, own, self.on
-            ):
-                retry_explained = True
-                text += (
-                    f"; so it re-queried {retry}, which the reference does not"
-                    if second is not None
-                    else f"; so it sent no 市 retry, where the reference re-queries {retry}"
-                )
-            self.out.append(Departure(heuristic, text))
-        if (second is not None) != due and not retry_explained:
-            self._retry_departure(head, city, retry, own or picked, second is not None)
-        elif (
-            second is None
-            and "shi_retry" in self.on
-            and own is not None
-            and ref.is_seat(own)
-            and not city.endswith(ref.SHI)
-        ):
-            self.kept.add(str(own.get("feature_code")))  # a seat level the baseline counts
-        if second is not None and not second.ok:
-            return
-        expected = picked
-        if second is not None and due:
-            expected = ref.final_pick(picked, ref.pick(second.results, self.on))
-        forecast = self._next("forecast")
-        if forecast is not None:
-            self.at += 1
-            target = returned if returned is not None else expected
-            diffs = ref.forecast_differences(forecast.params, target) if target is not None else []
-            if diffs:
-                self.out.append(
-                    Departure(
-                        "forecast", f"{head}: the forecast query was sent with {', '.join(diffs)}"
-                    )
-                )
-        if pick_departs:
-            return  # said above
-        if returned is None:
-            if expected is not None and (forecast is None or forecast.ok):
-                self.out.append(
-                    Departure(
-                        "geocoding",
-                        f"{head} returned no place, but the reference picks {_place(expected)} "
-                        "from the geocoding answers recorded for it",
-                    )
-                )
-            return
-        if expected is None:
-            self.out.append(
-                Departure(
-                    "geocoding",
-                    f"{head} returned {_place(returned)}, but the reference finds no place in "
-                    "the geocoding answers recorded for it",
-                )
-            )
-            return
-        if _same_place(returned, expected):
-            return
-        from_retry = second is not None and due and expected is not picked
-        if from_retry and not _holds(second, returned):
-            heuristic, why = "shi_retry", f"the 市 retry's answer ({retry}) was not used"
-        elif not from_retry and _holds(second, returned):
-            heuristic, why = (
-                "shi_retry",
-                "the answer of a 市 retry the reference does not send was used",
-            )
-        elif not _holds(first, returned) and not _holds(second, returned):
-            heuristic, why = "geocoding", "no geocoding answer recorded for the call holds it"
-        else:
-            heuristic, why = _why(returned, expected, self.on)
-        self.out.append(
-            Departure(
-                heuristic,
-                f"{head} returned {_place(returned)}, but the reference heuristics pick "
-                f"{_place(expected)} from the geocoding answers recorded for it ({why})",
-            )
-        )
-
-    def _retry_departure(
-        self, head: str, city: str, retry: str, first: Mapping[str, Any] | None, sent: bool
-    ) -> None:
-        shown = _place(first) if first is not None else "nothing"
-        if not sent:
-            self.out.append(
-                Departure(
-                    "shi_retry",
-                    f"{head} sent no 市 retry, but the reference re-queries {retry} after "
-                    f"picking {shown}"
-                    + (" (not an admin seat)" if first is not None else " (nothing found)"),
-                )
-            )
-        elif city.endswith(ref.SHI):
-            self.out.append(
-                Departure(
-                    "shi_retry",
-                    f"{head} re-queried {retry}, but the name already ends in {ref.SHI}: the "
-                    "reference sends no retry",
-                )
-            )
-        elif "shi_retry" not in self.on:
-            self.out.append(
-                Departure(
-                    "shi_retry",
-                    f"{head} re-queried {retry}: this ablated baseline must send no 市 retry",
-                )
-            )
-        else:
-            self.out.append(
-                Departure(
-                    "shi_retry",
-                    f"{head} re-queried {retry} after picking {shown}, an admin seat "
-                    f"({', '.join(ref.ADMIN_SEATS)}): the reference sends no retry",
-                    seat_code=str(first.get("feature_code")) if first is not None else "",
-                )
-            )
 
 
-def _attributed(departure: Departure, seats_kept: frozenset[str]) -> Departure:
-    """A 市 retry sent after a seat: when no recorded call kept that seat level without a
-    retry, the baseline's seat list lacks it (``admin_seat``); otherwise its retry fires too
-    often (``shi_retry``)."""
-    if not departure.seat_code:
-        return departure
-    code = departure.seat_code
-    if code not in seats_kept:
-        return replace(
-            departure,
-            heuristic="admin_seat",
-            text=f"{departure.text}; the baseline does not count {code} as an admin seat (no "
-            f"recorded call picked a {code} without re-querying)",
-        )
-    return replace(
-        departure,
-        text=f"{departure.text}; the retry fires after an admin seat ({code} counts as a seat "
-        "in other recorded calls)",
-    )
 
 
 def _searches(path: Path) -> list[tuple[str, list[dict[str, Any]], int]]:
@@ -425,8 +95,6 @@ def _without(heuristic: str) -> tuple[str, ...]:
     return tuple(h for h in HEURISTICS if h != heuristic)
 
 
-def _place(c: Mapping[str, Any]) -> str:
-    return f"{c.get('name')} ({c.get('admin1', '?')} {c.get('feature_code', '?')})"
 
 
 def exercised_heuristics(path: Path) -> dict[str, list[tuple[str, bool]]]:
