@@ -70,7 +70,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
 def _missing_cassette(miss: Any, item: pytest.Item) -> CassetteError | None:
     """A miss on a cassette file that does not exist (or holds no interaction), named as such:
     vcrpy plays a missing cassette as an empty one."""
-    cassette = getattr(miss, "cassette", None)
+    cassette: Any = getattr(miss, "cassette", None)
     path = getattr(cassette, "_path", None)
     if path is None or len(getattr(cassette, "requests", ())):
         return None
@@ -152,4 +152,3 @@ def http_session() -> Iterator[Any]:
     with requests.Session() as session:
         session.trust_env = False
         yield session
-
