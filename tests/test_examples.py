@@ -28,7 +28,8 @@ def _servers_module() -> ModuleType:
 
 @pytest.fixture
 def copy(pytester: pytest.Pytester) -> Path:
-    """The example copied into pytester's folder (no ini file above it: plain defaults)."""
+    """The example copied into pytester's folder: its own ``pyproject.toml`` (which opts the
+    suite in with ``toolreplay_cassettes = true``) and no ini file above it."""
     target = pytester.path / "unit_converter"
     shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns("__pycache__"))
     return target
@@ -47,6 +48,12 @@ def test_example_replays_offline_with_the_network_blocked(pytester: pytest.Pytes
         str(EXAMPLE), "--record-mode=none", "--block-network", "-p", "no:cacheprovider"
     )
     result.assert_outcomes(passed=TESTS)
+
+
+def test_example_opts_in_with_the_ini_option(pytester: pytest.Pytester) -> None:
+    config = pytester.parseconfig(str(EXAMPLE))
+    assert config.inipath == EXAMPLE / "pyproject.toml"
+    assert config.getini("toolreplay_cassettes") is True
 
 
 def test_example_rerecords_to_the_same_bytes(

@@ -1,7 +1,17 @@
 """pytest plugin (entry point ``pytest11``): toolreplay's cassettes for your own tests.
 
-Loaded automatically when toolreplay is installed. When pytest-recording is installed too
-(``pip install 'toolreplay[test]'``), every ``@pytest.mark.vcr`` test gets:
+Loaded automatically when toolreplay is installed, and **opt-in**: it changes nothing for a test
+that does not ask. With pytest-recording installed too (``pip install 'toolreplay[test]'``), a
+``@pytest.mark.vcr`` test gets toolreplay's cassettes when
+
+- it, its class or its module (``pytestmark``) is marked ``@pytest.mark.toolreplay``
+  (``@pytest.mark.toolreplay(False)`` opts a test out under the ini option), or
+- it uses a fixture that needs them (``chat_model``, ``toolreplay_model_settings``), or
+- the ini option ``toolreplay_cassettes = true`` opts the whole suite in.
+
+Every other ``@pytest.mark.vcr`` test runs exactly as pytest-recording runs it without
+toolreplay (vcrpy's serializer, matchers and headers; no unplayed check). A test that opts in
+gets:
 
 - toolreplay's **readable cassettes**: YAML with JSON bodies stored parsed and non-ASCII text
   unescaped, header names lower-cased, only ``content-type`` headers kept (authorization, API
@@ -14,11 +24,12 @@ Loaded automatically when toolreplay is installed. When pytest-recording is inst
   interaction unplayed fails (mark it ``@pytest.mark.allow_unplayed`` to opt out);
 - **explained misses**: a request that is not in the cassette fails the test with
   :class:`~toolreplay.cassettes.errors.CassetteMiss` — what differs from the closest recorded
-  request
-  (a message, a tool schema, a parameter) and the command that re-records the test;
+  request (a message, a tool schema, a parameter) and the command that re-records the test;
+  a request under a cassette file that does not exist fails with
+  :class:`~toolreplay.cassettes.errors.CassetteError` "cassette missing: PATH does not exist";
 - pytest-recording's ``--record-mode`` (``none`` by default; ``rewrite`` re-records).
 
-These are set as defaults on the VCR that pytest-recording builds for each test; a
+These are set as defaults on the VCR that pytest-recording builds for each test that opts in; a
 ``vcr_config`` fixture of your own overrides them key by key (:func:`default_vcr_config`
 returns them as a dict).
 
@@ -48,16 +59,35 @@ from typing import Any
 
 import pytest
 
-from toolreplay.plugin.config import SECRET_QUERY_PARAMETERS, default_vcr_config
+from toolreplay.plugin.config import (
+    INI_OPTION,
+    MARKER,
+    SECRET_QUERY_PARAMETERS,
+    default_vcr_config,
+    uses_toolreplay,
+)
 
-__all__ = ["SECRET_QUERY_PARAMETERS", "default_vcr_config"]
+__all__ = ["SECRET_QUERY_PARAMETERS", "default_vcr_config", "uses_toolreplay"]
 
 
-
-
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        INI_OPTION,
+        type="bool",
+        default=False,
+        help="toolreplay: give every @pytest.mark.vcr test toolreplay's cassettes (readable "
+        "serializer, JSON-body matching, header filter, unplayed check, explained misses); "
+        "without it only tests marked @pytest.mark.toolreplay or using chat_model get them.",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{MARKER}: give this @pytest.mark.vcr test (class, module) toolreplay's cassettes: "
+        "readable serializer, JSON-body matching, header filter, unplayed check, explained "
+        f"misses. {MARKER}(False) opts out under the ini option {INI_OPTION} = true.",
+    )
     config.addinivalue_line(
         "markers",
         "allow_unplayed: the test may leave recorded interactions of its cassette unplayed.",
