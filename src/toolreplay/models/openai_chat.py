@@ -12,6 +12,7 @@ to (:data:`KEY_PAIRING` in words, :func:`resolve_endpoint` for the rules).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -47,12 +48,10 @@ class OpenAIChatModel:
         max_retries: int = 0,
         tool_choice: Any = "auto",
     ) -> None:
-        from openai import OpenAI  # imported here: the SDK import is the slowest part of start-up
-
         self.settings = settings
         self.name = settings.model
         self.tool_choice = tool_choice
-        self._client = OpenAI(
+        self._client = _sdk_client()(
             api_key=settings.api_key or "replay-no-key",
             base_url=settings.base_url,
             http_client=http_client,
@@ -76,7 +75,7 @@ class OpenAIChatModel:
         try:
             raw = self._client.chat.completions.with_raw_response.create(
                 model=self.settings.model,
-                messages=list(messages),  # type: ignore[arg-type]
+                messages=list(messages),
                 temperature=self.settings.temperature,
                 **kwargs,
             )
@@ -90,6 +89,39 @@ class OpenAIChatModel:
             response = exc.response
             endpoint = str(response.request.url.copy_with(query=None))
             raise ModelReplyError(
-                endpoint, response.status_code, f"{type(exc).__name__}: {exc.message}"
+                endpoint, response.status_code, f"{type(exc).__name__}: {_status_text(response)}"
             ) from None
         return parse_chat_reply(raw.http_response)
+
+
+def _status_text(response: Any) -> str:
+    """An error status in the words openai 1.x and 2.x give it, whatever SDK is installed (3.x
+    words it otherwise), so an episode's error text does not depend on the SDK version:
+    ``Error code: N - <the JSON body as a Python repr>``, else the body's text."""
+    text = response.text.strip()
+    try:
+        return f"Error code: {response.status_code} - {json.loads(text)}"
+    except ValueError:
+        return text or f"Error code: {response.status_code}"
+
+
+_CLIENT: Any = None
+
+
+def _sdk_client() -> Any:
+    """The openai SDK's ``OpenAI`` with the request body's top-level keys in sorted order
+    (the order openai 1.x and 2.x send them in; 3.x puts ``model`` first), so a recording
+    writes the same bytes whatever SDK version made it. Imported here: the SDK import is
+    the slowest part of start-up."""
+    global _CLIENT
+    if _CLIENT is None:
+        from openai import OpenAI
+
+        class _SortedBodyOpenAI(OpenAI):
+            def _build_request(self, options: Any, *, retries_taken: int = 0) -> Any:
+                if isinstance(options.json_data, Mapping):
+                    options.json_data = dict(sorted(options.json_data.items()))
+                return super()._build_request(options, retries_taken=retries_taken)
+
+        _CLIENT = _SortedBodyOpenAI
+    return _CLIENT

@@ -17,6 +17,7 @@ from toolreplay.report.episodes import (
 from toolreplay.report.labels import FAILURE_MODES
 from toolreplay.report.summary import _mode_label, _ordered, _stop
 from toolreplay.report.text import CLIP_AT, CLIP_JSON, Segment, _plural, _text
+from toolreplay.wire.episode import REASONING_FIELDS, reasoning_text
 
 
 def _message(
@@ -29,7 +30,10 @@ def _message(
 ) -> dict:
     """One transcript message for display: ``{"index", "anchor", "role", "text" (None when
     content is None; else see :func:`_text`), "json", "tool_calls": [{"id", "name",
-    "arguments", "json", "run"}], "tool_call_id", "tool_name", "modes"}``. Tool message
+    "arguments", "json", "run"}], "tool_call_id", "tool_name", "refusal", "reasoning" (None
+    unless the message holds reasoning fields; else its readable text, see
+    :func:`~toolreplay.wire.episode.reasoning_text`), "reasoning_fields" (their names),
+    "modes"}``. The template shows the reasoning collapsed, only when there is some. Tool message
     content and tool-call arguments are pretty-printed when they parse as JSON; ``call_names``
     maps tool-call ids seen so far to tool names, so a tool message can name the call it
     answers; a tool call whose id no tool message answers (``executed``) has ``run`` False.
@@ -68,6 +72,7 @@ def _message(
             }
         )
     call_id = message.get("tool_call_id")
+    reasoning = reasoning_text(message)
     return {
         "index": index,
         "anchor": _message_anchor(anchor, index),
@@ -78,6 +83,10 @@ def _message(
         "tool_call_id": call_id,
         "tool_name": call_names.get(str(call_id)) if call_id is not None else None,
         "refusal": message.get("refusal") if isinstance(message.get("refusal"), str) else None,
+        "reasoning": None if reasoning is None else _text(reasoning),
+        "reasoning_fields": ", ".join(
+            name for name in REASONING_FIELDS if message.get(name) is not None
+        ),
         "modes": [{"mode": fm["mode"], "label": _mode_label(fm["mode"])} for fm in modes],
     }
 

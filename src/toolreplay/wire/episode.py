@@ -8,6 +8,7 @@ Messages are kept as the OpenAI chat format dicts the model saw
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,40 @@ STOP_REASONS = (
 
 #: ``finish_reason`` values that end an episode, and the stop reason each gives.
 FINISH_STOP_REASONS = {"length": "truncated", "content_filter": "filtered"}
+
+#: Assistant-message fields in which OpenAI-compatible providers send the model's reasoning:
+#: ``reasoning_content`` (DeepSeek, and servers that copy it), ``reasoning`` (Groq, Ollama,
+#: Crusoe, OpenRouter) and ``reasoning_details`` (OpenRouter: a list of ``reasoning.text``,
+#: ``reasoning.summary`` and ``reasoning.encrypted`` items). Kept as sent and sent back in the
+#: same field: DeepSeek's thinking mode refuses a tool-call turn whose assistant message lacks
+#: its ``reasoning_content``, and OpenRouter continues a model's reasoning from
+#: ``reasoning_details``.
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
+
+
+def reasoning_text(message: Mapping[str, Any]) -> str | None:
+    """The readable reasoning of an assistant message, or None when it holds none: the first
+    of ``reasoning_content``, ``reasoning`` that is a non-empty string; else the ``text`` (or
+    ``summary``) of each ``reasoning_details`` item, an encrypted item named as such."""
+    for name in REASONING_FIELDS[:2]:
+        value = message.get(name)
+        if isinstance(value, str) and value:
+            return value
+    details = message.get("reasoning_details")
+    if not isinstance(details, list):
+        return None
+    parts: list[str] = []
+    for item in details:
+        if not isinstance(item, Mapping):
+            continue
+        for key in ("text", "summary"):
+            if isinstance(item.get(key), str) and item[key]:
+                parts.append(item[key])
+                break
+        else:
+            if item.get("type") == "reasoning.encrypted":
+                parts.append("(encrypted reasoning, not readable)")
+    return "\n\n".join(parts) or None
 
 
 @dataclass(frozen=True)
@@ -85,18 +120,31 @@ class Usage:
 @dataclass(frozen=True)
 class ModelReply:
     """One assistant reply: ``content`` (None when the model wrote no text), its tool calls,
-    the API's ``finish_reason``, token usage, and ``refusal`` (the model's refusal text, None
-    unless it refused)."""
+    the API's ``finish_reason``, token usage, ``refusal`` (the model's refusal text, None
+    unless it refused) and ``reasoning``: the reasoning fields the provider sent (see
+    :data:`REASONING_FIELDS`), by name, each value as sent; empty when it sent none."""
 
     content: str | None
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str = "stop"
     usage: Usage = field(default_factory=Usage)
     refusal: str | None = None
+    reasoning: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    @property
+    def reasoning_text(self) -> str | None:
+        """The reasoning in readable form (see :func:`reasoning_text`), None when there is
+        none."""
+        return reasoning_text(self.reasoning)
 
     def to_message(self) -> Message:
-        """The assistant message to append to the conversation (``refusal`` only when set)."""
+        """The assistant message to append to the conversation: the reasoning fields the
+        provider sent, under the same names, and ``refusal``, each only when set (so a reply
+        without them gives the message it always gave)."""
         msg: Message = {"role": "assistant", "content": self.content}
+        for name in REASONING_FIELDS:
+            if self.reasoning.get(name) is not None:
+                msg[name] = self.reasoning[name]
         if self.refusal is not None:
             msg["refusal"] = self.refusal
         if self.tool_calls:

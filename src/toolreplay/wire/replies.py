@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from toolreplay.wire.episode import ModelReply, ToolCall, Usage
+from toolreplay.wire.episode import REASONING_FIELDS, ModelReply, ToolCall, Usage
 
 
 class ModelReplyError(RuntimeError):
@@ -49,6 +49,9 @@ class _WireMessage(_Wire):
     refusal: str | None = None
     tool_calls: list[_WireToolCall] | None = None
     function_call: _WireFunction | None = None  # legacy field, still sent by some servers
+    reasoning_content: Any = None  # REASONING_FIELDS: kept as sent
+    reasoning: Any = None
+    reasoning_details: Any = None
 
 
 class _WireChoice(_Wire):
@@ -73,10 +76,11 @@ def _snippet(text: str, limit: int = 80) -> str:
 
 def _arguments_text(arguments: Any) -> str:
     """``function.arguments`` as the JSON string the protocol specifies. A string is kept as
-    sent; an object, list or number (some servers send parsed JSON) is serialised; null is
-    ``""``."""
+    sent; an object, list or number (some servers send parsed JSON) is serialised; missing or
+    null (OpenRouter, for a tool without parameters) is ``"{}"``, the empty object, so the
+    message sent back holds JSON."""
     if arguments is None:
-        return ""
+        return "{}"
     if isinstance(arguments, str):
         return arguments
     return json.dumps(arguments, ensure_ascii=False)
@@ -152,7 +156,11 @@ def parse_chat_reply(response: httpx.Response) -> ModelReply:
       there is no ``tool_calls``;
     - ``content`` given as a list of content parts is joined to text; ``refusal`` (the field
       or a ``refusal`` part) is kept in :attr:`ModelReply.refusal`;
-    - ``finish_reason`` is kept as sent (``"stop"`` when absent).
+    - ``finish_reason`` is kept as sent (``"stop"`` when absent);
+    - the reasoning fields (``reasoning_content``, ``reasoning``, ``reasoning_details``: see
+      :data:`~toolreplay.wire.episode.REASONING_FIELDS`) are kept as sent in
+      :attr:`ModelReply.reasoning` when present and not null;
+    - a tool call without ``function.arguments`` (or null) gets ``"{}"``.
 
     Raises :class:`ModelReplyError` (endpoint, HTTP status, what was wrong) for an error status,
     a body that is not JSON (HTML, plain text, an event stream, broken JSON), ``choices``
@@ -180,10 +188,14 @@ def parse_chat_reply(response: httpx.Response) -> ModelReply:
         if tc.function is not None and (tc.type in (None, "function"))
     )
     usage = wire.usage or _WireUsage()
+    reasoning = {
+        name: getattr(msg, name) for name in REASONING_FIELDS if getattr(msg, name) is not None
+    }
     return ModelReply(
         text,
         calls,
         choice.finish_reason or "stop",
         Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0),
         refusal=refusal,
+        reasoning=reasoning,
     )
