@@ -37,8 +37,10 @@ def reply_from_completion(body: Mapping[str, Any]) -> ModelReply:
     calls = []
     for tc in message.get("tool_calls") or []:
         fn = tc.get("function") or {}
-        args = fn.get("arguments", "")
-        if not isinstance(args, str):
+        args = fn.get("arguments")
+        if args is None:  # missing or null (OpenRouter): no arguments, as a JSON object
+            args = "{}"
+        elif not isinstance(args, str):
             args = json.dumps(args, ensure_ascii=False)
         calls.append(ToolCall(str(tc.get("id", "")), str(fn.get("name", "")), args))
     usage = body.get("usage") or {}
