@@ -1,5 +1,6 @@
-"""The weather study's words in the report's fidelity section: each check's title and lead
-sentence, and the glossary, naming the study's heuristics, places and judges."""
+"""The weather study's words in the report's fidelity section: the title and lead sentence of
+the checks it says in its own terms (the others keep the engine's words), and the glossary,
+naming the study's heuristics, places and judges."""
 
 #: Plain-words title and lead sentence per fidelity check (what it asks, before the result).
 FIDELITY_CHECKS: dict[str, tuple[str, str]] = {
@@ -8,11 +9,6 @@ FIDELITY_CHECKS: dict[str, tuple[str, str]] = {
         "The one-shot tool get_weather(city) must keep all three heuristics of the reference "
         "(prefer admin seats, then the largest population, and retry with 市 appended), and "
         "each must be seen acting on a recorded geocoding answer.",
-    ),
-    "ablation": (
-        "What does each heuristic contribute?",
-        "The baseline is replayed with one heuristic switched off at a time (an ablation); "
-        "the table shows which questions then change verdict.",
     ),
     "judge_breadth": (
         "Is the judge as broad as the questions?",
@@ -23,16 +19,6 @@ FIDELITY_CHECKS: dict[str, tuple[str, str]] = {
         "What would a sloppier comparison have shown?",
         "The faithful table stands next to the one a weakened baseline (no 市 retry) and a "
         "narrow judge (°C only) give: the near miss this audit guards against.",
-    ),
-    "arm_parity": (
-        "Did every configuration get the same conditions?",
-        "Model, sampling settings, system prompt, questions, round cap and tool descriptions "
-        "are read from the recorded requests and must match across configurations.",
-    ),
-    "completeness": (
-        "Is every episode recorded, current and fully replayed?",
-        "Every configuration × question needs a cassette whose every interaction is played, "
-        "unchanged since recording, made with today's prompt and tool schemas.",
     ),
 }
 
