@@ -34,7 +34,8 @@ from toolreplay.files import (
 from toolreplay.report.render import render_report, write_report
 from toolreplay.results.build import write_results
 from toolreplay.runs.configuration import Configuration
-from toolreplay.runs.record import RecordingError, RecordingInterrupted, record_stand_in
+from toolreplay.runs.record import RecordingInterrupted, record_stand_in
+from toolreplay.runs.target import RecordingError
 
 from .conftest import EVAL_FILE, REFERENCE, REPO
 

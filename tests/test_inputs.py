@@ -254,7 +254,8 @@ def test_manifest_errors_name_the_file(tmp_path):
 
 
 def test_recording_into_an_unwritable_place_fails_before_any_request(suite, tmp_path):
-    from toolreplay.runs.record import RecordingError, record_stand_in
+    from toolreplay.runs.record import record_stand_in
+    from toolreplay.runs.target import RecordingError
 
     (tmp_path / "file").write_text("x", encoding="utf-8")
     with pytest.raises(RecordingError, match=r"recording into .* failed: .*; the set was not"):

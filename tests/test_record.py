@@ -12,8 +12,9 @@ from toolreplay.judging.verdicts import FULL_JUDGE
 from toolreplay.models.base import ModelSettings
 from toolreplay.results.build import build_results
 from toolreplay.runs.configuration import Configuration, study_configurations
-from toolreplay.runs.record import RecordingError, record_live, record_stand_in
+from toolreplay.runs.record import record_live, record_stand_in
 from toolreplay.runs.replay import replay_set
+from toolreplay.runs.target import RecordingError
 
 from .conftest import REFERENCE
 

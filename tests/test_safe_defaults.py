@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from toolreplay.cli.main import app
 from toolreplay.runs.configuration import Configuration
-from toolreplay.runs.record import RecordingError, record_stand_in
+from toolreplay.runs.record import record_stand_in
+from toolreplay.runs.target import RecordingError
 
 from .conftest import EVAL_FILE, REFERENCE
 

@@ -184,7 +184,6 @@ def record(
     from toolreplay.models.endpoint import EndpointError, resolve_endpoint
     from toolreplay.runs.configuration import ablation_configurations, study_configurations
     from toolreplay.runs.record import (
-        RecordingError,
         RecordingInterrupted,
         record_live,
         record_stand_in,
@@ -196,6 +195,7 @@ def record(
         pinned_keys,
         update_snapshots,
     )
+    from toolreplay.runs.target import RecordingError
 
     if model_source is None:  # checked here: typer releases differ on required options
         raise typer.BadParameter(

@@ -24,8 +24,6 @@ import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack
-from dataclasses import dataclass, replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -62,43 +60,14 @@ from toolreplay.models.endpoint import KEY_VARIABLES
 from toolreplay.models.openai_chat import OpenAIChatModel
 from toolreplay.runs.configuration import Configuration, Progress, fingerprint
 from toolreplay.runs.episode import run_episode
+from toolreplay.runs.target import (
+    RecordingError,
+    Target,
+    _check_no_secret,
+    check_provenance,
+    package_versions,
+)
 from toolreplay.studies import load_study
-
-PACKAGES = ("toolreplay", "openai", "httpx", "requests", "vcrpy")
-
-
-class RecordingError(RuntimeError):
-    """Recording could not start or did not finish; nothing in the set was changed."""
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where recording goes and what it talks to."""
-
-    provenance: str  # "stand-in" or "live"
-    model: ModelSettings
-    tool_urls: Mapping[str, str]  # the tools' endpoints by manifest key (the study's)
-    today: str
-    trust_env: bool = True  # proxies etc. from the environment; off for loopback servers
-    keep_errors: bool = False  # keep episodes ending with stop reason error (no retries then)
-    tools_trust_env: bool | None = None  # for the Open-Meteo session; None: as trust_env
-    trial_model_urls: tuple[str, ...] = ()  # model base URL per trial (stand-in), else model's
-
-    def model_for(self, trial: int) -> ModelSettings:
-        """The model settings for ``trial`` (from 1)."""
-        if trial <= len(self.trial_model_urls):
-            return replace(self.model, base_url=self.trial_model_urls[trial - 1])
-        return self.model
-
-
-def package_versions() -> dict[str, str]:
-    out = {}
-    for name in PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = "unknown"
-    return out
 
 
 def _record_into(
@@ -177,50 +146,10 @@ def _record_episodes(
     return records
 
 
-#: Keys shorter than this are not searched for in what was written (a short test key such as
-#: ``k`` would match ordinary text); real keys are far longer.
-MIN_SCANNED_KEY = 8
 
 
-def _check_no_secret(folder: Path, target: Target) -> None:
-    """Refuse to keep a recording whose files hold the live key (an endpoint that echoes it
-    in a body, say). Headers and credential query parameters are filtered before writing;
-    this is the last check, over every byte written."""
-    key = target.model.api_key
-    if target.provenance != "live" or not key or len(key) < MIN_SCANNED_KEY:
-        return
-    needle = key.encode("utf-8")
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and needle in path.read_bytes():
-            raise RecordingError(
-                f"the API key appears in {path.relative_to(folder)} (the endpoint echoed it "
-                "in a response?); the recording was discarded and nothing was written"
-            )
 
 
-def check_provenance(set_dir: Path, target: Target) -> None:
-    """:class:`RecordingError` unless recording ``target`` into ``set_dir`` keeps its
-    provenance: the folder is absent or empty, or its manifest names the same provenance,
-    model and endpoint host. Called before any request; ``--force`` skips it."""
-    if not set_dir.exists() or (set_dir.is_dir() and not any(set_dir.iterdir())):
-        return
-    host = redact_url(target.model.base_url)[1]
-    new = f"{target.provenance} (model {target.model.model} at {host})"
-    try:
-        old = read_manifest(set_dir)
-    except CassetteError as exc:
-        raise RecordingError(
-            f"{set_dir} exists but is not a cassette set this recording can replace ({exc}); "
-            "pass --force to replace it, or record into another --set. Nothing was changed."
-        ) from None
-    if (old.provenance, old.model, old.endpoint_host) != (
-        target.provenance, target.model.model, host,
-    ):  # fmt: skip
-        raise RecordingError(
-            f"{set_dir} holds a {old.provenance} recording (model {old.model} at "
-            f"{old.endpoint_host}, recorded on {old.recorded_on}); this one would be {new}. "
-            "Pass --force to replace it, or record into another --set. Nothing was changed."
-        )
 
 
 def record_set(
