@@ -15,6 +15,7 @@ from toolreplay.cli.main import app
 from toolreplay.judging.verdicts import FULL_JUDGE, NARROW_JUDGE
 
 from .conftest import EVAL_FILE, REFERENCE, REPO
+from .weakened import weakened_oneshot
 
 CHECKS = [
     "baseline_heuristics",
@@ -290,38 +291,7 @@ def test_an_ablation_without_effect_is_reported_and_explained(audit):
 
 def _discarding_retry(real):
     """get_weather whose 市 retry still sends the second query but throws its result away."""
-    from toolreplay.study.weather.openmeteo import NoMatch
-    from toolreplay.study.weather.toolsets import (
-        Heuristics,
-        choose_place,
-        describe_place,
-        is_admin_seat,
-        summarize_forecast,
-    )
-    from toolreplay.tools.toolset import ToolError, Toolset
-
-    def oneshot_toolset(client, heuristics=None):
-        h = heuristics or Heuristics()
-
-        def search(name):
-            try:
-                return client.search(name, count=10, language="zh")
-            except NoMatch:
-                return []
-
-        def get_weather(city):
-            chosen = choose_place(search(city), h)
-            if h.shi_retry and (chosen is None or not is_admin_seat(chosen)):
-                if not city.endswith("市"):
-                    choose_place(search(city + "市"), h)  # the mutation: result discarded
-            if chosen is None:
-                raise ToolError(f"找不到名为「{city}」的地点")
-            body = client.forecast(chosen["latitude"], chosen["longitude"])
-            return {"place": describe_place(chosen), **summarize_forecast(body)}
-
-        return Toolset("oneshot", real(client, h).schemas, {"get_weather": get_weather})
-
-    return oneshot_toolset
+    return weakened_oneshot(real, keep_retry=False)
 
 
 def test_a_retry_that_discards_its_result_fails_the_audit(suite, tmp_path, loopback, monkeypatch):

@@ -23,6 +23,7 @@ from toolreplay.study.weather import reference as ref
 from toolreplay.study.weather.baseline import check_baseline
 
 from .conftest import EVAL_FILE, HARD_EVAL_FILE, REFERENCE, REPO
+from .weakened import weakened_oneshot
 
 FIX = load_fixtures()
 WEATHER = REPO / "src" / "toolreplay" / "study" / "weather"
@@ -266,36 +267,7 @@ class _Tweaked:
 def _retry_only_when_nothing_found(real: Callable) -> Callable:
     """get_weather whose 市 retry fires only when geocoding finds nothing at all (not when it
     finds no admin seat)."""
-    from toolreplay.study.weather.openmeteo import NoMatch
-    from toolreplay.study.weather.toolsets import (
-        Heuristics,
-        choose_place,
-        describe_place,
-        summarize_forecast,
-    )
-    from toolreplay.tools.toolset import ToolError, Toolset
-
-    def oneshot_toolset(client, heuristics=None):
-        h = heuristics or Heuristics()
-
-        def search(name):
-            try:
-                return client.search(name, count=10, language="zh")
-            except NoMatch:
-                return []
-
-        def get_weather(city):
-            chosen = choose_place(search(city), h)
-            if h.shi_retry and chosen is None and not city.endswith("市"):  # the weakening
-                chosen = choose_place(search(city + "市"), h)
-            if chosen is None:
-                raise ToolError(f"找不到名为「{city}」的地点")
-            body = client.forecast(chosen["latitude"], chosen["longitude"])
-            return {"place": describe_place(chosen), **summarize_forecast(body)}
-
-        return Toolset("oneshot", real(client, h).schemas, {"get_weather": get_weather})
-
-    return oneshot_toolset
+    return weakened_oneshot(real, retry_due=lambda chosen, heuristics: chosen is None)
 
 
 def _population_reversed(candidates, heuristics):
