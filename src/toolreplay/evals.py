@@ -13,7 +13,6 @@ Errors: :class:`EvalFileError` names the file and the offending field.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -388,10 +387,9 @@ def _study_of(path: Path, name: str | None) -> Study:
 
 
 def _measure_names(study: Study) -> list[str]:
-    """The measures the study's judge vocabulary declares (its ``vocabulary`` object, or the
-    ``"module:attr"`` it names, imported here); none when it declares no vocabulary."""
-    vocabulary = study.vocabulary
-    if isinstance(vocabulary, str):
-        module, _, attr = vocabulary.partition(":")
-        vocabulary = getattr(importlib.import_module(module), attr)
+    """The measures the study's judge vocabulary declares; none when it declares none."""
+    try:
+        vocabulary = study.vocabulary_object()
+    except StudyError as exc:
+        raise EvalFileError(str(exc)) from None
     return [m.name for m in getattr(vocabulary, "measures", ())]

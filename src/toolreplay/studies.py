@@ -26,6 +26,7 @@ installed studies otherwise.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -110,6 +111,22 @@ class Study:
     fixture_server: (
         Callable[[], AbstractContextManager[tuple[Mapping[str, str], str]]] | None
     ) = None
+
+    def vocabulary_object(self) -> Any:
+        """:attr:`vocabulary` itself, or the object its ``"module:attr"`` string names
+        (imported here, so a study's judge tables load only when something reads them).
+        Raises :class:`StudyError` when the string names nothing importable."""
+        spec = self.vocabulary
+        if not isinstance(spec, str):
+            return spec
+        module, _, attr = spec.partition(":")
+        try:
+            obj: Any = importlib.import_module(module)
+            for part in attr.split(".") if attr else ():
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError) as exc:
+            raise StudyError(f"cannot import the vocabulary {spec!r}: {exc}") from None
+        return obj
 
 
 _registered: dict[str, Study] = {}

@@ -26,8 +26,6 @@ A study gives its vocabulary either as the object or as a ``"module:attr"`` stri
 
 from __future__ import annotations
 
-import functools
-import importlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -225,25 +223,16 @@ class Vocabulary:
         return m.compare if m is not None else None
 
 
-@functools.lru_cache(maxsize=32)
-def _imported(spec: str) -> Any:
-    module, _, attr = spec.partition(":")
-    try:
-        obj: Any = importlib.import_module(module)
-        for part in attr.split(".") if attr else ():
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise VocabularyError(f"cannot import the vocabulary {spec!r}: {exc}") from None
-    return obj
-
-
 def study_vocabulary(study: Any) -> Vocabulary:
     """The :class:`Vocabulary` of ``study`` (a :class:`toolreplay.studies.Study`): its
     ``vocabulary`` field, or the object its ``"module:attr"`` string names (imported once).
     Raises :class:`VocabularyError` when it is missing or not a :class:`Vocabulary`."""
-    v = study.vocabulary
-    if isinstance(v, str):
-        v = _imported(v)
+    from toolreplay.studies import StudyError
+
+    try:
+        v = study.vocabulary_object()
+    except StudyError as exc:
+        raise VocabularyError(str(exc)) from None
     if not isinstance(v, Vocabulary):
         raise VocabularyError(
             f"study {study.name!r} declares no judge vocabulary"
