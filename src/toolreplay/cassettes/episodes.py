@@ -101,12 +101,16 @@ class WireRound:
 @dataclass(frozen=True)
 class WireEpisode:
     """An episode and where on the wire it came from: ``episode`` (rounds, transcript,
-    answer, usage, stop reason), ``rounds`` (one :class:`WireRound` per model request) and
-    ``streamed`` (whether any of its requests asked for a streamed reply)."""
+    answer, usage, stop reason), ``rounds`` (one :class:`WireRound` per model request),
+    ``streamed`` (whether any of its requests asked for a streamed reply) and ``faults``:
+    the replies that could not be read but that the program recovered from (a later request
+    continues the conversation, e.g. a framework retrying after an error event), each
+    ``"request N (interaction M): what was wrong"``; they are not rounds of the episode."""
 
     episode: Episode
     rounds: tuple[WireRound, ...]
     streamed: bool
+    faults: tuple[str, ...] = ()
 
     @property
     def tool_traffic(self) -> tuple[Exchange, ...]:
@@ -273,12 +277,13 @@ def _tools_offered(body: Mapping[str, Any]) -> bool:
 
 
 def _stop_reason(rounds: Sequence[Round], replies_ok: bool) -> str:
-    """The stop reason as the wire shows it: ``error`` (the last reply unusable), ``truncated``
+    """The stop reason as the wire shows it: ``error`` (the last reply unusable, or none
+    usable), ``truncated``
     or ``filtered`` (its finish reason), ``converged`` (no tool calls, tools offered),
     ``repeated`` (tools withheld after a round repeating the calls of one of the two before
     it),
     ``max_rounds`` otherwise (calls left unanswered, or tools withheld)."""
-    if not replies_ok:
+    if not replies_ok or not rounds:
         return "error"
     last = rounds[-1]
     if (stop := FINISH_STOP_REASONS.get(last.reply.finish_reason)) is not None:
@@ -295,6 +300,7 @@ def _stop_reason(rounds: Sequence[Round], replies_ok: bool) -> str:
 
 def _episode(group: Sequence[WireRound], configuration: str, question_id: str) -> WireEpisode:
     rounds: list[Round] = []
+    faults: list[str] = []
     usage = Usage()
     error: str | None = None
     final: ModelReply | None = None
@@ -303,6 +309,9 @@ def _episode(group: Sequence[WireRound], configuration: str, question_id: str) -
         try:
             reply = _reply(wire_round.exchange)
         except ModelReplyError as exc:
+            if i + 1 < len(group):  # the program recovered: a later request continues
+                faults.append(f"request {i + 1} (interaction {wire_round.exchange.number}): {exc}")
+                continue
             error = str(exc)
             break
         usage = usage + reply.usage
@@ -312,11 +321,11 @@ def _episode(group: Sequence[WireRound], configuration: str, question_id: str) -
             Round(i + 1, _tools_offered(body), reply, _results(reply.tool_calls, following))
         )
         final = reply
-    last = group[len(rounds)] if error else group[-1]  # the request that failed, or the last
+    last = group[-1]  # the last request: the conversation so far
     transcript = [dict(m) for m in last.exchange.request_body["messages"]]
     if final is not None and error is None:
         transcript.append(final.to_message())
-    stop = _stop_reason(rounds, error is None) if rounds or error else "error"
+    stop = _stop_reason(rounds, error is None)
     answer = "" if error or final is None else (final.content or "")
     streamed = any(r.exchange.request_body.get("stream") is True for r in group)
     user = _first_user(transcript)
@@ -331,7 +340,7 @@ def _episode(group: Sequence[WireRound], configuration: str, question_id: str) -
         usage=usage,
         error=error,
     )
-    return WireEpisode(episode, tuple(group), streamed)
+    return WireEpisode(episode, tuple(group), streamed, tuple(faults))
 
 
 def read_wire_episodes(
@@ -355,12 +364,16 @@ def episodes_from_interactions(
     - ``rounds``: one per chat-completions request, numbered from 1, ``tools_offered`` when
       the request held ``tools``, the reply as :func:`parse_chat_reply` reads it, and as
       results the tool messages the next request sends for the reply's tool calls;
-    - ``transcript``: the last request's messages plus the final reply's assistant message;
+    - ``transcript``: the last request's messages plus the final reply's assistant message
+      (none when that reply is unusable);
     - ``answer``: the final reply's ``content`` (``""`` when None); ``usage``: summed;
     - ``stop_reason``: ``converged``, ``max_rounds``, ``repeated``, ``truncated``,
       ``filtered`` or ``error`` as the wire shows it (``budget`` cannot be told from the wire
-      and reads as ``max_rounds``); ``error`` holds the reply's fault (an error status, a
-      stream cut off...), the rounds before it kept;
+      and reads as ``max_rounds``); ``error`` holds the last reply's fault (an error status,
+      a stream cut off...), the rounds before it kept. An unusable reply that the program
+      recovered from (a later request continues) is skipped, and named in
+      :attr:`WireEpisode.faults` (:func:`read_wire_episodes`); round numbers count requests,
+      so they then skip it too;
     - ``configuration``/``question_id``: as given; ``wall_time_s``: 0.
 
     An episode with no rounds is never returned: :class:`WireEpisodeError` when the

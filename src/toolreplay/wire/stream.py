@@ -36,8 +36,10 @@ _TEXT_FIELDS = ("content", "refusal", "reasoning_content", "reasoning")
 class StreamError(ValueError):
     """An event stream that does not assemble into a reply: cut off (no ``[DONE]``), a chunk
     that is not a JSON object, or an error event. ``chunk`` is the 0-based index of the event
-    at fault (the last one read when the stream was cut off; None for an empty stream),
-    ``snippet`` the start of its text, ``problem`` what was wrong; ``str()`` names all three."""
+    at fault among the stream's events (:func:`split_events`: comment lines such as
+    OpenRouter's ``: OPENROUTER PROCESSING`` are not events), the last one read when the
+    stream was cut off, None for an empty stream; ``snippet`` the start of its text,
+    ``problem`` what was wrong; ``str()`` names all three."""
 
     def __init__(self, problem: str, chunk: int | None = None, snippet: str = "") -> None:
         where = f"chunk {chunk}" if chunk is not None else "the stream"
@@ -205,6 +207,12 @@ class _Choice:
                 self.role = delta["role"]
             for name in _TEXT_FIELDS:
                 piece = delta.get(name)
+                if name == "content" and isinstance(piece, list):  # content parts (Mistral)
+                    piece = "".join(
+                        p["text"]
+                        for p in piece
+                        if isinstance(p, dict) and p.get("type") == "text" and "text" in p
+                    )
                 if isinstance(piece, str):
                     self.text[name] = (self.text[name] or "") + piece
             details = delta.get("reasoning_details")
@@ -256,7 +264,8 @@ def assemble_chat_stream(body: str | bytes | Iterable[StreamEvent]) -> dict[str,
     (``{"id", "object": "chat.completion", "created", "model", "choices": [{"index",
     "message", "finish_reason"}], "usage"}``), assembled the way the openai SDK does:
 
-    - ``content``, ``refusal``, ``reasoning_content`` and ``reasoning`` pieces are joined;
+    - ``content``, ``refusal``, ``reasoning_content`` and ``reasoning`` pieces are joined
+      (``content`` given as a list of parts: its ``text`` parts);
       ``reasoning_details`` items are merged by their ``index``, else appended;
     - tool calls are merged by ``index``: ``id``, ``type`` and ``function.name`` from the
       first chunk that sends them, ``function.arguments`` pieces joined;
