@@ -271,3 +271,43 @@ def test_the_report_marks_the_streamed_set():
         "single+atomic": (0, 2.0, 1.5),
         "loop+atomic": (4, 3.25, 3.25),
     }
+
+
+def test_committed_stream_report_is_fresh(tmp_path):
+    """`toolreplay run --eval evals/weather-stream.yaml --set reference-stream --out
+    reports/stream` reproduces the committed reports/stream/ exactly (run it when stale)."""
+    from .conftest import _cli_run
+
+    eval_file = str(ROOT / "evals" / "weather-stream.yaml")
+    result = _cli_run(tmp_path, "--eval", eval_file, "--set", "reference-stream")
+    assert result.exit_code == 0, result.output
+    committed = ROOT / "reports" / "stream"
+    for name in ("results.json", "index.html"):
+        assert (tmp_path / name).read_bytes() == (committed / name).read_bytes(), name
+
+
+def test_the_serializer_stores_an_event_stream_one_event_per_line():
+    from toolreplay.cassettes.format import JsonBodySerializer
+
+    body = sb.body(sb.DEEPSEEK_TOOL_CALL).decode("utf-8")
+    cassette = {
+        "version": 1,
+        "interactions": [
+            {
+                "request": {"method": "POST", "uri": URL, "headers": {}, "body": "{}"},
+                "response": {
+                    "status": {"code": 200, "message": "OK"},
+                    "headers": {"content-type": ["text/event-stream"]},
+                    "body": {"string": body},
+                },
+            }
+        ],
+    }
+    text = JsonBodySerializer.serialize(cassette)
+    lines = text.splitlines()
+    start = lines.index("      string: |+")
+    stored = lines[start + 1 : start + 1 + 2 * len(sb.DEEPSEEK_TOOL_CALL)]
+    assert [line.strip() for line in stored[::2]] == sb.DEEPSEEK_TOOL_CALL
+    assert all(not line.strip() for line in stored[1::2])  # the blank line between events
+    back = JsonBodySerializer.deserialize(text)["interactions"][0]["response"]["body"]
+    assert back["string"] == body

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -134,3 +135,17 @@ def test_the_streamed_reference_set_reads_like_the_hosts_episodes(reference_epis
 def _yaml(path: Path) -> list[dict]:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     return list(data["interactions"])
+
+
+def test_a_vcrpy_cassette_with_compressed_bodies_reads_the_same():
+    import gzip
+
+    interactions = _yaml(FOREIGN / "pydantic-ai-openai-tool-call.yaml")
+    plain = episode_from_interactions(interactions)
+    for item in interactions:  # as vcrpy stores them without decode_compressed_response
+        request, response = item["request"], item["response"]
+        request["body"] = json.dumps(request.pop("parsed_body"))
+        raw = json.dumps(response.pop("parsed_body")).encode()
+        response["body"] = {"string": gzip.compress(raw)}
+        response["headers"]["content-encoding"] = ["gzip"]
+    assert episode_from_interactions(interactions) == plain

@@ -19,7 +19,7 @@ What is read:
 Interaction shapes read: toolreplay's stored form (``parsed_body`` under the request, and
 under ``response.body``), vcrpy's (``body`` as text, ``response.body.string``) and
 pydantic-ai's (``parsed_body`` directly under ``response``); a body given as bytes is read
-as UTF-8.
+as UTF-8, after undoing a ``gzip``/``deflate`` ``content-encoding`` it was recorded with.
 """
 
 from __future__ import annotations
@@ -152,6 +152,24 @@ def _response_bytes(response: Mapping[str, Any]) -> bytes:
     return bytes(body) if isinstance(body, (bytes, bytearray)) else b""
 
 
+def _decoded(body: bytes, encoding: str) -> bytes:
+    """A body recorded still compressed (vcrpy without ``decode_compressed_response``):
+    ``gzip`` and ``deflate`` are undone; anything else, or a body that does not decompress,
+    is kept as recorded."""
+    import zlib
+
+    encoding = encoding.strip().lower()
+    if not body or encoding not in ("gzip", "x-gzip", "deflate"):
+        return body
+    try:
+        return zlib.decompress(body, 47)  # 32 + 15: gzip or zlib header, detected
+    except zlib.error:
+        try:
+            return zlib.decompress(body, -15)  # raw deflate
+        except zlib.error:
+            return body
+
+
 def _header(headers: Any, name: str) -> str:
     if not isinstance(headers, Mapping):
         return ""
@@ -187,7 +205,10 @@ def read_exchanges(interactions: Sequence[Mapping[str, Any]]) -> list[Exchange]:
                 status=code,
                 request_body=_request_body(request),
                 content_type=_header(response.get("headers"), "content-type"),
-                response_body=_response_bytes(response),
+                response_body=_decoded(
+                    _response_bytes(response),
+                    _header(response.get("headers"), "content-encoding"),
+                ),
             )
         )
     return exchanges
