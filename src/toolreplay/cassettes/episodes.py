@@ -301,15 +301,17 @@ def _stop_reason(rounds: Sequence[Round], replies_ok: bool) -> str:
     """The stop reason as the wire shows it: ``error`` (the last reply unusable, or none
     usable), ``truncated``
     or ``filtered`` (its finish reason), ``converged`` (no tool calls, tools offered),
-    ``repeated`` (tools withheld after a round repeating the calls of one of the two before
-    it),
+    ``converged`` also when no request offered tools at all (a plain chat), ``repeated``
+    (tools withheld after a round repeating the calls of one of the two before it),
     ``max_rounds`` otherwise (calls left unanswered, or tools withheld)."""
     if not replies_ok or not rounds:
         return "error"
     last = rounds[-1]
     if (stop := FINISH_STOP_REASONS.get(last.reply.finish_reason)) is not None:
         return stop
-    if not last.reply.tool_calls and last.tools_offered:
+    if not last.reply.tool_calls and (
+        last.tools_offered or not any(r.tools_offered for r in rounds)
+    ):
         return "converged"
     if not last.reply.tool_calls and len(rounds) >= 3:
         previous = sorted(c.signature() for c in rounds[-2].reply.tool_calls)
