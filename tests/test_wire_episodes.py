@@ -149,3 +149,27 @@ def test_a_vcrpy_cassette_with_compressed_bodies_reads_the_same():
         response["body"] = {"string": gzip.compress(raw)}
         response["headers"]["content-encoding"] = ["gzip"]
     assert episode_from_interactions(interactions) == plain
+
+
+@pytest.mark.parametrize(
+    ("eval_name", "set_name"),
+    [("weather-hard.yaml", "hard"), ("llama-gemma3-270m.yaml", "llama-gemma3-270m")],
+)
+def test_every_committed_set_reads_the_same_from_the_wire(eval_name, set_name):
+    """The hard set (tool errors for unknown places) and the llama set (HTTP 500 replies,
+    worded as the model client words them) too."""
+    from toolreplay.evals import load_eval
+    from toolreplay.runs.configuration import study_configurations
+    from toolreplay.runs.replay import replay_set
+
+    root = REFERENCE.parent.parent
+    suite = load_eval(root / "evals" / eval_name)
+    set_dir = REFERENCE.parent / set_name
+    hosted = replay_set(set_dir, suite, study_configurations(suite))
+    assert any(e.stop_reason == "error" for e in hosted) == (set_name != "hard")
+    assert any(r.error for e in hosted for rnd in e.rounds for r in rnd.results) == (
+        set_name == "hard"
+    )
+    for episode in hosted:
+        path = cassette_path(set_dir, episode.configuration, episode.question_id)
+        assert _comparable(episode_from_cassette(path)) == _comparable(episode), path

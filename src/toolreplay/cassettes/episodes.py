@@ -11,7 +11,9 @@ What is read:
 - **tool traffic**: every other interaction (Open-Meteo, a database API...), kept in order
   on the round during which it happened (:attr:`WireRound.traffic`);
 - the rounds' **tool results**: the ``role: tool`` messages of the next request that answer
-  the round's tool calls (by ``tool_call_id``);
+  the round's tool calls (by ``tool_call_id``); a result whose content is a JSON object with a
+  string ``error`` (and at most a ``reason``), as toolreplay's toolsets report a failed call,
+  has that text as its ``error``;
 - **episodes**: a request whose messages do not continue the previous request's (fewer
   messages, or a different first user message) starts a new episode
   (:func:`episodes_from_interactions`).
@@ -43,7 +45,12 @@ from toolreplay.wire.episode import (
     ToolResult,
     Usage,
 )
-from toolreplay.wire.replies import ModelReplyError, parse_chat_reply
+from toolreplay.wire.replies import (
+    ModelReplyError,
+    parse_chat_reply,
+    status_error_name,
+    status_error_text,
+)
 
 
 class WireEpisodeError(ValueError):
@@ -223,6 +230,10 @@ def _reply(exchange: Exchange) -> ModelReply:
     response = httpx.Response(
         exchange.status, headers=headers, content=exchange.response_body, request=request
     )
+    if exchange.status >= 400:  # worded as the model client words the SDK's status error
+        endpoint = str(request.url.copy_with(query=None))
+        problem = f"{status_error_name(exchange.status)}: {status_error_text(response)}"
+        raise ModelReplyError(endpoint, exchange.status, problem)
     return parse_chat_reply(response)
 
 
@@ -290,7 +301,24 @@ def _results(calls: Sequence[ToolCall], next_messages: Sequence[Any]) -> tuple[T
             if not isinstance(content, str):
                 content = json.dumps(content, ensure_ascii=False)
             answers[str(message.get("tool_call_id"))] = content
-    return tuple(ToolResult(call, answers[call.id]) for call in calls if call.id in answers)
+    return tuple(
+        ToolResult(call, answers[call.id], error=_tool_error(answers[call.id]))
+        for call in calls
+        if call.id in answers
+    )
+
+
+def _tool_error(content: str) -> str | None:
+    """The error a tool message reports, as toolreplay's toolsets write it: a JSON object
+    holding a string ``error`` (and at most a ``reason``); None for any other content."""
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return None
+    if isinstance(value, dict) and isinstance(value.get("error"), str):
+        if set(value) <= {"error", "reason"}:
+            return str(value["error"])
+    return None
 
 
 def _tools_offered(body: Mapping[str, Any]) -> bool:
