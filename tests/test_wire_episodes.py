@@ -173,3 +173,27 @@ def test_every_committed_set_reads_the_same_from_the_wire(eval_name, set_name):
     for episode in hosted:
         path = cassette_path(set_dir, episode.configuration, episode.question_id)
         assert _comparable(episode_from_cassette(path)) == _comparable(episode), path
+
+
+def test_an_llm_tool_chain_from_a_plain_vcrpy_cassette():
+    # simonw/llm: request bodies as text, replies gzip-compressed as !!binary.
+    episode = episode_from_cassette(FOREIGN / "llm-tool-chain.yaml")
+    assert [(c.name, c.parsed_arguments()) for c in episode.tool_calls] == [
+        ("lookup_population", {"country": "Crumpet"}),
+        ("can_have_dragons", {"population": 123124}),
+    ]
+    assert [r.content for rnd in episode.rounds for r in rnd.results] == ["123124", "true"]
+    assert (episode.answer, episode.stop_reason, len(episode.rounds)) == ("YES", "converged", 3)
+
+
+def test_a_provider_repeating_id_and_name_on_every_chunk_is_not_doubled():
+    # Kimi K2 on Novita (through OpenRouter), recorded by simonw/llm: every tool-call chunk
+    # repeats "id": "0" and the name; the openai SDK's accumulation would make "00" and
+    # "llm_versionllm_version" of them.
+    (wire,) = read_wire_episodes(_yaml(FOREIGN / "llm-tools-streaming.yaml"))
+    assert wire.streamed
+    (call,) = wire.episode.tool_calls
+    assert (call.id, call.name, call.arguments) == ("0", "llm_version", "{}")
+    assert wire.episode.rounds[0].results[0].content == "0.fixed-version"
+    assert wire.episode.answer == "The current version of *llm* is **0.fixed-version**."
+    assert wire.episode.usage.prompt_tokens == 164
