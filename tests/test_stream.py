@@ -311,3 +311,47 @@ def test_the_serializer_stores_an_event_stream_one_event_per_line():
     assert all(not line.strip() for line in stored[1::2])  # the blank line between events
     back = JsonBodySerializer.deserialize(text)["interactions"][0]["response"]["body"]
     assert back["string"] == body
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_the_sdks_own_streaming_reads_a_replayed_stream(mode):
+    """Frameworks iterate the SDK's stream (pydantic-ai's run_stream, AsyncOpenAI): over the
+    replay clients they get the recorded chunks, one event at a time, and the SDK's own
+    accumulation makes of them what the assembler makes."""
+    import asyncio
+
+    from openai import AsyncOpenAI, OpenAI
+    from openai.lib.streaming.chat import ChatCompletionStreamState
+
+    from toolreplay.cassettes.store import load_cassette
+    from toolreplay.cassettes.transport import Player, Tape
+
+    path = STREAM_SET / "loop+atomic" / "hottest.yaml"
+    interactions = load_cassette(path)
+    first = interactions[0]
+    request = dict(first["request"]["parsed_body"])
+    expected = assemble_chat_stream(first["response"]["body"]["string"])["choices"][0]
+    state = ChatCompletionStreamState()
+    with Player() as player, player.use(Tape(path, interactions)):
+        kwargs = {"api_key": "unused", "base_url": "http://127.0.0.1/v1", "max_retries": 0}
+        if mode == "sync":
+            client = OpenAI(http_client=player.http, **kwargs)
+            chunks = list(client.chat.completions.create(**request))
+        else:
+
+            async def read() -> list:
+                client = AsyncOpenAI(http_client=player.async_http, **kwargs)
+                stream = await client.chat.completions.create(**request)
+                return [chunk async for chunk in stream]
+
+            chunks = asyncio.run(read())
+    for chunk in chunks:
+        state.handle_chunk(chunk)
+    assert len(chunks) > 5  # one per recorded event, not one blob
+    message = state.get_final_completion().choices[0].message
+    calls = [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or []]
+    assert calls == [
+        (c["id"], c["function"]["name"], c["function"]["arguments"])
+        for c in expected["message"]["tool_calls"]
+    ]
+    assert [name for _, name, _ in calls] == ["geocode_city"] * 3
