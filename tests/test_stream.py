@@ -374,3 +374,13 @@ def test_the_stand_in_streams_when_asked(suite, loopback):
     assert replies[True] == replies[False]
     assert [c.name for c in replies[True].tool_calls] == ["geocode_city"] * 3
     assert replies[True].usage.prompt_tokens > 0
+
+
+def test_openrouters_comment_lines_and_encrypted_reasoning_details():
+    reply = parse_chat_reply(_response(sb.OPENROUTER_ENCRYPTED_REASONING))
+    assert reply.content == "I’m ChatGPT," and reply.finish_reason == "stop"
+    (item,) = reply.reasoning["reasoning_details"]
+    assert item["type"] == "reasoning.encrypted" and item["data"].startswith("gAAAAAB")
+    assert reply.reasoning_text == "(encrypted reasoning, not readable)"
+    assert reply.to_message()["reasoning_details"] == [item]  # sent back as received
+    assert reply.usage.prompt_tokens > 0
