@@ -4,6 +4,7 @@ and place.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -113,12 +114,28 @@ def _walk(
             d = n if (path in vocab.day_lists and day is None) else day
             yield from _walk(item, key, f"{path}[{n}]", d, vocab)
     elif _is_number(node):
+        declared = _path_unit(path, vocab)
+        if declared is not None:
+            yield float(node), declared, path, day
+            return
         k = key.lower()
         if k in vocab.ignored_keys or k.endswith(vocab.ignored_suffixes):
             return
         unit = next((u for word, u in vocab.key_units if word in k), None)
         if unit is not None:
             yield float(node), unit, path, day
+
+
+@functools.lru_cache(maxsize=16)
+def _path_patterns(vocab: Vocabulary) -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(p), unit) for p, unit in vocab.path_units)
+
+
+def _path_unit(path: str, vocab: Vocabulary) -> str | None:
+    """The unit a vocabulary's ``path_units`` give a bare number at ``path`` (None: none)."""
+    if not vocab.path_units:
+        return None
+    return next((u for p, u in _path_patterns(vocab) if p.fullmatch(path)), None)
 
 
 def _calls_by_id(transcript: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, Any]]:

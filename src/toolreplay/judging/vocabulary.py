@@ -168,6 +168,9 @@ class Vocabulary:
 
     - ``value_keys``: the ``(value, unit)`` keys of a measured value's object;
       ``key_units``: ``(substring of a key, unit name)`` for a bare number (first match wins);
+      ``path_units``: ``(regex, unit name)`` for a bare number whose whole JSON path
+      (``$.items[0].on_hand``) the regex matches, before ``key_units`` and the ignored keys
+      (a declared measure's fields, :mod:`toolreplay.judging.measures`);
       ``ignored_keys`` and ``ignored_suffixes``: keys whose numbers never count.
     - ``day_keys``: JSON path → the day of every value under it (``{"$.current": 0}``);
       ``day_lists``: paths of lists whose i-th item is about day i (``("$.daily",)``).
@@ -196,6 +199,7 @@ class Vocabulary:
     difference_after: str = ""
     value_keys: tuple[str, str] = ("value", "unit")
     key_units: tuple[tuple[str, str], ...] = ()
+    path_units: tuple[tuple[str, str], ...] = ()
     ignored_keys: frozenset[str] = frozenset()
     ignored_suffixes: tuple[str, ...] = ()
     day_keys: Mapping[str, int] = field(default_factory=dict)
