@@ -339,13 +339,16 @@ _KINDS: dict[str, tuple[type[_Strict], str | None, Any]] = {
     "strict_grounding": (_StrictModel, "measures", lambda m: StrictGrounding(tuple(m.measures))),
 }  # fmt: skip
 
+_MODEL_NAMES = ("_UnitModel",)
+
 #: Every expectation kind, in the order the docs list them.
 EXPECTATION_KINDS: tuple[str, ...] = tuple(_KINDS)
 
 
 def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
-    loc = ".".join(str(x) for x in err["loc"])
+    # a union's branch shows as its type name (``_UnitModel``, ``str``): not a place in the file
+    loc = ".".join(str(x) for x in err["loc"] if str(x) not in ("str", *_MODEL_NAMES))
     msg = str(err["msg"]).removeprefix("Value error, ")
     return f"{loc}: {msg}" if loc else msg
 

@@ -544,7 +544,14 @@ def expectations_passed(results: Iterable[ExpectationResult]) -> bool:
     return all(r.passed for r in results)
 
 
+def expectations_met(episode: Episode, question: Any, judge: FormatJudge = GROUNDED_JUDGE) -> bool:
+    """Whether ``episode`` meets every expectation of ``question`` (its ``expect``; True for a
+    question with none, a measure name or None)."""
+    expected = getattr(question, "expect", ())
+    return all(check_expectation(e, episode, question, judge).passed for e in expected)
+
+
 __all__ = [
     "ExpectationResult", "check_expectation", "check_expectations", "describe",
-    "expectations_passed", "subset_mismatch",
+    "expectations_met", "expectations_passed", "subset_mismatch",
 ]  # fmt: skip
