@@ -16,6 +16,7 @@ STOCK = MeasureDeclaration(
     (UnitDeclaration("units", ("unit", "pcs", "pieces", "件")),),
     words=("on hand", "in stock", "available", "库存", "stock"),
     fields=("on_hand", "$.items[*].qty"),
+    entity=("sku",),
 )
 
 #: A price in EUR (cents converted): "€12.50", "12.50 EUR", "1250 cents".
@@ -27,6 +28,7 @@ PRICE = MeasureDeclaration(
     ),
     words=("price", "costs", "cost", "€", "EUR"),
     fields=("$.price.amount",),
+    entity=("sku",),
 )
 
 STOCK_QUESTION = "How many ABC-1 and XYZ-2 are on hand?"

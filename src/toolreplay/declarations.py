@@ -205,12 +205,16 @@ class MeasureDeclaration:
     answer the measure (none: any value in its units), and ``fields``: JSONPath-like keys of
     tool results whose bare numbers are values of the measure in its first unit (``$.on_hand``,
     ``$.items[*].qty``, ``on_hand`` at any depth, ``*`` within a key; a
-    ``{"value": 12, "unit": "units"}`` object counts wherever it is)."""
+    ``{"value": 12, "unit": "units"}`` object counts wherever it is). ``entity``: top-level
+    keys of a tool result whose string value names what its values are about (``sku``), so
+    that an answer giving another entity's value than the question's ``entities`` is a wrong
+    place (entity)."""
 
     name: str
     units: tuple[UnitDeclaration, ...]
     words: tuple[str, ...] = ()
     fields: tuple[str, ...] = ()
+    entity: tuple[str, ...] = ()
 
 
 def field_pattern(path: str) -> str:
@@ -415,11 +419,13 @@ class _MeasureModel(_Strict):
     units: list[_UnitModel | str] = Field(min_length=1)
     words: list[str] = []
     fields: list[str] = []
+    entity: list[str] | str = []
 
 
 def parse_measures(raw: Any, where: str = "measures") -> tuple[MeasureDeclaration, ...]:
     """Measure declarations from their YAML form, a list of
-    ``{name, units: [NAME | {name, spellings, before, scale, offset}], words, fields}``.
+    ``{name, units: [NAME | {name, spellings, before, scale, offset}], words, fields,
+    entity}``.
     Raises :class:`DeclarationError` (one line, naming ``where.N``) for a bad one or a name
     declared twice."""
     if raw is None:
@@ -440,7 +446,8 @@ def parse_measures(raw: Any, where: str = "measures") -> tuple[MeasureDeclaratio
             else UnitDeclaration(u.name, tuple(u.spellings), tuple(u.before), u.scale, u.offset)
             for u in m.units
         )
-        out.append(MeasureDeclaration(m.name, units, tuple(m.words), tuple(m.fields)))
+        entity = (m.entity,) if isinstance(m.entity, str) else tuple(m.entity)
+        out.append(MeasureDeclaration(m.name, units, tuple(m.words), tuple(m.fields), entity))
     return tuple(out)
 
 

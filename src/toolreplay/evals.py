@@ -32,7 +32,6 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
-    model_validator,
 )
 
 from toolreplay.declarations import (
@@ -246,14 +245,9 @@ class _QuestionModel(_Strict):
     measure: Measure
     day: Day = "today"
     places: list[_PlaceModel] = []
+    entities: list[str] = []
     standin: _StandinModel = _StandinModel()
     expect: list[Any] = []
-
-    @model_validator(mode="after")
-    def _places_fit_measure(self) -> _QuestionModel:
-        if any(p.region is None for p in self.places) and self.measure != "none":
-            raise ValueError("a place without a region (unknown place) needs measure: none")
-        return self
 
 
 class _SamplingModel(_Strict):
@@ -362,6 +356,11 @@ def load_eval(path: str | Path) -> EvalSuite:
         if not q.places and q.measure in _measure_names(study)
     ]
     problems += [
+        f"  questions.{i}: a place without a region (unknown place) needs measure: none"
+        for i, q in enumerate(model.questions)
+        if any(p.region is None for p in q.places) and q.measure in _measure_names(study)
+    ]
+    problems += [
         f"  questions.{i}.measure: unknown measure {q.measure!r} (the {study.name} study "
         f"has: {', '.join(measures)})"
         for i, q in enumerate(model.questions)
@@ -386,7 +385,8 @@ def load_eval(path: str | Path) -> EvalSuite:
                         retries=None if pl.retries is None else tuple(pl.retries),
                     )
                     for pl in q.places
-                ),
+                )
+                + tuple(Place(e, None, retries=()) for e in q.entities),
                 narrates_followups=q.standin.narrates_followups,
                 variation=Variation(**q.standin.variation.model_dump()),
                 expect=(*default_expect, *expects[q.id]),

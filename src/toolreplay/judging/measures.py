@@ -11,7 +11,8 @@ that mark its values, the tool-result fields that hold them) becomes what the ju
 - the measure a :class:`~toolreplay.judging.vocabulary.Measure` answered by that kind, with
   ``words`` as its clause context;
 - each field a ``path_units`` entry: a bare number at a matching JSON path of a tool result is
-  a value in the measure's first unit.
+  a value in the measure's first unit;
+- each ``entity`` key an ``entity_keys`` entry: what a result without a place is about.
 
 :func:`declared_vocabulary` adds declarations to a vocabulary (the study's, so an eval file
 extends what its study judges); :func:`measure_vocabulary` builds a vocabulary from
@@ -92,6 +93,9 @@ def declared_vocabulary(
         ),
         prefix_units=(*base.prefix_units, *(p for d in declarations for p in _prefixes(d))),
         path_units=(*(p for d in declarations for p in _paths(d)), *base.path_units),
+        entity_keys=tuple(
+            dict.fromkeys((*base.entity_keys, *(k for d in declarations for k in d.entity)))
+        ),
     )
 
 

@@ -50,7 +50,10 @@ class ToolPlace(Mapping[str, Any]):
 
     @property
     def text(self) -> str:
-        """``"name (region)"``, ``?`` for a missing region."""
+        """``"name (region)"``, ``?`` for a missing region; ``name`` alone for an entity (a
+        place of no region key, e.g. a SKU)."""
+        if not self._keys[1]:
+            return str(self._data.get(self._keys[0]))
         return f"{self._data.get(self._keys[0])} ({self._data.get(self._keys[1], '?')})"
 
 
@@ -234,9 +237,16 @@ def _tool_values(
             raw = payload[place_key]
         elif isinstance(args, Mapping) and lat_key in args and lon_key in args:
             raw = _place_at(geocoded, args, vocab.coordinate_keys)
+        region_key = vocab.place_region
+        if raw is None and isinstance(payload, Mapping):
+            entity = next(
+                (payload[k] for k in vocab.entity_keys if isinstance(payload.get(k), str)), None
+            )
+            raw, region_key = (None, region_key) if entity is None else ({"name": entity}, "")
         if candidates_key and isinstance(payload, Mapping) and candidates_key in payload:
             geocoded += _candidates(payload.get(candidates_key), candidate_keys)
-        place = None if raw is None else ToolPlace(raw, vocab.place_name, vocab.place_region)
+        name_key = vocab.place_name if region_key else "name"
+        place = None if raw is None else ToolPlace(raw, name_key, region_key)
         for value, unit_text, path, day in _walk(payload, "", "$", None, vocab):
             unit = unit_named(unit_text, vocab.units)
             if unit is None:

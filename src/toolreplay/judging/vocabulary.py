@@ -178,7 +178,10 @@ class Vocabulary:
       a top-level key listing candidate places (objects with the coordinate keys and a name),
       one of which is the place of a later call whose arguments give its coordinates;
       ``place_name``/``place_region``: the keys of a place's name and region (compared with
-      the question's ``region``); ``coordinate_keys``: ``(latitude, longitude)`` keys.
+      the question's ``region``); ``coordinate_keys``: ``(latitude, longitude)`` keys;
+      ``entity_keys``: top-level keys whose string value names what a result is about when it
+      has no place (a SKU: ``{"sku": "ABC-1", "on_hand": 12}``), its entity, judged as a place
+      without a region (a question's ``entities``).
 
     The fidelity audit's narrow judge (the study's first, too-narrow judge) is named
     ``narrow_name`` and reads only the units named in ``narrow_units``.
@@ -209,6 +212,7 @@ class Vocabulary:
     place_name: str = "name"
     place_region: str = "region"
     coordinate_keys: tuple[str, str] = ("latitude", "longitude")
+    entity_keys: tuple[str, ...] = ()
     narrow_name: str = "narrow"
     narrow_units: tuple[str, ...] = ()
 
