@@ -227,7 +227,8 @@ _ITEM = re.compile(r"(?:[-*•]|\d+[.)、])\s+")
 
 #: What an introduction of advice says: whom it addresses, or that it recommends.
 _ADVICE = re.compile(
-    r"您|你|建议|建議|推荐|推薦|" + _en("you", "your", "recommend", "suggest", "advise", "consider"),
+    r"您|你|建议|建議|推荐|推薦|"
+    + _en("you", "your", "recommend", "suggest", "advise", "consider"),
     re.IGNORECASE,
 )
 
