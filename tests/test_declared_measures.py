@@ -224,3 +224,18 @@ def test_the_weather_studys_measures_are_declarations_of_the_same_mechanism() ->
     extended = declared_vocabulary(weather.WEATHER, (wind,))
     assert [(u.kind, u.scale) for u in extended.units[:2]] == [("gusts", 1.0), ("gusts", 3.6)]
     assert extended.units[2:] == weather.WEATHER.units
+
+
+def test_the_docs_example_eval_file_loads_and_judges(tmp_path: Path) -> None:
+    """The example of docs/expectations.md is a valid eval file, and judges as the page says."""
+    page = (ROOT / "docs" / "expectations.md").read_text(encoding="utf-8")
+    example = page.split("```yaml\n", 1)[1].split("```", 1)[0]
+    q = load_eval(_eval(tmp_path, example)).question("two-skus")
+    assert [p.query for p in q.places] == ["ABC-1", "XYZ-2"]
+    record = episode_record(stock_episode(CORRECT), GROUNDED_JUDGE, q)
+    assert record["passed"], [x for x in record["expectations"] if not x["passed"]]
+    assert len(record["expectations"]) == 11
+    bad = episode_record(stock_episode(INVENTED), GROUNDED_JUDGE, q)
+    failed = [x["kind"] for x in bad["expectations"] if not x["passed"]]
+    assert not bad["passed"] and failed == ["grounded", "strict_grounding"]
+    assert [f["mode"] for f in bad["failure_modes"]] == [FABRICATED_VALUE]
