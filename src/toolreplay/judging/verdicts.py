@@ -332,7 +332,7 @@ class GroundedJudge(FormatJudge):
         if ungrounded:
             c = ungrounded[0]
             return fail(f"fabricated value: {c.reason}")
-        what = expect.measure or "measured value"
+        what = expect.measure or "measured"  # "no measured value", never "value value"
         if not rel:
             skipped = f"; {len(g.coordinates)} coordinate(s) skipped" if g.coordinates else ""
             if values:
