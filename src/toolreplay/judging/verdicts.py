@@ -62,6 +62,11 @@ value of the measure with a unit), and :data:`NARROW_JUDGE` is that with the voc
 ``narrow_units`` only (weather: ``celsius-only``, the study's first, too-narrow judge; built
 from the default study's vocabulary on first access, :func:`narrow_judge` for another); the
 fidelity audit uses both. A :class:`Verdict` carries its evidence (:meth:`Verdict.to_dict`).
+
+**Declared measures.** A question whose eval file declares measures (``measures:``) is judged
+with them added to the judge's vocabulary (:meth:`FormatJudge.for_question`,
+:func:`~toolreplay.judging.measures.declared_vocabulary`): "12 units on hand" is grounded in
+a stock tool's ``on_hand`` as 30.9°C is in Open-Meteo's ``temperature_2m``.
 """
 
 from __future__ import annotations
@@ -72,6 +77,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from toolreplay.declarations import MeasureDeclaration
 from toolreplay.judging.comparisons import Conclusion, check_conclusion
 from toolreplay.judging.grounding import (
     Expectation,
@@ -79,6 +85,7 @@ from toolreplay.judging.grounding import (
     ValueCheck,
     ground_answer,
 )
+from toolreplay.judging.measures import declared_vocabulary
 from toolreplay.judging.toolvalues import _DAY_WORDS, ToolValue
 from toolreplay.judging.units import Unit
 from toolreplay.judging.values import MeasuredValue, find_measured_values, relevant_values
@@ -107,12 +114,18 @@ class WrongPlace:
     def explanation(self, answer: str) -> str:
         c = self.check
         assert c.match is not None
-        wanted = ", ".join(f"{p.query} ({p.region})" for p in self.asked)
+        wanted = ", ".join(_shown(p) for p in self.asked)
         where = answer[self.span[0] : self.span[1]]
         return (
-            f"wrong place: the answer is about {where} ({self.named.region}), the place it "
+            f"wrong place: the answer is about {_shown(self.named, where)}, the place it "
             f"names, not {wanted}, the place asked; {c.text} equals {c.match.describe()}"
         )
+
+
+def _shown(place: PlaceSpec, name: str | None = None) -> str:
+    """``name (region)``; the name alone for an entity (a place of no region, a SKU)."""
+    name = place.query if name is None else name
+    return name if place.region is None else f"{name} ({place.region})"
 
 
 def wrong_place(checks: Sequence[ValueCheck], expect: Expectation) -> WrongPlace | None:
@@ -193,6 +206,18 @@ class FormatJudge:
         """The units in use (:attr:`units`, else all of the vocabulary's)."""
         return self.units if self.units is not None else self.resolved_vocabulary().units
 
+    def for_question(self, question: Question | str | Expectation | None) -> FormatJudge:
+        """This judge for ``question``: itself, or, when its eval file declares measures
+        (:attr:`Expectation.measures`), a copy whose vocabulary has them added
+        (:func:`~toolreplay.judging.measures.declared_vocabulary`; a judge with a unit list
+        also reads the declared units)."""
+        declared = Expectation.of(question).measures
+        if not declared:
+            return self
+        vocab = declared_vocabulary(self.resolved_vocabulary(), declared)
+        units = None if self.units is None else (*self.units, *vocab.units[: _count(declared)])
+        return replace(self, vocabulary=vocab, units=units)
+
     def accepts(self, measure: str) -> bool:
         """Whether this judge can ever pass an answer about ``measure``."""
         if measure == NO_VALUE:
@@ -233,7 +258,8 @@ class FormatJudge:
         self, episode: Episode | str, question: Question | str | Expectation | None = None
     ) -> Verdict:
         """Judge the episode's answer by form alone."""
-        return self.judge(_answer_of(episode), Expectation.of(question).measure)
+        judge = self.for_question(question)
+        return judge.judge(_answer_of(episode), Expectation.of(question).measure)
 
 
 #: A question with nothing to measure (an unknown place, a question that needs no tool). A
@@ -276,6 +302,10 @@ class GroundedJudge(FormatJudge):
             () if isinstance(episode, str) else episode.transcript
         )
         expect = Expectation.of(question)
+        if expect.measures:
+            declared = self.for_question(expect)
+            assert isinstance(declared, GroundedJudge)
+            return GroundedJudge.judge_episode(declared, episode, replace(expect, measures=()))
         j = self.name
         if not isinstance(episode, str) and episode.stop_reason == "error" and not answer.strip():
             return Verdict(False, "no answer: the episode ended on a model API error", judge=j)
@@ -302,7 +332,7 @@ class GroundedJudge(FormatJudge):
         if ungrounded:
             c = ungrounded[0]
             return fail(f"fabricated value: {c.reason}")
-        what = expect.measure or "measured value"
+        what = expect.measure or "measured"  # "no measured value", never "value value"
         if not rel:
             skipped = f"; {len(g.coordinates)} coordinate(s) skipped" if g.coordinates else ""
             if values:
@@ -330,7 +360,7 @@ class GroundedJudge(FormatJudge):
             if not on_place:
                 c = for_day[0]
                 where = c.match.place_text if c.match else None
-                wanted = ", ".join(f"{p.query} ({p.region})" for p in expect.places)
+                wanted = ", ".join(_shown(p) for p in expect.places)
                 return fail(
                     f"{c.text} is a tool value for "
                     f"{where or 'a place the tool results do not name'}, not for {wanted}"
@@ -381,6 +411,10 @@ class GroundedJudge(FormatJudge):
         return Verdict(
             True, f"states {c.text}, which equals {c.match.describe()}", values, g.checks, None, j
         )
+
+
+def _count(declared: Sequence[MeasureDeclaration]) -> int:
+    return sum(len(d.units) for d in declared)
 
 
 @functools.lru_cache(maxsize=64)
