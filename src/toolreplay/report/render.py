@@ -60,7 +60,6 @@ from markupsafe import Markup
 
 from toolreplay.diff import Run
 from toolreplay.files import atomic_writer
-from toolreplay.report.episodes import _gallery, _questions
 from toolreplay.report.fidelity import _fidelity
 from toolreplay.report.labels import METRICS
 from toolreplay.report.summary import (
@@ -74,8 +73,9 @@ from toolreplay.report.summary import (
     _trial_count,
     _verdict,
 )
-from toolreplay.report.text import _block_html, _inline_html
-from toolreplay.report.transcripts import _compare, _filters, _transcripts
+from toolreplay.report.text import _block_html, _inline_html, _text
+from toolreplay.report.table import LARGE_RUN, episode_rows, gallery, matrix
+from toolreplay.report.transcripts import _compare, _filters, _transcripts, shared_system
 from toolreplay.report.trials import trials_view
 from toolreplay.results.format import ResultsError, check_results, load_results
 
@@ -85,7 +85,10 @@ __all__ = [
     "check_results",
     "load_results",
     "render_report",
+    "render_transcripts",
     "stream_report",
+    "stream_transcripts",
+    "transcripts_path",
     "write_report",
 ]
 
@@ -97,6 +100,9 @@ STYLE_TEMPLATE = "report.css.j2"
 
 
 SCRIPT_TEMPLATE = "report.js.j2"
+
+
+TRANSCRIPTS_TEMPLATE = "transcripts_page.html.j2"
 
 
 #: Results files are validated by :mod:`toolreplay.results` (pydantic models, one definition);
@@ -140,53 +146,95 @@ def _static() -> dict[str, Any]:
     return {"style": Markup(style), "script": Markup(script), "csp": csp}
 
 
-def render_report(results: Mapping[str, Any], compare: Run | None = None) -> str:
+def render_report(
+    results: Mapping[str, Any], compare: Run | None = None, transcripts_href: str | None = None
+) -> str:
     """Render the HTML page for ``results`` (the dict ``toolreplay run`` writes to
     ``reports/results.json``; shape in :mod:`toolreplay.results` and this module's docstring).
     ``compare`` (a :class:`toolreplay.diff.Run`) adds a section saying what changed since
-    that earlier run.
+    that earlier run. ``transcripts_href`` (a file name, e.g. ``index-transcripts.html``):
+    the transcripts are on that page (:func:`render_transcripts`) and every link to one goes
+    there; None keeps them in this page.
 
     Returns the whole page as a ``str``; the same results always give the same string.
     Raises :class:`ReportError` when ``results`` does not match
     :class:`toolreplay.results.format.Results`."""
     buffer = io.StringIO()
-    stream_report(results, buffer.write, compare=compare)
+    stream_report(results, buffer.write, compare=compare, transcripts_href=transcripts_href)
     return buffer.getvalue()
 
 
+def render_transcripts(results: Mapping[str, Any], back: str = "index.html") -> str:
+    """The transcripts of ``results`` as a page of their own, linking ``back`` to the report
+    (see :func:`render_report`'s ``transcripts_href``). Raises :class:`ReportError` like it."""
+    buffer = io.StringIO()
+    stream_transcripts(results, buffer.write, back)
+    return buffer.getvalue()
+
+
+def transcripts_path(out_path: Path) -> Path:
+    """Where the transcripts of a large run go beside ``out_path``: ``index.html`` →
+    ``index-transcripts.html``."""
+    return out_path.with_name(f"{out_path.stem}-transcripts{out_path.suffix or '.html'}")
+
+
 def write_report(results_path: Path, out_path: Path, compare: Run | None = None) -> Path:
-    """Render ``results_path`` (a results.json) into ``out_path`` (UTF-8, ``\\n`` line ends),
+    """Render ``results_path`` (a results.json) into ``out_path`` (UTF-8, ``\n`` line ends),
     creating its folder; the page is streamed to the file, never held whole in memory.
-    Returns ``out_path``. Raises :class:`ReportError` naming the results file when it is
-    missing or malformed. The page is written next to ``out_path`` and moved into place
-    when complete (:func:`toolreplay.files.atomic_writer`), so a failure or a concurrent writer
-    never leaves a half-written page."""
+    A run of more than :data:`~toolreplay.report.table.LARGE_RUN` episodes gets its
+    transcripts on a second page beside it (:func:`transcripts_path`), so the report itself
+    stays small and quick to open. Returns ``out_path``. Raises :class:`ReportError` naming the
+    results file when it is missing or malformed. Each page is written next to its path and
+    moved into place when complete (:func:`toolreplay.files.atomic_writer`), so a failure or
+    a concurrent writer never leaves a half-written page."""
     results = load_results(results_path)
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
+    side = transcripts_path(out) if len(results["episodes"]) > LARGE_RUN else None
+    if side is not None:
+        with atomic_writer(side) as f:
+            stream_transcripts(results, f.write, out.name)
     with atomic_writer(out) as f:  # unique temporary file, fsynced, then os.replace
-        stream_report(results, f.write, compare=compare)
+        stream_report(
+            results, f.write, compare=compare, transcripts_href=None if side is None else side.name
+        )
     return out
 
 
 def stream_report(
-    results: Mapping[str, Any], write: Callable[[str], object], compare: Run | None = None
+    results: Mapping[str, Any],
+    write: Callable[[str], object],
+    compare: Run | None = None,
+    transcripts_href: str | None = None,
 ) -> None:
     """Render the page for ``results`` like :func:`render_report`, passing it to ``write``
     (e.g. a text file's ``write``) piece by piece instead of building one string. Raises
     :class:`ReportError` (before writing anything) when ``results`` is malformed."""
     check_results(results)
     page = build_page(results, compare=compare)
+    page["tx"] = transcripts_href or ""
     for piece in _environment().get_template(TEMPLATE).generate(page=page, **_static()):
+        write(piece)
+
+
+def stream_transcripts(
+    results: Mapping[str, Any], write: Callable[[str], object], back: str = "index.html"
+) -> None:
+    """:func:`render_transcripts`, passed to ``write`` piece by piece."""
+    check_results(results)
+    page = build_page(results)
+    page["tx"], page["back"] = "", back
+    for piece in _environment().get_template(TRANSCRIPTS_TEMPLATE).generate(page=page, **_static()):
         write(piece)
 
 
 def build_page(results: Mapping[str, Any], compare: Run | None = None) -> dict[str, Any]:
     """The template's view of ``results``: ``{"title", "header", "verdict", "grid", "metrics",
-    "charts", "questions", "gallery", "fidelity", "transcripts", "trials", "filters",
-    "compare"}``
-    (plain dicts and lists). ``compare`` is an earlier run to compare with (None: no
-    comparison section)."""
+    "charts", "episodes" (the episode table), "matrix" (questions × configurations),
+    "gallery", "fidelity", "transcripts", "trials", "filters", "compare", "large",
+    "system"}`` (plain dicts and lists). ``compare`` is an earlier run to compare with (None:
+    no comparison section). A run of more than :data:`~toolreplay.report.table.LARGE_RUN`
+    episodes is ``large``: lean transcripts, the set's shared system prompt shown once."""
     episodes = list(results["episodes"])
     anchors = _anchors(episodes)
     configurations = list(results["configurations"])
@@ -195,6 +243,9 @@ def build_page(results: Mapping[str, Any], compare: Run | None = None) -> dict[s
     fidelity = _fidelity(results.get("fidelity"))
     stand_in = prov["provenance"] == "stand-in"
     trials = _over_trials(results)
+    large = len(episodes) > LARGE_RUN
+    system = shared_system(episodes) if large else None
+    trials_view_ = trials_view(results)
     return {
         "title": f"toolreplay report: {results['cassette_set']} ({prov['provenance']})",
         "header": _header(results),
@@ -206,11 +257,15 @@ def build_page(results: Mapping[str, Any], compare: Run | None = None) -> dict[s
         "metric_labels": [label for _, label, _ in METRICS],
         "charts": _charts(configurations, skip=("recorded_wall_time_s",) if stand_in else ()),
         "wall_time_charted": not stand_in,
-        "questions": _questions(episodes, configurations, anchors),
-        "gallery": _gallery(episodes, anchors),
+        "episodes": episode_rows(results, episodes, anchors),
+        "matrix": matrix(episodes, configurations, anchors, detail=not large),
+        "gallery": gallery(episodes, configurations, anchors),
         "fidelity": fidelity,
-        "transcripts": _transcripts(episodes, configurations, anchors),
-        "trials": trials_view(results),  # "Consistency over trials" (report_trials.py)
+        "transcripts": _transcripts(episodes, configurations, anchors, large, system),
+        # "Consistency over trials" (trials.py); left out for a one-trial set
+        "trials": trials_view_ if trials_view_ and trials_view_["trials"] > 1 else None,
         "filters": _filters(episodes, configurations),
         "compare": None if compare is None else _compare(compare, results, episodes, anchors),
+        "large": large,
+        "system": None if system is None else _text(system),
     }
