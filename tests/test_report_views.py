@@ -247,7 +247,9 @@ def test_filters_and_navigation_need_no_script_to_read(page: BeautifulSoup) -> N
     rows = page.select("#episode-table tbody tr")
     assert len(rows) == 80  # 16 episodes × 5 trials
     assert {r["data-p"] for r in rows} == {"1", "0"}
-    promise = [r for r in rows if "unfulfilled_promise" in r["data-m"].split() and r["data-t"] == "1"]
+    promise = [
+        r for r in rows if "unfulfilled_promise" in r["data-m"].split() and r["data-t"] == "1"
+    ]
     assert {r["data-q"] for r in promise} == {"ningde", "shanghai-rain"}
     assert len(page.select("details.episode[data-k]")) == 16
     assert all(c.get("data-k") for c in page.select("#failures article.card"))
@@ -282,7 +284,9 @@ def test_long_values_are_shortened_with_a_way_to_see_all(committed: dict[str, An
         assert whole == long_answer or json.loads(whole) == {"city": long_city}
     assert text(blocks[1].select_one("details.more").summary) == "show all 6,006 characters"
     # the chain shows a cut argument and says where the rest is
-    row = page.select_one("#chains tr.question[data-q='beijing'] td.mcell[data-label='loop+atomic']")
+    row = page.select_one(
+        "#chains tr.question[data-q='beijing'] td.mcell[data-label='loop+atomic']"
+    )
     assert "(5,000 characters; all in the transcript)" in text(row)
     assert len(text(row)) < 1000
 

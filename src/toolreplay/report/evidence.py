@@ -10,7 +10,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-#: A JSONPath as the judge writes it: ``$.current.temperature_2m``, ``$.daily[0].precipitation_sum``.
+#: A step of a JSONPath as the judge writes it: ``$.current.temperature_2m``,
+#: ``$.daily[0].precipitation_sum``.
 PATH_STEP = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]")
 
 
@@ -66,7 +67,10 @@ def _pretty(
     pad = " " * inner
     out = "{\n" if isinstance(value, dict) else "[\n"
     items: list[tuple[str, str, Any]] = (
-        [(json.dumps(str(k), ensure_ascii=False) + ": ", f"{path}.{k}", v) for k, v in value.items()]
+        [
+            (json.dumps(str(k), ensure_ascii=False) + ": ", f"{path}.{k}", v)
+            for k, v in value.items()
+        ]
         if isinstance(value, dict)
         else [("", f"{path}[{n}]", v) for n, v in enumerate(value)]
     )
@@ -101,14 +105,12 @@ def resolve(value: Any, path: str) -> tuple[bool, Any]:
     return (pos == len(rest)), at
 
 
-def judge_citations(
-    ep: Mapping[str, Any],
-) -> dict[int, list[dict[str, Any]]]:
-    """The judge's evidence (``verdict_evidence.values``) per tool message index: each
-    ``{"text" (the stated value), "field" (JSONPath), "value" (the tool's, in words),
-    "grounded", "reason"}``. Values without a tool message are left out (they are in
+def judge_citations(ep: Mapping[str, Any]) -> dict[int, list[Mapping[str, Any]]]:
+    """The judge's evidence (``verdict_evidence.values``) per tool message index, as the
+    results hold it (``{"text" (the stated value), "tool_field" (JSONPath), "tool_value",
+    "grounded", "reason", ...}``). Values without a tool message are left out (they are in
     :func:`judge_values`)."""
-    out: dict[int, list[dict[str, Any]]] = {}
+    out: dict[int, list[Mapping[str, Any]]] = {}
     for v in _values(ep):
         index = v.get("tool_message_index")
         if isinstance(index, int) and isinstance(v.get("tool_field"), str):

@@ -73,8 +73,8 @@ from toolreplay.report.summary import (
     _trial_count,
     _verdict,
 )
-from toolreplay.report.text import _block_html, _inline_html, _text
 from toolreplay.report.table import LARGE_RUN, episode_rows, gallery, matrix
+from toolreplay.report.text import _block_html, _inline_html, _text
 from toolreplay.report.transcripts import _compare, _filters, _transcripts, shared_system
 from toolreplay.report.trials import trials_view
 from toolreplay.results.format import ResultsError, check_results, load_results

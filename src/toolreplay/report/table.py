@@ -121,10 +121,11 @@ def matrix(
     for qid, first in questions.items():
         cells: list[dict[str, Any] | None] = []
         for name in names:
-            i = at.get((qid, name))
-            if i is None:
+            found = at.get((qid, name))
+            if found is None:
                 cells.append(None)
                 continue
+            i = found
             ep = episodes[i]
             chain = _chain(ep)
             if not detail:
@@ -201,7 +202,7 @@ def gallery(
             {
                 "mode": mode,
                 "label": _mode_label(mode),
-                "count": sum(s["count"] for s in subgroups),
+                "count": sum(len(per[s]) for s in per),
                 "configurations": subgroups,
             }
         )

@@ -17,9 +17,9 @@ from toolreplay.report.episodes import (
     _one_line,
     _pretty,
 )
+from toolreplay.report.evidence import cited_fields, judge_citations, judge_values, pretty_spans
 from toolreplay.report.labels import FAILURE_MODES
 from toolreplay.report.summary import _mode_label, _ordered, _stop
-from toolreplay.report.evidence import cited_fields, judge_citations, judge_values, pretty_spans
 from toolreplay.report.text import CLIP_AT, CLIP_JSON, Segment, _plural, _text
 from toolreplay.wire.episode import REASONING_FIELDS, reasoning_text
 
@@ -77,8 +77,7 @@ def _content(
     marks = [(a, b, "cited") for a, b in cited]
     for fm in modes:
         quoted = (fm.get("evidence") or {}).get("text")
-        at = raw.find(quoted) if isinstance(quoted, str) and quoted else -1
-        if at >= 0:
+        if isinstance(quoted, str) and quoted and (at := raw.find(quoted)) >= 0:
             marks.append((at, at + len(quoted), fm["mode"]))
     segments = _marked(raw, marks) if marks else [Segment(raw)]
     cited_view = [{**f, "value": _text(f["value"], lang=False)} for f in fields]
