@@ -35,6 +35,8 @@ try {
   out.failed = await shown();
   out.grid_single_oneshot = await page.textContent("#grid [data-count='single+oneshot']");
   out.grid_single_atomic = await page.textContent("#grid [data-count='single+atomic']");
+  out.grid_classes = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll("#grid td[data-configuration]")]
+    .map((td) => [td.dataset.configuration, td.className])));
   out.hash_failed = await page.evaluate(() => location.hash);
   // a filter that matches nothing says so
   await page.selectOption("#f-configuration", "loop+atomic");

@@ -211,6 +211,9 @@ def test_filters_recount_the_grid_and_say_when_nothing_matches(in_browser: dict[
     assert len(in_browser["failed"]) == 4
     assert in_browser["grid_single_atomic"] == "0/4"
     assert in_browser["grid_single_oneshot"] == "0/0"
+    classes = in_browser["grid_classes"]
+    assert classes["single+oneshot"] == "cell filtered empty"  # nothing of it is shown
+    assert classes["single+atomic"] == "cell filtered none"
     assert in_browser["hash_failed"] == "#f:fail=1"
     assert in_browser["empty"] == []
     assert {"episodes", "chains", "failures", "transcripts"} <= set(in_browser["empty_notes"])

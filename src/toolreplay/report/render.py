@@ -2,21 +2,27 @@
 
 The page is rendered with Jinja2 from ``reports/results.json`` (see :mod:`toolreplay.results`)
 and holds: a verdict line (what passed, what failed and why, the fidelity score; with several
-trials, passes over trials beside trial 1's), the 2×2 grid of passed/total with failure-mode
-counts (rows: host, columns: toolset; trial 1, the study's run, and with several trials the
-passes over trials), provenance (a stand-in set is labelled a test double; what answered at the
-model and at each tool endpoint: live, the fixture server or the stand-in), optionally what
-changed since an earlier run (see :mod:`toolreplay.diff`), metrics per configuration with inline
-SVG bar charts, the tool-call chain of every episode per question with its stop reason, the
-failure gallery, the fidelity audit in plain words, and every transcript in a collapsible
-``<details>`` (failure badges, the evidence marked, never-run tool calls flagged, an anchor per
-message, and the model API error an episode ended on, after its last message). Long text is cut
-with a "show all"; invisible characters get a visible marker.
+trials, passes over trials beside trial 1's), a one-line provenance banner, a bar with the
+contents and the filters (sticky on wide screens), the grid of passed/total with failure-mode
+counts (rows: host, columns: toolset), optionally what changed since an earlier run (see
+:mod:`toolreplay.diff`; each changed episode's two transcripts side by side), the failure
+gallery grouped by failure mode × configuration (a few cards each, the rest listed), the episode
+table (one row per episode and trial: the page's spine, sortable and searchable with the
+script), the question × configuration matrix (verdict, tool-call chain, answer), metrics with
+inline SVG bar charts, consistency over trials (several trials only), what answered at each
+endpoint, the fidelity audit in plain words, and every transcript in a collapsible ``<details>``
+(failure badges, the evidence marked, the judge's values linked to the tool message and JSON
+field they cite and those fields listed first, never-run tool calls flagged, an anchor per
+message, and the model API error an episode ended on). Long text is cut with a "show all";
+invisible characters get a visible marker. A run of more than
+:data:`~toolreplay.report.table.LARGE_RUN` episodes gets its transcripts on a page of their own
+(:func:`write_report`).
 
 Guarantees:
 
-* **Self-contained**: inline CSS and one small inline script (filters, expand/collapse, opening
-  a linked transcript, expanding everything for printing; the page reads fully without it);
+* **Self-contained**: inline CSS and one small inline script (sorting, search and filters with
+  their state in the URL fragment, expand/collapse, opening a linked transcript, expanding
+  everything for printing; the page reads fully without it);
   no CDN, no external fonts or images. A Content-Security-Policy ``<meta>`` allows only those two
   inline blocks (by hash), so even text that slipped through escaping could not run or load.
 * **Escaped**: the Jinja2 environment autoescapes everything; model output, tool output and
