@@ -238,7 +238,7 @@ def build_page(results: Mapping[str, Any], compare: Run | None = None) -> dict[s
     """The template's view of ``results``: ``{"title", "header", "verdict", "grid", "metrics",
     "charts", "episodes" (the episode table), "matrix" (questions × configurations),
     "gallery", "fidelity", "transcripts", "trials", "filters", "compare", "large",
-    "system"}`` (plain dicts and lists). ``compare`` is an earlier run to compare with (None:
+    "system", "tx"}`` (plain dicts and lists). ``compare`` is an earlier run to compare with (None:
     no comparison section). A run of more than :data:`~toolreplay.report.table.LARGE_RUN`
     episodes is ``large``: lean transcripts, the set's shared system prompt shown once."""
     episodes = list(results["episodes"])
@@ -274,4 +274,5 @@ def build_page(results: Mapping[str, Any], compare: Run | None = None) -> dict[s
         "compare": None if compare is None else _compare(compare, results, episodes, anchors),
         "large": large,
         "system": None if system is None else _text(system),
+        "tx": "",  # the transcripts page's file name when they are not in this page
     }

@@ -305,7 +305,7 @@ def _compare(
     where = {(ep["configuration"], ep["question_id"]): anchors[i] for i, ep in enumerate(episodes)}
     earlier = {(ep["configuration"], ep["question_id"]): ep for ep in before.results["episodes"]}
     changes = []
-    for c in d.changes:
+    for n, c in enumerate(d.changes):
         anchor = where[(c.configuration, c.question_id)]
         fd = c.first_difference
         changes.append(
@@ -324,7 +324,9 @@ def _compare(
                     episodes[anchors.index(anchor)]["transcript"],
                     None if fd is None else fd["index"],
                     anchor,
-                ),
+                )
+                if n < SIDE_BY_SIDE_MAX
+                else None,
                 "first_difference": None
                 if fd is None
                 else {
@@ -352,6 +354,11 @@ def _compare(
         "only_b": list(d.only_b),
         "identical": d.identical,
     }
+
+
+#: Changed episodes shown side by side (the first ones, in the diff's order); the others are
+#: in the changes table with their first differing message.
+SIDE_BY_SIDE_MAX = 100
 
 
 #: Characters of a message shown in the side-by-side comparison (the rest is in the transcript).
