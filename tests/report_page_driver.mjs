@@ -53,6 +53,30 @@ try {
   out.gallery_cards = await page2.evaluate(() => [...document.querySelectorAll("#failures article.card")]
     .filter((c) => getComputedStyle(c).display !== "none").map((c) => c.dataset.mode + " " + c.dataset.questionId));
   out.gallery_count = await page2.textContent("#mode-empty_answer [data-count-mode]");
+  // print: every table within the page's width; phones: no sideways page scroll, card labels
+  // beside (never over) their values
+  const page3 = await browser.newPage({ viewport: { width: 720, height: 1000 } });
+  await page3.goto(url, { waitUntil: "load" });
+  await page3.emulateMedia({ media: "print" });
+  out.print_too_wide = await page3.evaluate(() => [...document.querySelectorAll("table")]
+    .filter((t) => t.offsetParent && t.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+    .map((t) => t.className));
+  const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+  await phone.goto(url, { waitUntil: "load" });
+  out.phone_scroll_width = await phone.evaluate(() => document.documentElement.scrollWidth);
+  out.phone_overlaps = await phone.evaluate(() => {
+    const bad = [];
+    for (const td of document.querySelectorAll("#metrics table.cards-on-phone td[data-label]")) {
+      const label = getComputedStyle(td, "::before");
+      const range = document.createRange();
+      range.selectNodeContents(td);
+      const content = [...range.getClientRects()].filter((r) => r.width > 0);
+      const left = td.getBoundingClientRect().left + parseFloat(getComputedStyle(td).paddingLeft);
+      // the value starts after the label's column (the cell's left padding holds the label)
+      if (label.float !== "left" || content.some((r) => r.left < left - 1)) bad.push(td.dataset.label);
+    }
+    return bad;
+  });
   out.errors = errors;
 } finally {
   await browser.close();

@@ -227,3 +227,11 @@ def test_filter_state_in_the_url_opens_the_same_view(in_browser: dict[str, Any])
     ]
     assert sorted(in_browser["gallery_cards"]) == ["empty_answer beijing", "empty_answer hottest"]
     assert in_browser["gallery_count"] == "2"
+
+
+def test_print_fits_every_table_and_phone_cards_keep_labels_apart(
+    in_browser: dict[str, Any],
+) -> None:
+    assert in_browser["print_too_wide"] == []
+    assert in_browser["phone_scroll_width"] <= 390
+    assert in_browser["phone_overlaps"] == []
