@@ -103,6 +103,9 @@ def test_the_llama_report_says_error_and_that_the_tools_were_the_fixture_server(
         assert "show all" in text(error.select_one("details.more summary"))
         tool = ep.select_one(".msg.role-tool")
         assert tool.select_one(".badge.mode") is None and "has-evidence" not in tool["class"]
+    # per failure mode × configuration: the first cards, the others listed under "list the other N"
     cards = page.select("#failures article.card")
-    assert len(cards) == 8 and all(c["data-mode"] == "error" for c in cards)
+    listed = page.select("#failures .more-list li")
+    assert len(cards) + len(listed) == 8
+    assert all(c["data-mode"] == "error" for c in [*cards, *listed])
     assert all(c.select_one("a[href$='-error']") for c in cards)

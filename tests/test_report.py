@@ -350,34 +350,53 @@ def test_metrics_table_and_charts(committed_page: BeautifulSoup, committed: dict
 # --------------------------------------------------------------------------- chains
 
 
-def chain_row(page: BeautifulSoup, question_id: str, configuration: str) -> Tag:
-    for q in page.select("#chains .question"):
-        if text(q.select_one(".qid")) == question_id:
-            row = q.select_one(f'tr[data-configuration="{configuration}"]')
-            assert row is not None
-            return row
-    raise AssertionError(question_id)
+def chain_cell(page: BeautifulSoup, question_id: str, configuration: str) -> Tag:
+    """The matrix cell of a question (row) under a configuration (column)."""
+    row = page.select_one(f'#chains tr.question[data-q="{question_id}"]')
+    assert row is not None, question_id
+    cell = row.select_one(f'td.mcell[data-label="{configuration}"]')
+    assert cell is not None, configuration
+    return cell
 
 
 def test_tool_call_chains_per_question(committed_page: BeautifulSoup) -> None:
-    row = chain_row(committed_page, "ningde", "loop+atomic")
-    rounds = row.select(".round:not(.pending)")
+    columns = [text(th) for th in committed_page.select("#chains table.matrix thead th")]
+    assert columns == ["question", "single+oneshot", "loop+oneshot", "single+atomic", "loop+atomic"]
+    assert len(committed_page.select("#chains tr.question")) == 4  # one row per question
+    cell = chain_cell(committed_page, "ningde", "loop+atomic")
+    rounds = cell.select(".round:not(.pending)")
     names = [[c.contents[0].strip() for c in r.select(".call")] for r in rounds]
     assert names == [["geocode_city"], ["geocode_city"], ["get_weather_by_coords"]]
-    assert row["data-chain"] == "geocode_city → geocode_city → get_weather_by_coords"
     assert "(宁德市)" in rounds[1].get_text()
-    assert text(row.select("td")[-1]) == "converged"
+    assert text(cell.select_one(".badge.stop")) == "converged"
+    assert cell.select_one("a.verdict-link")["href"] == "#ep-13-loop-atomic-ningde"
+    assert "福建省宁德市" in text(cell.select_one(".mans"))  # the answer, side by side
 
-    hottest = chain_row(committed_page, "hottest", "loop+atomic")
+    hottest = chain_cell(committed_page, "hottest", "loop+atomic")
     assert [len(r.select(".call")) for r in hottest.select(".round")] == [3, 3]
 
-    failed = chain_row(committed_page, "beijing", "single+atomic")
+    failed = chain_cell(committed_page, "beijing", "single+atomic")
     pending = failed.select_one(".round.pending")
     assert pending is not None and "get_weather_by_coords" in text(pending)
     assert "never run" in text(failed)
-    assert text(failed.select("td")[-1]) == "stopped after its one tool round"
-    assert "max_rounds" in failed.select("td")[-1].select_one(".badge")["title"]
-    assert "fail" in text(failed.select("td")[0])
+    stop = failed.select_one(".badge.stop")
+    assert text(stop) == "stopped after its one tool round" and "max_rounds" in stop["title"]
+    assert "fail" in text(failed.select_one(".verdict-link"))
+
+
+def test_large_run_matrix_is_compact(committed: dict[str, Any]) -> None:
+    """Past LARGE_RUN episodes, matrix cells hold verdict and tool names only."""
+    from toolreplay.report.table import LARGE_RUN, matrix
+
+    episodes = committed["episodes"]
+    anchors = [f"ep-{i}" for i in range(len(episodes))]
+    small = matrix(episodes, committed["configurations"], anchors, detail=True)
+    large = matrix(episodes, committed["configurations"], anchors, detail=False)
+    assert LARGE_RUN >= 100
+    assert small["rows"][0]["cells"][0]["answer"] is not None
+    cell = large["rows"][0]["cells"][0]
+    assert cell["answer"] is None
+    assert all(c["args"] is None for rnd in cell["chain"]["rounds"] for c in rnd)
 
 
 # --------------------------------------------------------------------------- failure gallery

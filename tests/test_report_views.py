@@ -53,9 +53,10 @@ def episode(results: dict[str, Any], configuration: str, question_id: str) -> di
 def test_verdict_line_comes_first_and_says_why(page: BeautifulSoup) -> None:
     verdict = page.select_one("#verdict")
     assert verdict is not None
-    # nothing but the title and subtitle before it; the grid follows right after the header
+    # nothing but the title and subtitle before it; the bar (contents, filters), then the grid
     main = page.select_one("main")
-    assert [t.name for t in main.find_all(recursive=False)][:2] == ["header", "section"]
+    assert [t.name for t in main.find_all(recursive=False)][:3] == ["header", "div", "section"]
+    assert main.find("div", recursive=False)["id"] == "bar"
     assert main.find("section", recursive=False)["id"] == "grid"
     line = text(verdict)
     # five trials: trial 1 (the study's run) and the passes over every trial
@@ -200,9 +201,7 @@ def test_near_miss_table_sits_beside_its_check_with_the_takeaway(page: Beautiful
 
 
 def test_transcripts_carry_badges_marked_promise_and_never_run(page: BeautifulSoup) -> None:
-    ningde = page.select_one(
-        "details.episode[data-configuration='single+atomic'][data-question-id='ningde']"
-    )
+    ningde = page.select_one("details.episode[id$='-single-atomic-ningde']")
     assert text(ningde.summary.select_one(".badge.mode")) == "Unfulfilled promise"
     last = ningde.select("div.msg")[-1]
     assert "has-evidence" in last["class"]
@@ -240,14 +239,20 @@ def test_filters_and_navigation_need_no_script_to_read(page: BeautifulSoup) -> N
         "empty_answer",
         "unfulfilled_promise",
     ]
-    assert bar.select_one("#expand-all") and bar.select_one("#collapse-all")
+    assert page.select_one("#expand-all") and page.select_one("#collapse-all")
+    assert page.select_one("#transcript-buttons").has_attr("hidden")
     assert page.select_one("a.to-top")["href"] == "#top" and page.select_one("#top")
-    assert not page.select("[data-filter].filtered-out")
-    filtered = page.select("[data-filter]")
-    assert len(page.select("details.episode[data-filter]")) == 16
-    assert {el["data-passed"] for el in filtered} == {"true", "false"}
-    promise = page.select("details.episode[data-modes~='unfulfilled_promise']")
-    assert {el["data-question-id"] for el in promise} == {"ningde", "shanghai-rain"}
+    assert not page.select(".filtered-out")
+    # every filterable element names its episode; the table rows carry what the filters test
+    rows = page.select("#episode-table tbody tr")
+    assert len(rows) == 80  # 16 episodes × 5 trials
+    assert {r["data-p"] for r in rows} == {"1", "0"}
+    promise = [
+        r for r in rows if "unfulfilled_promise" in r["data-m"].split() and r["data-t"] == "1"
+    ]
+    assert {r["data-q"] for r in promise} == {"ningde", "shanghai-rain"}
+    assert len(page.select("details.episode[data-k]")) == 16
+    assert all(c.get("data-k") for c in page.select("#failures article.card"))
 
 
 # --------------------------------------------------------------------------- long and odd text
@@ -263,10 +268,12 @@ def test_long_values_are_shortened_with_a_way_to_see_all(committed: dict[str, An
     ep["transcript"][2]["tool_calls"][0]["function"]["arguments"] = json.dumps({"city": long_city})
     ep["calls"][0]["arguments"] = {"city": long_city}
     page = parse(render_report(results))
-    item = page.select_one(
-        "details.episode[data-configuration='loop+atomic'][data-question-id='beijing']"
-    )
-    blocks = item.select("div.long")
+    item = page.select_one("details.episode[id$='-loop-atomic-beijing']")
+    folded = item.select("div.long")
+    # long tool results are folded after their first lines too
+    tool = [b for b in folded if "role-tool" in b.find_parent("div", class_="msg")["class"]]
+    assert tool and all(len(b.select_one(".head").get_text()) <= CLIP_AT for b in tool)
+    blocks = [b for b in folded if b not in tool]
     assert len(blocks) == 2
     for block in blocks:
         head = block.select_one(".head")
@@ -278,7 +285,7 @@ def test_long_values_are_shortened_with_a_way_to_see_all(committed: dict[str, An
     assert text(blocks[1].select_one("details.more").summary) == "show all 6,006 characters"
     # the chain shows a cut argument and says where the rest is
     row = page.select_one(
-        "#chains tr[data-configuration='loop+atomic'][data-question-id='beijing']"
+        "#chains tr.question[data-q='beijing'] td.mcell[data-label='loop+atomic']"
     )
     assert "(5,000 characters; all in the transcript)" in text(row)
     assert len(text(row)) < 1000
@@ -291,9 +298,7 @@ def test_invisible_separators_get_a_visible_marker(committed: dict[str, Any]) ->
     ep["answer"] = answer
     ep["transcript"][-1]["content"] = answer
     page = parse(render_report(results))
-    item = page.select_one(
-        "details.episode[data-configuration='loop+atomic'][data-question-id='beijing']"
-    )
+    item = page.select_one("details.episode[id$='-loop-atomic-beijing']")
     markers = [text(m) for m in item.select("div.msg")[-1].select(".invis")]
     assert markers == ["⟨U+2028 LS⟩", "⟨U+2029 PS⟩", "⟨U+200B ZWSP⟩", "⟨U+202E⟩"]
     shown = item.select("div.msg")[-1].select_one("pre[lang]").get_text()

@@ -1,14 +1,13 @@
-"""Report sections per episode: tool chains per question, highlighted evidence, the failure gallery.
+"""Report pieces per episode: its tool-call chain, highlighted evidence, a failure card.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from toolreplay.report.labels import FAILURE_MODES
-from toolreplay.report.summary import _mode_label, _ordered, _stop
+from toolreplay.report.summary import _mode_label
 from toolreplay.report.text import Segment, _text
 
 
@@ -79,42 +78,6 @@ def _chain(ep: Mapping[str, Any]) -> dict[str, Any]:
 def _episode_modes(ep: Mapping[str, Any]) -> str:
     """The episode's failure modes as a space-separated attribute value (for filters)."""
     return " ".join(dict.fromkeys(f["mode"] for f in ep.get("failure_modes", [])))
-
-
-def _questions(
-    episodes: Sequence[Mapping[str, Any]],
-    configurations: Sequence[Mapping[str, Any]],
-    anchors: Sequence[str],
-) -> list[dict[str, Any]]:
-    """Per question (first-seen order), one row per configuration (configurations order)."""
-    order = {c["name"]: i for i, c in enumerate(configurations)}
-    by_question: dict[str, list[int]] = {}
-    for i, ep in enumerate(episodes):
-        by_question.setdefault(ep["question_id"], []).append(i)
-    out = []
-    for qid, idxs in by_question.items():
-        idxs = sorted(idxs, key=lambda i: (order.get(episodes[i]["configuration"], len(order)), i))
-        out.append(
-            {
-                "id": qid,
-                "question": _text(episodes[idxs[0]]["question"]),
-                "rows": [
-                    {
-                        "configuration": episodes[i]["configuration"],
-                        "question_id": qid,
-                        "passed": episodes[i]["passed"],
-                        "modes": _episode_modes(episodes[i]),
-                        "rounds": episodes[i]["rounds"],
-                        "tool_calls": episodes[i]["tool_calls"],
-                        "stop": _stop(episodes[i]["configuration"], episodes[i]["stop_reason"]),
-                        "chain": _chain(episodes[i]),
-                        "anchor": anchors[i],
-                    }
-                    for i in idxs
-                ],
-            }
-        )
-    return out
 
 
 def _text_of(message: Mapping[str, Any] | None) -> str | None:
@@ -267,39 +230,4 @@ def _failure(ep: Mapping[str, Any], fm: Mapping[str, Any], anchor: str) -> dict[
         if evidence_call is None or evidence_call in pending_plain
         else {"name": evidence_call["name"], "arguments": _text(evidence_call["arguments"])},
         "pending": pending,
-    }
-
-
-def _gallery(episodes: Sequence[Mapping[str, Any]], anchors: Sequence[str]) -> dict[str, Any]:
-    """Failure cards grouped by mode (known modes first), each group in episode order.
-
-    ``classified`` counts episodes carrying ``failure_modes``; when it is 0 the classifier has
-    not run and ``unclassified`` lists the episodes the judge failed, without a mode."""
-    classified = [i for i, ep in enumerate(episodes) if "failure_modes" in ep]
-    cards: dict[str, list[dict[str, Any]]] = {}
-    for i in classified:
-        for fm in episodes[i]["failure_modes"]:
-            cards.setdefault(fm["mode"], []).append(_failure(episodes[i], fm, anchors[i]))
-    modes = _ordered(sorted(cards), FAILURE_MODES)
-    unclassified = [
-        {
-            "configuration": ep["configuration"],
-            "question_id": ep["question_id"],
-            "question": _text(ep["question"]),
-            "answer": _text(ep["answer"]) if ep["answer"] else None,
-            "verdict": ep.get("verdict", ""),
-            "stop": _stop(ep["configuration"], ep["stop_reason"]),
-            "anchor": anchors[i],
-            "pending": _pending(ep),
-        }
-        for i, ep in enumerate(episodes)
-        if "failure_modes" not in ep and not ep["passed"]
-    ]
-    return {
-        "ran": bool(classified),
-        "classified": len(classified),
-        "total": len(episodes),
-        "groups": [{"mode": m, "label": _mode_label(m), "cards": cards[m]} for m in modes],
-        "count": sum(len(v) for v in cards.values()),
-        "unclassified": unclassified,
     }

@@ -2,21 +2,27 @@
 
 The page is rendered with Jinja2 from ``reports/results.json`` (see :mod:`toolreplay.results`)
 and holds: a verdict line (what passed, what failed and why, the fidelity score; with several
-trials, passes over trials beside trial 1's), the 2×2 grid of passed/total with failure-mode
-counts (rows: host, columns: toolset; trial 1, the study's run, and with several trials the
-passes over trials), provenance (a stand-in set is labelled a test double; what answered at the
-model and at each tool endpoint: live, the fixture server or the stand-in), optionally what
-changed since an earlier run (see :mod:`toolreplay.diff`), metrics per configuration with inline
-SVG bar charts, the tool-call chain of every episode per question with its stop reason, the
-failure gallery, the fidelity audit in plain words, and every transcript in a collapsible
-``<details>`` (failure badges, the evidence marked, never-run tool calls flagged, an anchor per
-message, and the model API error an episode ended on, after its last message). Long text is cut
-with a "show all"; invisible characters get a visible marker.
+trials, passes over trials beside trial 1's), a one-line provenance banner, a bar with the
+contents and the filters (sticky on wide screens), the grid of passed/total with failure-mode
+counts (rows: host, columns: toolset), optionally what changed since an earlier run (see
+:mod:`toolreplay.diff`; each changed episode's two transcripts side by side), the failure
+gallery grouped by failure mode × configuration (a few cards each, the rest listed), the episode
+table (one row per episode and trial: the page's spine, sortable and searchable with the
+script), the question × configuration matrix (verdict, tool-call chain, answer), metrics with
+inline SVG bar charts, consistency over trials (several trials only), what answered at each
+endpoint, the fidelity audit in plain words, and every transcript in a collapsible ``<details>``
+(failure badges, the evidence marked, the judge's values linked to the tool message and JSON
+field they cite and those fields listed first, never-run tool calls flagged, an anchor per
+message, and the model API error an episode ended on). Long text is cut with a "show all";
+invisible characters get a visible marker. A run of more than
+:data:`~toolreplay.report.table.LARGE_RUN` episodes gets its transcripts on a page of their own
+(:func:`write_report`).
 
 Guarantees:
 
-* **Self-contained**: inline CSS and one small inline script (filters, expand/collapse, opening
-  a linked transcript, expanding everything for printing; the page reads fully without it);
+* **Self-contained**: inline CSS and one small inline script (sorting, search and filters with
+  their state in the URL fragment, expand/collapse, opening a linked transcript, expanding
+  everything for printing; the page reads fully without it);
   no CDN, no external fonts or images. A Content-Security-Policy ``<meta>`` allows only those two
   inline blocks (by hash), so even text that slipped through escaping could not run or load.
 * **Escaped**: the Jinja2 environment autoescapes everything; model output, tool output and
@@ -60,7 +66,6 @@ from markupsafe import Markup
 
 from toolreplay.diff import Run
 from toolreplay.files import atomic_writer
-from toolreplay.report.episodes import _gallery, _questions
 from toolreplay.report.fidelity import _fidelity
 from toolreplay.report.labels import METRICS
 from toolreplay.report.summary import (
@@ -74,8 +79,9 @@ from toolreplay.report.summary import (
     _trial_count,
     _verdict,
 )
-from toolreplay.report.text import _block_html, _inline_html
-from toolreplay.report.transcripts import _compare, _filters, _transcripts
+from toolreplay.report.table import LARGE_RUN, episode_rows, gallery, matrix
+from toolreplay.report.text import _block_html, _inline_html, _text
+from toolreplay.report.transcripts import _compare, _filters, _transcripts, shared_system
 from toolreplay.report.trials import trials_view
 from toolreplay.results.format import ResultsError, check_results, load_results
 
@@ -85,7 +91,10 @@ __all__ = [
     "check_results",
     "load_results",
     "render_report",
+    "render_transcripts",
     "stream_report",
+    "stream_transcripts",
+    "transcripts_path",
     "write_report",
 ]
 
@@ -97,6 +106,9 @@ STYLE_TEMPLATE = "report.css.j2"
 
 
 SCRIPT_TEMPLATE = "report.js.j2"
+
+
+TRANSCRIPTS_TEMPLATE = "transcripts_page.html.j2"
 
 
 #: Results files are validated by :mod:`toolreplay.results` (pydantic models, one definition);
@@ -140,53 +152,95 @@ def _static() -> dict[str, Any]:
     return {"style": Markup(style), "script": Markup(script), "csp": csp}
 
 
-def render_report(results: Mapping[str, Any], compare: Run | None = None) -> str:
+def render_report(
+    results: Mapping[str, Any], compare: Run | None = None, transcripts_href: str | None = None
+) -> str:
     """Render the HTML page for ``results`` (the dict ``toolreplay run`` writes to
     ``reports/results.json``; shape in :mod:`toolreplay.results` and this module's docstring).
     ``compare`` (a :class:`toolreplay.diff.Run`) adds a section saying what changed since
-    that earlier run.
+    that earlier run. ``transcripts_href`` (a file name, e.g. ``index-transcripts.html``):
+    the transcripts are on that page (:func:`render_transcripts`) and every link to one goes
+    there; None keeps them in this page.
 
     Returns the whole page as a ``str``; the same results always give the same string.
     Raises :class:`ReportError` when ``results`` does not match
     :class:`toolreplay.results.format.Results`."""
     buffer = io.StringIO()
-    stream_report(results, buffer.write, compare=compare)
+    stream_report(results, buffer.write, compare=compare, transcripts_href=transcripts_href)
     return buffer.getvalue()
 
 
+def render_transcripts(results: Mapping[str, Any], back: str = "index.html") -> str:
+    """The transcripts of ``results`` as a page of their own, linking ``back`` to the report
+    (see :func:`render_report`'s ``transcripts_href``). Raises :class:`ReportError` like it."""
+    buffer = io.StringIO()
+    stream_transcripts(results, buffer.write, back)
+    return buffer.getvalue()
+
+
+def transcripts_path(out_path: Path) -> Path:
+    """Where the transcripts of a large run go beside ``out_path``: ``index.html`` →
+    ``index-transcripts.html``."""
+    return out_path.with_name(f"{out_path.stem}-transcripts{out_path.suffix or '.html'}")
+
+
 def write_report(results_path: Path, out_path: Path, compare: Run | None = None) -> Path:
-    """Render ``results_path`` (a results.json) into ``out_path`` (UTF-8, ``\\n`` line ends),
+    """Render ``results_path`` (a results.json) into ``out_path`` (UTF-8, ``\n`` line ends),
     creating its folder; the page is streamed to the file, never held whole in memory.
-    Returns ``out_path``. Raises :class:`ReportError` naming the results file when it is
-    missing or malformed. The page is written next to ``out_path`` and moved into place
-    when complete (:func:`toolreplay.files.atomic_writer`), so a failure or a concurrent writer
-    never leaves a half-written page."""
+    A run of more than :data:`~toolreplay.report.table.LARGE_RUN` episodes gets its
+    transcripts on a second page beside it (:func:`transcripts_path`), so the report itself
+    stays small and quick to open. Returns ``out_path``. Raises :class:`ReportError` naming the
+    results file when it is missing or malformed. Each page is written next to its path and
+    moved into place when complete (:func:`toolreplay.files.atomic_writer`), so a failure or
+    a concurrent writer never leaves a half-written page."""
     results = load_results(results_path)
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
+    side = transcripts_path(out) if len(results["episodes"]) > LARGE_RUN else None
+    if side is not None:
+        with atomic_writer(side) as f:
+            stream_transcripts(results, f.write, out.name)
     with atomic_writer(out) as f:  # unique temporary file, fsynced, then os.replace
-        stream_report(results, f.write, compare=compare)
+        stream_report(
+            results, f.write, compare=compare, transcripts_href=None if side is None else side.name
+        )
     return out
 
 
 def stream_report(
-    results: Mapping[str, Any], write: Callable[[str], object], compare: Run | None = None
+    results: Mapping[str, Any],
+    write: Callable[[str], object],
+    compare: Run | None = None,
+    transcripts_href: str | None = None,
 ) -> None:
     """Render the page for ``results`` like :func:`render_report`, passing it to ``write``
     (e.g. a text file's ``write``) piece by piece instead of building one string. Raises
     :class:`ReportError` (before writing anything) when ``results`` is malformed."""
     check_results(results)
     page = build_page(results, compare=compare)
+    page["tx"] = transcripts_href or ""
     for piece in _environment().get_template(TEMPLATE).generate(page=page, **_static()):
+        write(piece)
+
+
+def stream_transcripts(
+    results: Mapping[str, Any], write: Callable[[str], object], back: str = "index.html"
+) -> None:
+    """:func:`render_transcripts`, passed to ``write`` piece by piece."""
+    check_results(results)
+    page = build_page(results)
+    page["tx"], page["back"] = "", back
+    for piece in _environment().get_template(TRANSCRIPTS_TEMPLATE).generate(page=page, **_static()):
         write(piece)
 
 
 def build_page(results: Mapping[str, Any], compare: Run | None = None) -> dict[str, Any]:
     """The template's view of ``results``: ``{"title", "header", "verdict", "grid", "metrics",
-    "charts", "questions", "gallery", "fidelity", "transcripts", "trials", "filters",
-    "compare"}``
-    (plain dicts and lists). ``compare`` is an earlier run to compare with (None: no
-    comparison section)."""
+    "charts", "episodes" (the episode table), "matrix" (questions × configurations),
+    "gallery", "fidelity", "transcripts", "trials", "filters", "compare", "large",
+    "system", "tx"}`` (plain dicts and lists). ``compare`` is an earlier run to compare with (None:
+    no comparison section). A run of more than :data:`~toolreplay.report.table.LARGE_RUN`
+    episodes is ``large``: lean transcripts, the set's shared system prompt shown once."""
     episodes = list(results["episodes"])
     anchors = _anchors(episodes)
     configurations = list(results["configurations"])
@@ -195,6 +249,9 @@ def build_page(results: Mapping[str, Any], compare: Run | None = None) -> dict[s
     fidelity = _fidelity(results.get("fidelity"))
     stand_in = prov["provenance"] == "stand-in"
     trials = _over_trials(results)
+    large = len(episodes) > LARGE_RUN
+    system = shared_system(episodes) if large else None
+    trials_view_ = trials_view(results)
     return {
         "title": f"toolreplay report: {results['cassette_set']} ({prov['provenance']})",
         "header": _header(results),
@@ -206,11 +263,16 @@ def build_page(results: Mapping[str, Any], compare: Run | None = None) -> dict[s
         "metric_labels": [label for _, label, _ in METRICS],
         "charts": _charts(configurations, skip=("recorded_wall_time_s",) if stand_in else ()),
         "wall_time_charted": not stand_in,
-        "questions": _questions(episodes, configurations, anchors),
-        "gallery": _gallery(episodes, anchors),
+        "episodes": episode_rows(results, episodes, anchors),
+        "matrix": matrix(episodes, configurations, anchors, detail=not large),
+        "gallery": gallery(episodes, configurations, anchors),
         "fidelity": fidelity,
-        "transcripts": _transcripts(episodes, configurations, anchors),
-        "trials": trials_view(results),  # "Consistency over trials" (report_trials.py)
+        "transcripts": _transcripts(episodes, configurations, anchors, large, system),
+        # "Consistency over trials" (trials.py); left out for a one-trial set
+        "trials": trials_view_ if trials_view_ and trials_view_["trials"] > 1 else None,
         "filters": _filters(episodes, configurations),
         "compare": None if compare is None else _compare(compare, results, episodes, anchors),
+        "large": large,
+        "system": None if system is None else _text(system),
+        "tx": "",  # the transcripts page's file name when they are not in this page
     }

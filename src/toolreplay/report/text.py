@@ -56,7 +56,7 @@ CLIP_AT = 600
 CLIP_HEAD = 400
 
 
-CLIP_JSON = 2500
+CLIP_JSON = 900
 
 
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
@@ -161,6 +161,12 @@ def _mixed(text: str) -> Markup:
     return Markup("".join(out))
 
 
+def _escape_text(text: str) -> str:
+    """Text for an element's content: ``&``, ``<`` and ``>`` escaped (quotes need no escaping
+    outside attributes, and a tool result's JSON is full of them)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _segments_html(parts: Iterable[Segment]) -> str:
     """Segments as escaped HTML: evidence in ``<mark class="mode-…">``, each invisible
     character as a visible ``<span class="invis">⟨U+2028 LS⟩</span>`` followed by itself
@@ -174,7 +180,7 @@ def _segments_html(parts: Iterable[Segment]) -> str:
                 f'<span class="invis" title="invisible character {label}">⟨{label}⟩</span>{keep}'
             )
         else:
-            inner = str(escape(seg.text))
+            inner = _escape_text(seg.text)
         if seg.mark:
             inner = f'<mark class="mode-{escape(seg.mark)}">{inner}</mark>'
         out.append(inner)

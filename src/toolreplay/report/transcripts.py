@@ -3,21 +3,85 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from toolreplay.diff import Run, diff_runs
 from toolreplay.report.episodes import (
+    PRETTY_WIDTH,
     _episode_error,
     _episode_modes,
     _highlight,
     _message_anchor,
+    _one_line,
     _pretty,
 )
+from toolreplay.report.evidence import cited_fields, judge_citations, judge_values, pretty_spans
 from toolreplay.report.labels import FAILURE_MODES
 from toolreplay.report.summary import _mode_label, _ordered, _stop
 from toolreplay.report.text import CLIP_AT, CLIP_JSON, Segment, _plural, _text
 from toolreplay.wire.episode import REASONING_FIELDS, reasoning_text
+
+
+def _marked(text: str, spans: Sequence[tuple[int, int, str]]) -> list[Segment]:
+    """``text`` cut into segments, each span in ``spans`` (start, end, mark) its own marked
+    segment; overlapping spans after the first are dropped."""
+    out: list[Segment] = []
+    at = 0
+    for start, end, mark in sorted(spans):
+        if start < at or not 0 <= start < end <= len(text):
+            continue
+        if start > at:
+            out.append(Segment(text[at:start]))
+        out.append(Segment(text[start:end], mark))
+        at = end
+    if at < len(text):
+        out.append(Segment(text[at:]))
+    return out
+
+
+def _content(
+    role: str,
+    content: Any,
+    modes: Sequence[Mapping[str, Any]],
+    citations: Sequence[Mapping[str, Any]],
+    width: int,
+) -> tuple[dict[str, Any], bool, list[dict[str, Any]]]:
+    """A message's content for display: ``(text, is_json, cited fields)``. A tool result (or
+    any non-string content) that parses as JSON is pretty-printed, the fields the judge cites
+    marked in it and listed first; failure evidence is marked by its span (prose) or its
+    quoted text (JSON)."""
+    parsed: Any = content
+    is_json = False
+    if role == "tool" or not isinstance(content, str):
+        if isinstance(content, str):
+            try:
+                parsed, is_json = json.loads(content), True
+            except ValueError:
+                parsed = content
+        else:
+            is_json = True
+    if not is_json:
+        raw = str(parsed)
+        segments: list[Segment] = [Segment(raw)]
+        for fm in modes:
+            ev = fm.get("evidence") or {}
+            marked = _highlight(raw, ev.get("span"), ev.get("text"), fm["mode"])
+            if marked:
+                segments = marked
+                break
+        return _text(segments, limit=CLIP_AT), False, []
+    raw, spans = pretty_spans(parsed, width)
+    fields, cited = cited_fields(parsed, citations, spans)
+    marks = [(a, b, "cited") for a, b in cited]
+    for fm in modes:
+        quoted = (fm.get("evidence") or {}).get("text")
+        if isinstance(quoted, str) and quoted and (at := raw.find(quoted)) >= 0:
+            marks.append((at, at + len(quoted), fm["mode"]))
+    segments = _marked(raw, marks) if marks else [Segment(raw)]
+    cited_view = [{**f, "value": _text(f["value"], lang=False)} for f in fields]
+    return _text(segments, limit=CLIP_JSON, lang=False), True, cited_view
 
 
 def _message(
@@ -27,34 +91,31 @@ def _message(
     executed: set[str],
     marks: Mapping[int, list[Mapping[str, Any]]],
     anchor: str,
-) -> dict:
+    citations: Mapping[int, list[Mapping[str, Any]]] | None = None,
+    width: int = PRETTY_WIDTH,
+) -> dict[str, Any]:
     """One transcript message for display: ``{"index", "anchor", "role", "text" (None when
-    content is None; else see :func:`_text`), "json", "tool_calls": [{"id", "name",
-    "arguments", "json", "run"}], "tool_call_id", "tool_name", "refusal", "reasoning" (None
-    unless the message holds reasoning fields; else its readable text, see
+    content is None; else see :func:`_text`), "json", "cited" (the fields of a tool result the
+    judge cites: ``{"field", "value", "stated"}``, marked in the text too), "tool_calls":
+    [{"id", "name", "arguments", "json", "run"}], "tool_call_id", "tool_name", "refusal",
+    "reasoning" (None unless the message holds reasoning fields; else its readable text, see
     :func:`~toolreplay.wire.episode.reasoning_text`), "reasoning_fields" (their names),
     "modes"}``. The template shows the reasoning collapsed, only when there is some. Tool message
     content and tool-call arguments are pretty-printed when they parse as JSON; ``call_names``
     maps tool-call ids seen so far to tool names, so a tool message can name the call it
     answers; a tool call whose id no tool message answers (``executed``) has ``run`` False.
-    ``marks`` maps message indexes to the failure modes whose evidence lies there."""
+    ``marks`` maps message indexes to the failure modes whose evidence lies there,
+    ``citations`` to the judge's values citing them (:func:`judge_citations`)."""
     role = str(message.get("role", "?"))
     content = message.get("content")
     modes = list(marks.get(index, []))
     text = None
     is_json = False
+    cited: list[dict[str, Any]] = []
     if content is not None:
-        raw, is_json = (
-            _pretty(content) if role == "tool" or not isinstance(content, str) else (content, False)
+        text, is_json, cited = _content(
+            role, content, modes, (citations or {}).get(index, []), width
         )
-        segments: list[Segment] = [Segment(raw)]
-        for fm in modes:
-            ev = fm.get("evidence") or {}
-            marked = _highlight(raw, ev.get("span"), ev.get("text"), fm["mode"])
-            if marked and not is_json:
-                segments = marked
-                break
-        text = _text(segments, limit=CLIP_JSON if is_json else CLIP_AT, lang=not is_json)
     tool_calls = []
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}
@@ -79,6 +140,7 @@ def _message(
         "role": role,
         "text": text,
         "json": is_json,
+        "cited": cited,
         "tool_calls": tool_calls,
         "tool_call_id": call_id,
         "tool_name": call_names.get(str(call_id)) if call_id is not None else None,
@@ -108,10 +170,14 @@ class _Lazy:
         return bool(self._items)
 
 
-def _transcript(ep: Mapping[str, Any], anchor: str) -> dict[str, Any]:
+def _transcript(
+    ep: Mapping[str, Any], anchor: str, lean: bool = False, system: str | None = None
+) -> dict[str, Any]:
     """One episode's collapsible transcript (see :func:`_message` for each message), then the
     model API error it ended on (``error``: see :func:`toolreplay.report.episodes._episode_error`),
-    which carries the ``error`` label's badge."""
+    which carries the ``error`` label's badge. The judge's values link to the tool message and
+    field they cite (``judge_values``). ``lean`` (a large run): lighter markup, JSON on wider
+    lines, and a system message equal to ``system`` (the set's, shown once) is not repeated."""
     name = ep["configuration"]
     transcript = ep["transcript"]
     call_names: dict[str, str] = {}
@@ -126,6 +192,14 @@ def _transcript(ep: Mapping[str, Any], anchor: str) -> dict[str, Any]:
         if not isinstance(at, int) or not 0 <= at < len(transcript):
             at = len(transcript) - 1  # evidence in the answer: the last reply
         marks.setdefault(at, []).append(fm)
+    citations = judge_citations(ep)
+    width = LEAN_WIDTH if lean else PRETTY_WIDTH
+    messages = []
+    for n, m in enumerate(transcript):
+        if system is not None and m.get("role") == "system" and m.get("content") == system:
+            messages.append({"index": n, "anchor": _message_anchor(anchor, n), "shared": True})
+            continue
+        messages.append(_message(n, m, call_names, executed, marks, anchor, citations, width))
     return {
         "anchor": anchor,
         "configuration": name,
@@ -134,6 +208,7 @@ def _transcript(ep: Mapping[str, Any], anchor: str) -> dict[str, Any]:
         "passed": ep["passed"],
         "verdict": ep.get("verdict", ""),
         "expectations": ep.get("expectations", []),
+        "judge_values": judge_values(ep, anchor, len(transcript)),
         "rounds": ep["rounds"],
         "tool_calls": ep["tool_calls"],
         "counts": f"{_plural(ep['rounds'], 'round')} · {_plural(ep['tool_calls'], 'tool call')}",
@@ -144,9 +219,7 @@ def _transcript(ep: Mapping[str, Any], anchor: str) -> dict[str, Any]:
             for m in dict.fromkeys(f["mode"] for f in ep.get("failure_modes", []))
         ],
         "mode_names": _episode_modes(ep),
-        "messages": [
-            _message(n, m, call_names, executed, marks, anchor) for n, m in enumerate(transcript)
-        ],
+        "messages": messages,
         "error": error,
         "error_modes": [{"mode": "error", "label": _mode_label("error")}]
         if error is not None and any(f["mode"] == "error" for f in ep.get("failure_modes", []))
@@ -154,10 +227,31 @@ def _transcript(ep: Mapping[str, Any], anchor: str) -> dict[str, Any]:
     }
 
 
+#: JSON line width in the transcripts of a large run: one line, wrapped by the page (the
+#: indentation of a thousand tool results would weigh more than their fields).
+LEAN_WIDTH = 1_000_000
+
+
+def shared_system(episodes: Sequence[Mapping[str, Any]]) -> str | None:
+    """The system prompt every episode opens with, when they all share one (else None)."""
+    found: set[str] = set()
+    for ep in episodes:
+        first = ep["transcript"][0] if ep["transcript"] else {}
+        content = first.get("content")
+        if first.get("role") != "system" or not isinstance(content, str):
+            return None
+        found.add(content)
+        if len(found) > 1:
+            return None
+    return found.pop() if found else None
+
+
 def _transcripts(
     episodes: Sequence[Mapping[str, Any]],
     configurations: Sequence[Mapping[str, Any]],
     anchors: Sequence[str],
+    lean: bool = False,
+    system: str | None = None,
 ) -> list[dict[str, Any]]:
     """Episodes grouped by configuration (configurations order, then any others); each
     group's ``episodes`` are built lazily, as the template reaches them."""
@@ -168,23 +262,32 @@ def _transcripts(
         groups.append(
             {
                 "configuration": name,
-                "episodes": _Lazy(members, lambda i: _transcript(episodes[i], anchors[i])),
+                "episodes": _Lazy(
+                    members, lambda i: _transcript(episodes[i], anchors[i], lean, system)
+                ),
             }
         )
     return groups
 
 
+#: Questions offered in the filter bar's list; a larger set is searched instead.
+QUESTION_CHOICES = 40
+
+
 def _filters(
     episodes: Sequence[Mapping[str, Any]], configurations: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
-    """The choices the filter bar offers: configurations, questions, failure modes."""
+    """The choices the filter bar offers: configurations, questions (a list only up to
+    :data:`QUESTION_CHOICES` of them; beyond, the search box finds them), failure modes."""
     questions = {ep["question_id"]: ep["question"] for ep in episodes}
     modes = {f["mode"] for ep in episodes for f in ep.get("failure_modes", [])}
     return {
         "configurations": _ordered(
             (ep["configuration"] for ep in episodes), [c["name"] for c in configurations]
         ),
-        "questions": [{"id": k, "question": v} for k, v in questions.items()],
+        "questions": [{"id": k, "question": v} for k, v in questions.items()]
+        if len(questions) <= QUESTION_CHOICES
+        else [],
         "modes": [
             {"mode": m, "label": _mode_label(m)} for m in _ordered(sorted(modes), FAILURE_MODES)
         ],
@@ -201,8 +304,9 @@ def _compare(
     a link to its transcript (and the first differing message) in this page."""
     d = diff_runs(before, Run(label="this report", results=results))
     where = {(ep["configuration"], ep["question_id"]): anchors[i] for i, ep in enumerate(episodes)}
+    earlier = {(ep["configuration"], ep["question_id"]): ep for ep in before.results["episodes"]}
     changes = []
-    for c in d.changes:
+    for n, c in enumerate(d.changes):
         anchor = where[(c.configuration, c.question_id)]
         fd = c.first_difference
         changes.append(
@@ -216,6 +320,14 @@ def _compare(
                 "tool_calls": c.tool_calls,
                 "stop_reason": c.stop_reason,
                 "anchor": anchor,
+                "side_by_side": _side_by_side(
+                    earlier[(c.configuration, c.question_id)]["transcript"],
+                    episodes[anchors.index(anchor)]["transcript"],
+                    None if fd is None else fd["index"],
+                    anchor,
+                )
+                if n < SIDE_BY_SIDE_MAX
+                else None,
                 "first_difference": None
                 if fd is None
                 else {
@@ -243,3 +355,57 @@ def _compare(
         "only_b": list(d.only_b),
         "identical": d.identical,
     }
+
+
+#: Changed episodes shown side by side (the first ones, in the diff's order); the others are
+#: in the changes table with their first differing message.
+SIDE_BY_SIDE_MAX = 100
+
+
+#: Characters of a message shown in the side-by-side comparison (the rest is in the transcript).
+SIDE_CLIP = 400
+
+
+def _brief(message: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A message in a few lines for the side-by-side view: its role, text (clipped) and the
+    tool calls it makes (name and one-line arguments)."""
+    if message is None:
+        return None
+    content = message.get("content")
+    text = content if isinstance(content, str) else (None if content is None else str(content))
+    calls = [
+        f"{(c.get('function') or {}).get('name', '?')}"
+        f"({_one_line((c.get('function') or {}).get('arguments'))})"
+        for c in message.get("tool_calls") or []
+    ]
+    return {
+        "role": str(message.get("role", "?")),
+        "text": None if text is None else _text(text, limit=SIDE_CLIP),
+        "calls": [_text(c, lang=False) for c in calls],
+    }
+
+
+def _side_by_side(
+    a: Sequence[Mapping[str, Any]],
+    b: Sequence[Mapping[str, Any]],
+    first: int | None,
+    anchor: str,
+) -> list[dict[str, Any]]:
+    """The two transcripts message by message: ``{"index", "a", "b" (see :func:`_brief`;
+    None past a transcript's end), "same", "first" (the first differing message), "anchor"
+    (this run's message)}``."""
+    rows = []
+    for i in range(max(len(a), len(b))):
+        ma = a[i] if i < len(a) else None
+        mb = b[i] if i < len(b) else None
+        rows.append(
+            {
+                "index": i,
+                "a": _brief(ma),
+                "b": _brief(mb),
+                "same": ma == mb,
+                "first": i == first,
+                "anchor": _message_anchor(anchor, i) if mb is not None else None,
+            }
+        )
+    return rows

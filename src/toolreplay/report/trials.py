@@ -16,6 +16,13 @@ from typing import Any
 COLOURS = ("#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#ff7f0e", "#8c564b")
 
 
+#: Dash pattern per line (after the single host's own dashes) and stroke widths: lines drawn
+#: first are wider, so lines that coincide (two configurations at 1.0 for every k) show as
+#: nested bands instead of one hiding the other.
+DASHES = ("", "7 3", "2 2", "9 3 2 3", "4 4", "1 3")
+WIDTHS = (7.0, 5.0, 3.0, 1.5)
+
+
 WIDTH, HEIGHT = 420, 220
 
 
@@ -43,7 +50,8 @@ def _chart(configurations: list[Mapping[str, Any]], n: int) -> dict[str, Any]:
             {
                 "name": c["name"],
                 "colour": COLOURS[i % len(COLOURS)],
-                "dash": "5 3" if c["name"].startswith("single") else "",
+                "dash": DASHES[i % len(DASHES)],
+                "width": WIDTHS[min(i, len(WIDTHS) - 1)],
                 "points": " ".join(f"{px},{py}" for px, py in points),
                 "dots": [{"x": px, "y": py} for px, py in points],
                 "legend_y": TOP + 8 + 16 * i,

@@ -1,0 +1,230 @@
+"""The page's spine: the episode table, the question × configuration matrix, and the failure
+gallery grouped by failure mode × configuration.
+
+Every row, cell and card carries the same small set of filter attributes (``data-c``
+configuration, ``data-q`` question id, ``data-p`` ``1``/``0`` passed, ``data-m`` failure modes,
+``data-t`` trial, ``data-k`` the episode's anchor), so the page's script filters them all by
+one rule and counts what is left; without the script every row is shown, in results order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolreplay.report.episodes import _chain, _episode_modes, _failure, _pending
+from toolreplay.report.labels import FAILURE_MODES
+from toolreplay.report.summary import _mode_label, _ordered, _stop
+from toolreplay.report.text import _text
+
+#: A run with more episodes than this is "large": transcripts are rendered lean (see
+#: :mod:`toolreplay.report.transcripts`), matrix cells show the chain without arguments or
+#: answers, and the gallery shows :data:`EXAMPLES` cards per group with the rest listed.
+LARGE_RUN = 200
+
+
+#: Cards shown per failure mode × configuration group; the others are listed under "show all".
+EXAMPLES = 3
+
+
+#: Characters of the answer's first line shown in the episode table.
+ANSWER_LINE = 120
+
+
+def _first_line(answer: str, limit: int = ANSWER_LINE) -> str:
+    line = next((part.strip() for part in answer.splitlines() if part.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _modes(names: Sequence[str]) -> list[dict[str, str]]:
+    return [{"mode": m, "label": _mode_label(m)} for m in dict.fromkeys(names)]
+
+
+def episode_rows(
+    results: Mapping[str, Any],
+    episodes: Sequence[Mapping[str, Any]],
+    anchors: Sequence[str],
+) -> list[dict[str, Any]]:
+    """One row per episode (trial 1, with its transcript), then one per further trial from
+    ``trial_outcomes`` (no transcript is kept for those; they link to trial 1's): ``{"n",
+    "anchor", "configuration", "question_id", "question", "trial", "passed", "modes",
+    "mode_names", "rounds", "tool_calls", "stop", "answer", "has_transcript"}``. Order:
+    results order, each episode's further trials after it."""
+    later: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for o in results.get("trial_outcomes") or []:
+        if int(o.get("trial", 1)) > 1:
+            later.setdefault((o["configuration"], o["question_id"]), []).append(o)
+    rows: list[dict[str, Any]] = []
+    for i, ep in enumerate(episodes):
+        modes = [f["mode"] for f in ep.get("failure_modes", [])]
+        question = _text(ep["question"])
+        rows.append(
+            {
+                "n": i + 1,
+                "anchor": anchors[i],
+                "configuration": ep["configuration"],
+                "question_id": ep["question_id"],
+                "question": question,
+                "trial": 1,
+                "passed": ep["passed"],
+                "modes": _modes(modes),
+                "mode_names": _episode_modes(ep),
+                "rounds": ep["rounds"],
+                "tool_calls": ep["tool_calls"],
+                "stop": _stop(ep["configuration"], ep["stop_reason"]),
+                "answer": _text(_first_line(ep["answer"])) if ep["answer"] else None,
+                "has_transcript": True,
+            }
+        )
+        for o in sorted(
+            later.get((ep["configuration"], ep["question_id"]), []), key=lambda o: o["trial"]
+        ):
+            names = list(o.get("failure_modes") or [])
+            rows.append(
+                {
+                    "n": i + 1,
+                    "anchor": anchors[i],
+                    "configuration": ep["configuration"],
+                    "question_id": ep["question_id"],
+                    "question": question,
+                    "trial": int(o["trial"]),
+                    "passed": bool(o["passed"]),
+                    "modes": _modes(names),
+                    "mode_names": " ".join(dict.fromkeys(names)),
+                    "rounds": o.get("rounds", ""),
+                    "tool_calls": o.get("tool_calls", ""),
+                    "stop": _stop(ep["configuration"], str(o.get("stop_reason", ""))),
+                    "answer": None,
+                    "has_transcript": False,
+                }
+            )
+    return rows
+
+
+def matrix(
+    episodes: Sequence[Mapping[str, Any]],
+    configurations: Sequence[Mapping[str, Any]],
+    anchors: Sequence[str],
+    detail: bool,
+) -> dict[str, Any]:
+    """Questions (rows, first-seen order) × configurations (columns): each cell the episode's
+    verdict, its tool-call chain (with arguments and the answer's first line when ``detail``)
+    and a link to its transcript; None where the configuration did not run the question.
+    ``{"columns": [name], "rows": [{"id", "question", "cells": [cell | None]}], "detail"}``."""
+    names = _ordered((ep["configuration"] for ep in episodes), [c["name"] for c in configurations])
+    at: dict[tuple[str, str], int] = {}
+    questions: dict[str, int] = {}
+    for i, ep in enumerate(episodes):
+        at.setdefault((ep["question_id"], ep["configuration"]), i)
+        questions.setdefault(ep["question_id"], i)
+    rows = []
+    for qid, first in questions.items():
+        cells: list[dict[str, Any] | None] = []
+        for name in names:
+            found = at.get((qid, name))
+            if found is None:
+                cells.append(None)
+                continue
+            i = found
+            ep = episodes[i]
+            chain = _chain(ep)
+            if not detail:
+                chain = {
+                    **chain,
+                    "rounds": [[{**c, "args": None} for c in rnd] for rnd in chain["rounds"]],
+                    "pending": [{**c, "args": None} for c in chain["pending"]],
+                }
+            cells.append(
+                {
+                    "anchor": anchors[i],
+                    "configuration": name,
+                    "question_id": qid,
+                    "passed": ep["passed"],
+                    "mode_names": _episode_modes(ep),
+                    "modes": _modes([f["mode"] for f in ep.get("failure_modes", [])]),
+                    "chain": chain,
+                    "rounds": ep["rounds"],
+                    "tool_calls": ep["tool_calls"],
+                    "stop": _stop(name, ep["stop_reason"]),
+                    "answer": _text(_first_line(ep["answer"], 200))
+                    if detail and ep["answer"]
+                    else None,
+                }
+            )
+        rows.append({"id": qid, "question": _text(episodes[first]["question"]), "cells": cells})
+    return {"columns": names, "rows": rows, "detail": detail}
+
+
+def gallery(
+    episodes: Sequence[Mapping[str, Any]],
+    configurations: Sequence[Mapping[str, Any]],
+    anchors: Sequence[str],
+    examples: int = EXAMPLES,
+) -> dict[str, Any]:
+    """Failure cards grouped by mode (known modes first), then by configuration: each group
+    ``{"configuration", "count", "cards" (the first ``examples``), "more" (the rest, as
+    ``{"anchor", "question_id", "question", "configuration", "mode"}`` links)}``.
+
+    ``classified`` counts episodes carrying ``failure_modes``; when it is 0 the classifier has
+    not run and ``unclassified`` lists the episodes the judge failed, without a mode."""
+    classified = [i for i, ep in enumerate(episodes) if "failure_modes" in ep]
+    members: dict[str, dict[str, list[tuple[int, Mapping[str, Any]]]]] = {}
+    for i in classified:
+        for fm in episodes[i]["failure_modes"]:
+            per = members.setdefault(fm["mode"], {})
+            per.setdefault(episodes[i]["configuration"], []).append((i, fm))
+    order = [c["name"] for c in configurations]
+    groups = []
+    for mode in _ordered(sorted(members), FAILURE_MODES):
+        per = members[mode]
+        subgroups = []
+        for name in _ordered(per, order):
+            found = per[name]
+            subgroups.append(
+                {
+                    "configuration": name,
+                    "count": len(found),
+                    "cards": [_failure(episodes[i], fm, anchors[i]) for i, fm in found[:examples]],
+                    "more": [
+                        {
+                            "anchor": anchors[i],
+                            "configuration": name,
+                            "question_id": episodes[i]["question_id"],
+                            "question": _text(episodes[i]["question"]),
+                            "passed": episodes[i]["passed"],
+                            "mode": mode,
+                        }
+                        for i, _ in found[examples:]
+                    ],
+                }
+            )
+        groups.append(
+            {
+                "mode": mode,
+                "label": _mode_label(mode),
+                "count": sum(len(per[s]) for s in per),
+                "configurations": subgroups,
+            }
+        )
+    unclassified = [
+        {
+            "configuration": ep["configuration"],
+            "question_id": ep["question_id"],
+            "question": _text(ep["question"]),
+            "answer": _text(ep["answer"]) if ep["answer"] else None,
+            "verdict": ep.get("verdict", ""),
+            "stop": _stop(ep["configuration"], ep["stop_reason"]),
+            "anchor": anchors[i],
+            "pending": _pending(ep),
+        }
+        for i, ep in enumerate(episodes)
+        if "failure_modes" not in ep and not ep["passed"]
+    ]
+    return {
+        "ran": bool(classified),
+        "classified": len(classified),
+        "total": len(episodes),
+        "groups": groups,
+        "count": sum(g["count"] for g in groups),
+        "unclassified": unclassified,
+    }
