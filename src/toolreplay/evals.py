@@ -130,7 +130,9 @@ class ExperimentSpec:
     signatures with (1: the previous round only; 2, the default, also catches A/B/A/B).
     ``tool_choice``: sent with every request that offers tools: ``auto`` (the default),
     ``required``, ``none``, or ``{"type": "function", "function": {"name": TOOL}}`` (the
-    model must call TOOL; useful for small models that never call a tool on their own)."""
+    model must call TOOL; useful for small models that never call a tool on their own).
+    ``stream``: the model client asks for streamed replies (``stream: true`` with
+    ``stream_options.include_usage``) and assembles them; the episodes are the same."""
 
     hosts: tuple[str, ...]
     toolsets: tuple[str, ...]
@@ -141,6 +143,7 @@ class ExperimentSpec:
     baseline: tuple[str, ...] = ()
     repeat_window: int = DEFAULT_REPEAT_WINDOW
     tool_choice: Any = field(default="auto", hash=False)
+    stream: bool = False
 
 
 @dataclass(frozen=True)
@@ -255,6 +258,7 @@ class _ExperimentModel(_Strict):
     baseline: list[str] | None = None  # None: all of the study's heuristics
     repeat_window: int = Field(default=DEFAULT_REPEAT_WINDOW, ge=1, le=20)
     tool_choice: Literal["auto", "required", "none"] | _NamedToolChoice = "auto"
+    stream: bool = False  # ask the model for streamed replies (text/event-stream)
 
     @field_validator("hosts", "toolsets", "ablations", "baseline")
     @classmethod
@@ -372,6 +376,7 @@ def load_eval(path: str | Path) -> EvalSuite:
                 if isinstance(exp.tool_choice, _NamedToolChoice)
                 else exp.tool_choice
             ),
+            stream=exp.stream,
         ),
         path=str(p),
         study=model.study,

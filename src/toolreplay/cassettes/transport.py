@@ -30,7 +30,7 @@ from __future__ import annotations
 import io
 import json
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,15 +202,43 @@ class _TapeView:
         ]
 
 
+class _EventChunks(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """A recorded event stream served one event at a time (sync and async), as the server
+    sent its chunks: the client reads a streamed reply chunk by chunk, as live."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self._chunks = chunks
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self._chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self._chunks:
+            yield chunk
+
+
+def _body_stream(recorded: _Recorded) -> httpx.SyncByteStream | httpx.AsyncByteStream:
+    """The body as a stream: an event stream (``text/event-stream``) cut at its events
+    (:func:`toolreplay.wire.stream.event_chunks`), any other body in one piece."""
+    content = recorded.content()
+    types = recorded.response["headers"].get("content-type") or [""]
+    if types[0].split(";")[0].strip().lower() == "text/event-stream":
+        from toolreplay.wire.stream import event_chunks
+
+        return _EventChunks(event_chunks(content))
+    return httpx.ByteStream(content)
+
+
 def _httpx_response(recorded: _Recorded, request: httpx.Request) -> httpx.Response:
     """The recorded response as vcrpy's httpx stub builds it: status, headers as recorded, the
-    body bytes (an ``httpx.ByteStream``, readable sync and async), the recorded reason phrase."""
+    body bytes (an ``httpx.ByteStream``, readable sync and async; an event stream one event a
+    chunk), the recorded reason phrase."""
     status = recorded.response["status"]
     message = status.get("message")
     return httpx.Response(
         status["code"],
         headers=[(k, v) for k, values in recorded.response["headers"].items() for v in values],
-        stream=httpx.ByteStream(recorded.content()),
+        stream=_body_stream(recorded),
         extensions={"reason_phrase": message.encode("ascii", "replace")} if message else None,
         request=request,
     )

@@ -2,7 +2,8 @@
 Open-Meteo fixture server. Built on the standard library's ``ThreadingHTTPServer``.
 
 :func:`serve` runs ``app(method, path, query, body) -> (status, json_body)`` on
-``127.0.0.1`` (a free port) in a background thread and yields its base URL.
+``127.0.0.1`` (a free port) in a background thread and yields its base URL. A payload that
+is an :class:`EventStream` is sent as ``text/event-stream``, one write per event.
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 JsonApp = Callable[[str, str, dict[str, str], bytes], tuple[int, Any]]
+
+
+class EventStream(list[str]):
+    """A reply sent as server-sent events: each item one event's ``data`` (``data: ITEM``
+    and a blank line)."""
 
 
 def _handler(app: JsonApp) -> type[BaseHTTPRequestHandler]:
@@ -34,6 +40,16 @@ def _handler(app: JsonApp) -> type[BaseHTTPRequestHandler]:
                 status, payload = app(self.command, parts.path, query, body)
             except Exception as exc:  # a bug in a double must be visible, not a hang
                 status, payload = 500, {"error": True, "reason": f"{type(exc).__name__}: {exc}"}
+            if isinstance(payload, EventStream):
+                events = [f"data: {item}\n\n".encode() for item in payload]
+                self.send_response(status)
+                self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+                self.send_header("Content-Length", str(sum(map(len, events))))
+                self.end_headers()
+                for event in events:  # one write per event: the stream's chunks
+                    self.wfile.write(event)
+                    self.wfile.flush()
+                return
             data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
             self.send_response(status)
             self.send_header("Content-Type", "application/json; charset=utf-8")

@@ -16,7 +16,9 @@ measured, whether it narrates follow-up calls) and behaves like the study's mode
 - once it has every place's data it answers, every number taken from tool results; when tools
   are withheld before it has data it says so without inventing numbers.
 
-Token usage is an estimate (characters / 2) so that budgets can be exercised.
+Token usage is an estimate (characters / 2) so that budgets can be exercised. A request
+asking ``"stream": true`` gets the same reply as an event stream (:mod:`.sse`; the usage chunk
+when ``stream_options.include_usage`` asks for it).
 
 **Trials.** A sampled model answers the same request differently from one run to the next; the
 stand-in imitates that with draws from ``(seed, trial, question id, what is drawn)`` hashed
@@ -41,7 +43,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolreplay.doubles.loopback import serve
+from toolreplay.doubles.loopback import EventStream, serve
+from toolreplay.doubles.sse import completion_events
 from toolreplay.evals import EvalSuite, Place, Question, Variation
 
 STANDIN_MODEL = "toolreplay-standin"
@@ -439,7 +442,11 @@ class StandinPolicy:
             request = json.loads(body or b"{}")
         except ValueError:
             return 400, {"error": {"message": "request body is not JSON"}}
-        return 200, self.reply(request)
+        reply = self.reply(request)
+        if request.get("stream") is True:  # streamed as OpenAI streams it
+            options = request.get("stream_options") or {}
+            return 200, EventStream(completion_events(reply, options.get("include_usage") is True))
+        return 200, reply
 
 
 @contextmanager

@@ -25,9 +25,12 @@ class ChatModel(Protocol):
 
 @dataclass(frozen=True)
 class ModelSettings:
-    """Where and what to ask. ``api_key`` may be None in replay (a placeholder is sent)."""
+    """Where and what to ask. ``api_key`` may be None in replay (a placeholder is sent).
+    ``stream``: ask for streamed replies (``stream: true``, ``stream_options.include_usage``);
+    the model client assembles them into the same :class:`ModelReply`."""
 
     base_url: str = DEFAULT_BASE_URL
     model: str = DEFAULT_MODEL
     api_key: str | None = field(default=None, repr=False)  # never in a repr, log or traceback
     temperature: float = 0.0
+    stream: bool = False

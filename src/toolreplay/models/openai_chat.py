@@ -31,11 +31,16 @@ class OpenAIChatModel:
     Request body: ``model``, ``messages``, ``temperature``, and when tools are offered
     ``tools``, ``tool_choice`` (``"auto"`` unless given; a named choice such as
     ``{"type": "function", "function": {"name": ...}}`` is passed through),
-    ``parallel_tool_calls=true``.
+    ``parallel_tool_calls=true``; with ``settings.stream`` also ``stream=true`` and
+    ``stream_options={"include_usage": true}``.
 
     The SDK sends the request; the reply is read from the raw HTTP response by
-    :func:`parse_chat_reply`, so shapes the SDK's types cannot hold still get an outcome.
-    Errors: :class:`ModelReplyError` for an error status or an unusable body;
+    :func:`parse_chat_reply`, so shapes the SDK's types cannot hold still get an outcome. A
+    streamed reply is read chunk by chunk as it arrives and assembled
+    (:func:`toolreplay.wire.stream.assemble_chat_stream`) into the same :class:`ModelReply`
+    an unstreamed one gives.
+    Errors: :class:`ModelReplyError` for an error status, an unusable body, or a stream cut
+    off or broken (the chunk named; the connection dropping mid-stream included);
     ``openai.APIConnectionError`` when no response arrived; a vcrpy cassette miss is raised
     as itself.
     """
@@ -68,6 +73,9 @@ class OpenAIChatModel:
                 "tool_choice": self.tool_choice,
                 "parallel_tool_calls": True,
             }
+        if self.settings.stream:
+            kwargs["stream"] = True
+            kwargs["stream_options"] = {"include_usage": True}
         from openai import APIConnectionError, APIStatusError
 
         from toolreplay.cassettes.miss import find_miss
@@ -91,7 +99,27 @@ class OpenAIChatModel:
             raise ModelReplyError(
                 endpoint, response.status_code, f"{type(exc).__name__}: {_status_text(response)}"
             ) from None
-        return parse_chat_reply(raw.http_response)
+        response = raw.http_response
+        if self.settings.stream:
+            _read_stream(response)
+        return parse_chat_reply(response)
+
+
+def _read_stream(response: httpx.Response) -> None:
+    """Read a streamed reply's body as it arrives, chunk by chunk (``httpx`` iterates the
+    transport's stream); a connection that breaks mid-stream is a :class:`ModelReplyError`,
+    never a hang."""
+    try:
+        response.read()
+    except httpx.HTTPError as exc:
+        endpoint = str(response.request.url.copy_with(query=None))
+        raise ModelReplyError(
+            endpoint,
+            response.status_code,
+            f"the streamed reply broke off mid-stream ({type(exc).__name__}: {exc})",
+        ) from None
+    finally:
+        response.close()
 
 
 def _status_text(response: Any) -> str:

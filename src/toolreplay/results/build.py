@@ -129,8 +129,9 @@ def endpoints(manifest: Manifest) -> list[dict[str, Any]]:
 
 def provenance(manifest: Manifest) -> dict[str, Any]:
     """The manifest's provenance fields, as :class:`Provenance` describes them, with what
-    answered at each endpoint (:func:`endpoints`)."""
-    return {
+    answered at each endpoint (:func:`endpoints`); ``streamed: true`` when the set's model
+    replies were streamed (the eval file's ``stream: true``), absent otherwise."""
+    found: dict[str, Any] = {
         "provenance": manifest.provenance,
         "model": manifest.model,
         "endpoint_host": manifest.endpoint_host,
@@ -139,6 +140,9 @@ def provenance(manifest: Manifest) -> dict[str, Any]:
         "packages": manifest.packages,
         "endpoints": endpoints(manifest),
     }
+    if manifest.settings.get("stream") is True:
+        found["streamed"] = True
+    return found
 
 
 def build_results(

@@ -282,6 +282,11 @@ class Provenance(_Model):
         description="The model endpoint then each tool endpoint, with what answered there "
         "(judged from the manifest's URLs); absent in older results.",
     )
+    streamed: bool | None = Field(
+        None,
+        description="True when the model's replies were streamed (the eval file's stream: "
+        "true) and assembled from their event streams; absent when they were not.",
+    )
 
 
 class Check(_Model):

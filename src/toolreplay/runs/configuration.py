@@ -122,8 +122,8 @@ def fingerprint(suite: EvalSuite) -> dict[str, Any]:
     and of each toolset's schemas, the settings every arm shares, and the stand-in's hints
     (``settings["standin_hints"]``, compared for stand-in sets only). Kept in the manifest;
     a set whose fingerprint differs from today's code and eval file is stale. Settings added
-    later (``repeat_window``, ``tool_choice``) are listed only when they differ from their
-    default, so sets recorded before they existed stay current."""
+    later (``repeat_window``, ``tool_choice``, ``stream``) are listed only when they differ
+    from their default, so sets recorded before they existed stay current."""
     settings: dict[str, Any] = {
         "temperature": suite.experiment.temperature,
         "max_rounds": suite.experiment.max_rounds,
@@ -135,6 +135,8 @@ def fingerprint(suite: EvalSuite) -> dict[str, Any]:
         settings["repeat_window"] = suite.experiment.repeat_window
     if suite.experiment.tool_choice != "auto":
         settings["tool_choice"] = suite.experiment.tool_choice
+    if suite.experiment.stream:
+        settings["stream"] = True
     return {
         "system_prompt_sha256": sha256_json(suite.system_prompt_template),
         "tool_schemas_sha256": {

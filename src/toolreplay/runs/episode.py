@@ -121,6 +121,7 @@ def replay_episode(
         model=manifest.model,
         api_key=None,
         temperature=suite.experiment.temperature,
+        stream=suite.experiment.stream,
     )
     def rerecord() -> str:  # made only when an error needs it (it hashes the prompt and tools)
         # --only names an episode; it re-records every trial of it

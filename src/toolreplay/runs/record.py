@@ -354,6 +354,7 @@ def record_stand_in(
                 model=STANDIN_MODEL,
                 api_key="stand-in",
                 temperature=suite.experiment.temperature,
+                stream=suite.experiment.stream,
             ),
             tool_urls=tool_urls,
             today=today,
@@ -400,7 +401,8 @@ def record_live(
             " `toolreplay record --model-source stand-in --set NAME`."
         )
     settings = ModelSettings(settings.base_url, settings.model, settings.api_key,
-                             suite.experiment.temperature)  # fmt: skip
+                             suite.experiment.temperature,
+                             stream=suite.experiment.stream)  # fmt: skip
     n, _ = trials_and_seed(set_dir, only, trials, None)
     if tools_fixture:
         with _fixture_server(suite) as (fixture_urls, today):

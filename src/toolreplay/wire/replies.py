@@ -11,6 +11,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolreplay.wire.episode import REASONING_FIELDS, ModelReply, ToolCall, Usage
+from toolreplay.wire.stream import StreamError, assemble_chat_stream, is_event_stream
 
 
 class ModelReplyError(RuntimeError):
@@ -145,6 +146,28 @@ def _describe_invalid(body: Any, exc: ValidationError) -> str:
     return f"{where}: {err['msg']} (got {_snippet(json.dumps(err['input'], default=str))})"
 
 
+def asked_to_stream(request: httpx.Request | None) -> bool:
+    """Whether ``request``'s JSON body asks for a streamed reply (``"stream": true``)."""
+    if request is None:
+        return False
+    try:
+        body = json.loads(request.content)
+    except (ValueError, httpx.RequestNotRead):
+        return False
+    return isinstance(body, dict) and body.get("stream") is True
+
+
+def _streamed_body(response: httpx.Response, endpoint: str) -> Any:
+    """The chat completion a streamed reply assembles into (:func:`assemble_chat_stream`);
+    :class:`ModelReplyError` naming the chunk when the stream is cut off or broken."""
+    try:
+        return assemble_chat_stream(response.content)
+    except StreamError as exc:
+        raise ModelReplyError(
+            endpoint, response.status_code, f"the streamed reply is unusable: {exc}"
+        ) from None
+
+
 def parse_chat_reply(response: httpx.Response) -> ModelReply:
     """Normalise one chat-completions HTTP response into a :class:`ModelReply`.
 
@@ -162,13 +185,26 @@ def parse_chat_reply(response: httpx.Response) -> ModelReply:
       :attr:`ModelReply.reasoning` when present and not null;
     - a tool call without ``function.arguments`` (or null) gets ``"{}"``.
 
+    A streamed reply (an event stream, ``text/event-stream``) to a request that asked for one
+    (``"stream": true`` in its body) is assembled first
+    (:func:`toolreplay.wire.stream.assemble_chat_stream`: content, tool-call deltas by index,
+    refusal, reasoning fields, finish reason, usage) and then read like any other body.
+
     Raises :class:`ModelReplyError` (endpoint, HTTP status, what was wrong) for an error status,
-    a body that is not JSON (HTML, plain text, an event stream, broken JSON), ``choices``
+    a body that is not JSON (HTML, plain text, broken JSON, an event stream sent to a request
+    that did not ask for one), a stream cut off or broken (the chunk named), ``choices``
     empty or null, or a choice whose ``message`` is null or not an object."""
-    endpoint = str(response.request.url.copy_with(query=None)) if response.request else "?"
-    status = response.status_code
     try:
-        body = json.loads(response.content)
+        request: httpx.Request | None = response.request
+    except RuntimeError:  # a response built without its request
+        request = None
+    endpoint = str(request.url.copy_with(query=None)) if request is not None else "?"
+    status = response.status_code
+    streamed = is_event_stream(
+        response.content, response.headers.get("content-type", "")
+    ) and asked_to_stream(request)
+    try:
+        body = _streamed_body(response, endpoint) if streamed else json.loads(response.content)
     except ValueError:
         raise ModelReplyError(endpoint, status, _describe_unparsable(response)) from None
     try:
