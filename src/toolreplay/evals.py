@@ -3,12 +3,20 @@
 The YAML file is validated with pydantic at the boundary and turned into frozen dataclasses.
 Shapes::
 
-    EvalSuite(name, system_prompt, questions: tuple[Question, ...], experiment: ExperimentSpec)
-    Question(id, text, measure, day, places: tuple[Place, ...], narrates_followups, variation)
+    EvalSuite(name, system_prompt, questions: tuple[Question, ...], experiment: ExperimentSpec,
+              declared_measures: tuple[MeasureDeclaration, ...],
+              expect: tuple[EpisodeExpectation, ...])
+    Question(id, text, measure, day, places: tuple[Place, ...], narrates_followups, variation,
+             expect: tuple[EpisodeExpectation, ...], declared_measures)
     Place(query, region, names, retries)
     Variation(narrate, shuffle_parallel, split_parallel, wrong_pick, rephrase)
 
-Errors: :class:`EvalFileError` names the file and the offending field.
+Expectations (``expect:``, eval-wide and per question; the eval-wide ones come first in each
+question's ``expect``) and declared measures (``measures:``) are the data of
+:mod:`toolreplay.declarations`; a question's ``measure`` may name a declared measure.
+
+Errors: :class:`EvalFileError` names the file and the offending field (for an expectation or a
+measure declaration, one line: the file, the question and what is wrong).
 """
 
 from __future__ import annotations
@@ -24,9 +32,17 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
-    model_validator,
 )
 
+from toolreplay.declarations import (
+    DeclarationError,
+    EpisodeExpectation,
+    Grounded,
+    MeasureDeclaration,
+    StrictGrounding,
+    parse_expectations,
+    parse_measures,
+)
 from toolreplay.files import InputFileError, read_input_text
 from toolreplay.studies import Study, StudyError, load_study
 
@@ -104,6 +120,10 @@ class Question:
     ``day`` is ``today`` or ``tomorrow`` (index 0 or 1 of Open-Meteo's ``daily`` series).
     ``narrates_followups`` is a stand-in hint: it writes a sentence alongside follow-up calls;
     ``variation`` the stand-in's per-trial draws (:class:`Variation`).
+    ``expect``: what the episode should do and say (:mod:`toolreplay.declarations`; the eval
+    file's eval-wide ``expect:`` first), checked by
+    :func:`toolreplay.judging.expectations.check_expectations`; ``declared_measures``: the
+    measures its eval file declares (``measures:``), which the judge adds to its vocabulary.
     """
 
     id: str
@@ -113,6 +133,8 @@ class Question:
     places: tuple[Place, ...]
     narrates_followups: bool
     variation: Variation = Variation()
+    expect: tuple[EpisodeExpectation, ...] = field(default=(), hash=False)
+    declared_measures: tuple[MeasureDeclaration, ...] = ()
 
     @property
     def day_index(self) -> int:
@@ -157,6 +179,10 @@ class EvalSuite:
     path: str
     #: The study the eval file names (``study:``), or None: the only one installed.
     study: str | None = None
+    #: The measures the eval file declares (``measures:``), added to its study's.
+    declared_measures: tuple[MeasureDeclaration, ...] = ()
+    #: The eval-wide expectations (``expect:``), already part of every question's ``expect``.
+    expect: tuple[EpisodeExpectation, ...] = field(default=(), hash=False)
 
     def system_prompt(self, today: str) -> str:
         """The system prompt with ``{today}`` (an ISO date such as ``2026-09-17``) filled in."""
@@ -222,15 +248,9 @@ class _QuestionModel(_Strict):
     measure: Measure
     day: Day = "today"
     places: list[_PlaceModel] = []
+    entities: list[str] = []
     standin: _StandinModel = _StandinModel()
-
-    @model_validator(mode="after")
-    def _places_fit_measure(self) -> _QuestionModel:
-        if not self.places and self.measure != "none":
-            raise ValueError(f"a {self.measure} question needs at least one place")
-        if any(p.region is None for p in self.places) and self.measure != "none":
-            raise ValueError("a place without a region (unknown place) needs measure: none")
-        return self
+    expect: list[Any] = []
 
 
 class _SamplingModel(_Strict):
@@ -277,6 +297,8 @@ class _EvalModel(_Strict):
     study: str | None = None
     system_prompt: str
     experiment: _ExperimentModel = _ExperimentModel()
+    measures: list[Any] = []
+    expect: list[Any] = []
     questions: list[_QuestionModel] = Field(min_length=1)
 
     @field_validator("questions")
@@ -330,7 +352,18 @@ def load_eval(path: str | Path) -> EvalSuite:
         for name in names
         if name not in known
     ]
-    measures = [*_measure_names(study), NO_MEASURE]
+    declared, default_expect, expects = _declarations(p, model, _measure_names(study))
+    measures = [*_measure_names(study), *(d.name for d in declared), NO_MEASURE]
+    problems += [  # a study's measure is of places (a declared one may be of none)
+        f"  questions.{i}: a {q.measure} question needs at least one place"
+        for i, q in enumerate(model.questions)
+        if not q.places and q.measure in _measure_names(study)
+    ]
+    problems += [
+        f"  questions.{i}: a place without a region (unknown place) needs measure: none"
+        for i, q in enumerate(model.questions)
+        if any(p.region is None for p in q.places) and q.measure in _measure_names(study)
+    ]
     problems += [
         f"  questions.{i}.measure: unknown measure {q.measure!r} (the {study.name} study "
         f"has: {', '.join(measures)})"
@@ -356,9 +389,12 @@ def load_eval(path: str | Path) -> EvalSuite:
                         retries=None if pl.retries is None else tuple(pl.retries),
                     )
                     for pl in q.places
-                ),
+                )
+                + tuple(Place(e, None, retries=()) for e in q.entities),
                 narrates_followups=q.standin.narrates_followups,
                 variation=Variation(**q.standin.variation.model_dump()),
+                expect=(*default_expect, *expects[q.id]),
+                declared_measures=declared,
             )
             for q in model.questions
         ),
@@ -380,7 +416,45 @@ def load_eval(path: str | Path) -> EvalSuite:
         ),
         path=str(p),
         study=model.study,
+        declared_measures=declared,
+        expect=default_expect,
     )
+
+
+def _declarations(
+    path: Path, model: _EvalModel, study_measures: list[str]
+) -> tuple[
+    tuple[MeasureDeclaration, ...],
+    tuple[EpisodeExpectation, ...],
+    dict[str, tuple[EpisodeExpectation, ...]],
+]:
+    """The declared measures, the eval-wide expectations and each question's own; an
+    :class:`EvalFileError` of one line naming the file, the question and the problem."""
+    try:
+        declared = parse_measures(model.measures)
+        default = parse_expectations(model.expect)
+        own = {
+            q.id: parse_expectations(q.expect, f"questions.{q.id}.expect") for q in model.questions
+        }
+    except DeclarationError as exc:
+        raise EvalFileError(f"{path}: {exc}") from None
+    known = [*study_measures, *(d.name for d in declared)]
+    for where, expectations in (
+        ("expect", default),
+        *((f"questions.{k}.expect", v) for k, v in own.items()),
+    ):
+        for i, e in enumerate(expectations):
+            named = (
+                (e.measure,) if isinstance(e, Grounded) and e.measure is not None
+                else e.measures if isinstance(e, StrictGrounding) else ()
+            )  # fmt: skip
+            for m in named:
+                if m not in known:
+                    raise EvalFileError(
+                        f"{path}: {where}.{i}.{e.kind}: unknown measure {m!r} (known: "
+                        f"{', '.join(known) or 'none'})"
+                    )
+    return declared, default, own
 
 
 def _study_of(path: Path, name: str | None) -> Study:

@@ -248,6 +248,7 @@ def classify(
     if episode.stop_reason == "error":
         return (_error(episode),)
     expect = Expectation.of(measure)
+    judge = judge.for_question(expect)
     index = _final_index(episode)
     answer = episode.answer
     refusal = episode.rounds[-1].reply.refusal if episode.rounds else None

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from toolreplay.declarations import MeasureDeclaration
 from toolreplay.judging.places import (
     CLAUSE,
     SENTENCE,
@@ -131,11 +132,14 @@ def _stated(
 @dataclass(frozen=True)
 class Expectation:
     """What the judge checks an answer against: the question's ``measure`` (None: any
-    value), ``day`` (0 today, 1 tomorrow; None: any) and ``places`` (empty: any place)."""
+    value), ``day`` (0 today, 1 tomorrow; None: any) and ``places`` (empty: any place), and
+    the ``measures`` its eval file declares (added to the judge's vocabulary,
+    :func:`toolreplay.judging.measures.declared_vocabulary`)."""
 
     measure: str | None = None
     day: int | None = None
     places: tuple[PlaceSpec, ...] = ()
+    measures: tuple[MeasureDeclaration, ...] = ()
 
     @classmethod
     def of(cls, question: Question | str | Expectation | None) -> Expectation:
@@ -148,6 +152,7 @@ class Expectation:
             question.measure,
             question.day_index,
             tuple(PlaceSpec(p.query, p.region, tuple(p.names)) for p in question.places),
+            tuple(getattr(question, "declared_measures", ())),
         )
 
 

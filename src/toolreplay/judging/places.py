@@ -52,7 +52,10 @@ class PlaceSpec:
             return False
         for q in (self.query, *self.aliases):
             q = q.removesuffix("市")
-            if name.startswith(q) or q.startswith(name):
+            if name[-1:].isdigit() and q[-1:].isdigit():  # identifiers (ABC-1, not ABC-12)
+                if name.casefold() == q.casefold():
+                    return True
+            elif name.startswith(q) or q.startswith(name):
                 return True
         return False
 

@@ -4,6 +4,7 @@ and place.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -49,7 +50,10 @@ class ToolPlace(Mapping[str, Any]):
 
     @property
     def text(self) -> str:
-        """``"name (region)"``, ``?`` for a missing region."""
+        """``"name (region)"``, ``?`` for a missing region; ``name`` alone for an entity (a
+        place of no region key, e.g. a SKU)."""
+        if not self._keys[1]:
+            return str(self._data.get(self._keys[0]))
         return f"{self._data.get(self._keys[0])} ({self._data.get(self._keys[1], '?')})"
 
 
@@ -113,12 +117,28 @@ def _walk(
             d = n if (path in vocab.day_lists and day is None) else day
             yield from _walk(item, key, f"{path}[{n}]", d, vocab)
     elif _is_number(node):
+        declared = _path_unit(path, vocab)
+        if declared is not None:
+            yield float(node), declared, path, day
+            return
         k = key.lower()
         if k in vocab.ignored_keys or k.endswith(vocab.ignored_suffixes):
             return
         unit = next((u for word, u in vocab.key_units if word in k), None)
         if unit is not None:
             yield float(node), unit, path, day
+
+
+@functools.lru_cache(maxsize=16)
+def _path_patterns(vocab: Vocabulary) -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(p), unit) for p, unit in vocab.path_units)
+
+
+def _path_unit(path: str, vocab: Vocabulary) -> str | None:
+    """The unit a vocabulary's ``path_units`` give a bare number at ``path`` (None: none)."""
+    if not vocab.path_units:
+        return None
+    return next((u for p, u in _path_patterns(vocab) if p.fullmatch(path)), None)
 
 
 def _calls_by_id(transcript: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, Any]]:
@@ -217,9 +237,16 @@ def _tool_values(
             raw = payload[place_key]
         elif isinstance(args, Mapping) and lat_key in args and lon_key in args:
             raw = _place_at(geocoded, args, vocab.coordinate_keys)
+        region_key = vocab.place_region
+        if raw is None and isinstance(payload, Mapping):
+            entity = next(
+                (payload[k] for k in vocab.entity_keys if isinstance(payload.get(k), str)), None
+            )
+            raw, region_key = (None, region_key) if entity is None else ({"name": entity}, "")
         if candidates_key and isinstance(payload, Mapping) and candidates_key in payload:
             geocoded += _candidates(payload.get(candidates_key), candidate_keys)
-        place = None if raw is None else ToolPlace(raw, vocab.place_name, vocab.place_region)
+        name_key = vocab.place_name if region_key else "name"
+        place = None if raw is None else ToolPlace(raw, name_key, region_key)
         for value, unit_text, path, day in _walk(payload, "", "$", None, vocab):
             unit = unit_named(unit_text, vocab.units)
             if unit is None:

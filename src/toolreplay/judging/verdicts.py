@@ -72,6 +72,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from toolreplay.declarations import MeasureDeclaration
 from toolreplay.judging.comparisons import Conclusion, check_conclusion
 from toolreplay.judging.grounding import (
     Expectation,
@@ -79,6 +80,7 @@ from toolreplay.judging.grounding import (
     ValueCheck,
     ground_answer,
 )
+from toolreplay.judging.measures import declared_vocabulary
 from toolreplay.judging.toolvalues import _DAY_WORDS, ToolValue
 from toolreplay.judging.units import Unit
 from toolreplay.judging.values import MeasuredValue, find_measured_values, relevant_values
@@ -193,6 +195,18 @@ class FormatJudge:
         """The units in use (:attr:`units`, else all of the vocabulary's)."""
         return self.units if self.units is not None else self.resolved_vocabulary().units
 
+    def for_question(self, question: Question | str | Expectation | None) -> FormatJudge:
+        """This judge for ``question``: itself, or, when its eval file declares measures
+        (:attr:`Expectation.measures`), a copy whose vocabulary has them added
+        (:func:`~toolreplay.judging.measures.declared_vocabulary`; a judge with a unit list
+        also reads the declared units)."""
+        declared = Expectation.of(question).measures
+        if not declared:
+            return self
+        vocab = declared_vocabulary(self.resolved_vocabulary(), declared)
+        units = None if self.units is None else (*self.units, *vocab.units[: _count(declared)])
+        return replace(self, vocabulary=vocab, units=units)
+
     def accepts(self, measure: str) -> bool:
         """Whether this judge can ever pass an answer about ``measure``."""
         if measure == NO_VALUE:
@@ -233,7 +247,8 @@ class FormatJudge:
         self, episode: Episode | str, question: Question | str | Expectation | None = None
     ) -> Verdict:
         """Judge the episode's answer by form alone."""
-        return self.judge(_answer_of(episode), Expectation.of(question).measure)
+        judge = self.for_question(question)
+        return judge.judge(_answer_of(episode), Expectation.of(question).measure)
 
 
 #: A question with nothing to measure (an unknown place, a question that needs no tool). A
@@ -276,6 +291,10 @@ class GroundedJudge(FormatJudge):
             () if isinstance(episode, str) else episode.transcript
         )
         expect = Expectation.of(question)
+        if expect.measures:
+            declared = self.for_question(expect)
+            assert isinstance(declared, GroundedJudge)
+            return GroundedJudge.judge_episode(declared, episode, replace(expect, measures=()))
         j = self.name
         if not isinstance(episode, str) and episode.stop_reason == "error" and not answer.strip():
             return Verdict(False, "no answer: the episode ended on a model API error", judge=j)
@@ -381,6 +400,10 @@ class GroundedJudge(FormatJudge):
         return Verdict(
             True, f"states {c.text}, which equals {c.match.describe()}", values, g.checks, None, j
         )
+
+
+def _count(declared: Sequence[MeasureDeclaration]) -> int:
+    return sum(len(d.units) for d in declared)
 
 
 @functools.lru_cache(maxsize=64)

@@ -168,6 +168,9 @@ class Vocabulary:
 
     - ``value_keys``: the ``(value, unit)`` keys of a measured value's object;
       ``key_units``: ``(substring of a key, unit name)`` for a bare number (first match wins);
+      ``path_units``: ``(regex, unit name)`` for a bare number whose whole JSON path
+      (``$.items[0].on_hand``) the regex matches, before ``key_units`` and the ignored keys
+      (a declared measure's fields, :mod:`toolreplay.judging.measures`);
       ``ignored_keys`` and ``ignored_suffixes``: keys whose numbers never count.
     - ``day_keys``: JSON path → the day of every value under it (``{"$.current": 0}``);
       ``day_lists``: paths of lists whose i-th item is about day i (``("$.daily",)``).
@@ -175,7 +178,10 @@ class Vocabulary:
       a top-level key listing candidate places (objects with the coordinate keys and a name),
       one of which is the place of a later call whose arguments give its coordinates;
       ``place_name``/``place_region``: the keys of a place's name and region (compared with
-      the question's ``region``); ``coordinate_keys``: ``(latitude, longitude)`` keys.
+      the question's ``region``); ``coordinate_keys``: ``(latitude, longitude)`` keys;
+      ``entity_keys``: top-level keys whose string value names what a result is about when it
+      has no place (a SKU: ``{"sku": "ABC-1", "on_hand": 12}``), its entity, judged as a place
+      without a region (a question's ``entities``).
 
     The fidelity audit's narrow judge (the study's first, too-narrow judge) is named
     ``narrow_name`` and reads only the units named in ``narrow_units``.
@@ -196,6 +202,7 @@ class Vocabulary:
     difference_after: str = ""
     value_keys: tuple[str, str] = ("value", "unit")
     key_units: tuple[tuple[str, str], ...] = ()
+    path_units: tuple[tuple[str, str], ...] = ()
     ignored_keys: frozenset[str] = frozenset()
     ignored_suffixes: tuple[str, ...] = ()
     day_keys: Mapping[str, int] = field(default_factory=dict)
@@ -205,6 +212,7 @@ class Vocabulary:
     place_name: str = "name"
     place_region: str = "region"
     coordinate_keys: tuple[str, str] = ("latitude", "longitude")
+    entity_keys: tuple[str, ...] = ()
     narrow_name: str = "narrow"
     narrow_units: tuple[str, ...] = ()
 

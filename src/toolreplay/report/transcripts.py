@@ -133,6 +133,7 @@ def _transcript(ep: Mapping[str, Any], anchor: str) -> dict[str, Any]:
         "question": _text(ep["question"]),
         "passed": ep["passed"],
         "verdict": ep.get("verdict", ""),
+        "expectations": ep.get("expectations", []),
         "rounds": ep["rounds"],
         "tool_calls": ep["tool_calls"],
         "counts": f"{_plural(ep['rounds'], 'round')} · {_plural(ep['tool_calls'], 'tool call')}",

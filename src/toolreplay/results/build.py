@@ -16,6 +16,7 @@ from toolreplay.cassettes.manifest import Manifest
 from toolreplay.evals import Question
 from toolreplay.files import atomic_write_text
 from toolreplay.judging.episode_errors import EpisodeError
+from toolreplay.judging.expectations import check_expectation
 from toolreplay.judging.failures import FABRICATED_VALUE, classify, mode_counts
 from toolreplay.judging.grounding import Expectation
 from toolreplay.judging.verdicts import Judge
@@ -32,11 +33,15 @@ def episode_record(
     ``comparison``; None: any value). ``passed`` is False whenever a value is labelled
     ``fabricated_value``; ``verdict_evidence`` is
     :meth:`toolreplay.judging.verdicts.Verdict.to_dict`'s
-    ``evidence``. An episode that ended on a model API error (stop reason ``error``) also
+    ``evidence``. A question with expectations (``Question.expect``) gets ``expectations``
+    (:meth:`~toolreplay.judging.expectations.ExpectationResult.to_dict` each) and passes only
+    when all of them pass. An episode that ended on a model API error (stop reason ``error``) also
     gets ``error``: :meth:`toolreplay.judging.failures.EpisodeError.to_dict` (status, endpoint,
     the server's message, the recorded text)."""
     verdict = judge.judge_episode(episode, measure)
     labels = classify(episode, judge, measure)
+    expected = getattr(measure, "expect", ())
+    checked = [check_expectation(e, episode, measure, judge) for e in expected]
     calls = [
         {"round": rnd.index, "name": r.call.name, "arguments": r.call.parsed_arguments()}
         for rnd in episode.rounds
@@ -48,7 +53,9 @@ def episode_record(
         "question": episode.question,
         "measure": Expectation.of(measure).measure,
         "answer": episode.answer,
-        "passed": verdict.passed and not any(f.mode == FABRICATED_VALUE for f in labels),
+        "passed": verdict.passed
+        and not any(f.mode == FABRICATED_VALUE for f in labels)
+        and all(r.passed for r in checked),
         "verdict": verdict.explanation,
         "verdict_evidence": verdict.to_dict()["evidence"],
         "rounds": len(episode.rounds),
@@ -65,6 +72,12 @@ def episode_record(
         "failure_modes": [f.to_dict() for f in labels],
         "transcript": list(episode.transcript),
     }
+    if checked:  # after failure_modes, before transcript
+        record = {
+            **{k: v for k, v in record.items() if k != "transcript"},
+            "expectations": [r.to_dict() for r in checked],
+            "transcript": record["transcript"],
+        }
     if episode.stop_reason == "error":
         record["error"] = EpisodeError.parse(episode.error).to_dict()
     return record

@@ -21,7 +21,7 @@ Shape (key order as written)::
      "episodes": [{"configuration", "question_id", "question", "measure", "answer", "passed",
                    "verdict", "rounds", "tool_calls", "tool_chain", "calls",
                    "pending_tool_calls", "stop_reason", "finish_reason", "usage",
-                   "recorded_wall_time_s", "failure_modes", "transcript",
+                   "recorded_wall_time_s", "failure_modes", "expectations", "transcript",
                    "error"}, ...],                 # "error" only when the model API failed
      "fidelity": {"passed", "checks", "tables", "ablations", "judge_flips"}}
 
@@ -30,7 +30,12 @@ An episode's ``failure_modes`` is a list of :meth:`toolreplay.judging.failures.F
 configuration's ``failure_modes`` counts the episodes carrying each mode
 (``{"empty_answer": 2, ...}``, modes with no episode left out). An episode that ended on a model
 API error (stop reason ``error``, failure mode ``error``) has ``"error": {"status", "endpoint",
-"message", "text"}`` (:class:`EpisodeError`); the transcript holds no message for it.
+"message", "text"}`` (:class:`EpisodeError`); the transcript holds no message for it. An
+episode whose question declares expectations (the eval file's ``expect:``) has
+``"expectations"``, one :class:`ExpectationRecord` each
+(:meth:`toolreplay.judging.expectations.ExpectationResult.to_dict`: ``{"kind", "expected",
+"passed", "explanation", "evidence"}``), and passes only when all of them pass; the key is
+absent when it declares none.
 
 ``provenance.endpoints`` says what answered at each endpoint when the set was recorded, judged
 from the manifest's URLs: ``[{"name": "model", "role": "model", "url", "host", "loopback",
@@ -158,6 +163,23 @@ class FailureModeRecord(_Model):
     evidence: Evidence | None = Field(None, description="Where it shows; null when nowhere.")
 
 
+class ExpectationRecord(_Model):
+    """One expectation of the eval file checked on the episode
+    (:mod:`toolreplay.judging.expectations`)."""
+
+    kind: str = Field(
+        description="tool_called, tool_not_called, tool_sequence, tool_arguments, max_rounds, "
+        "max_tool_calls, stop_reason, answer_contains, answer_matches, answer_not_contains, "
+        "grounded or strict_grounding."
+    )
+    expected: str = Field(description="The expectation in words.")
+    passed: bool = Field(description="Whether the episode meets it.")
+    explanation: str = Field(description="One sentence: why it passed or failed.")
+    evidence: Evidence | None = Field(
+        None, description="The message (and for answer checks the span) it rests on."
+    )
+
+
 class Message(_Model):
     """A chat message as sent to or received from the model (OpenAI chat format)."""
 
@@ -199,7 +221,9 @@ class EpisodeResult(_Model):
         "the eval file; null: any measured value.",
     )
     answer: str = Field(description='The host\'s final answer ("" when there is none).')
-    passed: bool = Field(description="The judge's verdict.")
+    passed: bool = Field(
+        description="The judge's verdict, and every expectation met (when there are any)."
+    )
     verdict: str | None = Field(None, description="The judge's explanation.")
     rounds: int = Field(description="Model requests made.")
     tool_calls: int = Field(description="Tool calls the host executed.")
@@ -220,6 +244,11 @@ class EpisodeResult(_Model):
     )
     failure_modes: list[FailureModeRecord] | None = Field(
         None, description="Failure-mode labels; absent when the classifier has not run."
+    )
+    expectations: list[ExpectationRecord] | None = Field(
+        None,
+        description="The question's expectations, checked (the episode passes only when all "
+        "pass); absent when it declares none.",
     )
     transcript: list[Message] = Field(
         description="Every message in order: system, user, assistant (with tool_calls), tool."

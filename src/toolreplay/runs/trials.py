@@ -17,6 +17,7 @@ from typing import Any
 
 from toolreplay.cassettes.manifest import Manifest, read_manifest
 from toolreplay.evals import EvalSuite, Question
+from toolreplay.judging.expectations import expectations_met
 from toolreplay.judging.failures import FABRICATED_VALUE, FAILURE_MODES, classify
 from toolreplay.judging.verdicts import Judge
 from toolreplay.results.metrics import Spread, curve, mean_curve, rate
@@ -74,7 +75,9 @@ def trial_outcome(
         "configuration": episode.configuration,
         "question_id": episode.question_id,
         "trial": trial,
-        "passed": verdict.passed and not any(f.mode == FABRICATED_VALUE for f in labels),
+        "passed": verdict.passed
+        and not any(f.mode == FABRICATED_VALUE for f in labels)
+        and expectations_met(episode, question, judge),
         "rounds": len(episode.rounds),
         "tool_calls": len(episode.tool_calls),
         "stop_reason": episode.stop_reason,

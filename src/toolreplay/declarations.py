@@ -1,0 +1,460 @@
+"""What an eval file declares beyond its questions: expectations of an episode and measures.
+
+Data only (frozen dataclasses), read from YAML through pydantic models at the boundary
+(:func:`parse_expectations`, :func:`parse_measures`); checked by
+:mod:`toolreplay.judging.expectations` and turned into the judge's vocabulary by
+:mod:`toolreplay.judging.measures`. Shapes::
+
+    ToolCalled(tool, at_least=1)                 tool_called: lookup_sku
+    ToolNotCalled(tool)                          tool_not_called: delete_sku
+    ToolSequence(tools, mode="exact")            tool_sequence: [a, b]
+                                                 tool_sequence: {tools: [a, b], mode: in_order}
+    ToolArguments(tool, equals, matches,         tool_arguments: {tool: t, equals: {sku: ABC-1},
+                  tolerance=0.0, calls="any")      matches: {sku: "^ABC-"}, tolerance: 0.01}
+    MaxRounds(limit)                             max_rounds: 3
+    MaxToolCalls(limit)                          max_tool_calls: 4
+    StopReason(reasons)                          stop_reason: converged  |  [converged, repeated]
+    AnswerContains(texts, case_sensitive=False)  answer_contains: "ABC-1"  |  [a, b]
+    AnswerMatches(pattern)                       answer_matches: "\\d+ units"
+    AnswerNotContains(texts, case_sensitive=False)
+                                                 answer_not_contains: ZZZ-9
+    Grounded(measure=None)                       grounded: stock  |  grounded: true (the question's)
+    StrictGrounding(measures=())                 strict_grounding: true  |  [stock, price]
+
+    MeasureDeclaration(name, units: tuple[UnitDeclaration, ...], words, fields)
+    UnitDeclaration(name, spellings, before=(), scale=1.0, offset=0.0)
+
+Sequence modes (the names of promptfoo's ``trajectory:tool-sequence`` and LangSmith
+agentevals' match modes): ``exact`` the same calls in the same order; ``in_order`` the expected
+calls in this order, other calls allowed between them; ``any_order`` the same calls (as many of
+each) in any order (agentevals ``unordered``); ``subset`` every call made is an expected one
+(no other tool, none more often than listed); ``superset`` every expected call is made (others
+allowed).
+
+Errors: :class:`DeclarationError` (a :class:`ValueError`) with one line naming where the
+declaration is (``questions.abc.expect.2``) and what is wrong with it; the eval loader adds the
+file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+SequenceMode = Literal["exact", "in_order", "any_order", "subset", "superset"]
+SEQUENCE_MODES: tuple[str, ...] = ("exact", "in_order", "any_order", "subset", "superset")
+
+
+class DeclarationError(ValueError):
+    """An expectation or a measure declaration is not of its schema (one line: where, what)."""
+
+
+# ---- expectations ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolCalled:
+    """The episode calls ``tool`` (executed calls, any round) at least ``at_least`` times."""
+
+    tool: str
+    at_least: int = 1
+    kind = "tool_called"
+
+
+@dataclass(frozen=True)
+class ToolNotCalled:
+    """The episode never calls ``tool`` (neither executed nor left pending)."""
+
+    tool: str
+    kind = "tool_not_called"
+
+
+@dataclass(frozen=True)
+class ToolSequence:
+    """The tool names of the episode's executed calls, in order, fit ``tools`` by ``mode``
+    (one of :data:`SEQUENCE_MODES`, see the module docstring)."""
+
+    tools: tuple[str, ...]
+    mode: str = "exact"
+    kind = "tool_sequence"
+
+
+@dataclass(frozen=True)
+class ToolArguments:
+    """A call of ``tool`` (``calls="any"``: at least one; ``"all"``: every one, and at least
+    one) has arguments that hold ``equals`` as a JSON subset (objects: these keys with these
+    values, recursively; lists: equal length, item by item; numbers equal within
+    ``tolerance``, absolute) and whose fields named in ``matches`` are strings matching the
+    regex (``re.search``; a dotted key ``a.b`` reaches into objects)."""
+
+    tool: str
+    equals: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    matches: Mapping[str, str] = field(default_factory=dict, hash=False)
+    tolerance: float = 0.0
+    calls: str = "any"
+    kind = "tool_arguments"
+
+
+@dataclass(frozen=True)
+class MaxRounds:
+    """The episode takes at most ``limit`` rounds (model requests)."""
+
+    limit: int
+    kind = "max_rounds"
+
+
+@dataclass(frozen=True)
+class MaxToolCalls:
+    """The episode executes at most ``limit`` tool calls."""
+
+    limit: int
+    kind = "max_tool_calls"
+
+
+@dataclass(frozen=True)
+class StopReason:
+    """The episode's stop reason is one of ``reasons`` (``converged``, ``repeated``,
+    ``max_rounds``, ``budget``, ``truncated``, ``filtered``, ``error``)."""
+
+    reasons: tuple[str, ...]
+    kind = "stop_reason"
+
+
+@dataclass(frozen=True)
+class AnswerContains:
+    """The final answer contains every one of ``texts`` (case-insensitive unless
+    ``case_sensitive``)."""
+
+    texts: tuple[str, ...]
+    case_sensitive: bool = False
+    kind = "answer_contains"
+
+
+@dataclass(frozen=True)
+class AnswerMatches:
+    """The final answer matches the regex ``pattern`` (``re.search``)."""
+
+    pattern: str
+    kind = "answer_matches"
+
+
+@dataclass(frozen=True)
+class AnswerNotContains:
+    """The final answer contains none of ``texts`` (case-insensitive unless
+    ``case_sensitive``)."""
+
+    texts: tuple[str, ...]
+    case_sensitive: bool = False
+    kind = "answer_not_contains"
+
+
+@dataclass(frozen=True)
+class Grounded:
+    """The grounded judge passes the answer for ``measure`` (None: the question's measure):
+    it states a value of the measure that a tool result holds, and no value no tool result
+    holds."""
+
+    measure: str | None = None
+    kind = "grounded"
+
+
+@dataclass(frozen=True)
+class StrictGrounding:
+    """Every value the answer states with a unit of ``measures`` (empty: of any measure the
+    judge's vocabulary knows) is grounded in a tool result of the episode: an invented
+    "ZZZ-9: 99 units" fails it."""
+
+    measures: tuple[str, ...] = ()
+    kind = "strict_grounding"
+
+
+EpisodeExpectation = (
+    ToolCalled | ToolNotCalled | ToolSequence | ToolArguments | MaxRounds | MaxToolCalls
+    | StopReason | AnswerContains | AnswerMatches | AnswerNotContains | Grounded
+    | StrictGrounding
+)  # fmt: skip
+
+
+# ---- measures ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UnitDeclaration:
+    """A unit of a declared measure: ``name`` (as shown in evidence, and as a tool result's
+    ``unit`` string spells it), the ``spellings`` written right after a number (literal text,
+    case-insensitive, whole words for Latin letters; the name is always one), the spellings
+    written ``before`` a number (``€``, ``EUR``, ``$``), and the conversion to the measure's
+    first unit: ``first = value * scale + offset``."""
+
+    name: str
+    spellings: tuple[str, ...] = ()
+    before: tuple[str, ...] = ()
+    scale: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
+class MeasureDeclaration:
+    """A measure declared in an eval file (``measures:``), judged like the study's own:
+    ``name`` (what a question's ``measure:`` names), its ``units`` (the first one canonical),
+    ``words`` that must occur in the value's clause, before or just after it, for a value to
+    answer the measure (none: any value in its units), and ``fields``: JSONPath-like keys of
+    tool results whose bare numbers are values of the measure in its first unit (``$.on_hand``,
+    ``$.items[*].qty``, ``on_hand`` at any depth, ``*`` within a key; a
+    ``{"value": 12, "unit": "units"}`` object counts wherever it is). ``entity``: top-level
+    keys of a tool result whose string value names what its values are about (``sku``), so
+    that an answer giving another entity's value than the question's ``entities`` is a wrong
+    place (entity)."""
+
+    name: str
+    units: tuple[UnitDeclaration, ...]
+    words: tuple[str, ...] = ()
+    fields: tuple[str, ...] = ()
+    entity: tuple[str, ...] = ()
+
+
+def field_pattern(path: str) -> str:
+    """The regex (full match) of the tool-value JSON paths (``$.items[0].qty``) a declared
+    field (``$.items[*].qty``, ``qty``, ``*_on_hand``) stands for."""
+    anchored = path.startswith("$")
+    body = path[1:] if anchored else "." + path.lstrip(".")
+    out = []
+    for part in re.split(r"(\[\*\]|\*)", body):
+        if part == "[*]":
+            out.append(r"\[\d+\]")
+        elif part == "*":
+            out.append(r"[^.\[\]]*")
+        else:
+            out.append(re.escape(part))
+    return (r"\$" if anchored else r"\$(?:.*)?") + "".join(out)
+
+
+# ---- boundary models -----------------------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+_Name = Field(min_length=1)
+
+
+class _ToolCalledModel(_Strict):
+    tool: str = _Name
+    at_least: int = Field(default=1, ge=1)
+
+
+class _ToolNotCalledModel(_Strict):
+    tool: str = _Name
+
+
+class _ToolSequenceModel(_Strict):
+    tools: list[str] = Field(min_length=1)
+    mode: SequenceMode = "exact"
+
+
+class _ToolArgumentsModel(_Strict):
+    tool: str = _Name
+    equals: dict[str, Any] = {}
+    matches: dict[str, str] = {}
+    tolerance: float = Field(default=0.0, ge=0.0, allow_inf_nan=False)
+    calls: Literal["any", "all"] = "any"
+
+    @field_validator("matches")
+    @classmethod
+    def _regexes(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, pattern in value.items():
+            _check_regex(pattern, f"matches.{key}")
+        return value
+
+
+class _LimitModel(_Strict):
+    limit: int = Field(ge=0)
+
+
+class _StopReasonModel(_Strict):
+    reasons: list[
+        Literal["converged", "repeated", "max_rounds", "budget", "truncated", "filtered", "error"]
+    ] = Field(min_length=1)
+
+
+class _TextsModel(_Strict):
+    texts: list[str] = Field(min_length=1)
+    case_sensitive: bool = False
+
+
+class _PatternModel(_Strict):
+    pattern: str = _Name
+
+    @field_validator("pattern")
+    @classmethod
+    def _regex(cls, value: str) -> str:
+        return _check_regex(value)
+
+
+class _GroundedModel(_Strict):
+    measure: str | None = None
+
+
+class _StrictModel(_Strict):
+    measures: list[str] = []
+
+
+def _check_regex(pattern: str, where: str = "") -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        at = f"{where}: " if where else ""
+        raise ValueError(f"{at}not a regular expression ({exc})") from None
+    return pattern
+
+
+def _listed(value: Any) -> Any:
+    return [value] if isinstance(value, str) else value
+
+
+#: kind → (its model, the field a bare value fills, how to build the dataclass)
+_KINDS: dict[str, tuple[type[_Strict], str | None, Any]] = {
+    "tool_called": (_ToolCalledModel, "tool", lambda m: ToolCalled(m.tool, m.at_least)),
+    "tool_not_called": (_ToolNotCalledModel, "tool", lambda m: ToolNotCalled(m.tool)),
+    "tool_sequence": (
+        _ToolSequenceModel, "tools", lambda m: ToolSequence(tuple(m.tools), m.mode)
+    ),
+    "tool_arguments": (
+        _ToolArgumentsModel,
+        None,
+        lambda m: ToolArguments(m.tool, m.equals, m.matches, m.tolerance, m.calls),
+    ),
+    "max_rounds": (_LimitModel, "limit", lambda m: MaxRounds(m.limit)),
+    "max_tool_calls": (_LimitModel, "limit", lambda m: MaxToolCalls(m.limit)),
+    "stop_reason": (_StopReasonModel, "reasons", lambda m: StopReason(tuple(m.reasons))),
+    "answer_contains": (
+        _TextsModel, "texts", lambda m: AnswerContains(tuple(m.texts), m.case_sensitive)
+    ),
+    "answer_matches": (_PatternModel, "pattern", lambda m: AnswerMatches(m.pattern)),
+    "answer_not_contains": (
+        _TextsModel, "texts", lambda m: AnswerNotContains(tuple(m.texts), m.case_sensitive)
+    ),
+    "grounded": (_GroundedModel, "measure", lambda m: Grounded(m.measure)),
+    "strict_grounding": (_StrictModel, "measures", lambda m: StrictGrounding(tuple(m.measures))),
+}  # fmt: skip
+
+_MODEL_NAMES = ("_UnitModel",)
+
+#: Every expectation kind, in the order the docs list them.
+EXPECTATION_KINDS: tuple[str, ...] = tuple(_KINDS)
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    # a union's branch shows as its type name (``_UnitModel``, ``str``): not a place in the file
+    loc = ".".join(str(x) for x in err["loc"] if str(x) not in ("str", *_MODEL_NAMES))
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return f"{loc}: {msg}" if loc else msg
+
+
+def parse_expectation(raw: Any, where: str = "expect") -> EpisodeExpectation:
+    """One expectation from its YAML form: a mapping with exactly one key, the kind, whose
+    value is the kind's mapping or its shorthand (``tool_called: lookup_sku``,
+    ``max_rounds: 3``, ``grounded: true``). Raises :class:`DeclarationError` naming ``where``."""
+    if isinstance(raw, EpisodeExpectation):  # already data
+        return raw
+    if not isinstance(raw, Mapping) or len(raw) != 1:
+        raise DeclarationError(
+            f"{where}: an expectation is a mapping with one key, its kind (one of "
+            f"{', '.join(EXPECTATION_KINDS)}), got {raw!r}"
+        )
+    [(kind, value)] = raw.items()
+    if kind not in _KINDS:
+        raise DeclarationError(
+            f"{where}: unknown expectation kind {kind!r} (known: {', '.join(EXPECTATION_KINDS)})"
+        )
+    model, shorthand, build = _KINDS[kind]
+    if kind in ("grounded", "strict_grounding") and value is True:
+        value = {}
+    elif kind in ("stop_reason", "answer_contains", "answer_not_contains"):
+        value = _listed(value) if not isinstance(value, Mapping) else value
+    if not isinstance(value, Mapping):
+        if shorthand is None:
+            raise DeclarationError(f"{where}.{kind}: needs a mapping (tool, equals, matches...)")
+        value = {shorthand: value}
+    try:
+        expectation: EpisodeExpectation = build(model.model_validate(value))
+        return expectation
+    except ValidationError as exc:
+        raise DeclarationError(f"{where}.{kind}: {_first_error(exc)}") from None
+
+
+def parse_expectations(raw: Any, where: str = "expect") -> tuple[EpisodeExpectation, ...]:
+    """A list of expectations (:func:`parse_expectation` each, ``where.N``); None or ``[]``
+    gives ``()``. Raises :class:`DeclarationError`."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
+        raise DeclarationError(f"{where}: a list of expectations, got {raw!r}")
+    return tuple(parse_expectation(item, f"{where}.{i}") for i, item in enumerate(raw))
+
+
+class _UnitModel(_Strict):
+    name: str = _Name
+    spellings: list[str] = []
+    before: list[str] = []
+    scale: float = Field(default=1.0, allow_inf_nan=False)
+    offset: float = Field(default=0.0, allow_inf_nan=False)
+
+    @field_validator("scale")
+    @classmethod
+    def _nonzero(cls, value: float) -> float:
+        if value == 0:
+            raise ValueError("scale must not be 0")
+        return value
+
+
+class _MeasureModel(_Strict):
+    name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
+    units: list[_UnitModel | str] = Field(min_length=1)
+    words: list[str] = []
+    fields: list[str] = []
+    entity: list[str] | str = []
+
+
+def parse_measures(raw: Any, where: str = "measures") -> tuple[MeasureDeclaration, ...]:
+    """Measure declarations from their YAML form, a list of
+    ``{name, units: [NAME | {name, spellings, before, scale, offset}], words, fields,
+    entity}``.
+    Raises :class:`DeclarationError` (one line, naming ``where.N``) for a bad one or a name
+    declared twice."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
+        raise DeclarationError(f"{where}: a list of measures, got {raw!r}")
+    out: list[MeasureDeclaration] = []
+    for i, item in enumerate(raw):
+        try:
+            m = _MeasureModel.model_validate(item)
+        except ValidationError as exc:
+            raise DeclarationError(f"{where}.{i}: {_first_error(exc)}") from None
+        if any(d.name == m.name for d in out):
+            raise DeclarationError(f"{where}.{i}: measure {m.name!r} declared twice")
+        units = tuple(
+            UnitDeclaration(u)
+            if isinstance(u, str)
+            else UnitDeclaration(u.name, tuple(u.spellings), tuple(u.before), u.scale, u.offset)
+            for u in m.units
+        )
+        entity = (m.entity,) if isinstance(m.entity, str) else tuple(m.entity)
+        out.append(MeasureDeclaration(m.name, units, tuple(m.words), tuple(m.fields), entity))
+    return tuple(out)
+
+
+__all__ = [
+    "EXPECTATION_KINDS", "SEQUENCE_MODES", "AnswerContains", "AnswerMatches",
+    "AnswerNotContains", "DeclarationError", "EpisodeExpectation", "Grounded", "MaxRounds",
+    "MaxToolCalls", "MeasureDeclaration", "StopReason", "StrictGrounding", "ToolArguments",
+    "ToolCalled", "ToolNotCalled", "ToolSequence", "UnitDeclaration", "field_pattern",
+    "parse_expectation", "parse_expectations", "parse_measures",
+]  # fmt: skip
