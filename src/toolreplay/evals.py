@@ -135,6 +135,10 @@ class Question:
     variation: Variation = Variation()
     expect: tuple[EpisodeExpectation, ...] = field(default=(), hash=False)
     declared_measures: tuple[MeasureDeclaration, ...] = ()
+    #: The recorded tests whose episodes answer this question, in a set recorded by the
+    #: pytest plugin (:mod:`toolreplay.runs.anyset`): cassette names or shell patterns
+    #: (``test_stock*``); empty: the episodes whose first user message is ``text``.
+    tests: tuple[str, ...] = ()
 
     @property
     def day_index(self) -> int:
@@ -183,6 +187,16 @@ class EvalSuite:
     declared_measures: tuple[MeasureDeclaration, ...] = ()
     #: The eval-wide expectations (``expect:``), already part of every question's ``expect``.
     expect: tuple[EpisodeExpectation, ...] = field(default=(), hash=False)
+    #: A set recorded by the pytest plugin that this eval file judges (``cassettes:``, a
+    #: folder relative to the eval file): its episodes are read from the cassettes
+    #: (:mod:`toolreplay.runs.anyset`), not run by the study's hosts. None: a study's set.
+    cassettes: str | None = None
+
+    @property
+    def reads_cassettes(self) -> bool:
+        """Whether the episodes come from a plugin-recorded set (``cassettes:``, or a
+        question mapped to ``tests:``) rather than from the study's configurations."""
+        return self.cassettes is not None or any(q.tests for q in self.questions)
 
     def system_prompt(self, today: str) -> str:
         """The system prompt with ``{today}`` (an ISO date such as ``2026-09-17``) filled in."""
@@ -251,6 +265,7 @@ class _QuestionModel(_Strict):
     entities: list[str] = []
     standin: _StandinModel = _StandinModel()
     expect: list[Any] = []
+    tests: list[str] = []
 
 
 class _SamplingModel(_Strict):
@@ -295,7 +310,8 @@ class _EvalModel(_Strict):
     version: Literal[1]
     name: str
     study: str | None = None
-    system_prompt: str
+    system_prompt: str = ""  # an eval of a plugin-recorded set (cassettes:) may have none
+    cassettes: str | None = Field(default=None, min_length=1)
     experiment: _ExperimentModel = _ExperimentModel()
     measures: list[Any] = []
     expect: list[Any] = []
@@ -395,6 +411,7 @@ def load_eval(path: str | Path) -> EvalSuite:
                 variation=Variation(**q.standin.variation.model_dump()),
                 expect=(*default_expect, *expects[q.id]),
                 declared_measures=declared,
+                tests=tuple(q.tests),
             )
             for q in model.questions
         ),
@@ -418,6 +435,7 @@ def load_eval(path: str | Path) -> EvalSuite:
         study=model.study,
         declared_measures=declared,
         expect=default_expect,
+        cassettes=model.cassettes,
     )
 
 

@@ -226,6 +226,7 @@ def _fidelity(fidelity: Mapping[str, Any] | None) -> dict[str, Any] | None:
                 "title": title,
                 "lead": _mixed(lead),
                 "passed": c["passed"],
+                "not_applicable": bool(c.get("not_applicable")),
                 # the near-miss explanation only restates its table's numbers
                 "explanation": "" if attach == "near_miss" else _plain(c.get("explanation", "")),
                 # the ablation evidence only restates its table's rows
@@ -239,6 +240,7 @@ def _fidelity(fidelity: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {
         "checks": checks,
         "checks_passed": sum(1 for c in checks if c["passed"]),
+        "checks_not_applicable": sum(1 for c in checks if c["not_applicable"]),
         "tables": [t for t in tables if t["key"] not in shown],
         "near_miss": near,
         "ablations": ablations,

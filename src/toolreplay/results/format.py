@@ -298,7 +298,9 @@ class Endpoint(_Model):
 class Provenance(_Model):
     """Where the cassette set came from (from its manifest.json)."""
 
-    provenance: str = Field(description="stand-in (a test double) or live.")
+    provenance: str = Field(
+        description="stand-in (a test double), live, or pytest (recorded by the pytest plugin)."
+    )
     model: str = Field(description="Model name sent in the requests.")
     endpoint_host: str = Field(description="Host of the model endpoint (no credentials).")
     recorded_on: str | None = Field(description="Recording date, YYYY-MM-DD.")
@@ -322,7 +324,14 @@ class Check(_Model):
     """One fidelity check (:mod:`toolreplay.audit`)."""
 
     name: str = Field(description="baseline_heuristics, ablation, judge_breadth, ...")
-    passed: bool = Field(description="Whether the check passed.")
+    passed: bool | None = Field(
+        description="Whether the check passed; null when it does not apply to the set."
+    )
+    not_applicable: bool | None = Field(
+        None,
+        description="true: the set lacks what the check needs (a set recorded by the pytest "
+        "plugin has no study baseline); reported as not applicable, never as a pass.",
+    )
     explanation: str | None = Field(None, description="One line: what was found.")
     evidence: list[str] | None = Field(None, description="Evidence lines.")
 

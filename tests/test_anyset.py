@@ -1,0 +1,183 @@
+"""Any set: a folder recorded by the pytest plugin (examples/stock_agent, a pydantic-ai agent)
+plus an eval file runs through ``toolreplay run`` like a recorded set: episodes read from the
+cassettes, judged with the eval file's expectations, pass^k over repeated tests, results and a
+report (the committed ones, byte for byte); a missing manifest is written inside the folder
+only; the audit's study checks are not applicable, never a pass; ``diff`` compares two runs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from toolreplay.cli.main import app
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "stock_agent"
+REPORT = EXAMPLE / "report"
+
+
+def _run(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
+    out = tmp_path_factory.mktemp("stock-report")
+    result = _run("run", "--eval", "examples/stock_agent/eval.yaml", "--out", str(out))
+    return result, out
+
+
+def test_the_committed_report_regenerates_byte_for_byte(fresh: tuple[Any, Path]) -> None:
+    result, out = fresh
+    assert result.exit_code == 0, result.output
+    for name in ("results.json", "index.html"):
+        assert (out / name).read_bytes() == (REPORT / name).read_bytes(), name
+
+
+def test_episodes_are_judged_with_the_eval_files_expectations(fresh: tuple[Any, Path]) -> None:
+    results = json.loads((fresh[1] / "results.json").read_text(encoding="utf-8"))
+    assert results["provenance"]["provenance"] == "pytest"
+    assert [c["name"] for c in results["configurations"]] == ["test_agent"]
+    by_q = {e["question_id"]: e for e in results["episodes"]}
+    assert {q: e["passed"] for q, e in by_q.items()} == {
+        "stock-levels": True,
+        "price": True,
+        "stock-and-price": False,
+        "unknown-sku": False,
+    }
+    failed = {
+        (q, x["kind"]): x["explanation"]
+        for q, e in by_q.items()
+        for x in e["expectations"]
+        if not x["passed"]
+    }
+    assert failed == {
+        ("stock-and-price", "max_rounds"): "3 rounds, more than 2; round 3 is over the limit",
+        ("unknown-sku", "answer_not_contains"): "the answer contains '99'",
+        ("unknown-sku", "strict_grounding"): failed[("unknown-sku", "strict_grounding")],
+    }
+    assert "no tool result holds 99 units" in failed[("unknown-sku", "strict_grounding")]
+    assert [f["mode"] for f in by_q["unknown-sku"]["failure_modes"]] == ["fabricated_value"]
+
+
+def test_repeated_tests_are_trials(fresh: tuple[Any, Path]) -> None:
+    results = json.loads((fresh[1] / "results.json").read_text(encoding="utf-8"))
+    assert results["trials"] == 3
+    config = results["configurations"][0]
+    # stock-levels passes in trials 1 and 2 (trial 3 skips XYZ-2); price always; the others never
+    assert config["pass_hat_k"] == {"1": 0.4167, "2": 0.3333, "3": 0.25}
+    levels = next(q for q in config["questions"] if q["question_id"] == "stock-levels")
+    assert (levels["trials"], levels["passes"]) == (3, 2)
+    outcome = next(
+        o
+        for o in results["trial_outcomes"]
+        if o["question_id"] == "stock-levels" and o["trial"] == 3
+    )
+    assert outcome["passed"] is False
+
+
+def test_the_audit_reports_study_checks_as_not_applicable(fresh: tuple[Any, Path]) -> None:
+    result, out = fresh
+    checks = {
+        c["name"]: c
+        for c in json.loads((out / "results.json").read_text(encoding="utf-8"))["fidelity"][
+            "checks"
+        ]
+    }
+    for name in ("baseline_heuristics", "ablation", "near_miss", "arm_parity"):
+        assert checks[name]["passed"] is None and checks[name]["not_applicable"] is True
+        assert checks[name]["explanation"].startswith("not applicable: ")
+    assert checks["judge_breadth"]["passed"] is True
+    assert checks["completeness"]["passed"] is True
+    assert "fidelity: 2 of 6 checks passed; not applicable: baseline_heuristics" in result.output
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert page.count('data-passed="not-applicable"') == 4
+    assert "2 of 6 checks passed; 4 not applicable to this set." in page
+
+
+@pytest.fixture
+def copied(tmp_path: Path) -> Path:
+    """The example's cassettes, without their manifest, and its eval file beside them."""
+    target = tmp_path / "stock"
+    shutil.copytree(EXAMPLE / "cassettes", target / "cassettes")
+    (target / "cassettes" / "manifest.json").unlink()
+    shutil.copy(EXAMPLE / "eval.yaml", target / "eval.yaml")
+    return target
+
+
+def _files(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_a_missing_manifest_is_written_inside_the_folder_only(copied: Path, tmp_path: Path) -> None:
+    before = _files(tmp_path)
+    out = tmp_path / "out"
+    result = _run("run", "--eval", str(copied / "eval.yaml"), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert f"wrote {copied / 'cassettes' / 'manifest.json'} (provenance pytest)" in " ".join(
+        result.output.split()
+    )
+    added = {f for f in _files(tmp_path) - before if f != "out/.toolreplay.lock"}
+    assert added == {"stock/cassettes/manifest.json", "out/results.json", "out/index.html"}
+    manifest = json.loads((copied / "cassettes" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["provenance"] == "pytest" and manifest["model"] == "stock-demo"
+    assert manifest["trials"] == 3
+    assert manifest["episodes"]["test_agent/stock-levels/trial-3"]["cassette"] == (
+        "test_agent/test_stock_levels[3].yaml"
+    )
+    # the second run reads it and writes nothing new in the folder
+    again = _run("run", "--eval", str(copied / "eval.yaml"), "--out", str(out))
+    assert again.exit_code == 0 and "manifest.json" not in again.output.split("wrote")[0]
+
+
+def test_an_edited_cassette_fails_completeness_and_flips_in_diff(
+    copied: Path, tmp_path: Path
+) -> None:
+    first = tmp_path / "first"
+    assert _run("run", "--eval", str(copied / "eval.yaml"), "--out", str(first)).exit_code == 0
+    cassette = copied / "cassettes" / "test_agent" / "test_price[1].yaml"
+    text = cassette.read_text(encoding="utf-8")
+    cassette.write_text(text.replace("ABC-1 costs €19.90.", "ABC-1 costs €18.90."), "utf-8")
+    second = tmp_path / "second"
+    result = _run("run", "--eval", str(copied / "eval.yaml"), "--out", str(second))
+    assert result.exit_code == 1
+    assert "fidelity audit failed" in result.output
+    checks = json.loads((second / "results.json").read_text(encoding="utf-8"))["fidelity"]
+    completeness = next(c for c in checks["checks"] if c["name"] == "completeness")
+    assert completeness["passed"] is False
+    assert "1 episode(s) changed since the manifest was written" in completeness["explanation"]
+    assert any(
+        "test_agent/price (test_agent/test_price[1].yaml)" in e for e in completeness["evidence"]
+    )
+    diff = _run("diff", str(first / "results.json"), str(second / "results.json"))
+    assert diff.exit_code == 1, diff.output
+    assert "FLIP test_agent/price: pass → fail" in diff.output
+
+
+def test_a_folder_without_cassettes_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    shutil.copy(EXAMPLE / "eval.yaml", tmp_path / "eval.yaml")
+    result = _run(
+        "run", "--eval", str(tmp_path / "eval.yaml"), "--cassettes", str(tmp_path / "empty"),
+        "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert f"no cassette (*.yaml) in {tmp_path / 'empty'}" in " ".join(result.output.split())
+    assert not (tmp_path / "empty" / "manifest.json").exists()
+
+
+def test_the_example_replays_offline_without_environment(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("pydantic_ai")
+    for name in ("TOOLREPLAY_BASE_URL", "TOOLREPLAY_MODEL", "TOOLREPLAY_API_KEY_ENV"):
+        monkeypatch.delenv(name, raising=False)
+    result = pytester.runpytest(
+        str(EXAMPLE), "--record-mode=none", "--block-network", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=12)
