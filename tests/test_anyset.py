@@ -181,3 +181,30 @@ def test_the_example_replays_offline_without_environment(
         str(EXAMPLE), "--record-mode=none", "--block-network", "-p", "no:cacheprovider"
     )
     result.assert_outcomes(passed=12)
+
+
+STREAMED = REPO / "examples" / "streamed_loop"
+
+
+def test_the_streamed_example_replays_offline_and_reports(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A raw openai SDK loop that streams every reply: its cassettes hold the event streams;
+    the episodes read from them equal the loop's own conversation (its tests check that),
+    and the committed report regenerates byte for byte, marked streamed."""
+    for name in ("TOOLREPLAY_BASE_URL", "TOOLREPLAY_MODEL", "TOOLREPLAY_API_KEY_ENV"):
+        monkeypatch.delenv(name, raising=False)
+    result = pytester.runpytest(
+        str(STREAMED), "--record-mode=none", "--block-network", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=6)
+    monkeypatch.chdir(REPO)
+    run = _run("run", "--eval", "examples/streamed_loop/eval.yaml", "--out", str(tmp_path))
+    assert run.exit_code == 0, run.output
+    for name in ("results.json", "index.html"):
+        assert (tmp_path / name).read_bytes() == (STREAMED / "report" / name).read_bytes()
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert results["provenance"]["streamed"] is True
+    assert results["configurations"][0]["pass_hat_k"] == {"1": 0.3333, "2": 0.3333}
+    modes = {e["question_id"]: [f["mode"] for f in e["failure_modes"]] for e in results["episodes"]}
+    assert modes["item-count"] == ["fabricated_value"]

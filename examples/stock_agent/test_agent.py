@@ -14,6 +14,7 @@ import pytest
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 
 from toolreplay.cassettes.episodes import episode_from_cassette
+from toolreplay.plugin.snapshots import normalise_episode
 
 
 def _framework_rounds(messages: list[Any]) -> list[dict[str, Any]]:
@@ -50,8 +51,9 @@ def _wire_rounds(episode: Any) -> list[dict[str, Any]]:
     ]
 
 
-def ask(agent: Any, vcr: Any, question: str) -> str:
-    """Run the agent; in replay, check the wire's episode against pydantic-ai's history."""
+def ask(agent: Any, vcr: Any, question: str, snapshot: Any) -> str:
+    """Run the agent; in replay, check the wire's episode against pydantic-ai's history and
+    pin its transcript (syrupy)."""
     result = agent.run_sync(question)
     if vcr.record_mode == "none":
         episode = episode_from_cassette(vcr._path)
@@ -59,6 +61,7 @@ def ask(agent: Any, vcr: Any, question: str) -> str:
         assert _wire_rounds(episode) == _framework_rounds(result.all_messages())
         assert episode.answer == result.output
         assert episode.stop_reason == "converged"
+        assert normalise_episode(episode) == snapshot
     return str(result.output)
 
 
@@ -69,27 +72,30 @@ trials = pytest.mark.parametrize("trial", [1, 2, 3])
 
 @pytest.mark.vcr
 @trials
-def test_stock_levels(agent: Any, vcr: Any, trial: int) -> None:
-    answer = ask(agent, vcr, "How many ABC-1 and XYZ-2 are on hand?")
+def test_stock_levels(agent: Any, vcr: Any, trial: int, transcript_snapshot: Any) -> None:
+    answer = ask(agent, vcr, "How many ABC-1 and XYZ-2 are on hand?", transcript_snapshot)
     assert "ABC-1: 12 units on hand" in answer
 
 
 @pytest.mark.vcr
 @trials
-def test_price(agent: Any, vcr: Any, trial: int) -> None:
-    assert ask(agent, vcr, "What does ABC-1 cost?") == "ABC-1 costs €19.90."
+def test_price(agent: Any, vcr: Any, trial: int, transcript_snapshot: Any) -> None:
+    assert ask(agent, vcr, "What does ABC-1 cost?", transcript_snapshot) == "ABC-1 costs €19.90."
 
 
 @pytest.mark.vcr
 @trials
-def test_stock_and_price(agent: Any, vcr: Any, trial: int) -> None:
-    answer = ask(agent, vcr, "Is QRS-7 in stock, and what does it cost?")
+def test_stock_and_price(agent: Any, vcr: Any, trial: int, transcript_snapshot: Any) -> None:
+    answer = ask(agent, vcr, "Is QRS-7 in stock, and what does it cost?", transcript_snapshot)
     assert answer == "QRS-7: 40 units on hand; QRS-7 costs €2.25."
 
 
 @pytest.mark.vcr
 @trials
-def test_unknown_sku(agent: Any, vcr: Any, trial: int) -> None:
+def test_unknown_sku(agent: Any, vcr: Any, trial: int, transcript_snapshot: Any) -> None:
     # the scripted model invents a number here, on purpose: the eval file's strict grounding
     # catches it (fabricated_value); the test only pins what was recorded
-    assert ask(agent, vcr, "How many ZZZ-9 are on hand?") == "ZZZ-9: 99 units on hand."
+    assert (
+        ask(agent, vcr, "How many ZZZ-9 are on hand?", transcript_snapshot)
+        == "ZZZ-9: 99 units on hand."
+    )
