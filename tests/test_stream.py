@@ -271,3 +271,87 @@ def test_the_report_marks_the_streamed_set():
         "single+atomic": (0, 2.0, 1.5),
         "loop+atomic": (4, 3.25, 3.25),
     }
+
+
+def test_committed_stream_report_is_fresh(tmp_path):
+    """`toolreplay run --eval evals/weather-stream.yaml --set reference-stream --out
+    reports/stream` reproduces the committed reports/stream/ exactly (run it when stale)."""
+    from .conftest import _cli_run
+
+    eval_file = str(ROOT / "evals" / "weather-stream.yaml")
+    result = _cli_run(tmp_path, "--eval", eval_file, "--set", "reference-stream")
+    assert result.exit_code == 0, result.output
+    committed = ROOT / "reports" / "stream"
+    for name in ("results.json", "index.html"):
+        assert (tmp_path / name).read_bytes() == (committed / name).read_bytes(), name
+
+
+def test_the_serializer_stores_an_event_stream_one_event_per_line():
+    from toolreplay.cassettes.format import JsonBodySerializer
+
+    body = sb.body(sb.DEEPSEEK_TOOL_CALL).decode("utf-8")
+    cassette = {
+        "version": 1,
+        "interactions": [
+            {
+                "request": {"method": "POST", "uri": URL, "headers": {}, "body": "{}"},
+                "response": {
+                    "status": {"code": 200, "message": "OK"},
+                    "headers": {"content-type": ["text/event-stream"]},
+                    "body": {"string": body},
+                },
+            }
+        ],
+    }
+    text = JsonBodySerializer.serialize(cassette)
+    lines = text.splitlines()
+    start = lines.index("      string: |+")
+    stored = lines[start + 1 : start + 1 + 2 * len(sb.DEEPSEEK_TOOL_CALL)]
+    assert [line.strip() for line in stored[::2]] == sb.DEEPSEEK_TOOL_CALL
+    assert all(not line.strip() for line in stored[1::2])  # the blank line between events
+    back = JsonBodySerializer.deserialize(text)["interactions"][0]["response"]["body"]
+    assert back["string"] == body
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_the_sdks_own_streaming_reads_a_replayed_stream(mode):
+    """Frameworks iterate the SDK's stream (pydantic-ai's run_stream, AsyncOpenAI): over the
+    replay clients they get the recorded chunks, one event at a time, and the SDK's own
+    accumulation makes of them what the assembler makes."""
+    import asyncio
+
+    from openai import AsyncOpenAI, OpenAI
+    from openai.lib.streaming.chat import ChatCompletionStreamState
+
+    from toolreplay.cassettes.store import load_cassette
+    from toolreplay.cassettes.transport import Player, Tape
+
+    path = STREAM_SET / "loop+atomic" / "hottest.yaml"
+    interactions = load_cassette(path)
+    first = interactions[0]
+    request = dict(first["request"]["parsed_body"])
+    expected = assemble_chat_stream(first["response"]["body"]["string"])["choices"][0]
+    state = ChatCompletionStreamState()
+    with Player() as player, player.use(Tape(path, interactions)):
+        kwargs = {"api_key": "unused", "base_url": "http://127.0.0.1/v1", "max_retries": 0}
+        if mode == "sync":
+            client = OpenAI(http_client=player.http, **kwargs)
+            chunks = list(client.chat.completions.create(**request))
+        else:
+
+            async def read() -> list:
+                client = AsyncOpenAI(http_client=player.async_http, **kwargs)
+                stream = await client.chat.completions.create(**request)
+                return [chunk async for chunk in stream]
+
+            chunks = asyncio.run(read())
+    for chunk in chunks:
+        state.handle_chunk(chunk)
+    assert len(chunks) > 5  # one per recorded event, not one blob
+    message = state.get_final_completion().choices[0].message
+    calls = [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or []]
+    assert calls == [
+        (c["id"], c["function"]["name"], c["function"]["arguments"])
+        for c in expected["message"]["tool_calls"]
+    ]
+    assert [name for _, name, _ in calls] == ["geocode_city"] * 3

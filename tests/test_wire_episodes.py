@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -134,3 +135,65 @@ def test_the_streamed_reference_set_reads_like_the_hosts_episodes(reference_epis
 def _yaml(path: Path) -> list[dict]:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     return list(data["interactions"])
+
+
+def test_a_vcrpy_cassette_with_compressed_bodies_reads_the_same():
+    import gzip
+
+    interactions = _yaml(FOREIGN / "pydantic-ai-openai-tool-call.yaml")
+    plain = episode_from_interactions(interactions)
+    for item in interactions:  # as vcrpy stores them without decode_compressed_response
+        request, response = item["request"], item["response"]
+        request["body"] = json.dumps(request.pop("parsed_body"))
+        raw = json.dumps(response.pop("parsed_body")).encode()
+        response["body"] = {"string": gzip.compress(raw)}
+        response["headers"]["content-encoding"] = ["gzip"]
+    assert episode_from_interactions(interactions) == plain
+
+
+@pytest.mark.parametrize(
+    ("eval_name", "set_name"),
+    [("weather-hard.yaml", "hard"), ("llama-gemma3-270m.yaml", "llama-gemma3-270m")],
+)
+def test_every_committed_set_reads_the_same_from_the_wire(eval_name, set_name):
+    """The hard set (tool errors for unknown places) and the llama set (HTTP 500 replies,
+    worded as the model client words them) too."""
+    from toolreplay.evals import load_eval
+    from toolreplay.runs.configuration import study_configurations
+    from toolreplay.runs.replay import replay_set
+
+    root = REFERENCE.parent.parent
+    suite = load_eval(root / "evals" / eval_name)
+    set_dir = REFERENCE.parent / set_name
+    hosted = replay_set(set_dir, suite, study_configurations(suite))
+    assert any(e.stop_reason == "error" for e in hosted) == (set_name != "hard")
+    assert any(r.error for e in hosted for rnd in e.rounds for r in rnd.results) == (
+        set_name == "hard"
+    )
+    for episode in hosted:
+        path = cassette_path(set_dir, episode.configuration, episode.question_id)
+        assert _comparable(episode_from_cassette(path)) == _comparable(episode), path
+
+
+def test_an_llm_tool_chain_from_a_plain_vcrpy_cassette():
+    # simonw/llm: request bodies as text, replies gzip-compressed as !!binary.
+    episode = episode_from_cassette(FOREIGN / "llm-tool-chain.yaml")
+    assert [(c.name, c.parsed_arguments()) for c in episode.tool_calls] == [
+        ("lookup_population", {"country": "Crumpet"}),
+        ("can_have_dragons", {"population": 123124}),
+    ]
+    assert [r.content for rnd in episode.rounds for r in rnd.results] == ["123124", "true"]
+    assert (episode.answer, episode.stop_reason, len(episode.rounds)) == ("YES", "converged", 3)
+
+
+def test_a_provider_repeating_id_and_name_on_every_chunk_is_not_doubled():
+    # Kimi K2 on Novita (through OpenRouter), recorded by simonw/llm: every tool-call chunk
+    # repeats "id": "0" and the name; the openai SDK's accumulation would make "00" and
+    # "llm_versionllm_version" of them.
+    (wire,) = read_wire_episodes(_yaml(FOREIGN / "llm-tools-streaming.yaml"))
+    assert wire.streamed
+    (call,) = wire.episode.tool_calls
+    assert (call.id, call.name, call.arguments) == ("0", "llm_version", "{}")
+    assert wire.episode.rounds[0].results[0].content == "0.fixed-version"
+    assert wire.episode.answer == "The current version of *llm* is **0.fixed-version**."
+    assert wire.episode.usage.prompt_tokens == 164

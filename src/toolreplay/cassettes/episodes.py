@@ -11,7 +11,9 @@ What is read:
 - **tool traffic**: every other interaction (Open-Meteo, a database API...), kept in order
   on the round during which it happened (:attr:`WireRound.traffic`);
 - the rounds' **tool results**: the ``role: tool`` messages of the next request that answer
-  the round's tool calls (by ``tool_call_id``);
+  the round's tool calls (by ``tool_call_id``); a result whose content is a JSON object with a
+  string ``error`` (and at most a ``reason``), as toolreplay's toolsets report a failed call,
+  has that text as its ``error``;
 - **episodes**: a request whose messages do not continue the previous request's (fewer
   messages, or a different first user message) starts a new episode
   (:func:`episodes_from_interactions`).
@@ -19,7 +21,7 @@ What is read:
 Interaction shapes read: toolreplay's stored form (``parsed_body`` under the request, and
 under ``response.body``), vcrpy's (``body`` as text, ``response.body.string``) and
 pydantic-ai's (``parsed_body`` directly under ``response``); a body given as bytes is read
-as UTF-8.
+as UTF-8, after undoing a ``gzip``/``deflate`` ``content-encoding`` it was recorded with.
 """
 
 from __future__ import annotations
@@ -43,7 +45,12 @@ from toolreplay.wire.episode import (
     ToolResult,
     Usage,
 )
-from toolreplay.wire.replies import ModelReplyError, parse_chat_reply
+from toolreplay.wire.replies import (
+    ModelReplyError,
+    parse_chat_reply,
+    status_error_name,
+    status_error_text,
+)
 
 
 class WireEpisodeError(ValueError):
@@ -152,6 +159,24 @@ def _response_bytes(response: Mapping[str, Any]) -> bytes:
     return bytes(body) if isinstance(body, (bytes, bytearray)) else b""
 
 
+def _decoded(body: bytes, encoding: str) -> bytes:
+    """A body recorded still compressed (vcrpy without ``decode_compressed_response``):
+    ``gzip`` and ``deflate`` are undone; anything else, or a body that does not decompress,
+    is kept as recorded."""
+    import zlib
+
+    encoding = encoding.strip().lower()
+    if not body or encoding not in ("gzip", "x-gzip", "deflate"):
+        return body
+    try:
+        return zlib.decompress(body, 47)  # 32 + 15: gzip or zlib header, detected
+    except zlib.error:
+        try:
+            return zlib.decompress(body, -15)  # raw deflate
+        except zlib.error:
+            return body
+
+
 def _header(headers: Any, name: str) -> str:
     if not isinstance(headers, Mapping):
         return ""
@@ -187,7 +212,10 @@ def read_exchanges(interactions: Sequence[Mapping[str, Any]]) -> list[Exchange]:
                 status=code,
                 request_body=_request_body(request),
                 content_type=_header(response.get("headers"), "content-type"),
-                response_body=_response_bytes(response),
+                response_body=_decoded(
+                    _response_bytes(response),
+                    _header(response.get("headers"), "content-encoding"),
+                ),
             )
         )
     return exchanges
@@ -202,6 +230,10 @@ def _reply(exchange: Exchange) -> ModelReply:
     response = httpx.Response(
         exchange.status, headers=headers, content=exchange.response_body, request=request
     )
+    if exchange.status >= 400:  # worded as the model client words the SDK's status error
+        endpoint = str(request.url.copy_with(query=None))
+        problem = f"{status_error_name(exchange.status)}: {status_error_text(response)}"
+        raise ModelReplyError(endpoint, exchange.status, problem)
     return parse_chat_reply(response)
 
 
@@ -269,7 +301,24 @@ def _results(calls: Sequence[ToolCall], next_messages: Sequence[Any]) -> tuple[T
             if not isinstance(content, str):
                 content = json.dumps(content, ensure_ascii=False)
             answers[str(message.get("tool_call_id"))] = content
-    return tuple(ToolResult(call, answers[call.id]) for call in calls if call.id in answers)
+    return tuple(
+        ToolResult(call, answers[call.id], error=_tool_error(answers[call.id]))
+        for call in calls
+        if call.id in answers
+    )
+
+
+def _tool_error(content: str) -> str | None:
+    """The error a tool message reports, as toolreplay's toolsets write it: a JSON object
+    holding a string ``error`` (and at most a ``reason``); None for any other content."""
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return None
+    if isinstance(value, dict) and isinstance(value.get("error"), str):
+        if set(value) <= {"error", "reason"}:
+            return str(value["error"])
+    return None
 
 
 def _tools_offered(body: Mapping[str, Any]) -> bool:
@@ -280,15 +329,17 @@ def _stop_reason(rounds: Sequence[Round], replies_ok: bool) -> str:
     """The stop reason as the wire shows it: ``error`` (the last reply unusable, or none
     usable), ``truncated``
     or ``filtered`` (its finish reason), ``converged`` (no tool calls, tools offered),
-    ``repeated`` (tools withheld after a round repeating the calls of one of the two before
-    it),
+    ``converged`` also when no request offered tools at all (a plain chat), ``repeated``
+    (tools withheld after a round repeating the calls of one of the two before it),
     ``max_rounds`` otherwise (calls left unanswered, or tools withheld)."""
     if not replies_ok or not rounds:
         return "error"
     last = rounds[-1]
     if (stop := FINISH_STOP_REASONS.get(last.reply.finish_reason)) is not None:
         return stop
-    if not last.reply.tool_calls and last.tools_offered:
+    if not last.reply.tool_calls and (
+        last.tools_offered or not any(r.tools_offered for r in rounds)
+    ):
         return "converged"
     if not last.reply.tool_calls and len(rounds) >= 3:
         previous = sorted(c.signature() for c in rounds[-2].reply.tool_calls)

@@ -153,7 +153,10 @@ class JsonBodySerializer:
     What is stored replays: a body that :func:`_storable_json` accepts is stored parsed and
     replays as the same JSON value (same types, same key order; the bytes are those of
     ``json.dumps``); every other body (any text, any bytes: bytes that are not UTF-8 as
-    ``!!binary``) is stored and replayed byte for byte."""
+    ``!!binary``) is stored and replayed byte for byte. Text with line breaks is a YAML literal
+    block, so a streamed reply (``text/event-stream``) reads one event per line with the blank
+    line between events kept; replay serves it one event at a time
+    (:func:`toolreplay.wire.stream.event_chunks`)."""
 
     @staticmethod
     def serialize(cassette_dict: dict[str, Any]) -> str:

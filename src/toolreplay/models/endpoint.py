@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from toolreplay.models.base import DEFAULT_BASE_URL, DEFAULT_MODEL, ModelSettings
 
@@ -208,18 +208,22 @@ def model_settings(
     *,
     read_key: bool = True,
     api_key_env: str | None = None,
+    stream: bool = False,
 ) -> ModelSettings:
     """Settings for a live recording: :func:`resolve_endpoint` (raises
     :class:`EndpointError`). ``api_key_env`` defaults to ``$TOOLREPLAY_API_KEY_ENV`` (the name
     of the variable holding the key of a ``--base-url`` / ``$TOOLREPLAY_BASE_URL`` endpoint).
     With ``read_key=False`` no key is read and nothing is refused: flag >
-    ``$TOOLREPLAY_BASE_URL`` > DashScope, flag > ``$TOOLREPLAY_MODEL`` > ``qwen-plus``."""
+    ``$TOOLREPLAY_BASE_URL`` > DashScope, flag > ``$TOOLREPLAY_MODEL`` > ``qwen-plus``.
+    ``stream``: the model client asks for streamed replies (:attr:`ModelSettings.stream`)."""
     e = os.environ if env is None else env
     if read_key:
         api_key_env = api_key_env or e.get("TOOLREPLAY_API_KEY_ENV") or None
-        return resolve_endpoint(base_url, model, api_key_env, e).settings
+        settings = resolve_endpoint(base_url, model, api_key_env, e).settings
+        return replace(settings, stream=stream) if stream else settings
     return ModelSettings(
         base_url=base_url or e.get("TOOLREPLAY_BASE_URL") or DEFAULT_BASE_URL,
         model=model or e.get("TOOLREPLAY_MODEL") or DEFAULT_MODEL,
         api_key=None,
+        stream=stream,
     )

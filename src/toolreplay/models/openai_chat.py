@@ -12,7 +12,6 @@ to (:data:`KEY_PAIRING` in words, :func:`resolve_endpoint` for the rules).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,7 +19,7 @@ import httpx
 
 from toolreplay.models.base import ModelSettings
 from toolreplay.wire.episode import Message, ModelReply
-from toolreplay.wire.replies import ModelReplyError, parse_chat_reply
+from toolreplay.wire.replies import ModelReplyError, parse_chat_reply, status_error_text
 
 
 class OpenAIChatModel:
@@ -96,9 +95,8 @@ class OpenAIChatModel:
         except APIStatusError as exc:
             response = exc.response
             endpoint = str(response.request.url.copy_with(query=None))
-            raise ModelReplyError(
-                endpoint, response.status_code, f"{type(exc).__name__}: {_status_text(response)}"
-            ) from None
+            problem = f"{type(exc).__name__}: {status_error_text(response)}"
+            raise ModelReplyError(endpoint, response.status_code, problem) from None
         response = raw.http_response
         if self.settings.stream:
             _read_stream(response)
@@ -120,17 +118,6 @@ def _read_stream(response: httpx.Response) -> None:
         ) from None
     finally:
         response.close()
-
-
-def _status_text(response: Any) -> str:
-    """An error status in the words openai 1.x and 2.x give it, whatever SDK is installed (3.x
-    words it otherwise), so an episode's error text does not depend on the SDK version:
-    ``Error code: N - <the JSON body as a Python repr>``, else the body's text."""
-    text = response.text.strip()
-    try:
-        return f"Error code: {response.status_code} - {json.loads(text)}"
-    except ValueError:
-        return text or f"Error code: {response.status_code}"
 
 
 _CLIENT: Any = None

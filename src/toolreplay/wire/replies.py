@@ -146,6 +146,39 @@ def _describe_invalid(body: Any, exc: ValidationError) -> str:
     return f"{where}: {err['msg']} (got {_snippet(json.dumps(err['input'], default=str))})"
 
 
+#: The openai SDK's exception class for an error status (``openai._client``'s
+#: ``_make_status_error``), by status; 500 and above are ``InternalServerError``, any other
+#: ``APIStatusError``.
+STATUS_ERRORS = {
+    400: "BadRequestError",
+    401: "AuthenticationError",
+    403: "PermissionDeniedError",
+    404: "NotFoundError",
+    409: "ConflictError",
+    422: "UnprocessableEntityError",
+    429: "RateLimitError",
+}
+
+
+def status_error_name(status: int) -> str:
+    """The name of the exception the openai SDK raises for HTTP ``status``
+    (:data:`STATUS_ERRORS`)."""
+    return STATUS_ERRORS.get(status) or (
+        "InternalServerError" if status >= 500 else "APIStatusError"
+    )
+
+
+def status_error_text(response: httpx.Response) -> str:
+    """An error status in the words openai 1.x and 2.x give it, whatever SDK is installed (3.x
+    words it otherwise), so an episode's error text does not depend on the SDK version:
+    ``Error code: N - <the JSON body as a Python repr>``, else the body's text."""
+    text = response.text.strip()
+    try:
+        return f"Error code: {response.status_code} - {json.loads(text)}"
+    except ValueError:
+        return text or f"Error code: {response.status_code}"
+
+
 def asked_to_stream(request: httpx.Request | None) -> bool:
     """Whether ``request``'s JSON body asks for a streamed reply (``"stream": true``)."""
     if request is None:
