@@ -12,6 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from toolreplay.declarations import parse_measures
 from toolreplay.evals import EvalFileError, load_eval
 from toolreplay.judging.failures import FABRICATED_VALUE, classify
 from toolreplay.judging.measures import declared_vocabulary, measure_vocabulary
@@ -206,3 +207,35 @@ def test_a_price_in_cents_grounds_a_price_in_euros() -> None:
         ep = episode([((get,), (result,), None)], answer, question="What does ABC-1 cost?")
         verdict = GROUNDED_JUDGE.judge_episode(ep, q)
         assert verdict.passed is passed, (answer, verdict.explanation)
+
+
+def test_the_weather_studys_measures_are_declarations_of_the_same_mechanism() -> None:
+    from toolreplay.declarations import MeasureDeclaration
+    from toolreplay.study.weather import vocabulary as weather
+
+    assert weather.WEATHER is declared_vocabulary(weather.WEATHER_WORDS, weather.MEASURES)
+    assert weather.WEATHER_WORDS.units == () and weather.WEATHER_WORDS.measures == ()
+    assert all(isinstance(d, MeasureDeclaration) for d in weather.MEASURES)
+    assert [m.name for m in weather.WEATHER.measures] == [d.name for d in weather.MEASURES]
+    # an eval file's declaration (YAML) gives the same kind of units the study's does
+    [wind] = parse_measures(
+        [{"name": "gusts", "units": [{"name": "km/h"}, {"name": "m/s", "scale": 3.6}]}]
+    )
+    extended = declared_vocabulary(weather.WEATHER, (wind,))
+    assert [(u.kind, u.scale) for u in extended.units[:2]] == [("gusts", 1.0), ("gusts", 3.6)]
+    assert extended.units[2:] == weather.WEATHER.units
+
+
+def test_the_docs_example_eval_file_loads_and_judges(tmp_path: Path) -> None:
+    """The example of docs/expectations.md is a valid eval file, and judges as the page says."""
+    page = (ROOT / "docs" / "expectations.md").read_text(encoding="utf-8")
+    example = page.split("```yaml\n", 1)[1].split("```", 1)[0]
+    q = load_eval(_eval(tmp_path, example)).question("two-skus")
+    assert [p.query for p in q.places] == ["ABC-1", "XYZ-2"]
+    record = episode_record(stock_episode(CORRECT), GROUNDED_JUDGE, q)
+    assert record["passed"], [x for x in record["expectations"] if not x["passed"]]
+    assert len(record["expectations"]) == 11
+    bad = episode_record(stock_episode(INVENTED), GROUNDED_JUDGE, q)
+    failed = [x["kind"] for x in bad["expectations"] if not x["passed"]]
+    assert not bad["passed"] and failed == ["grounded", "strict_grounding"]
+    assert [f["mode"] for f in bad["failure_modes"]] == [FABRICATED_VALUE]

@@ -188,13 +188,23 @@ class UnitDeclaration:
     ``unit`` string spells it), the ``spellings`` written right after a number (literal text,
     case-insensitive, whole words for Latin letters; the name is always one), the spellings
     written ``before`` a number (``€``, ``EUR``, ``$``), and the conversion to the measure's
-    first unit: ``first = value * scale + offset``."""
+    first unit: ``first = value * scale + offset``.
+
+    What a study spells in regexes (Python only, not in eval files): ``pattern`` replaces the
+    spellings (a regex matched right after the number, e.g. ``°\\s?(?-i:F)``),
+    ``before_pattern`` the before-spellings; ``kind`` puts the unit in another kind than the
+    measure's own (a percentage answering precipitation); ``explicit=False`` marks a unit that
+    can also be a coordinate's degrees (a bare ``°``)."""
 
     name: str
     spellings: tuple[str, ...] = ()
     before: tuple[str, ...] = ()
     scale: float = 1.0
     offset: float = 0.0
+    pattern: str | None = None
+    before_pattern: str | None = None
+    kind: str | None = None
+    explicit: bool = True
 
 
 @dataclass(frozen=True)
@@ -208,13 +218,24 @@ class MeasureDeclaration:
     ``{"value": 12, "unit": "units"}`` object counts wherever it is). ``entity``: top-level
     keys of a tool result whose string value names what its values are about (``sku``), so
     that an answer giving another entity's value than the question's ``entities`` is a wrong
-    place (entity)."""
+    place (entity).
+
+    What a study declares beyond that (Python only): ``kinds``, the unit kinds that answer the
+    measure when it has no units of its own (a comparison of temperatures); ``context``, per
+    unit kind a regex of the clause words its values need (as ``words``, for another kind);
+    ``value_fields``, per unit kind a regex the grounding tool value's last key must match (a
+    percentage answers rain only as a ``probability``); ``compare``, a
+    :class:`toolreplay.judging.vocabulary.Comparison` that makes it a comparison of places."""
 
     name: str
     units: tuple[UnitDeclaration, ...]
     words: tuple[str, ...] = ()
     fields: tuple[str, ...] = ()
     entity: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    context: Mapping[str, str] = field(default_factory=dict, hash=False)
+    value_fields: Mapping[str, str] = field(default_factory=dict, hash=False)
+    compare: Any = None
 
 
 def field_pattern(path: str) -> str:

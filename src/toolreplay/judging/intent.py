@@ -222,13 +222,42 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+#: A list item: a bullet or a number opening its line.
+_ITEM = re.compile(r"(?:[-*•]|\d+[.)、])\s+")
+
+#: What an introduction of advice says: whom it addresses, or that it recommends.
+_ADVICE = re.compile(
+    r"您|你|建议|建議|推荐|推薦|"
+    + _en("you", "your", "recommend", "suggest", "advise", "consider"),
+    re.IGNORECASE,
+)
+
+
+def _advice_item(text: str, start: int) -> bool:
+    """Whether the sentence at ``start`` is an item of a list that a line ending in a colon
+    introduces as advice to the user (``To get the rate, I recommend:`` / ``- Checking a
+    financial website``): the user's options, not the model's next step."""
+    line_start = text.rfind("\n", 0, start) + 1
+    opening = text[line_start:start]  # "1. " when the number ended a sentence of its own
+    if not (_ITEM.fullmatch(opening) if opening.strip() else _ITEM.match(text, start)):
+        return False
+    before = text[:line_start].rstrip("\n")
+    lines = [ln for ln in before.split("\n") if ln.strip()]
+    for line in reversed(lines):  # skip the items before it, up to the introduction
+        if _ITEM.match(line.lstrip()):
+            continue
+        return line.rstrip().endswith((":", "：")) and _ADVICE.search(line) is not None
+    return False
+
+
 def find_promise(text: str) -> tuple[int, int] | None:
     """The span of the first sentence of ``text`` that announces a look-up still to be taken
-    (the grammar above), or None. Questions, and sentences with a clause that puts a condition
-    on the user (an offer), are never promises."""
+    (the grammar above), or None. Questions, sentences with a clause that puts a condition
+    on the user (an offer), and the items of a list introduced as advice to the user
+    (``I recommend:``, ``you would need to:``) are never promises."""
     for start, end in sentences(text):
         sentence = text[start:end]
-        if sentence.rstrip().endswith(("?", "？")):
+        if sentence.rstrip().endswith(("?", "？")) or _advice_item(text, start):
             continue
         promised = False
         for part in _CLAUSE_BREAK.split(sentence):

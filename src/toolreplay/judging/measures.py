@@ -48,27 +48,42 @@ def _after_pattern(unit: UnitDeclaration) -> str:
 
 
 def declared_units(declaration: MeasureDeclaration) -> tuple[Unit, ...]:
-    """The measure's units, of kind ``declaration.name``."""
+    """The measure's units, of kind ``declaration.name`` (or the unit's own ``kind``)."""
     return tuple(
-        Unit(u.name, _after_pattern(u), declaration.name, u.scale, u.offset)
+        Unit(
+            u.name,
+            u.pattern if u.pattern is not None else _after_pattern(u),
+            u.kind or declaration.name,
+            u.scale,
+            u.offset,
+            u.explicit,
+        )
         for u in declaration.units
     )
 
 
 def declared_measure(declaration: MeasureDeclaration) -> Measure:
-    """The measure, answered by its own kind; ``words`` its clause context (none: any)."""
-    words = "|".join(spelling_pattern(w) for w in declaration.words if w.strip())
-    context = {declaration.name: words} if words else {}
-    return Measure(declaration.name, frozenset({declaration.name}), context=context)
+    """The measure, answered by the kinds of its units (or its ``kinds``); ``words`` the
+    clause context of its own kind (none: any), ``context`` that of other kinds."""
+    d = declaration
+    words = "|".join(spelling_pattern(w) for w in d.words if w.strip())
+    context = {**d.context, **({d.name: words} if words else {})}
+    kinds = frozenset(d.kinds or {u.kind or d.name for u in d.units})
+    return Measure(d.name, kinds, context=context, fields=dict(d.value_fields), compare=d.compare)
 
 
 def _prefixes(declaration: MeasureDeclaration) -> tuple[tuple[str, str], ...]:
-    return tuple(
-        (spelling_pattern(s), u.name) for u in declaration.units for s in u.before if s.strip()
-    )
+    out: list[tuple[str, str]] = []
+    for u in declaration.units:
+        if u.before_pattern is not None:
+            out.append((u.before_pattern, u.name))
+        out += [(spelling_pattern(s), u.name) for s in u.before if s.strip()]
+    return tuple(out)
 
 
 def _paths(declaration: MeasureDeclaration) -> tuple[tuple[str, str], ...]:
+    if not declaration.units:
+        return ()
     first = declaration.units[0].name
     return tuple((field_pattern(f), first) for f in declaration.fields)
 

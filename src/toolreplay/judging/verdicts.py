@@ -109,12 +109,18 @@ class WrongPlace:
     def explanation(self, answer: str) -> str:
         c = self.check
         assert c.match is not None
-        wanted = ", ".join(f"{p.query} ({p.region})" for p in self.asked)
+        wanted = ", ".join(_shown(p) for p in self.asked)
         where = answer[self.span[0] : self.span[1]]
         return (
-            f"wrong place: the answer is about {where} ({self.named.region}), the place it "
+            f"wrong place: the answer is about {_shown(self.named, where)}, the place it "
             f"names, not {wanted}, the place asked; {c.text} equals {c.match.describe()}"
         )
+
+
+def _shown(place: PlaceSpec, name: str | None = None) -> str:
+    """``name (region)``; the name alone for an entity (a place of no region, a SKU)."""
+    name = place.query if name is None else name
+    return name if place.region is None else f"{name} ({place.region})"
 
 
 def wrong_place(checks: Sequence[ValueCheck], expect: Expectation) -> WrongPlace | None:
@@ -349,7 +355,7 @@ class GroundedJudge(FormatJudge):
             if not on_place:
                 c = for_day[0]
                 where = c.match.place_text if c.match else None
-                wanted = ", ".join(f"{p.query} ({p.region})" for p in expect.places)
+                wanted = ", ".join(_shown(p) for p in expect.places)
                 return fail(
                     f"{c.text} is a tool value for "
                     f"{where or 'a place the tool results do not name'}, not for {wanted}"

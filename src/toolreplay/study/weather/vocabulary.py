@@ -1,79 +1,100 @@
 """The weather study's judge vocabulary: :data:`WEATHER`, a
 :class:`~toolreplay.judging.vocabulary.Vocabulary`.
 
-Units of temperature, precipitation, percent and wind speed as people write them in Chinese
-and English; the measures the weather questions declare; Open-Meteo's field names and the
-shape of the toolsets' results (``{"value": 30.9, "unit": "°C"}``, the day from ``current``
-and ``daily[i]``, the place from a ``get_weather`` result's ``place`` or the geocoding
-candidate at the coordinates ``get_weather_by_coords`` was called with); day, field,
-comparison and difference words. Named by ``STUDY.vocabulary`` and imported when the judge
-first needs it. Imports nothing heavy.
+The measures the weather questions declare (:data:`MEASURES`: temperature, precipitation,
+comparison, wind) are :class:`~toolreplay.declarations.MeasureDeclaration` s, as an eval
+file's ``measures:`` are, with their units as people write them in Chinese and English; they
+are added to :data:`WEATHER_WORDS` by the same mechanism that adds an eval file's
+(:func:`toolreplay.judging.measures.declared_vocabulary`). The words: Open-Meteo's field
+names and the shape of the toolsets' results (``{"value": 30.9, "unit": "°C"}``, the day
+from ``current`` and ``daily[i]``, the place from a ``get_weather`` result's ``place`` or
+the geocoding candidate at the coordinates ``get_weather_by_coords`` was called with); day,
+field, comparison and difference words. Named by ``STUDY.vocabulary`` and imported when the
+judge first needs it. Imports nothing heavy.
 """
 
 from __future__ import annotations
 
-from toolreplay.judging.vocabulary import Comparison, FieldWord, Measure, Unit, Vocabulary, words
+from toolreplay.declarations import MeasureDeclaration, UnitDeclaration
+from toolreplay.judging.measures import declared_vocabulary
+from toolreplay.judging.vocabulary import Comparison, FieldWord, Vocabulary, words
 
 _F = (5 / 9, -160 / 9)
 
 
-#: Every unit the full judges read, longest spellings first within a kind. Canonical units:
-#: °C, mm, %, km/h.
-UNITS: tuple[Unit, ...] = (
-    Unit("摄氏度", r"摄氏度|攝氏度", "temperature"),
-    Unit("华氏度", r"华氏度|華氏度", "temperature", *_F),
-    Unit("°F", r"°\s?(?-i:F)(?![a-zA-Z])", "temperature", *_F),
-    Unit("℉", r"℉", "temperature", *_F),
-    Unit(
-        "degrees Fahrenheit", r"degrees?\s+(?:fahrenheit|(?-i:F)(?![a-zA-Z]))", "temperature", *_F
+#: Temperature as written after a number, longest spellings first; canonical °C. The words
+#: before a number (摄氏, 华氏, fahrenheit, celsius) name the unit the number is in.
+TEMPERATURE_UNITS: tuple[UnitDeclaration, ...] = (
+    UnitDeclaration("摄氏度", pattern=r"摄氏度|攝氏度", before_pattern=r"摄氏|攝氏"),
+    UnitDeclaration(
+        "华氏度", pattern=r"华氏度|華氏度", before_pattern=r"华氏|華氏", scale=_F[0], offset=_F[1]
     ),
-    Unit("Fahrenheit", r"fahrenheit\b", "temperature", *_F),
-    Unit("F", r"(?-i:F)(?![a-zA-Z])", "temperature", *_F),
-    Unit("°C", r"°\s?(?-i:C)(?![a-zA-Z])", "temperature"),
-    Unit("℃", r"℃", "temperature"),
-    Unit(
-        "degrees Celsius", r"degrees?\s+(?:celsius|centigrade|(?-i:C)(?![a-zA-Z]))", "temperature"
+    UnitDeclaration("°F", pattern=r"°\s?(?-i:F)(?![a-zA-Z])", scale=_F[0], offset=_F[1]),
+    UnitDeclaration("℉", pattern=r"℉", scale=_F[0], offset=_F[1]),
+    UnitDeclaration(
+        "degrees Fahrenheit",
+        pattern=r"degrees?\s+(?:fahrenheit|(?-i:F)(?![a-zA-Z]))",
+        scale=_F[0],
+        offset=_F[1],
     ),
-    Unit("Celsius", r"(?:celsius|centigrade)\b", "temperature"),
-    Unit("C", r"(?-i:C)(?![a-zA-Z])", "temperature"),
-    Unit("度", r"度(?![数數过過达達])", "temperature", explicit=False),
-    Unit("°", r"°(?![\d′'])", "temperature", explicit=False),
-    Unit("degrees", r"degrees?\b", "temperature", explicit=False),
-    Unit("mm", r"mm\b|毫米|millimet(?:er|re)s?\b", "precipitation"),
-    Unit("cm", r"cm\b|厘米|centimet(?:er|re)s?\b", "precipitation", 10.0),
-    Unit("inch", r"inch(?:es)?\b|英寸|″", "precipitation", 25.4),
-    # "in" for inches only before punctuation or a word of rain ("0.1 in of rain", "0.1 in.",
-    # "0.1 in (2.6 mm)", "0.1 in expected"), never in "29 in Shanghai"
-    Unit(
-        "in",
-        r"in(?:\.|(?=[ \t]*(?:(?:of|expected|total|forecast|rain\w*|precip\w*)\b"
-        r"|[,;:()（）\n，。；]|$)))",
-        "precipitation",
-        25.4,
+    UnitDeclaration(
+        "Fahrenheit",
+        pattern=r"fahrenheit\b",
+        before_pattern=r"fahrenheit",
+        scale=_F[0],
+        offset=_F[1],
     ),
-    Unit("%", r"[%％]|per\s?cent\b", "percent"),
-    # tenths as Chinese writes probabilities: 六成 = 60 %, 三成左右 ≈ 30 % (not 成都, 成为,
-    # nor 八成会下雨, "most likely")
-    Unit("成", r"成(?![都功为為了本熟员員绩績果就立会會要是能不])", "percent", 10.0),
-    Unit("km/h", r"km/h|kph\b|公里/小时|千米/小时|公里每小时", "wind"),
-    Unit("m/s", r"m/s|米/秒|米每秒", "wind", 3.6),
-    Unit("mph", r"mph\b", "wind", 1.609344),
-    Unit("knots", r"knots?\b|kn\b", "wind", 1.852),
-)
-
-
-#: Unit words written *before* a number, and the unit (by name) they give it.
-PREFIX_UNITS: tuple[tuple[str, str], ...] = (
-    (r"摄氏|攝氏", "摄氏度"),
-    (r"华氏|華氏", "华氏度"),
-    (r"百分之", "%"),
-    (r"fahrenheit", "Fahrenheit"),
-    (r"celsius", "Celsius"),
+    UnitDeclaration("F", pattern=r"(?-i:F)(?![a-zA-Z])", scale=_F[0], offset=_F[1]),
+    UnitDeclaration("°C", pattern=r"°\s?(?-i:C)(?![a-zA-Z])"),
+    UnitDeclaration("℃", pattern=r"℃"),
+    UnitDeclaration(
+        "degrees Celsius", pattern=r"degrees?\s+(?:celsius|centigrade|(?-i:C)(?![a-zA-Z]))"
+    ),
+    UnitDeclaration("Celsius", pattern=r"(?:celsius|centigrade)\b", before_pattern=r"celsius"),
+    UnitDeclaration("C", pattern=r"(?-i:C)(?![a-zA-Z])"),
+    UnitDeclaration("度", pattern=r"度(?![数數过過达達])", explicit=False),
+    UnitDeclaration("°", pattern=r"°(?![\d′'])", explicit=False),
+    UnitDeclaration("degrees", pattern=r"degrees?\b", explicit=False),
 )
 
 
 #: A percentage answers a rain question only in a clause about rain (not humidity).
 RAIN_CONTEXT = r"降水|降雨|下雨|雨|precip|rain|shower"
+
+
+#: Precipitation amounts (canonical mm), and the percentages of its probability (kind
+#: ``percent``: 百分之 before a number; 成, tenths, as Chinese writes probabilities).
+PRECIPITATION_UNITS: tuple[UnitDeclaration, ...] = (
+    UnitDeclaration("mm", pattern=r"mm\b|毫米|millimet(?:er|re)s?\b"),
+    UnitDeclaration("cm", pattern=r"cm\b|厘米|centimet(?:er|re)s?\b", scale=10.0),
+    UnitDeclaration("inch", pattern=r"inch(?:es)?\b|英寸|″", scale=25.4),
+    # "in" for inches only before punctuation or a word of rain ("0.1 in of rain", "0.1 in.",
+    # "0.1 in (2.6 mm)", "0.1 in expected"), never in "29 in Shanghai"
+    UnitDeclaration(
+        "in",
+        pattern=r"in(?:\.|(?=[ \t]*(?:(?:of|expected|total|forecast|rain\w*|precip\w*)\b"
+        r"|[,;:()（）\n，。；]|$)))",
+        scale=25.4,
+    ),
+    UnitDeclaration("%", pattern=r"[%％]|per\s?cent\b", before_pattern=r"百分之", kind="percent"),
+    # tenths as Chinese writes probabilities: 六成 = 60 %, 三成左右 ≈ 30 % (not 成都, 成为,
+    # nor 八成会下雨, "most likely")
+    UnitDeclaration(
+        "成",
+        pattern=r"成(?![都功为為了本熟员員绩績果就立会會要是能不])",
+        scale=10.0,
+        kind="percent",
+    ),
+)
+
+
+#: Wind speed, canonical km/h.
+WIND_UNITS: tuple[UnitDeclaration, ...] = (
+    UnitDeclaration("km/h", pattern=r"km/h|kph\b|公里/小时|千米/小时|公里每小时"),
+    UnitDeclaration("m/s", pattern=r"m/s|米/秒|米每秒", scale=3.6),
+    UnitDeclaration("mph", pattern=r"mph\b", scale=1.609344),
+    UnitDeclaration("knots", pattern=r"knots?\b|kn\b", scale=1.852),
+)
 
 
 #: The hottest place of a comparison, and the words around it.
@@ -107,17 +128,19 @@ HOTTEST = Comparison(
 )
 
 
-#: The measures the weather questions declare (``none`` is the engine's).
-MEASURES: tuple[Measure, ...] = (
-    Measure("temperature", frozenset({"temperature"})),
-    Measure(
+#: The measures the weather questions declare (``none`` is the engine's), declared as an eval
+#: file declares its own (:class:`~toolreplay.declarations.MeasureDeclaration`) and made the
+#: judge's by the same mechanism (:func:`toolreplay.judging.measures.declared_vocabulary`).
+MEASURES: tuple[MeasureDeclaration, ...] = (
+    MeasureDeclaration("temperature", TEMPERATURE_UNITS),
+    MeasureDeclaration(
         "precipitation",
-        frozenset({"precipitation", "percent"}),
+        PRECIPITATION_UNITS,
         context={"percent": RAIN_CONTEXT},
-        fields={"percent": "probab"},  # a percentage answers rain only as a probability
+        value_fields={"percent": "probab"},  # a percentage answers rain only as a probability
     ),
-    Measure("comparison", frozenset({"temperature"}), compare=HOTTEST),
-    Measure("wind", frozenset({"wind"})),  # a wind question needs a wind speed
+    MeasureDeclaration("comparison", (), kinds=("temperature",), compare=HOTTEST),
+    MeasureDeclaration("wind", WIND_UNITS),  # a wind question needs a wind speed
 )
 
 
@@ -159,11 +182,11 @@ FIELD_WORDS: tuple[FieldWord, ...] = (
 )
 
 
-WEATHER = Vocabulary(
+#: Everything but the measures: day, field and difference words, Open-Meteo's result shapes.
+WEATHER_WORDS = Vocabulary(
     name="weather",
-    units=UNITS,
-    measures=MEASURES,
-    prefix_units=PREFIX_UNITS,
+    units=(),
+    measures=(),
     bracket_units=r"°\s?[CF]|℃|℉|mm|毫米|%|km/h|m/s|mph",
     implicit_range=(-90.0, 60.0),  # a bare 度 beyond it is a latitude or longitude
     day_words=DAY_WORDS,
@@ -190,3 +213,7 @@ WEATHER = Vocabulary(
     narrow_name="celsius-only",
     narrow_units=("°C",),
 )
+
+
+#: The weather study's vocabulary: its words, with its measures declared.
+WEATHER = declared_vocabulary(WEATHER_WORDS, MEASURES)
