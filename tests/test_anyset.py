@@ -208,3 +208,39 @@ def test_the_streamed_example_replays_offline_and_reports(
     assert results["configurations"][0]["pass_hat_k"] == {"1": 0.3333, "2": 0.3333}
     modes = {e["question_id"]: [f["mode"] for f in e["failure_modes"]] for e in results["episodes"]}
     assert modes["item-count"] == ["fabricated_value"]
+
+
+def test_pytest_writes_a_report_of_the_replayed_episodes(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """``pytest --toolreplay-report DIR``: without an eval file, one question per test, its
+    expectations from ``@pytest.mark.toolreplay_expect``, repeats as trials; with
+    ``--toolreplay-eval``, the eval file's judging, the same episodes ``toolreplay run``
+    reports. Nothing is written beside the cassettes."""
+    pytest.importorskip("pydantic_ai")
+    before = _files(EXAMPLE)
+    out = tmp_path / "session"
+    result = pytester.runpytest(
+        str(EXAMPLE), "--record-mode=none", "--block-network", "-p", "no:cacheprovider",
+        "--toolreplay-report", str(out),
+    )  # fmt: skip
+    result.assert_outcomes(passed=12)
+    result.stdout.fnmatch_lines(["toolreplay: 4/4 episodes passed; wrote *results.json and *"])
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    levels = next(e for e in results["episodes"] if e["question_id"] == "test_stock_levels")
+    assert [x["kind"] for x in levels["expectations"]] == ["tool_called", "answer_contains"]
+    per_q = {q["question_id"]: q for q in results["configurations"][0]["questions"]}
+    assert (per_q["test_stock_levels"]["trials"], per_q["test_stock_levels"]["passes"]) == (3, 2)
+    assert (out / "index.html").is_file()
+
+    judged = tmp_path / "judged"
+    result = pytester.runpytest(
+        str(EXAMPLE), "--record-mode=none", "-p", "no:cacheprovider",
+        "--toolreplay-report", str(judged), "--toolreplay-eval", str(EXAMPLE / "eval.yaml"),
+    )  # fmt: skip
+    result.assert_outcomes(passed=12)
+    mine = json.loads((judged / "results.json").read_text(encoding="utf-8"))
+    committed = json.loads((REPORT / "results.json").read_text(encoding="utf-8"))
+    assert mine["episodes"] == committed["episodes"]
+    assert mine["configurations"] == committed["configurations"]
+    assert _files(EXAMPLE) == before

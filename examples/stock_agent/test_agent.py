@@ -72,6 +72,8 @@ trials = pytest.mark.parametrize("trial", [1, 2, 3])
 
 @pytest.mark.vcr
 @trials
+# what `pytest --toolreplay-report DIR` checks when no eval file is given
+@pytest.mark.toolreplay_expect({"tool_called": "check_stock"}, {"answer_contains": "XYZ-2"})
 def test_stock_levels(agent: Any, vcr: Any, trial: int, transcript_snapshot: Any) -> None:
     answer = ask(agent, vcr, "How many ABC-1 and XYZ-2 are on hand?", transcript_snapshot)
     assert "ABC-1: 12 units on hand" in answer

@@ -22,6 +22,9 @@ says so.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from toolreplay.audit.tables import Audit, Check
@@ -198,3 +201,76 @@ def run_any_set_audit(
         _completeness(found, suite, manifest),
     )
     return Audit(checks, {"faithful": _rows(found, suite, judge)}, (), ())
+
+
+def any_set_results(
+    whole: EvalSuite,
+    folder: Path,
+    want_c: Sequence[str] = (),
+    want_q: Sequence[str] = (),
+    *,
+    cassettes: Sequence[tuple[str, Path]] | None = None,
+    write_manifest: bool = True,
+) -> tuple[dict[str, Any], Audit, bool]:
+    """``(results, audit, manifest_written)`` for the plugin-recorded set at ``folder``
+    judged with the eval file ``whole``: every episode read from the cassettes
+    (:func:`~toolreplay.runs.anyset.read_any_set`; ``cassettes`` limits it to those
+    ``(configuration, path)``), trial 1 judged into ``results.json``'s episodes, every trial
+    into pass^k, and the audit (:func:`run_any_set_audit`) as ``fidelity``. ``want_c`` and
+    ``want_q`` select configurations and question ids. The manifest is read, or, when missing,
+    written inside ``folder`` (``write_manifest``; otherwise built in memory and the audit told
+    there is none). Raises :class:`~toolreplay.runs.anyset.AnySetError`,
+    :class:`~toolreplay.cassettes.errors.CassetteError` or :class:`ValueError` (an unknown
+    selection, starting with ``--``), with one line."""
+    from toolreplay.judging.verdicts import FULL_JUDGE
+    from toolreplay.results.build import build_results
+    from toolreplay.runs.anyset import build_manifest, ensure_manifest, read_any_set
+    from toolreplay.runs.trials import add_trial_metrics, trial_outcome
+
+    found = read_any_set(folder, whole, cassettes)
+    written = False
+    if write_manifest or manifest_path(folder).exists():
+        manifest, written = ensure_manifest(found, whole)
+        audit = run_any_set_audit(found, whole, FULL_JUDGE, manifest)
+    else:
+        manifest = build_manifest(found, whole)
+        audit = run_any_set_audit(found, whole, FULL_JUDGE, None)
+    known_q = [q.id for q in whole.questions]
+    if bad := [q for q in want_q if q not in known_q]:
+        raise ValueError(f"--questions: unknown {', '.join(bad)}; {whole.path} has {known_q}")
+    if bad := [c for c in want_c if c not in found.configurations]:
+        raise ValueError(
+            f"--configurations: unknown {', '.join(bad)}; {folder} holds "
+            f"{', '.join(found.configurations)}"
+        )
+    suite = whole
+    if want_q:
+        suite = replace(whole, questions=tuple(q for q in whole.questions if q.id in want_q))
+    names = [c for c in found.configurations if not want_c or c in want_c]
+    chosen = [
+        e
+        for e in found.episodes
+        if e.episode.configuration in names
+        and e.episode.question_id in {q.id for q in suite.questions}
+    ]
+    results = build_results(
+        manifest, [e.episode for e in chosen if e.trial == 1], names, FULL_JUDGE, suite.by_id
+    )
+    try:
+        shown = Path(whole.path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        shown = Path(whole.path).name
+    results["selection"] = {
+        "eval_file": shown,
+        "configurations": names,
+        "questions": [q.id for q in suite.questions],
+        "all_configurations": len(names) == len(found.configurations),
+        "all_questions": len(suite.questions) == len(whole.questions),
+    }
+    outcomes = [
+        trial_outcome(e.trial, e.episode, FULL_JUDGE, suite.by_id.get(e.episode.question_id))
+        for e in chosen
+    ]
+    add_trial_metrics(results, outcomes, [q.id for q in suite.questions], found.trials)
+    results["fidelity"] = audit.to_dict()
+    return results, audit, written

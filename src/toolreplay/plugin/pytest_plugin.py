@@ -71,6 +71,9 @@ __all__ = ["SECRET_QUERY_PARAMETERS", "default_vcr_config", "uses_toolreplay"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from toolreplay.plugin import report
+
+    report.addoption(parser)
     parser.addini(
         INI_OPTION,
         type="bool",
@@ -92,10 +95,27 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "allow_unplayed: the test may leave recorded interactions of its cassette unplayed.",
     )
+    from toolreplay.plugin import report
+
+    report.configure(config)
     if config.pluginmanager.hasplugin("recording"):  # pytest-recording
         from toolreplay.plugin import recording as _pytest_recording
 
         config.pluginmanager.register(_pytest_recording, "toolreplay-recording")
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """``--toolreplay-report DIR``: write the report of the replayed episodes
+    (:mod:`toolreplay.plugin.report`)."""
+    from toolreplay.plugin.report import write_session_report
+
+    try:
+        line = write_session_report(config)
+    except (ValueError, OSError) as exc:  # a bad eval file, a cassette that does not read
+        terminalreporter.write_line(f"toolreplay: report not written: {exc}", red=True)
+        return
+    if line:
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture

@@ -156,6 +156,11 @@ def _toolreplay_all_played(request: pytest.FixtureRequest, vcr: Any) -> Iterator
     with one_request_at_a_time(vcr):
         yield
     cassette = vcr
+    mode = getattr(cassette.record_mode, "value", cassette.record_mode)
+    if mode == "none" and any(cassette.play_counts.values()):
+        from toolreplay.plugin.report import remember
+
+        remember(request.node, cassette)  # for --toolreplay-report
     if cassette is None or request.node.get_closest_marker("allow_unplayed"):
         return
     if request.node.stash.get(_FAILED, False):

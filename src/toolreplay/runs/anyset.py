@@ -148,10 +148,13 @@ def _by_tests(questions: Sequence[Question], stem: str) -> Question | None:
     return None
 
 
-def read_any_set(folder: Path, suite: EvalSuite) -> AnySet:
-    """Read every episode of the folder and map it to a question (module docstring). A
-    cassette that cannot be read is listed in :attr:`AnySet.errors`, not raised."""
-    found = discover(folder)
+def read_any_set(
+    folder: Path, suite: EvalSuite, cassettes: Sequence[tuple[str, Path]] | None = None
+) -> AnySet:
+    """Read every episode of the folder (or only ``cassettes``: ``(configuration, path)``
+    under it) and map it to a question (module docstring). A cassette that cannot be read is
+    listed in :attr:`AnySet.errors`, not raised."""
+    found = discover(folder) if cassettes is None else list(cassettes)
     configurations = list(dict.fromkeys(c for c, _ in found))
     per_key: dict[tuple[str, str], list[AnySetEpisode]] = {}
     unmatched: list[str] = []
