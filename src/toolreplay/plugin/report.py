@@ -153,7 +153,7 @@ def write_session_report(config: pytest.Config) -> str | None:
     eval_path = config.getoption("--toolreplay-eval", None)
     suite = load_eval(eval_path) if eval_path else _synthesized_suite(replayed)
     cassettes = [(p.parent.name, p) for p in paths]
-    results, audit, _ = any_set_results(suite, folder, cassettes=cassettes, write_manifest=False)
+    results, _audit, _ = any_set_results(suite, folder, cassettes=cassettes, write_manifest=False)
     target = Path(out)
     write_results(target / "results.json", results)
     page = write_report(target / "results.json", target / "index.html")
