@@ -244,3 +244,44 @@ def test_pytest_writes_a_report_of_the_replayed_episodes(
     assert mine["episodes"] == committed["episodes"]
     assert mine["configurations"] == committed["configurations"]
     assert _files(EXAMPLE) == before
+
+
+def test_two_test_modules_are_two_configurations_checked_for_parity(
+    copied: Path, tmp_path: Path
+) -> None:
+    """Each test module's folder is a configuration; arm parity compares what they sent."""
+    cassettes = copied / "cassettes"
+    shutil.copytree(cassettes / "test_agent", cassettes / "test_agent_v2")
+    same = tmp_path / "same"
+    result = _run("run", "--eval", str(copied / "eval.yaml"), "--out", str(same))
+    assert result.exit_code == 0, result.output
+    results = json.loads((same / "results.json").read_text(encoding="utf-8"))
+    assert [c["name"] for c in results["configurations"]] == ["test_agent", "test_agent_v2"]
+    parity = next(c for c in results["fidelity"]["checks"] if c["name"] == "arm_parity")
+    assert parity["passed"] is True
+    for cassette in (cassettes / "test_agent_v2").iterdir():
+        text = cassette.read_text(encoding="utf-8")
+        cassette.write_text(text.replace("model: stock-demo", "model: stock-demo-2"), "utf-8")
+    (cassettes / "manifest.json").unlink()
+    other = tmp_path / "other"
+    result = _run("run", "--eval", str(copied / "eval.yaml"), "--out", str(other))
+    assert result.exit_code == 1
+    results = json.loads((other / "results.json").read_text(encoding="utf-8"))
+    parity = next(c for c in results["fidelity"]["checks"] if c["name"] == "arm_parity")
+    assert parity["passed"] is False
+    assert parity["explanation"].startswith("the configurations differ in model")
+
+
+def test_the_streamed_example_rerecords_to_the_same_bytes(
+    pytester: pytest.Pytester, loopback: None
+) -> None:
+    copy = pytester.path / "streamed_loop"
+    shutil.copytree(STREAMED, copy, ignore=shutil.ignore_patterns("__pycache__", "report"))
+    (copy / "cassettes" / "manifest.json").unlink()
+    for cassette in (copy / "cassettes" / "test_orders").iterdir():
+        cassette.write_text("not a cassette", encoding="utf-8")  # rewrite must not read these
+    result = pytester.runpytest(str(copy), "--record-mode=rewrite", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=6)
+    for committed in (STREAMED / "cassettes" / "test_orders").iterdir():
+        fresh = copy / "cassettes" / "test_orders" / committed.name
+        assert fresh.read_bytes() == committed.read_bytes(), committed.name

@@ -32,6 +32,7 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from toolreplay.declarations import (
@@ -310,12 +311,26 @@ class _EvalModel(_Strict):
     version: Literal[1]
     name: str
     study: str | None = None
-    system_prompt: str = ""  # an eval of a plugin-recorded set (cassettes:) may have none
+    system_prompt: str  # an eval of a plugin-recorded set may leave it out (""; see below)
     cassettes: str | None = Field(default=None, min_length=1)
     experiment: _ExperimentModel = _ExperimentModel()
     measures: list[Any] = []
     expect: list[Any] = []
     questions: list[_QuestionModel] = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_prompt_for_a_recorded_set(cls, data: Any) -> Any:
+        """An eval of a plugin-recorded set (``cassettes:``, or a question's ``tests:``)
+        judges episodes its agent ran with its own prompt: ``system_prompt`` may be left out."""
+        if isinstance(data, dict) and "system_prompt" not in data:
+            questions = data.get("questions")
+            mapped = isinstance(questions, list) and any(
+                isinstance(q, dict) and q.get("tests") for q in questions
+            )
+            if data.get("cassettes") is not None or mapped:
+                return {**data, "system_prompt": ""}
+        return data
 
     @field_validator("questions")
     @classmethod
@@ -390,7 +405,7 @@ def load_eval(path: str | Path) -> EvalSuite:
         raise EvalFileError(f"{p}: does not match the eval schema:\n" + "\n".join(problems))
     return EvalSuite(
         name=model.name,
-        system_prompt_template=model.system_prompt,
+        system_prompt_template=model.system_prompt or "",
         questions=tuple(
             Question(
                 id=q.id,
