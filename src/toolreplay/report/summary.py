@@ -51,6 +51,7 @@ def _header(results: Mapping[str, Any]) -> dict[str, Any]:
         "provenance": prov["provenance"],
         "stand_in": prov["provenance"] == "stand-in",
         "live": prov["provenance"] == "live",
+        "pytest": prov["provenance"] == "pytest",
         "streamed": prov.get("streamed") is True,
         "model": prov["model"],
         "endpoint_host": prov["endpoint_host"],

@@ -290,8 +290,9 @@ class Endpoint(_Model):
     loopback: bool = Field(description="Whether the host is this machine (127.0.0.1, ...).")
     source: str = Field(
         description="What answered: stand-in (the bundled test-double model: a loopback model URL "
-        "in a stand-in set), fixture-server (the fixture server: a loopback tool URL) or live "
-        "(anything else)."
+        "in a stand-in set), fixture-server (the fixture server: a loopback tool URL), pytest "
+        "(any endpoint of a set recorded by the pytest plugin: what answered is for its tests "
+        "to say) or live (anything else)."
     )
 
 
