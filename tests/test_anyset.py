@@ -285,3 +285,31 @@ def test_the_streamed_example_rerecords_to_the_same_bytes(
     for committed in (STREAMED / "cassettes" / "test_orders").iterdir():
         fresh = copy / "cassettes" / "test_orders" / committed.name
         assert fresh.read_bytes() == committed.read_bytes(), committed.name
+
+
+def test_run_audit_on_a_folder_without_manifest_does_not_crash(copied: Path) -> None:
+    from toolreplay.audit.run import run_audit
+    from toolreplay.evals import load_eval
+    from toolreplay.judging.verdicts import FULL_JUDGE
+
+    before = _files(copied)
+    audit = run_audit(copied / "cassettes", load_eval(copied / "eval.yaml"), FULL_JUDGE)
+    assert _files(copied) == before  # the audit reads; it writes no manifest
+    states = {c.name: (c.applicable, c.passed) for c in audit.checks}
+    assert states == {
+        "baseline_heuristics": (False, False),
+        "ablation": (False, False),
+        "judge_breadth": (True, True),
+        "near_miss": (False, False),
+        "arm_parity": (False, False),
+        "completeness": (True, True),
+    }
+    completeness = audit.check("completeness")
+    assert any(
+        "manifest.json missing: cassette edits cannot be told" in e for e in completeness.evidence
+    )
+    assert audit.passed  # no applicable check failed; the others are not counted as passes
+    assert sum(1 for c in audit.checks if c.applicable and c.passed) == 2
+    run = _run("audit", "--eval", str(copied / "eval.yaml"))
+    assert run.exit_code == 0, run.output
+    assert "N/A  baseline_heuristics: not applicable" in run.output

@@ -94,6 +94,18 @@ def audit(
 
     suite = _load(eval_path)
     set_dir = cassettes / set_name
+    if suite.reads_cassettes:  # a set recorded by the pytest plugin
+        from toolreplay.runs.anyset import AnySetError, cassettes_folder
+
+        try:
+            folder = cassettes_folder(suite, None if cassettes == DEFAULT_CASSETTES else cassettes)
+            result = run_audit(folder, suite, NARROW_JUDGE if narrow_judge else FULL_JUDGE)
+        except (AnySetError, CassetteError) as exc:
+            raise _fail(str(exc)) from None
+        _print_audit(result)
+        if not result.passed:
+            raise _fail("fidelity audit failed", 1)
+        return
     judge = NARROW_JUDGE if narrow_judge else FULL_JUDGE
     total = (len(study_configurations(suite)) + len(ablation_configurations(suite))) * len(
         suite.questions
