@@ -90,7 +90,7 @@ def test_the_audit_reports_study_checks_as_not_applicable(fresh: tuple[Any, Path
         ]
     }
     for name in ("baseline_heuristics", "ablation", "near_miss", "arm_parity"):
-        assert checks[name]["passed"] is None and checks[name]["not_applicable"] is True
+        assert checks[name]["passed"] is False and checks[name]["not_applicable"] is True
         assert checks[name]["explanation"].startswith("not applicable: ")
     assert checks["judge_breadth"]["passed"] is True
     assert checks["completeness"]["passed"] is True

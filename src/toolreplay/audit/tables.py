@@ -39,10 +39,10 @@ class Check:
 
     def to_dict(self) -> dict[str, Any]:
         """``{"name", "passed", "explanation", "evidence"}``; a check that does not apply has
-        ``"passed": null`` and ``"not_applicable": true``."""
+        ``"passed": false`` and ``"not_applicable": true``."""
         return {
             "name": self.name,
-            "passed": self.passed if self.applicable else None,
+            "passed": self.passed,
             **({} if self.applicable else {"not_applicable": True}),
             "explanation": self.explanation,
             "evidence": list(self.evidence),

@@ -54,7 +54,9 @@ def run_any_set(
     except OSError as exc:
         raise _fail(f"cannot write {folder / 'manifest.json'}: {exc.strerror or exc}") from None
     if written:
-        out.print(f"wrote {folder / 'manifest.json'} (provenance pytest)", highlight=False)
+        out.print(
+            f"wrote {folder / 'manifest.json'} (provenance pytest)", highlight=False, soft_wrap=True
+        )
     try:
         page = write_outputs(out_dir, results)
     except (ReportError, LockedError, CassetteError, AnySetError) as exc:

@@ -325,13 +325,12 @@ class Check(_Model):
     """One fidelity check (:mod:`toolreplay.audit`)."""
 
     name: str = Field(description="baseline_heuristics, ablation, judge_breadth, ...")
-    passed: bool | None = Field(
-        description="Whether the check passed; null when it does not apply to the set."
-    )
+    passed: bool = Field(description="Whether the check passed (false when not applicable).")
     not_applicable: bool | None = Field(
         None,
         description="true: the set lacks what the check needs (a set recorded by the pytest "
-        "plugin has no study baseline); reported as not applicable, never as a pass.",
+        "plugin has no study baseline); passed is false, and the check is reported as not "
+        "applicable, never as a pass nor counted as a failure of the audit.",
     )
     explanation: str | None = Field(None, description="One line: what was found.")
     evidence: list[str] | None = Field(None, description="Evidence lines.")
