@@ -355,3 +355,32 @@ def test_the_sdks_own_streaming_reads_a_replayed_stream(mode):
         for c in expected["message"]["tool_calls"]
     ]
     assert [name for _, name, _ in calls] == ["geocode_city"] * 3
+
+
+def test_the_stand_in_streams_when_asked(suite, loopback):
+    """Over loopback, the stand-in's event stream assembles into the reply it sends
+    unstreamed (ids, calls, content, usage), in several chunks."""
+    from toolreplay.doubles.standin import STANDIN_MODEL, standin_server
+    from toolreplay.study.weather.toolsets import atomic_toolset
+
+    question = suite.questions[2]  # three places: three parallel calls
+    messages = [{"role": "user", "content": question.text}]
+    schemas = list(atomic_toolset(None).schemas)  # type: ignore[arg-type]
+    replies = {}
+    with standin_server(suite) as base, httpx.Client(trust_env=False) as http:
+        for stream in (False, True):
+            settings = ModelSettings(base_url=base, model=STANDIN_MODEL, stream=stream)
+            replies[stream] = OpenAIChatModel(settings, http).complete(messages, schemas)
+    assert replies[True] == replies[False]
+    assert [c.name for c in replies[True].tool_calls] == ["geocode_city"] * 3
+    assert replies[True].usage.prompt_tokens > 0
+
+
+def test_openrouters_comment_lines_and_encrypted_reasoning_details():
+    reply = parse_chat_reply(_response(sb.OPENROUTER_ENCRYPTED_REASONING))
+    assert reply.content == "I’m ChatGPT," and reply.finish_reason == "stop"
+    (item,) = reply.reasoning["reasoning_details"]
+    assert item["type"] == "reasoning.encrypted" and item["data"].startswith("gAAAAAB")
+    assert reply.reasoning_text == "(encrypted reasoning, not readable)"
+    assert reply.to_message()["reasoning_details"] == [item]  # sent back as received
+    assert reply.usage.prompt_tokens > 0

@@ -39,7 +39,9 @@ Results
     :func:`results_json_schema`.
 Cassettes and sets
     :func:`replay_cassette`, :class:`CassetteMiss`, :class:`UnplayedInteractions`,
-    :class:`CassetteError`, :func:`load_eval`, :func:`replay_set`.
+    :class:`CassetteError`, :func:`load_eval`, :func:`replay_set`; episodes read from a
+    cassette alone, whatever program recorded it: :func:`episode_from_cassette`,
+    :func:`episodes_from_cassette`, :func:`episodes_from_interactions`.
 
 ``__version__`` is read from the installed package's metadata.
 """
@@ -107,6 +109,9 @@ _EXPORTS: dict[str, str] = {
     "load_eval": "evals",
     "EvalSuite": "evals",
     "replay_set": "runs.replay",
+    "episode_from_cassette": "cassettes.episodes",
+    "episodes_from_cassette": "cassettes.episodes",
+    "episodes_from_interactions": "cassettes.episodes",
 }
 
 __all__ = [
@@ -144,6 +149,9 @@ __all__ = [
     "build_results",
     "check_results",
     "classify",
+    "episode_from_cassette",
+    "episodes_from_cassette",
+    "episodes_from_interactions",
     "load_eval",
     "load_results",
     "model_settings",
@@ -188,6 +196,11 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and IDEs; nothing is imported at run time
     from toolreplay.audit.run import run_audit
     from toolreplay.audit.tables import Audit
+    from toolreplay.cassettes.episodes import (
+        episode_from_cassette,
+        episodes_from_cassette,
+        episodes_from_interactions,
+    )
     from toolreplay.cassettes.errors import CassetteError, CassetteMiss, UnplayedInteractions
     from toolreplay.cassettes.vcr import replay_cassette
     from toolreplay.evals import EvalSuite, load_eval
