@@ -158,3 +158,9 @@ def test_the_stock_example_with_expectations_alone() -> None:
                               measures=[STOCK])  # fmt: skip
     assert ok.passed
     assert XYZ.name == "lookup_sku"
+
+
+def test_no_value_of_any_measure_is_worded_once() -> None:
+    ep = stock_episode("Both items are available.")
+    verdict = GROUNDED_JUDGE.judge_episode(ep, None)
+    assert verdict.explanation == "no measured value with a unit"

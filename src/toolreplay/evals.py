@@ -72,7 +72,9 @@ class Place:
     None for a place that does not exist (an unknown-place question); ``names`` are other names
     an answer may call it by (``Guangzhou``), for the judge. ``retries`` are the names the
     stand-in tries next, in order, when an answer has no candidate in ``region`` (None:
-    ``query + "市"``, as the study's model did; ``()``: none).
+    ``query + "市"``, as the study's model did; ``()``: none). A question's ``entities:``
+    (``[ABC-1]``: what a question of a declared measure is about, a SKU) are places of no
+    region and no retries, matched by name against the declared measure's ``entity`` keys.
     """
 
     query: str
@@ -116,8 +118,9 @@ class Question:
 
     ``measure`` is what a correct answer must quantify, one of the measures the study's judge
     vocabulary declares (the weather study's: ``temperature``, ``precipitation``,
-    ``comparison`` of several places, ``wind``), or ``none`` (nothing to measure: an unknown
-    place, a question needing no tool; the answer must hold no measured value).
+    ``comparison`` of several places, ``wind``) or its eval file declares (``measures:``), or
+    ``none`` (nothing to measure: an unknown place, a question needing no tool; the answer
+    must hold no measured value). ``places`` holds its places, or its ``entities``.
     ``day`` is ``today`` or ``tomorrow`` (index 0 or 1 of Open-Meteo's ``daily`` series).
     ``narrates_followups`` is a stand-in hint: it writes a sentence alongside follow-up calls;
     ``variation`` the stand-in's per-trial draws (:class:`Variation`).

@@ -62,6 +62,11 @@ value of the measure with a unit), and :data:`NARROW_JUDGE` is that with the voc
 ``narrow_units`` only (weather: ``celsius-only``, the study's first, too-narrow judge; built
 from the default study's vocabulary on first access, :func:`narrow_judge` for another); the
 fidelity audit uses both. A :class:`Verdict` carries its evidence (:meth:`Verdict.to_dict`).
+
+**Declared measures.** A question whose eval file declares measures (``measures:``) is judged
+with them added to the judge's vocabulary (:meth:`FormatJudge.for_question`,
+:func:`~toolreplay.judging.measures.declared_vocabulary`): "12 units on hand" is grounded in
+a stock tool's ``on_hand`` as 30.9°C is in Open-Meteo's ``temperature_2m``.
 """
 
 from __future__ import annotations
@@ -327,7 +332,7 @@ class GroundedJudge(FormatJudge):
         if ungrounded:
             c = ungrounded[0]
             return fail(f"fabricated value: {c.reason}")
-        what = expect.measure or "measured value"
+        what = expect.measure or "measured"  # "no measured value", never "value value"
         if not rel:
             skipped = f"; {len(g.coordinates)} coordinate(s) skipped" if g.coordinates else ""
             if values:
