@@ -313,3 +313,31 @@ def test_run_audit_on_a_folder_without_manifest_does_not_crash(copied: Path) -> 
     run = _run("audit", "--eval", str(copied / "eval.yaml"))
     assert run.exit_code == 0, run.output
     assert "N/A  baseline_heuristics: not applicable" in run.output
+
+
+def _interactions(path: Path) -> list[str]:
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return [json.dumps(i, sort_keys=True, ensure_ascii=False) for i in data["interactions"]]
+
+
+def test_the_pydantic_ai_example_rerecords_under_vcrpy(
+    pytester: pytest.Pytester, loopback: None
+) -> None:
+    """pydantic-ai's async client (httpx.AsyncClient) records under vcrpy through the plugin,
+    against the scripted model and the inventory API on loopback; the fresh cassettes hold
+    the committed interactions (the two parallel lookups' HTTP requests may come in either
+    order: pydantic-ai runs them concurrently) and replay with the network blocked."""
+    pytest.importorskip("pydantic_ai")
+    copy = pytester.path / "stock_agent"
+    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns("__pycache__", "report"))
+    result = pytester.runpytest(str(copy), "--record-mode=rewrite", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=12)
+    for committed in (EXAMPLE / "cassettes" / "test_agent").iterdir():
+        fresh = copy / "cassettes" / "test_agent" / committed.name
+        assert sorted(_interactions(fresh)) == sorted(_interactions(committed)), committed.name
+    result = pytester.runpytest(
+        str(copy), "--record-mode=none", "--block-network", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=12)

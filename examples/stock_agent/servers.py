@@ -5,6 +5,9 @@ The scripted model is a test double (``toolreplay.doubles.scripted``): its repli
 function of the request (the question and the tool results so far) and of the trial, so that
 some trials fail on purpose (a lookup skipped, a number invented) and the report has
 something to show.
+
+pydantic-ai runs a reply's parallel tool calls concurrently, so a re-recording may hold the
+two lookups' HTTP requests in the other order; replay matches each request wherever it is.
 """
 
 from __future__ import annotations
