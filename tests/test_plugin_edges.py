@@ -6,14 +6,13 @@ against (``toolreplay_chat_server``), streamed or not."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 import yaml
 
 from toolreplay.cassettes.convert import convert_text
-from toolreplay.doubles.scripted import scripted_chat_server, stream_chunks
+from toolreplay.doubles.scripted import scripted_chat_server
 from toolreplay.plugin.settings import recording_settings, under_pytest
 
 AGENT_TESTS = """\
@@ -249,18 +248,3 @@ def test_an_exhausted_script_is_a_visible_error(loopback: None) -> None:
         reply = httpx.post(f"{server.base_url}/chat/completions", json={"messages": []})
     assert reply.status_code == 500
     assert "ScriptExhausted: the script holds no reply for request 1" in reply.text
-
-
-def test_stream_chunks_without_usage_carry_no_usage_key() -> None:
-    body = {
-        "id": "c",
-        "created": 0,
-        "model": "m",
-        "choices": [{"index": 0, "message": {"content": "hi"}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    }
-    chunks = stream_chunks({}, body)
-    assert all("usage" not in c for c in chunks)
-    assert json.dumps([c["choices"][0]["delta"] for c in chunks]) == json.dumps(
-        [{"role": "assistant", "content": ""}, {"content": "hi"}, {}]
-    )

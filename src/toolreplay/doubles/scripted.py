@@ -17,9 +17,10 @@ message is a Chat Completions assistant message dict::
 usage estimate (characters / 4) so that budgets can be exercised.
 
 A request with ``"stream": true`` is answered as the OpenAI API streams
-(``text/event-stream``): a role chunk, the content in pieces, each tool call's ``id`` and
-name on its first chunk and its arguments in pieces by ``index``, the finish reason, the
-usage chunk when ``stream_options.include_usage`` is set, then ``data: [DONE]``.
+(``text/event-stream``, :func:`toolreplay.doubles.sse.completion_events`, as the stand-in
+streams): the content in pieces, each tool call's ``id`` and name on its first chunk and its
+arguments in pieces by ``index``, the finish reason, the usage chunk when
+``stream_options.include_usage`` is set, then ``data: [DONE]``.
 
 A test double like the stand-in model: it records what it was asked (:attr:`ScriptedChatServer.
 requests`, the parsed bodies) and never calls a real model. Nothing here runs in replay.
@@ -36,14 +37,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from toolreplay.doubles.sse import completion_events
+
 #: A script: assistant messages in order, or ``body -> assistant message (or reply body)``.
 Script = Sequence[dict[str, Any]] | Callable[[dict[str, Any]], dict[str, Any]]
 
 #: The model name a script answers as when the request names none.
 SCRIPTED_MODEL = "scripted-model"
-
-#: How many characters of text or arguments go in one streamed chunk.
-CHUNK_CHARS = 12
 
 
 class ScriptExhausted(RuntimeError):
@@ -103,50 +103,6 @@ def reply_body(request: dict[str, Any], message: dict[str, Any], round_: int) ->
     }
 
 
-def _pieces(text: str) -> list[str]:
-    return [text[i : i + CHUNK_CHARS] for i in range(0, len(text), CHUNK_CHARS)] or [""]
-
-
-def stream_chunks(request: dict[str, Any], body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The ``chat.completion.chunk`` objects that stream ``body`` (a reply from
-    :func:`reply_body`), in order, as the OpenAI API sends them."""
-    choice = body["choices"][0]
-    message = choice["message"]
-    head = {
-        "id": body["id"],
-        "object": "chat.completion.chunk",
-        "created": body["created"],
-        "model": body["model"],
-    }
-    include_usage = bool((request.get("stream_options") or {}).get("include_usage"))
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        out = {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-        if include_usage:
-            out["usage"] = None
-        return out
-
-    chunks = [chunk({"role": "assistant", "content": ""})]
-    if message.get("content"):
-        chunks += [chunk({"content": piece}) for piece in _pieces(message["content"])]
-    for index, call in enumerate(message.get("tool_calls") or []):
-        first = {
-            "index": index,
-            "id": call["id"],
-            "type": "function",
-            "function": {"name": call["function"]["name"], "arguments": ""},
-        }
-        chunks.append(chunk({"tool_calls": [first]}))
-        chunks += [
-            chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-            for piece in _pieces(call["function"]["arguments"])
-        ]
-    chunks.append(chunk({}, choice["finish_reason"]))
-    if include_usage:
-        chunks.append({**head, "choices": [], "usage": body["usage"]})
-    return chunks
-
-
 @dataclass
 class ScriptedChatServer:
     """A running scripted model: ``base_url`` (``http://127.0.0.1:PORT/v1``, what an OpenAI
@@ -202,11 +158,9 @@ def _handler(script: Script, server: ScriptedChatServer) -> type[BaseHTTPRequest
                 self._send(500, json.dumps(error).encode(), "application/json")
                 return
             if request.get("stream"):
-                events = "".join(
-                    f"data: {json.dumps(c, ensure_ascii=False)}\n\n"
-                    for c in stream_chunks(request, body)
-                )
-                self._send(200, (events + "data: [DONE]\n\n").encode(), "text/event-stream")
+                include = bool((request.get("stream_options") or {}).get("include_usage"))
+                events = "".join(f"data: {e}\n\n" for e in completion_events(body, include))
+                self._send(200, events.encode("utf-8"), "text/event-stream")
             else:
                 data = json.dumps(body, ensure_ascii=False).encode("utf-8")
                 self._send(200, data, "application/json")

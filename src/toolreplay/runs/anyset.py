@@ -199,7 +199,8 @@ def _sha256(path: Path) -> str:
 def build_manifest(found: AnySet, suite: EvalSuite) -> Manifest:
     """The manifest of a plugin-recorded set (provenance ``pytest``): the model and endpoint
     of its first Chat Completions request, each episode's record keyed ``CONFIG/QUESTION``
-    (``/trial-<i>`` after the first), the eval file it was first judged with."""
+    (``/trial-<i>`` after the first), the eval file it was first judged with; ``recorded_on``
+    is the day the manifest is written (a cassette does not say when it was recorded)."""
     model, base_url = "unknown", ""
     for e in found.episodes:
         path = found.folder / e.cassette
