@@ -341,3 +341,19 @@ def test_the_pydantic_ai_example_rerecords_under_vcrpy(
         str(copy), "--record-mode=none", "--block-network", "-p", "no:cacheprovider"
     )
     result.assert_outcomes(passed=12)
+
+
+def test_a_selection_narrows_the_results(tmp_path: Path) -> None:
+    out = tmp_path / "sel"
+    result = _run(
+        "run", "--eval", "examples/stock_agent/eval.yaml", "--questions", "price,unknown-sku",
+        "--out", str(out),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert [e["question_id"] for e in results["episodes"]] == ["price", "unknown-sku"]
+    assert results["selection"]["all_questions"] is False
+    bad = _run("run", "--eval", "examples/stock_agent/eval.yaml", "--questions", "nope",
+               "--out", str(out))  # fmt: skip
+    assert bad.exit_code == 2
+    assert "--questions: unknown nope" in bad.output
