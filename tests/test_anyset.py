@@ -28,10 +28,12 @@ def _run(*args: str) -> Any:
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
     out = tmp_path_factory.mktemp("stock-report")
-    result = _run(
-        "run", "--eval", "examples/stock_agent/eval.yaml",
-        "--cassettes", "examples/stock_agent/cassettes", "--out", str(out),
-    )  # fmt: skip
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(REPO)  # results name the eval file relative to the working folder
+        result = _run(
+            "run", "--eval", "examples/stock_agent/eval.yaml",
+            "--cassettes", "examples/stock_agent/cassettes", "--out", str(out),
+        )  # fmt: skip
     return result, out
 
 
