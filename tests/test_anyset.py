@@ -362,3 +362,20 @@ def test_a_selection_narrows_the_results(tmp_path: Path) -> None:
                "--out", str(out))  # fmt: skip
     assert bad.exit_code == 2
     assert "--questions: unknown nope" in bad.output
+
+
+def test_diff_compares_two_plugin_recorded_folders(copied: Path, tmp_path: Path) -> None:
+    """``toolreplay diff A B --eval EVAL`` on two folders of cassettes: their episodes read and
+    judged, nothing written in them."""
+    other = tmp_path / "other"
+    shutil.copytree(copied / "cassettes", other)
+    cassette = other / "test_agent" / "test_price[1].yaml"
+    text = cassette.read_text(encoding="utf-8")
+    cassette.write_text(text.replace("ABC-1 costs €19.90.", "ABC-1 costs €18.90."), "utf-8")
+    before = _files(copied) | {f"other/{f}" for f in _files(other)}
+    result = _run(
+        "diff", str(copied / "cassettes"), str(other), "--eval", str(copied / "eval.yaml")
+    )
+    assert result.exit_code == 1, result.output
+    assert "FLIP test_agent/price: pass → fail" in result.output
+    assert _files(copied) | {f"other/{f}" for f in _files(other)} == before
