@@ -248,3 +248,30 @@ def test_an_exhausted_script_is_a_visible_error(loopback: None) -> None:
         reply = httpx.post(f"{server.base_url}/chat/completions", json={"messages": []})
     assert reply.status_code == 500
     assert "ScriptExhausted: the script holds no reply for request 1" in reply.text
+
+
+def test_real_pydantic_ai_cassettes_are_named_and_converted(tmp_path: Path) -> None:
+    """pydantic-ai's own recorded cassettes (tests/data/foreign): a JSON reply under
+    ``response.parsed_body`` is named with the converter, and the converted file loads and
+    holds the same episode; a streamed one (its reply under ``body.string``) loads as it is."""
+    from typer.testing import CliRunner
+
+    from toolreplay.cassettes.episodes import episodes_from_cassette
+    from toolreplay.cassettes.errors import CassetteError
+    from toolreplay.cassettes.store import load_cassette
+    from toolreplay.cli.main import app
+
+    foreign = Path(__file__).parent / "data" / "foreign"
+    load_cassette(foreign / "pydantic-ai-openai-stream.yaml")  # already toolreplay's shape
+    name = "pydantic-ai-openai-tool-call.yaml"
+    source = foreign / name
+    with pytest.raises(CassetteError, match="pydantic-ai's cassette shape") as caught:
+        load_cassette(source)
+    assert str(caught.value).endswith(f"convert the file: toolreplay convert {source}")
+    run = CliRunner().invoke(app, ["convert", str(source), "--out", str(tmp_path)])
+    assert run.exit_code == 0, run.output
+    converted = tmp_path / name
+    load_cassette(converted)  # toolreplay's shape now
+    text = converted.read_text(encoding="utf-8")
+    assert "authorization" not in text.lower() and "cookie" not in text.lower()
+    assert episodes_from_cassette(converted) == episodes_from_cassette(source)
