@@ -192,9 +192,16 @@ def _verdict(
         if fidelity is None
         else {
             "passed": fidelity["checks_passed"],
-            "total": len(fidelity["checks"]),
-            "ok": bool(fidelity["checks"]) and fidelity["checks_passed"] == len(fidelity["checks"]),
-            "failed": [c["title"] for c in fidelity["checks"] if not c["passed"]],
+            # a check that does not apply to the set counts neither as passed nor as failed
+            "total": sum(1 for c in fidelity["checks"] if not c.get("not_applicable")),
+            "not_applicable": sum(1 for c in fidelity["checks"] if c.get("not_applicable")),
+            "ok": bool(fidelity["checks"])
+            and all(c["passed"] or c.get("not_applicable") for c in fidelity["checks"]),
+            "failed": [
+                c["title"]
+                for c in fidelity["checks"]
+                if not c["passed"] and not c.get("not_applicable")
+            ],
         },
     }
 
