@@ -379,3 +379,22 @@ def test_diff_compares_two_plugin_recorded_folders(copied: Path, tmp_path: Path)
     assert result.exit_code == 1, result.output
     assert "FLIP test_agent/price: pass → fail" in result.output
     assert _files(copied) | {f"other/{f}" for f in _files(other)} == before
+
+
+def test_a_folder_that_cannot_be_written_is_judged_without_a_manifest(
+    copied: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toolreplay.runs.anyset as anyset
+
+    def refuse(folder: Path, manifest: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(anyset, "write_manifest", refuse)
+    out = tmp_path / "out"
+    result = _run("run", "--eval", str(copied / "eval.yaml"), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert not (copied / "cassettes" / "manifest.json").exists()
+    assert "provenance pytest" not in result.output.split("fidelity")[0]
+    checks = json.loads((out / "results.json").read_text(encoding="utf-8"))["fidelity"]["checks"]
+    completeness = next(c for c in checks if c["name"] == "completeness")
+    assert any("manifest.json missing" in e for e in completeness["evidence"])

@@ -222,8 +222,9 @@ def any_set_results(
     ``(configuration, path)``), trial 1 judged into ``results.json``'s episodes, every trial
     into pass^k, and the audit (:func:`run_any_set_audit`) as ``fidelity``. ``want_c`` and
     ``want_q`` select configurations and question ids. The manifest is read, or, when missing,
-    written inside ``folder`` (``write_manifest``; otherwise built in memory and the audit told
-    there is none). Raises :class:`~toolreplay.runs.anyset.AnySetError`,
+    written inside ``folder`` (``write_manifest``; otherwise, or when the folder cannot be
+    written, built in memory and the audit told there is none). Raises
+    :class:`~toolreplay.runs.anyset.AnySetError`,
     :class:`~toolreplay.cassettes.errors.CassetteError` or :class:`ValueError` (an unknown
     selection, starting with ``--``), with one line."""
     from toolreplay.judging.verdicts import FULL_JUDGE
@@ -233,10 +234,12 @@ def any_set_results(
 
     found = read_any_set(folder, whole, cassettes)
     written = False
-    if write_manifest or manifest_path(folder).exists():
+    try:
+        if not (write_manifest or manifest_path(folder).exists()):
+            raise FileNotFoundError  # not asked to write one
         manifest, written = ensure_manifest(found, whole)
         audit = run_any_set_audit(found, whole, FULL_JUDGE, manifest)
-    else:
+    except OSError:  # none, and none written (not asked to, or a read-only folder)
         manifest = build_manifest(found, whole)
         audit = run_any_set_audit(found, whole, FULL_JUDGE, None)
     known_q = [q.id for q in whole.questions]

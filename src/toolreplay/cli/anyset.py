@@ -51,8 +51,6 @@ def run_any_set(
     except ValueError as exc:  # AnySetError, CassetteError, a bad selection
         code = 2 if str(exc).startswith("--") else 1
         raise _fail(str(exc), code) from None
-    except OSError as exc:
-        raise _fail(f"cannot write {folder / 'manifest.json'}: {exc.strerror or exc}") from None
     if written:
         out.print(
             f"wrote {folder / 'manifest.json'} (provenance pytest)", highlight=False, soft_wrap=True
