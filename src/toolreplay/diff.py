@@ -131,7 +131,9 @@ class RunDiff:
 def load_run(path: Path, eval_path: Path | None = None) -> Run:
     """A run from ``path``: a results file, a folder holding ``results.json`` (e.g.
     ``reports/``), or a cassette set (a folder holding ``manifest.json``), which is replayed
-    offline and judged with the eval file ``eval_path`` (default ``evals/weather.yaml``).
+    offline and judged with the eval file ``eval_path`` (default ``evals/weather.yaml``); with
+    an eval file of a set recorded by the pytest plugin (``cassettes:``), a folder of such
+    cassettes, its episodes read from them (nothing written).
     Raises :class:`DiffError` naming ``path``."""
     from toolreplay.results.format import ResultsError as ReportError
     from toolreplay.results.format import load_results
@@ -142,6 +144,8 @@ def load_run(path: Path, eval_path: Path | None = None) -> Run:
             return _replay_run(p, eval_path)
         if (p / "results.json").is_file():
             p = p / "results.json"
+        elif _any_set_eval(eval_path):
+            return _replay_run(p, eval_path)
         else:
             raise DiffError(
                 f"{path}: neither a results file nor a cassette set (no results.json or "
@@ -151,6 +155,18 @@ def load_run(path: Path, eval_path: Path | None = None) -> Run:
         return Run(label=str(path), results=load_results(p))
     except ReportError as exc:
         raise DiffError(str(exc)) from None
+
+
+def _any_set_eval(eval_path: Path | None) -> bool:
+    """Whether ``eval_path`` judges a set recorded by the pytest plugin (``cassettes:``)."""
+    from toolreplay.evals import EvalFileError, load_eval
+
+    if eval_path is None:
+        return False
+    try:
+        return load_eval(eval_path).reads_cassettes
+    except EvalFileError:
+        return False
 
 
 def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
@@ -166,6 +182,15 @@ def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
         suite = load_eval(eval_path or DEFAULT_EVAL)
     except EvalFileError as exc:
         raise DiffError(str(exc)) from None
+    if suite.reads_cassettes:  # a folder recorded by the pytest plugin: read, not replayed
+        from toolreplay.audit.anyset import any_set_results
+        from toolreplay.runs.anyset import AnySetError
+
+        try:
+            results = any_set_results(suite, set_dir, write_manifest=False)[0]
+        except (AnySetError, CassetteError) as exc:
+            raise DiffError(f"{set_dir}: {exc}") from None
+        return Run(label=str(set_dir), results=results)
     configs = study_configurations(suite)
     try:
         manifest = read_manifest(set_dir)

@@ -32,6 +32,7 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from toolreplay.declarations import (
@@ -138,6 +139,10 @@ class Question:
     variation: Variation = Variation()
     expect: tuple[EpisodeExpectation, ...] = field(default=(), hash=False)
     declared_measures: tuple[MeasureDeclaration, ...] = ()
+    #: The recorded tests whose episodes answer this question, in a set recorded by the
+    #: pytest plugin (:mod:`toolreplay.runs.anyset`): cassette names or shell patterns
+    #: (``test_stock*``); empty: the episodes whose first user message is ``text``.
+    tests: tuple[str, ...] = ()
 
     @property
     def day_index(self) -> int:
@@ -186,6 +191,16 @@ class EvalSuite:
     declared_measures: tuple[MeasureDeclaration, ...] = ()
     #: The eval-wide expectations (``expect:``), already part of every question's ``expect``.
     expect: tuple[EpisodeExpectation, ...] = field(default=(), hash=False)
+    #: A set recorded by the pytest plugin that this eval file judges (``cassettes:``, a
+    #: folder relative to the eval file): its episodes are read from the cassettes
+    #: (:mod:`toolreplay.runs.anyset`), not run by the study's hosts. None: a study's set.
+    cassettes: str | None = None
+
+    @property
+    def reads_cassettes(self) -> bool:
+        """Whether the episodes come from a plugin-recorded set (``cassettes:``, or a
+        question mapped to ``tests:``) rather than from the study's configurations."""
+        return self.cassettes is not None or any(q.tests for q in self.questions)
 
     def system_prompt(self, today: str) -> str:
         """The system prompt with ``{today}`` (an ISO date such as ``2026-09-17``) filled in."""
@@ -254,6 +269,7 @@ class _QuestionModel(_Strict):
     entities: list[str] = []
     standin: _StandinModel = _StandinModel()
     expect: list[Any] = []
+    tests: list[str] = []
 
 
 class _SamplingModel(_Strict):
@@ -298,11 +314,26 @@ class _EvalModel(_Strict):
     version: Literal[1]
     name: str
     study: str | None = None
-    system_prompt: str
+    system_prompt: str  # an eval of a plugin-recorded set may leave it out (""; see below)
+    cassettes: str | None = Field(default=None, min_length=1)
     experiment: _ExperimentModel = _ExperimentModel()
     measures: list[Any] = []
     expect: list[Any] = []
     questions: list[_QuestionModel] = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_prompt_for_a_recorded_set(cls, data: Any) -> Any:
+        """An eval of a plugin-recorded set (``cassettes:``, or a question's ``tests:``)
+        judges episodes its agent ran with its own prompt: ``system_prompt`` may be left out."""
+        if isinstance(data, dict) and "system_prompt" not in data:
+            questions = data.get("questions")
+            mapped = isinstance(questions, list) and any(
+                isinstance(q, dict) and q.get("tests") for q in questions
+            )
+            if data.get("cassettes") is not None or mapped:
+                return {**data, "system_prompt": ""}
+        return data
 
     @field_validator("questions")
     @classmethod
@@ -377,7 +408,7 @@ def load_eval(path: str | Path) -> EvalSuite:
         raise EvalFileError(f"{p}: does not match the eval schema:\n" + "\n".join(problems))
     return EvalSuite(
         name=model.name,
-        system_prompt_template=model.system_prompt,
+        system_prompt_template=model.system_prompt or "",
         questions=tuple(
             Question(
                 id=q.id,
@@ -398,6 +429,7 @@ def load_eval(path: str | Path) -> EvalSuite:
                 variation=Variation(**q.standin.variation.model_dump()),
                 expect=(*default_expect, *expects[q.id]),
                 declared_measures=declared,
+                tests=tuple(q.tests),
             )
             for q in model.questions
         ),
@@ -421,6 +453,7 @@ def load_eval(path: str | Path) -> EvalSuite:
         study=model.study,
         declared_measures=declared,
         expect=default_expect,
+        cassettes=model.cassettes,
     )
 
 

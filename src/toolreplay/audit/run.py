@@ -85,12 +85,30 @@ def run_audit(
     by ``workers`` processes (:func:`toolreplay.runs.replay.replay_outcomes`). Replay failures are
     reported by the ``completeness`` check, not raised. Raises
     :class:`~toolreplay.cassettes.errors.CassetteError` only when the manifest is missing or
-    malformed.
+    malformed. For an eval file of a set recorded by the pytest plugin (``cassettes:`` or
+    ``tests:``), ``set_dir`` is that folder and the audit is
+    :func:`toolreplay.audit.anyset.run_any_set_audit` (a missing manifest reported by its
+    completeness check, never raised; the study's checks not applicable).
     """
+    if suite.reads_cassettes:  # a set recorded by the pytest plugin: its own checks
+        return _any_set_audit(set_dir, suite, judge)
     try:
         return _run_audit(set_dir, suite, judge, episodes, progress, workers)
     finally:
         _VERDICTS.clear()
+
+
+def _any_set_audit(folder: Path, suite: EvalSuite, judge: Judge) -> Audit:
+    """The audit of a plugin-recorded folder (:func:`toolreplay.audit.anyset.
+    run_any_set_audit`): read-only, so a missing manifest is not written but reported by the
+    completeness check, and the study's checks are not applicable."""
+    from toolreplay.audit.anyset import run_any_set_audit
+    from toolreplay.cassettes.manifest import manifest_path
+    from toolreplay.runs.anyset import read_any_set
+
+    found = read_any_set(folder, suite)
+    manifest = read_manifest(folder) if manifest_path(folder).exists() else None
+    return run_any_set_audit(found, suite, judge, manifest)
 
 
 def _run_audit(

@@ -22,17 +22,28 @@ from toolreplay.wire.episode import Episode
 
 @dataclass(frozen=True)
 class Check:
-    """One fidelity check: ``name``, ``passed``, one-line ``explanation``, ``evidence`` lines."""
+    """One fidelity check: ``name``, ``passed``, one-line ``explanation``, ``evidence`` lines.
+    ``applicable`` False: the set lacks what the check needs (a set recorded by the pytest
+    plugin has no study baseline to ablate); it is reported as not applicable, never as a
+    pass, and ``passed`` is False."""
 
     name: str
     passed: bool
     explanation: str
     evidence: tuple[str, ...] = ()
+    applicable: bool = True
+
+    @classmethod
+    def not_applicable(cls, name: str, why: str) -> Check:
+        return cls(name, False, why, applicable=False)
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"name", "passed", "explanation", "evidence"}``; a check that does not apply has
+        ``"passed": false`` and ``"not_applicable": true``."""
         return {
             "name": self.name,
             "passed": self.passed,
+            **({} if self.applicable else {"not_applicable": True}),
             "explanation": self.explanation,
             "evidence": list(self.evidence),
         }
@@ -49,7 +60,9 @@ class Audit:
 
     @property
     def passed(self) -> bool:
-        return all(c.passed for c in self.checks)
+        """No check that applies failed (and at least one applies)."""
+        applied = [c for c in self.checks if c.applicable]
+        return bool(applied) and all(c.passed for c in applied)
 
     def check(self, name: str) -> Check:
         return next(c for c in self.checks if c.name == name)

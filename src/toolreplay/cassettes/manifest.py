@@ -75,8 +75,9 @@ class EpisodeRecord(BaseModel):
 class Manifest(BaseModel):
     """``cassettes/<set>/manifest.json``: provenance of a cassette set.
 
-    ``provenance`` is ``stand-in`` (the bundled test-double model and fixture server) or
-    ``live``. ``today`` is the date put in the system prompt, used again at replay.
+    ``provenance`` is ``stand-in`` (the bundled test-double model and fixture server),
+    ``live``, or ``pytest`` (recorded by the pytest plugin in a user's test suite). ``today``
+    is the date put in the system prompt, used again at replay.
     Hashes detect stale cassettes: the system prompt template and each toolset's schemas.
     ``trials`` and ``seed``: how many trials each episode has, and the stand-in's variation
     seed; ``episodes`` is keyed by :func:`episode_key` (trial 1 ``CONFIG/QUESTION``, later
@@ -89,7 +90,9 @@ class Manifest(BaseModel):
     trials: int = Field(default=1, ge=1)
     #: Seed of the stand-in's per-trial variation (see toolreplay.doubles.standin).
     seed: int = 0
-    provenance: Literal["stand-in", "live"]
+    #: ``pytest``: a folder recorded by the pytest plugin, its manifest written afterwards
+    #: (:mod:`toolreplay.runs.anyset`).
+    provenance: Literal["stand-in", "live", "pytest"]
     model: str
     model_base_url: str
     endpoint_host: str

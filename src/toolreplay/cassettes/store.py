@@ -291,12 +291,38 @@ def _validate(path: Path, data: bytes) -> list[dict[str, Any]]:
     except ValidationError as exc:
         raise CassetteError(f"{path}: {_first_error(exc)}") from None
     for i, item in enumerate(raw["interactions"], start=1):
+        foreign = foreign_shape(item, path)
+        if foreign is not None:
+            raise CassetteError(f"{path}: interaction {i}: {foreign}")
         try:
             _InteractionModel.model_validate(item)
         except ValidationError as exc:
             raise CassetteError(f"{path}: interaction {i}: {_first_error(exc)}") from None
     interactions: list[dict[str, Any]] = raw["interactions"]
     return interactions
+
+
+#: The command that rewrites a cassette of another serializer's shape in toolreplay's.
+CONVERT_COMMAND = "toolreplay convert"
+
+
+def foreign_shape(interaction: Any, path: Path | str = "PATH") -> str | None:
+    """What another serializer's shape ``interaction`` has, with the command that converts it,
+    or None when it is not one toolreplay knows (then the field checks say what is wrong).
+
+    Known: pydantic-ai's test serializer (``tests/json_body_serializer.py``), which stores a
+    JSON response body as ``response.parsed_body`` beside ``status`` and ``headers``, where
+    toolreplay stores it as ``response.body.parsed_body``."""
+    if not isinstance(interaction, dict):
+        return None
+    response = interaction.get("response")
+    if isinstance(response, dict) and "parsed_body" in response and "body" not in response:
+        return (
+            "response.parsed_body beside status and headers is pydantic-ai's cassette shape "
+            "(its tests/json_body_serializer.py), not toolreplay's (response.body.parsed_body); "
+            f"convert the file: {CONVERT_COMMAND} {path}"
+        )
+    return None
 
 
 def read_cassette(path: Path) -> list[dict[str, Any]]:

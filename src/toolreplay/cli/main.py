@@ -10,13 +10,21 @@ imported only for type checking in quotes."""
 
 from __future__ import annotations
 
-from toolreplay.cli import audit, diff, merge, record, report, run  # noqa: F401 (registration)
+from toolreplay.cli import (  # noqa: F401 (registration)
+    audit,
+    convert,
+    diff,
+    merge,
+    record,
+    report,
+    run,
+)
 from toolreplay.cli.app import app
 
 __all__ = ["app", "main"]
 
 #: The order ``--help`` lists the commands in (each module registers one).
-ORDER = ("run", "merge", "report", "diff", "audit", "record")
+ORDER = ("run", "merge", "report", "diff", "audit", "record", "convert")
 app.registered_commands.sort(key=lambda c: ORDER.index(c.callback.__module__.rsplit(".", 1)[1]))
 
 

@@ -86,21 +86,31 @@ def run(
     every answer, labels failure modes, runs the fidelity audit, prints the table (trial 1) and
     pass^k over the trials, and writes results.json and index.html. Episodes are replayed by
     --workers processes; --shard splits the run across machines (see `toolreplay merge`).
-    Exits 1 when an episode does not replay or the audit fails."""
+    Exits 1 when an episode does not replay or the audit fails.
+
+    An eval file with `cassettes: PATH` (or questions mapped to `tests:`) judges a folder
+    recorded by the pytest plugin instead: its episodes are read from the cassettes, whatever
+    framework sent them; repeated tests are the trials (`--cassettes` names another folder;
+    `--out` defaults to reports/FOLDER)."""
     from toolreplay.cassettes.errors import CassetteError
     from toolreplay.cassettes.manifest import read_manifest
     from toolreplay.runs.replay import parse_shard, replay_outcomes
     from toolreplay.runs.replay import shard as shard_of
 
-    if out_dir is None:
-        out_dir = Path("reports") if set_name == "reference" else Path("reports") / set_name
     try:
         part = parse_shard(shard) if shard is not None else None
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="'--shard'") from None
     n_workers = _workers(workers)
     whole = _load(eval_path)
+    if whole.reads_cassettes:  # a set recorded by the pytest plugin: episodes from the wire
+        from toolreplay.cli.anyset import run_any_set
+
+        given = None if cassettes == DEFAULT_CASSETTES else cassettes
+        return run_any_set(whole, given, out_dir, configurations, questions)
     suite, configs, selection = _select(whole, configurations, questions)
+    if out_dir is None:
+        out_dir = Path("reports") if set_name == "reference" else Path("reports") / set_name
     set_dir = cassettes / set_name
     _check_output_folder(out_dir)  # before replaying, not after
     try:

@@ -27,7 +27,14 @@ gets:
   request (a message, a tool schema, a parameter) and the command that re-records the test;
   a request under a cassette file that does not exist fails with
   :class:`~toolreplay.cassettes.errors.CassetteError` "cassette missing: PATH does not exist";
+- cassettes read through the **checked loader** (:func:`~toolreplay.cassettes.store.
+  load_cassette`): a malformed one fails the test with one line naming the file and the
+  interaction; another serializer's shape (pydantic-ai's) is named, with ``toolreplay
+  convert``;
 - pytest-recording's ``--record-mode`` (``none`` by default; ``rewrite`` re-records).
+
+``--toolreplay-report DIR`` (with ``--toolreplay-eval PATH``) writes results.json and
+index.html for the episodes the session replayed (:mod:`toolreplay.plugin.report`).
 
 These are set as defaults on the VCR that pytest-recording builds for each test that opts in; a
 ``vcr_config`` fixture of your own overrides them key by key (:func:`default_vcr_config`
@@ -35,15 +42,19 @@ returns them as a dict).
 
 Fixtures:
 
-- ``toolreplay_model_settings``: :class:`~toolreplay.models.base.ModelSettings` from the environment
-  (``TOOLREPLAY_BASE_URL``, ``TOOLREPLAY_MODEL``; the key only when recording, never in record
-  mode ``none``, paired with its endpoint as
-  :func:`~toolreplay.models.endpoint.resolve_endpoint` says:
-  ``DASHSCOPE_API_KEY`` for DashScope, ``OPENAI_API_KEY`` for the OpenAI API or
-  ``$OPENAI_BASE_URL``, and for any other endpoint the variable ``TOOLREPLAY_API_KEY_ENV``
-  names);
+- ``toolreplay_model_settings``: :class:`~toolreplay.models.base.ModelSettings`: in record
+  mode ``none`` the base URL and model of the test's own cassette (no environment needed, no
+  key read); when recording, from the environment (:data:`toolreplay.plugin.settings.
+  RECORDING_SETTINGS`: ``TOOLREPLAY_BASE_URL``, ``TOOLREPLAY_MODEL``, the key paired with its
+  endpoint as :func:`~toolreplay.models.endpoint.resolve_endpoint` says: ``DASHSCOPE_API_KEY``
+  for DashScope, ``OPENAI_API_KEY`` for the OpenAI API or ``$OPENAI_BASE_URL``, and for any
+  other endpoint the variable ``TOOLREPLAY_API_KEY_ENV`` names), an error naming the variable
+  to set;
 - ``chat_model``: an :class:`~toolreplay.models.openai_chat.OpenAIChatModel` with those
   settings over an ``httpx.Client`` that ignores proxy settings; under a cassette it replays;
+- ``toolreplay_chat_server``: starts a scripted OpenAI-compatible model on loopback to record
+  against (:mod:`toolreplay.doubles.scripted`; streams when asked) and points
+  ``TOOLREPLAY_BASE_URL``/``TOOLREPLAY_MODEL`` at it for the test;
 - ``http_session``: a ``requests.Session`` that ignores proxy settings, for your own tools;
 - ``transcript_snapshot``: syrupy's ``snapshot`` for
   :func:`toolreplay.plugin.snapshots.normalise_episode` (readable JSON, volatile values left
@@ -71,6 +82,9 @@ __all__ = ["SECRET_QUERY_PARAMETERS", "default_vcr_config", "uses_toolreplay"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from toolreplay.plugin import report
+
+    report.addoption(parser)
     parser.addini(
         INI_OPTION,
         type="bool",
@@ -92,10 +106,27 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "allow_unplayed: the test may leave recorded interactions of its cassette unplayed.",
     )
+    from toolreplay.plugin import report
+
+    report.configure(config)
     if config.pluginmanager.hasplugin("recording"):  # pytest-recording
         from toolreplay.plugin import recording as _pytest_recording
 
         config.pluginmanager.register(_pytest_recording, "toolreplay-recording")
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """``--toolreplay-report DIR``: write the report of the replayed episodes
+    (:mod:`toolreplay.plugin.report`)."""
+    from toolreplay.plugin.report import write_session_report
+
+    try:
+        line = write_session_report(config)
+    except (ValueError, OSError) as exc:  # a bad eval file, a cassette that does not read
+        terminalreporter.write_line(f"toolreplay: report not written: {exc}", red=True)
+        return
+    if line:
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture

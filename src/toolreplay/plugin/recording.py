@@ -16,7 +16,7 @@ import pytest
 from toolreplay.cassettes.errors import CassetteError
 from toolreplay.cassettes.format import JsonBodySerializer, _json_body_matcher
 from toolreplay.cassettes.miss import explain_miss, find_miss
-from toolreplay.cassettes.vcr import one_request_at_a_time
+from toolreplay.cassettes.vcr import AtomicPersister, one_request_at_a_time
 from toolreplay.plugin.config import default_vcr_config, uses_toolreplay
 
 _FAILED = pytest.StashKey[bool]()
@@ -43,8 +43,41 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
         return
     vcr.register_serializer("yaml", JsonBodySerializer)
     vcr.register_matcher("json_body", _json_body_matcher)
+    # cassettes are read through toolreplay's checked loader (one-line errors naming the file
+    # and the interaction, another serializer's shape named as such) and written atomically
+    vcr.register_persister(_CheckedPersister(list(getattr(vcr.persister, "extra_paths", []))))
     for key, value in default_vcr_config().items():
         setattr(vcr, key, value)
+
+
+class _CheckedPersister:
+    """pytest-recording's persister (the test's cassette, plus the extra cassettes named in
+    ``@pytest.mark.vcr("extra.yaml")``, saving only the first) with every file read through
+    toolreplay's checked loader and written atomically
+    (:class:`~toolreplay.cassettes.vcr.AtomicPersister`)."""
+
+    def __init__(self, extra_paths: list[str]) -> None:
+        self.extra_paths = extra_paths
+
+    def load_cassette(self, cassette_path: str, serializer: Any) -> Any:
+        from vcr.persisters.filesystem import CassetteNotFoundError
+
+        requests: list[Any] = []
+        responses: list[Any] = []
+        for path in dict.fromkeys([str(cassette_path), *self.extra_paths]):
+            try:
+                more = AtomicPersister.load_cassette(path, serializer)
+            except CassetteNotFoundError:
+                continue
+            requests += more[0]
+            responses += more[1]
+        if not requests:
+            raise CassetteNotFoundError()
+        return requests, responses
+
+    @staticmethod
+    def save_cassette(cassette_path: str, cassette_dict: Any, serializer: Any) -> None:
+        AtomicPersister.save_cassette(cassette_path, cassette_dict, serializer)
 
 
 def _rerecord(item: pytest.Item) -> str:
@@ -85,6 +118,21 @@ def _missing_cassette(miss: Any, item: pytest.Item) -> CassetteError | None:
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
+) -> Generator[None, object, object]:
+    """A cassette that does not load (malformed, another serializer's shape) fails the test
+    with the loader's one-line error instead of a traceback through vcrpy."""
+    try:
+        return (yield)
+    except CassetteError as exc:
+        if fixturedef.argname != "vcr" or not uses_toolreplay(request.node):
+            raise
+        message = str(exc)
+    pytest.fail(message, pytrace=False)  # outside the except: no "during handling" chain
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
@@ -108,6 +156,11 @@ def _toolreplay_all_played(request: pytest.FixtureRequest, vcr: Any) -> Iterator
     with one_request_at_a_time(vcr):
         yield
     cassette = vcr
+    mode = getattr(cassette.record_mode, "value", cassette.record_mode)
+    if mode == "none" and any(cassette.play_counts.values()):
+        from toolreplay.plugin.report import remember
+
+        remember(request.node, cassette)  # for --toolreplay-report
     if cassette is None or request.node.get_closest_marker("allow_unplayed"):
         return
     if request.node.stash.get(_FAILED, False):
@@ -129,10 +182,19 @@ def _toolreplay_all_played(request: pytest.FixtureRequest, vcr: Any) -> Iterator
 
 
 @pytest.fixture
-def toolreplay_model_settings(record_mode: str) -> Any:
-    from toolreplay.models.endpoint import model_settings
+def toolreplay_model_settings(record_mode: str, request: pytest.FixtureRequest) -> Any:
+    """The model settings ``chat_model`` uses (see :mod:`toolreplay.plugin.settings`): in
+    record mode ``none``, the base URL and model of the test's cassette (no environment
+    needed); when recording, the environment's, with the key paired with its endpoint."""
+    from toolreplay.plugin.settings import recorded_settings, recording_settings
 
-    return model_settings(read_key=record_mode != "none")
+    if record_mode == "none":
+        return recorded_settings(request.getfixturevalue("vcr"))
+    try:
+        return recording_settings()
+    except ValueError as exc:
+        message = str(exc)
+    pytest.fail(message, pytrace=False)
 
 
 @pytest.fixture
@@ -152,3 +214,26 @@ def http_session() -> Iterator[Any]:
     with requests.Session() as session:
         session.trust_env = False
         yield session
+
+
+@pytest.fixture
+def toolreplay_chat_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Start a scripted OpenAI-compatible model on loopback for recording
+    (:func:`toolreplay.doubles.scripted.scripted_chat_server`): call it with a script (a list of
+    assistant messages, or a function of the request body) and, optionally, the model name;
+    it sets ``TOOLREPLAY_BASE_URL`` and ``TOOLREPLAY_MODEL`` for the test and returns the
+    running :class:`~toolreplay.doubles.scripted.ScriptedChatServer` (``base_url``,
+    ``requests``). Stopped when the test ends."""
+    from contextlib import ExitStack
+
+    from toolreplay.doubles.scripted import SCRIPTED_MODEL, Script, scripted_chat_server
+
+    with ExitStack() as stack:
+
+        def start(script: Script, model: str = SCRIPTED_MODEL) -> Any:
+            server = stack.enter_context(scripted_chat_server(script))
+            monkeypatch.setenv("TOOLREPLAY_BASE_URL", server.base_url)
+            monkeypatch.setenv("TOOLREPLAY_MODEL", model)
+            return server
+
+        yield start

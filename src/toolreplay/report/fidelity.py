@@ -75,6 +75,28 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
 )
 
 
+#: The checks' words on a set recorded by the pytest plugin (some checks not applicable):
+#: what each check that applies asks of such a set; the study's terms are left out.
+ANY_SET_CHECKS: dict[str, tuple[str, str]] = {
+    **{name: (title, "") for name, (title, _lead) in CHECKS.items()},
+    "judge_breadth": (
+        "Is the judge as broad as the questions?",
+        "Every question's measure, the study's or one the eval file declares, must be "
+        "accepted by the judge in use.",
+    ),
+    "arm_parity": (
+        "Did every configuration get the same conditions?",
+        "Model, temperature, system prompt and tool schemas are read from each test module's "
+        "recorded requests and must match across configurations.",
+    ),
+    "completeness": (
+        "Is every episode recorded and unchanged?",
+        "Every question needs an episode in every configuration, every cassette must read, "
+        "and each must be unchanged since the set's manifest was written.",
+    ),
+}
+
+
 def _texts() -> tuple[dict[str, tuple[str, str]], tuple[tuple[str, str], ...]]:
     """The checks' words and the glossary: the engine's, in the study's terms where it has
     them (the only installed study's; the engine's alone when that cannot be told)."""
@@ -191,6 +213,10 @@ def _fidelity(fidelity: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if fidelity is None:
         return None
     words, glossary = _texts()
+    if any(c.get("not_applicable") for c in fidelity.get("checks", [])):
+        # a set recorded by the pytest plugin: no study baseline, so none of its terms
+        words = ANY_SET_CHECKS
+        glossary = tuple(g for g in GLOSSARY if g[0] in ("judge breadth", "arm parity"))
     tables = [
         {
             "key": key,
@@ -226,6 +252,7 @@ def _fidelity(fidelity: Mapping[str, Any] | None) -> dict[str, Any] | None:
                 "title": title,
                 "lead": _mixed(lead),
                 "passed": c["passed"],
+                "not_applicable": bool(c.get("not_applicable")),
                 # the near-miss explanation only restates its table's numbers
                 "explanation": "" if attach == "near_miss" else _plain(c.get("explanation", "")),
                 # the ablation evidence only restates its table's rows
@@ -239,6 +266,7 @@ def _fidelity(fidelity: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {
         "checks": checks,
         "checks_passed": sum(1 for c in checks if c["passed"]),
+        "checks_not_applicable": sum(1 for c in checks if c["not_applicable"]),
         "tables": [t for t in tables if t["key"] not in shown],
         "near_miss": near,
         "ablations": ablations,

@@ -44,4 +44,5 @@ SOURCES: dict[str, str] = {
     "live": "live",
     "fixture-server": "the fixture server",
     "stand-in": "the stand-in",
+    "pytest": "as recorded by the tests (toolreplay cannot tell what answered)",
 }

@@ -51,6 +51,7 @@ def _header(results: Mapping[str, Any]) -> dict[str, Any]:
         "provenance": prov["provenance"],
         "stand_in": prov["provenance"] == "stand-in",
         "live": prov["provenance"] == "live",
+        "pytest": prov["provenance"] == "pytest",
         "streamed": prov.get("streamed") is True,
         "model": prov["model"],
         "endpoint_host": prov["endpoint_host"],
@@ -191,9 +192,16 @@ def _verdict(
         if fidelity is None
         else {
             "passed": fidelity["checks_passed"],
-            "total": len(fidelity["checks"]),
-            "ok": bool(fidelity["checks"]) and fidelity["checks_passed"] == len(fidelity["checks"]),
-            "failed": [c["title"] for c in fidelity["checks"] if not c["passed"]],
+            # a check that does not apply to the set counts neither as passed nor as failed
+            "total": sum(1 for c in fidelity["checks"] if not c.get("not_applicable")),
+            "not_applicable": sum(1 for c in fidelity["checks"] if c.get("not_applicable")),
+            "ok": bool(fidelity["checks"])
+            and all(c["passed"] or c.get("not_applicable") for c in fidelity["checks"]),
+            "failed": [
+                c["title"]
+                for c in fidelity["checks"]
+                if not c["passed"] and not c.get("not_applicable")
+            ],
         },
     }
 

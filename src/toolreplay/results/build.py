@@ -108,15 +108,19 @@ def summarize(records: Sequence[dict[str, Any]], names: Sequence[str]) -> list[d
 
 
 #: What answered at an endpoint (:func:`endpoint_source`).
-LIVE, FIXTURE_SERVER, STAND_IN = "live", "fixture-server", "stand-in"
+LIVE, FIXTURE_SERVER, STAND_IN, PYTEST = "live", "fixture-server", "stand-in", "pytest"
 
 
 def endpoint_source(role: str, url: str, provenance: str) -> str:
     """What answered at ``url`` when the set was recorded, judged from the URL: the model
     endpoint (``role`` ``model``) on loopback in a ``stand-in`` set is the stand-in; a tool
     endpoint on loopback is the fixture server; anything else is live (a model server on
-    loopback in a ``live`` set is a live model running on the recording machine)."""
+    loopback in a ``live`` set is a live model running on the recording machine); every
+    endpoint of a ``pytest`` set (recorded in a user's tests) is ``pytest``: what answered
+    there is for the tests to say."""
     loopback = (urlsplit(url).hostname or "") in LOOPBACK
+    if provenance == PYTEST:  # recorded in a user's tests: what answered is theirs to say
+        return PYTEST
     if role == "model":
         return STAND_IN if loopback and provenance == STAND_IN else LIVE
     return FIXTURE_SERVER if loopback else LIVE

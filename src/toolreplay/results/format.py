@@ -290,15 +290,18 @@ class Endpoint(_Model):
     loopback: bool = Field(description="Whether the host is this machine (127.0.0.1, ...).")
     source: str = Field(
         description="What answered: stand-in (the bundled test-double model: a loopback model URL "
-        "in a stand-in set), fixture-server (the fixture server: a loopback tool URL) or live "
-        "(anything else)."
+        "in a stand-in set), fixture-server (the fixture server: a loopback tool URL), pytest "
+        "(any endpoint of a set recorded by the pytest plugin: what answered is for its tests "
+        "to say) or live (anything else)."
     )
 
 
 class Provenance(_Model):
     """Where the cassette set came from (from its manifest.json)."""
 
-    provenance: str = Field(description="stand-in (a test double) or live.")
+    provenance: str = Field(
+        description="stand-in (a test double), live, or pytest (recorded by the pytest plugin)."
+    )
     model: str = Field(description="Model name sent in the requests.")
     endpoint_host: str = Field(description="Host of the model endpoint (no credentials).")
     recorded_on: str | None = Field(description="Recording date, YYYY-MM-DD.")
@@ -322,7 +325,13 @@ class Check(_Model):
     """One fidelity check (:mod:`toolreplay.audit`)."""
 
     name: str = Field(description="baseline_heuristics, ablation, judge_breadth, ...")
-    passed: bool = Field(description="Whether the check passed.")
+    passed: bool = Field(description="Whether the check passed (false when not applicable).")
+    not_applicable: bool | None = Field(
+        None,
+        description="true: the set lacks what the check needs (a set recorded by the pytest "
+        "plugin has no study baseline); passed is false, and the check is reported as not "
+        "applicable, never as a pass nor counted as a failure of the audit.",
+    )
     explanation: str | None = Field(None, description="One line: what was found.")
     evidence: list[str] | None = Field(None, description="Evidence lines.")
 

@@ -1,0 +1,72 @@
+"""``toolreplay run`` on a set recorded by the pytest plugin (an eval file with ``cassettes:``
+or questions mapped to ``tests:``): episodes read from the cassettes, judged with the eval
+file's questions and expectations, pass^k over repeated tests, the audit's checks that apply,
+results.json and the report. See :mod:`toolreplay.runs.anyset`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from toolreplay.cli.common import (
+    _check_output_folder,
+    _fail,
+    _names,
+    _rates_lines,
+    _table,
+    _trials_table,
+    out,
+    write_outputs,
+)
+
+if TYPE_CHECKING:
+    from toolreplay.evals import EvalSuite
+
+
+def run_any_set(
+    whole: EvalSuite,
+    cassettes: Path | None,
+    out_dir: Path | None,
+    configurations: str | None,
+    questions: str | None,
+) -> None:
+    """The ``toolreplay run`` path for a plugin-recorded set (module docstring)."""
+    from toolreplay.audit.anyset import any_set_results
+    from toolreplay.cassettes.errors import CassetteError
+    from toolreplay.cli.audit import _print_audit_summary
+    from toolreplay.files import LockedError
+    from toolreplay.report.render import ReportError
+    from toolreplay.runs.anyset import AnySetError, cassettes_folder
+
+    try:
+        folder = cassettes_folder(whole, cassettes)
+    except AnySetError as exc:
+        raise _fail(str(exc), 2) from None
+    out_dir = out_dir if out_dir is not None else Path("reports") / folder.name
+    _check_output_folder(out_dir)
+    try:
+        results, audit, written = any_set_results(
+            whole, folder, _names(configurations), _names(questions)
+        )
+    except ValueError as exc:  # AnySetError, CassetteError, a bad selection
+        code = 2 if str(exc).startswith("--") else 1
+        raise _fail(str(exc), code) from None
+    if written:
+        out.print(
+            f"wrote {folder / 'manifest.json'} (provenance pytest)", highlight=False, soft_wrap=True
+        )
+    try:
+        page = write_outputs(out_dir, results)
+    except (ReportError, LockedError, CassetteError, AnySetError) as exc:
+        raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _fail(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
+    out.print(_table(results))
+    out.print(_trials_table(results))
+    for line in _rates_lines(results):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
+    _print_audit_summary(audit)
+    out.print(f"wrote {out_dir / 'results.json'}", highlight=False, soft_wrap=True)
+    out.print(f"wrote {page}", highlight=False, soft_wrap=True)
+    if not audit.passed:
+        raise _fail("fidelity audit failed (see above)", 1)

@@ -1,0 +1,70 @@
+"""``toolreplay convert``: rewrite cassettes of another serializer's shape in toolreplay's."""
+
+# Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
+# the command's signature, see toolreplay.cli.main.
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolreplay.cli.app import app
+from toolreplay.cli.common import _fail, out
+
+
+@app.command()
+def convert(
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Cassette files, or folders (every *.yaml / *.yml under them).",
+            show_default=False,
+        ),
+    ],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Write the converted cassettes under this folder (the same relative paths; "
+            "for a folder argument, relative to it) instead of replacing them in place.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """Convert cassettes written by another serializer to toolreplay's shape.
+
+    Reads pydantic-ai's test cassettes (a JSON reply under `response.parsed_body`) and vcrpy's
+    own yaml cassettes; writes what a toolreplay recording of the same exchanges writes: JSON
+    bodies stored parsed, only `content-type` headers kept (cookies, keys and request ids are
+    dropped), secret query parameters dropped. Bodies are kept value for value, so the
+    converted cassettes replay the same replies. Each file is checked before it is replaced;
+    without --out, files are converted in place (keep them under version control)."""
+    from toolreplay.cassettes.convert import convert_file
+    from toolreplay.cassettes.errors import CassetteError
+
+    pairs: list[tuple[Path, Path]] = []
+    for path in paths:
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
+            if not files:
+                raise _fail(f"{path}: no *.yaml or *.yml cassette under this folder")
+            pairs += [(f, (out_dir / f.relative_to(path)) if out_dir else f) for f in files]
+        elif path.exists():
+            pairs.append((path, (out_dir / path.name) if out_dir else path))
+        else:
+            raise _fail(f"cassette not found: {path}")
+    converted = []
+    for source, target in pairs:
+        try:
+            n = convert_file(source, target)
+        except CassetteError as exc:
+            raise _fail(str(exc)) from None
+        except OSError as exc:
+            raise _fail(f"cannot write {target}: {exc.strerror or exc}") from None
+        converted.append((target, n))
+    for target, n in converted:
+        out.print(
+            f"wrote {target} ({n} interaction{'s' if n != 1 else ''})",
+            highlight=False,
+            soft_wrap=True,
+        )

@@ -1,0 +1,164 @@
+"""``pytest --toolreplay-report DIR``: results.json and index.html for the episodes a session
+replayed.
+
+Every test that opts in (:func:`~toolreplay.plugin.config.uses_toolreplay`) and replays its
+cassette (record mode ``none``) is remembered; when the session ends, the episodes are read
+from those cassettes (:mod:`toolreplay.cassettes.episodes`, whatever framework sent them) and
+judged as ``toolreplay run`` judges a plugin-recorded set (:mod:`toolreplay.runs.anyset`):
+
+- with ``--toolreplay-eval PATH``, by that eval file's questions, measures and expectations;
+- without, one question per test function (its id the function's name, its text the
+  episode's first user message, nothing to measure), its expectations given by the marker
+  ``@pytest.mark.toolreplay_expect({"tool_called": "lookup"}, {"max_rounds": 3}, ...)``
+  (the eval file's ``expect:`` forms); parametrised repeats of a test are its trials.
+
+Only DIR is written (no manifest is written beside the cassettes). Run it without
+pytest-xdist's ``-n``: the workers' replays are not gathered (the controller writes nothing).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+#: The marker giving a test's expectations when no eval file is given.
+EXPECT_MARKER = "toolreplay_expect"
+
+_REPLAYED = pytest.StashKey[list["Replayed"]]()
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """A test that replayed a cassette: its node id, function name, cassette, expectations."""
+
+    nodeid: str
+    function: str
+    cassette: str
+    expect: tuple[Any, ...] = field(default=())
+
+
+def addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("toolreplay")
+    group.addoption(
+        "--toolreplay-report",
+        metavar="DIR",
+        default=None,
+        help="toolreplay: write DIR/results.json and DIR/index.html for the episodes this "
+        "session replayed (read from their cassettes, judged, pass^k over repeated tests).",
+    )
+    group.addoption(
+        "--toolreplay-eval",
+        metavar="PATH",
+        default=None,
+        help="toolreplay: judge the --toolreplay-report episodes with this eval file's "
+        "questions and expectations (default: one question per test, expectations from "
+        f"@pytest.mark.{EXPECT_MARKER}).",
+    )
+
+
+def configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{EXPECT_MARKER}(*expectations): what this test's episode should do and say, in the "
+        'eval file\'s expect: forms ({"tool_called": "lookup"}), for --toolreplay-report.',
+    )
+    config.stash[_REPLAYED] = []
+
+
+def remember(item: pytest.Item, cassette: Any) -> None:
+    """Called after a test that opted in replayed ``cassette`` (vcrpy's)."""
+    if item.config.getoption("--toolreplay-report", None) is None:
+        return
+    path = getattr(cassette, "_path", None)
+    if path is None or not Path(path).is_file():
+        return
+    expect: list[Any] = []
+    for mark in item.iter_markers(EXPECT_MARKER):
+        expect += list(mark.args)
+    function = getattr(item, "originalname", None) or item.name.split("[", 1)[0]
+    item.config.stash[_REPLAYED].append(
+        Replayed(item.nodeid, function, str(Path(path).resolve()), tuple(expect))
+    )
+
+
+def _question_id(function: str) -> str:
+    text = re.sub(r"[^a-z0-9_-]+", "-", function.lower()).strip("-_")
+    return text or "test"
+
+
+def _synthesized_suite(replayed: list[Replayed]) -> Any:
+    """One question per test function: its first user message, nothing to measure, the
+    marker's expectations, its cassettes mapped by name."""
+    from toolreplay.cassettes.episodes import read_wire_episodes
+    from toolreplay.cassettes.store import load_cassette
+    from toolreplay.declarations import parse_expectations
+    from toolreplay.evals import (
+        EvalSuite,
+        ExperimentSpec,
+        Question,
+    )
+
+    by_function: dict[str, list[Replayed]] = {}
+    for r in replayed:
+        by_function.setdefault(r.function, []).append(r)
+    questions = []
+    for function, tests in by_function.items():
+        wire = read_wire_episodes(load_cassette(Path(tests[0].cassette)))
+        text = wire[0].episode.question if wire else function
+        qid = _question_id(function)
+        questions.append(
+            Question(
+                id=qid,
+                text=text,
+                measure="none",
+                day="today",
+                places=(),
+                narrates_followups=False,
+                expect=parse_expectations(list(tests[0].expect), f"{function} {EXPECT_MARKER}"),
+                tests=tuple(sorted({Path(t.cassette).stem for t in tests})),
+            )
+        )
+    spec = ExperimentSpec(("loop",), (), 6, 20000, 0.0, ())
+    return EvalSuite("pytest-session", "", tuple(questions), spec, "pytest session")
+
+
+def _common_folder(paths: list[Path]) -> Path:
+    import os
+
+    common = Path(os.path.commonpath([str(p.parent) for p in paths]))
+    # the cassettes of one module sit in one folder: report its parent, the module a
+    # configuration, as toolreplay run reads a plugin-recorded folder
+    return common.parent if all(p.parent == common for p in paths) else common
+
+
+def write_session_report(config: pytest.Config) -> str | None:
+    """Write the report when ``--toolreplay-report`` was given; a line for the terminal."""
+    out = config.getoption("--toolreplay-report", None)
+    if out is None or hasattr(config, "workerinput"):
+        return None
+    replayed = config.stash.get(_REPLAYED, [])
+    if not replayed:
+        return f"toolreplay: no replayed cassette in this session; {out} not written"
+    from toolreplay.audit.anyset import any_set_results
+    from toolreplay.evals import load_eval
+    from toolreplay.report.render import write_report
+    from toolreplay.results.build import write_results
+
+    paths = sorted({Path(r.cassette) for r in replayed})
+    folder = _common_folder(paths)
+    eval_path = config.getoption("--toolreplay-eval", None)
+    suite = load_eval(eval_path) if eval_path else _synthesized_suite(replayed)
+    cassettes = [(p.parent.name, p) for p in paths]
+    results, _audit, _ = any_set_results(suite, folder, cassettes=cassettes, write_manifest=False)
+    target = Path(out)
+    write_results(target / "results.json", results)
+    page = write_report(target / "results.json", target / "index.html")
+    passed = sum(1 for e in results["episodes"] if e["passed"])
+    return (
+        f"toolreplay: {passed}/{len(results['episodes'])} episodes passed; "
+        f"wrote {target / 'results.json'} and {page}"
+    )

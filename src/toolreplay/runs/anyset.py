@@ -1,0 +1,269 @@
+"""Any set: a folder of cassettes recorded by the pytest plugin, judged like a recorded set.
+
+The episodes are read from the cassettes alone (:mod:`toolreplay.cassettes.episodes`: the Chat
+Completions requests and replies in order, whatever framework sent them), not run by the
+study's hosts. Layout, as pytest-recording writes it::
+
+    FOLDER/<test module>/<test name>.yaml      configuration = the test module (its folder)
+    FOLDER/<test name>.yaml                    configuration = FOLDER's own name
+
+Each cassette may hold several episodes (a test that runs its agent more than once). Every
+episode is mapped to a question of the eval file: a question's ``tests:`` (cassette names or
+shell patterns such as ``test_stock[*]``) take the episodes of the cassettes they name; any
+other episode goes to the question whose ``text`` is its first user message. **Trials** are
+the episodes of one configuration × question in cassette order (natural order, so
+``test_x[2]`` before ``test_x[10]``), then episode order: parametrised repeats of a test
+(``@pytest.mark.parametrize("trial", range(5))``) are its trials, and pass^k is read from
+them. Episodes no question takes are listed (:attr:`AnySet.unmatched`), never judged.
+
+The set's ``manifest.json`` (provenance ``pytest``) is written when missing, inside FOLDER
+only (:func:`ensure_manifest`): the model and endpoint read from the first request, every
+episode's cassette, its sha256, rounds and tokens, so the audit can tell a cassette edited or
+re-recorded since.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from toolreplay.cassettes.episodes import WireEpisode, WireEpisodeError, read_wire_episodes
+from toolreplay.cassettes.errors import CassetteError
+from toolreplay.cassettes.manifest import (
+    EpisodeRecord,
+    Manifest,
+    episode_key,
+    manifest_path,
+    read_manifest,
+    redact_url,
+    write_manifest,
+)
+from toolreplay.evals import EvalSuite, Question
+from toolreplay.wire.episode import Episode
+
+#: The provenance of a set recorded by the pytest plugin (its manifest written afterwards).
+PYTEST: Literal["pytest"] = "pytest"
+
+_SUFFIXES = (".yaml", ".yml")
+
+
+class AnySetError(ValueError):
+    """The folder holds no cassette, or is not a folder; one line naming it."""
+
+
+@dataclass(frozen=True)
+class AnySetEpisode:
+    """One episode of the set: the :class:`~toolreplay.wire.episode.Episode` (its
+    ``configuration`` and ``question_id`` set), its ``trial`` (from 1), the cassette it was
+    read from (relative to the folder), which of the cassette's episodes it is (from 1),
+    whether it was streamed, and the replies the program recovered from (``faults``)."""
+
+    episode: Episode
+    trial: int
+    cassette: str
+    index: int
+    streamed: bool = False
+    faults: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return episode_key(self.episode.configuration, self.episode.question_id, self.trial)
+
+
+@dataclass(frozen=True)
+class AnySet:
+    """Everything read from a folder: ``episodes`` (matched, in configuration, question,
+    trial order), ``configurations`` (in folder order), ``unmatched`` (``"CASSETTE episode
+    N: first user message"`` for episodes no question takes) and ``errors`` (``"CASSETTE:
+    what"`` for cassettes that could not be read)."""
+
+    folder: Path
+    episodes: tuple[AnySetEpisode, ...]
+    configurations: tuple[str, ...]
+    unmatched: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+
+    @property
+    def trials(self) -> int:
+        """The most trials any configuration × question has (at least 1)."""
+        return max((e.trial for e in self.episodes), default=1)
+
+    def trial_one(self) -> list[Episode]:
+        return [e.episode for e in self.episodes if e.trial == 1]
+
+
+def cassettes_folder(suite: EvalSuite, override: Path | None = None) -> Path:
+    """The folder to read: ``override`` (``--cassettes``), else the eval file's
+    ``cassettes:`` relative to the eval file; :class:`AnySetError` when neither is given."""
+    if override is not None:
+        return override
+    if suite.cassettes is None:
+        raise AnySetError(
+            f"{suite.path}: name the folder of recorded cassettes with --cassettes PATH "
+            "(or cassettes: PATH in the eval file)"
+        )
+    return Path(suite.path).parent / suite.cassettes
+
+
+def _natural(text: str) -> list[object]:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
+
+
+def discover(folder: Path) -> list[tuple[str, Path]]:
+    """``(configuration, cassette)`` for every cassette of the folder (see the module
+    docstring), configurations in name order, cassettes in natural order."""
+    if not folder.is_dir():
+        what = "does not exist" if not folder.exists() else "is not a folder"
+        raise AnySetError(f"cassette folder {folder} {what}")
+    found: list[tuple[str, Path]] = []
+    own = sorted(
+        (p for p in folder.iterdir() if p.is_file() and p.suffix in _SUFFIXES),
+        key=lambda p: _natural(p.stem),
+    )
+    found += [(folder.name, p) for p in own]
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        files = sorted(
+            (p for p in sub.iterdir() if p.is_file() and p.suffix in _SUFFIXES),
+            key=lambda p: _natural(p.stem),
+        )
+        found += [(sub.name, p) for p in files]
+    if not found:
+        raise AnySetError(
+            f"no cassette (*.yaml) in {folder} or its subfolders: record the tests first "
+            "(pytest --record-mode=rewrite)"
+        )
+    return found
+
+
+def _by_tests(questions: Sequence[Question], stem: str) -> Question | None:
+    for q in questions:
+        if any(fnmatch.fnmatchcase(stem, pattern) for pattern in q.tests):
+            return q
+    return None
+
+
+def read_any_set(
+    folder: Path, suite: EvalSuite, cassettes: Sequence[tuple[str, Path]] | None = None
+) -> AnySet:
+    """Read every episode of the folder (or only ``cassettes``: ``(configuration, path)``
+    under it) and map it to a question (module docstring). A cassette that cannot be read is
+    listed in :attr:`AnySet.errors`, not raised."""
+    found = discover(folder) if cassettes is None else list(cassettes)
+    configurations = list(dict.fromkeys(c for c, _ in found))
+    per_key: dict[tuple[str, str], list[AnySetEpisode]] = {}
+    unmatched: list[str] = []
+    errors: list[str] = []
+    for configuration, path in found:
+        rel = path.relative_to(folder).as_posix()
+        try:
+            wire: list[WireEpisode] = read_wire_episodes(_interactions(path), configuration)
+            if not wire:
+                raise WireEpisodeError("no Chat Completions request in it")
+        except (CassetteError, WireEpisodeError) as exc:
+            errors.append(f"{rel}: {str(exc).removeprefix(f'{path}: ')}")
+            continue
+        named = _by_tests(suite.questions, path.stem)
+        for index, w in enumerate(wire, start=1):
+            question = named or suite.question_for_text(w.episode.question)
+            if question is None:
+                unmatched.append(f"{rel} episode {index}: {w.episode.question[:80]!r}")
+                continue
+            key = (configuration, question.id)
+            mine = per_key.setdefault(key, [])
+            episode = replace(w.episode, question_id=question.id)
+            mine.append(AnySetEpisode(episode, len(mine) + 1, rel, index, w.streamed, w.faults))
+    ordered = [
+        e for c in configurations for q in suite.questions for e in per_key.get((c, q.id), [])
+    ]
+    return AnySet(folder, tuple(ordered), tuple(configurations), tuple(unmatched), tuple(errors))
+
+
+def _interactions(path: Path) -> list[dict[str, object]]:
+    """The cassette's interactions, loaded and checked (toolreplay's shape; another
+    serializer's shape is named with its converter)."""
+    from toolreplay.cassettes.store import load_cassette
+
+    return load_cassette(path)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def build_manifest(found: AnySet, suite: EvalSuite) -> Manifest:
+    """The manifest of a plugin-recorded set (provenance ``pytest``): the model and endpoint
+    of its first Chat Completions request, each episode's record keyed ``CONFIG/QUESTION``
+    (``/trial-<i>`` after the first), the eval file it was first judged with; ``recorded_on``
+    is the day the manifest is written (a cassette does not say when it was recorded)."""
+    model, base_url = "unknown", ""
+    for e in found.episodes:
+        path = found.folder / e.cassette
+        for w in read_wire_episodes(_interactions(path)):
+            body = w.rounds[0].exchange.request_body
+            model = str(body.get("model") or model)
+            uri = w.rounds[0].exchange.uri
+            base_url = uri[: uri.rindex("/chat/completions")]
+            break
+        if base_url:
+            break
+    url, host = redact_url(base_url) if base_url else ("", "")
+    from importlib.metadata import version
+
+    return Manifest(
+        cassette_set=found.folder.name,
+        trials=found.trials,
+        provenance=PYTEST,
+        model=model,
+        model_base_url=url,
+        endpoint_host=host,
+        recorded_on=datetime.now(timezone.utc).date().isoformat(),
+        today="",
+        eval_file=Path(suite.path).as_posix(),
+        packages={"toolreplay": version("toolreplay")},
+        system_prompt_sha256="",
+        tool_schemas_sha256={},
+        settings={"stream": True} if any(e.streamed for e in found.episodes) else {},
+        episodes={
+            e.key: EpisodeRecord(
+                cassette=e.cassette,
+                cassette_sha256=_sha256(found.folder / e.cassette),
+                wall_time_s=0.0,
+                prompt_tokens=e.episode.usage.prompt_tokens,
+                completion_tokens=e.episode.usage.completion_tokens,
+                rounds=len(e.episode.rounds),
+            )
+            for e in found.episodes
+        },
+    )
+
+
+def ensure_manifest(found: AnySet, suite: EvalSuite) -> tuple[Manifest, bool]:
+    """The folder's manifest, and whether it was written now: read when ``manifest.json``
+    exists, else built (:func:`build_manifest`) and written inside the folder (nowhere
+    else). :class:`~toolreplay.cassettes.errors.CassetteError` for a malformed manifest."""
+    if manifest_path(found.folder).exists():
+        return read_manifest(found.folder), False
+    manifest = build_manifest(found, suite)
+    write_manifest(found.folder, manifest)
+    return manifest.model_copy(update={"cassette_set": found.folder.name}), True
+
+
+def changed_cassettes(found: AnySet, manifest: Manifest) -> list[str]:
+    """Cassettes whose sha256 differs from the manifest's (edited or re-recorded since it was
+    written), and episodes the manifest does not know, as ``"KEY (CASSETTE)"``."""
+    out = []
+    for e in found.episodes:
+        record = manifest.episodes.get(e.key)
+        if record is None:
+            out.append(f"{e.key} ({e.cassette}: not in the manifest)")
+        elif record.cassette != e.cassette or record.cassette_sha256 != _sha256(
+            found.folder / e.cassette
+        ):
+            out.append(f"{e.key} ({e.cassette})")
+    return out
