@@ -134,7 +134,7 @@ def load_run(path: Path, eval_path: Path | None = None) -> Run:
     offline and judged with the eval file ``eval_path`` (default ``evals/weather.yaml``).
     Raises :class:`DiffError` naming ``path``."""
     from toolreplay.results.format import ResultsError as ReportError
-    from toolreplay.results.format import load_results
+    from toolreplay.results.validate import read_results
 
     p = Path(path)
     if p.is_dir():
@@ -148,7 +148,7 @@ def load_run(path: Path, eval_path: Path | None = None) -> Run:
                 "manifest.json in the folder)"
             )
     try:
-        return Run(label=str(path), results=load_results(p))
+        return Run(label=str(path), results=read_results(p))
     except ReportError as exc:
         raise DiffError(str(exc)) from None
 

@@ -321,24 +321,50 @@ LOCK_WAIT_S = 60.0
 
 
 def write_outputs(out_dir: Path, results: dict[str, Any], wait: float | None = None) -> Path:
-    """Write ``out_dir/results.json`` and ``out_dir/index.html``; returns the page's path.
-    One writer of the folder at a time (a file lock; another writer is waited for up to
-    ``wait`` seconds, default :data:`LOCK_WAIT_S`, then :class:`LockedError`), so the two files
-    stay a pair; each is replaced atomically, so a reader never sees a partial file."""
-    from toolreplay.files import folder_lock
-    from toolreplay.report.render import write_report
-    from toolreplay.results.build import write_results
+    """Write ``out_dir/results.json`` and ``out_dir/index.html`` as one generation
+    (:func:`toolreplay.files.publish`: both or neither, a kill included); returns the page's
+    path. One writer of the folder at a time (a file lock; another writer is waited for up to
+    ``wait`` seconds, default :data:`LOCK_WAIT_S`, then :class:`LockedError`); what a killed
+    earlier run left there is completed or removed first, and said on stderr."""
+    import json
+
+    from toolreplay.files import folder_lock, publish, recover_outputs
+    from toolreplay.report.render import stream_report
+    from toolreplay.results.format import check_results
 
     wait = LOCK_WAIT_S if wait is None else wait
+    check_results(results)
+    text = json.dumps(results, ensure_ascii=False, indent=2) + "\n"
+    as_read = json.loads(text)  # the page is rendered from what results.json holds
     with folder_lock(out_dir, wait=wait, inside=True, what="writing reports into"):
-        write_results(out_dir / "results.json", results)
-        return write_report(out_dir / "results.json", out_dir / "index.html")
+        for note in recover_outputs(out_dir):
+            _note(note)
+        publish(
+            out_dir,
+            {
+                "results.json": lambda f: f.write(text),
+                "index.html": lambda f: stream_report(as_read, f.write),
+            },
+        )
+    return out_dir / "index.html"
 
 
-def _check_output_folder(folder: Path) -> None:
-    """Fail now, before any work, when ``folder`` cannot hold our output files."""
-    from toolreplay.files import check_writable
+def _note(message: str) -> None:
+    err.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
 
+
+def _check_output_folder(folder: Path, files: tuple[str, ...] = ()) -> None:
+    """Fail now, before any work, when ``folder`` cannot hold our output files, or one of
+    ``files`` there is not a regular file (a device, FIFO, socket, folder or link): exit 2."""
+    from toolreplay.files import OutputPathError, check_output_file, check_writable
+
+    if folder.exists() and not folder.is_dir():
+        raise _fail(f"--out {folder}: is not a folder; give a folder for the output files", 2)
+    for name in files:
+        try:
+            check_output_file(folder / name, name)
+        except OutputPathError as exc:
+            raise _fail(str(exc), 2) from None
     try:
         check_writable(folder)
     except OSError as exc:

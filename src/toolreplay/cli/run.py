@@ -102,7 +102,6 @@ def run(
     whole = _load(eval_path)
     suite, configs, selection = _select(whole, configurations, questions)
     set_dir = cassettes / set_name
-    _check_output_folder(out_dir)  # before replaying, not after
     try:
         manifest = read_manifest(set_dir)
     except CassetteError as exc:
@@ -113,6 +112,11 @@ def run(
             f"{shard}: this run replays {len(jobs)} episodes, so N can be at most {len(jobs)}",
             param_hint="'--shard'",
         )
+    from toolreplay.runs.shards import shard_file_name
+
+    # before replaying, not after (and after every usage check: a refused run creates nothing)
+    names = (shard_file_name(*part),) if part else ("results.json", "index.html")
+    _check_output_folder(out_dir, names)
     mine = shard_of(jobs, *part) if part else jobs
     with _progress(len(mine), "replaying", delay=2.0) as step, _terminate_as_interrupt():
         outcomes = replay_outcomes(
@@ -154,7 +158,7 @@ def _finish(
 ) -> None:
     """Judge replayed episodes, run the audit, write and print the results (run and merge)."""
     from toolreplay.audit.run import run_audit
-    from toolreplay.files import LockedError
+    from toolreplay.files import LockedError, OutputPathError
     from toolreplay.judging.verdicts import FULL_JUDGE
     from toolreplay.report.render import ReportError
     from toolreplay.results.build import build_results
@@ -184,6 +188,8 @@ def _finish(
     results["fidelity"] = audit.to_dict()
     try:
         page = write_outputs(out_dir, results)
+    except OutputPathError as exc:
+        raise _fail(str(exc), 2) from None
     except (ReportError, LockedError) as exc:
         raise _fail(str(exc)) from None
     except OSError as exc:
