@@ -41,6 +41,9 @@ def _before_record_request(request: Any) -> Any:
     }
     request.uri = strip_secret_query(request.uri)
     parts = urlsplit(request.uri)
+    if "@" in parts.netloc:  # userinfo (http://user:pass@host/v1) is a credential
+        parts = parts._replace(netloc=parts.netloc.rpartition("@")[2])
+        request.uri = urlunsplit(parts)
     if parts.hostname in LOOPBACK:
         request.uri = urlunsplit(parts._replace(netloc=parts.hostname or ""))
     return request

@@ -229,6 +229,10 @@ def record(
             endpoint = resolve_endpoint(base_url, model, api_key_env)
         except EndpointError as exc:
             raise _fail(str(exc)) from None
+        from toolreplay.secrets import register, register_url
+
+        register(endpoint.settings.api_key)  # never printed nor written from here on
+        register_url(endpoint.settings.base_url)
         out.print(f"recording live: {endpoint.describe()}", highlight=False, soft_wrap=True)
     elif base_url or model or api_key_env:
         raise _fail("--base-url, --model and --api-key-env apply to --model-source live only")
