@@ -188,8 +188,8 @@ def refuse_secrets(value: Any, what: str) -> None:
     where = find_secret(value)
     if where is not None:
         raise SecretFound(
-            f"{what} would hold a secret (a key or credential) at {where}: the endpoint "
-            "echoed it? Refused before writing it; nothing was written"
+            f"a secret (the API key or a credential) appears in {what} at {where} (the "
+            "endpoint echoed it?); Refused before writing it: nothing was written"
         )
 
 
