@@ -319,7 +319,17 @@ def read_input_bytes(path: Path, what: str, limit: int) -> bytes:
     larger than ``limit``."""
     path = Path(path)
     try:
-        with path.open("rb") as f:
+        # A FIFO or a device would block or never end: only regular files (or links to one)
+        # are opened. O_NONBLOCK: a FIFO swapped in after the check does not block the open.
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+            raise InputFileError(f"{path}: is {_kind(info.st_mode)}; expected the {what} file")
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a folder", str(path))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise InputFileError(f"{path}: is not a regular file; expected the {what} file")
             data = f.read(limit + 1)
     except FileNotFoundError:
         raise InputFileError(f"{path}: {what} not found", missing=True) from None
