@@ -169,10 +169,10 @@ def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
     configs = study_configurations(suite)
     try:
         manifest = read_manifest(set_dir)
-        from toolreplay.runs.replay import default_workers
+        from toolreplay.runs.replay import WorkerDied, default_workers
 
         episodes = replay_set(set_dir, suite, configs, workers=default_workers())
-    except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
+    except (CassetteMiss, UnplayedInteractions, CassetteError, WorkerDied) as exc:
         raise DiffError(f"{set_dir}: {exc}") from None
     results = build_results(
         manifest, episodes, [c.name for c in configs], FULL_JUDGE, suite.by_id

@@ -75,6 +75,7 @@ def audit(
     check fails."""
     from toolreplay.audit.run import run_audit
     from toolreplay.cassettes.errors import CassetteError
+    from toolreplay.runs.replay import WorkerDied
     from toolreplay.judging.verdicts import FULL_JUDGE, NARROW_JUDGE
     from toolreplay.runs.configuration import ablation_configurations, study_configurations
 
@@ -87,7 +88,7 @@ def audit(
     try:
         with _progress(total, "auditing") as step:
             result = run_audit(set_dir, suite, judge, progress=step, workers=_workers(workers))
-    except CassetteError as exc:
+    except (CassetteError, WorkerDied) as exc:
         raise _fail(str(exc)) from None
     _print_audit(result)
     if not result.passed:

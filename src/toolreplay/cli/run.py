@@ -89,7 +89,7 @@ def run(
     Exits 1 when an episode does not replay or the audit fails."""
     from toolreplay.cassettes.errors import CassetteError
     from toolreplay.cassettes.manifest import read_manifest
-    from toolreplay.runs.replay import parse_shard, replay_outcomes
+    from toolreplay.runs.replay import WorkerDied, parse_shard, replay_outcomes
     from toolreplay.runs.replay import shard as shard_of
 
     if out_dir is None:
@@ -118,10 +118,15 @@ def run(
     names = (shard_file_name(*part),) if part else ("results.json", "index.html")
     _check_output_folder(out_dir, names)
     mine = shard_of(jobs, *part) if part else jobs
-    with _progress(len(mine), "replaying", delay=2.0) as step, _terminate_as_interrupt():
-        outcomes = replay_outcomes(
-            set_dir, manifest, whole, mine, workers=n_workers, progress=step
-        )
+    try:
+        with _progress(len(mine), "replaying", delay=2.0) as step, _terminate_as_interrupt():
+            outcomes = replay_outcomes(
+                set_dir, manifest, whole, mine, workers=n_workers, progress=step
+            )
+    except WorkerDied as exc:
+        raise _fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise _fail("interrupted; nothing was written", 130) from None
     if part is not None:
         from toolreplay.runs.shards import ShardSpec, shard_file_name, write_shard
 
