@@ -306,6 +306,12 @@ def load_eval(path: str | Path) -> EvalSuite:
         raise EvalFileError(str(exc)) from None
     except yaml.YAMLError as exc:
         raise EvalFileError(f"{p}: not valid YAML: {exc}") from None
+    if not isinstance(raw, dict):  # the file's own words, not the model's class name
+        found = "empty" if raw is None else f"a {type(raw).__name__}"
+        raise EvalFileError(
+            f"{p}: the top level is {found}; an eval file is a mapping with the keys "
+            "experiment, system_prompt and questions"
+        )
     try:
         model = _EvalModel.model_validate(raw)
     except ValidationError as exc:

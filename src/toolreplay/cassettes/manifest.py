@@ -177,6 +177,8 @@ def read_manifest(set_dir: Path) -> Manifest:
         ) from None
     try:
         raw = json.loads(text)
+    except RecursionError:
+        raise CassetteError(f"{path}: nested beyond reason; not a manifest") from None
     except ValueError as exc:
         raise CassetteError(f"{path}: not valid JSON: {exc}") from None
     try:

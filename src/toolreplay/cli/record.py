@@ -218,6 +218,15 @@ def record(
         configs += ablation_configurations(suite)
     set_dir = cassettes / set_name
     keys = list(dict.fromkeys(only or []))
+    from toolreplay.cassettes.manifest import episode_key
+
+    known = [episode_key(c.name, q.id) for c in configs for q in suite.questions]
+    if unknown := [k for k in keys if k not in known]:  # a usage error, before anything runs
+        raise _fail(
+            f"--only: unknown episode(s) {', '.join(unknown)}; episodes look like "
+            f"CONFIGURATION/QUESTION-ID, e.g. {known[0]}",
+            2,
+        )
     try:
         n_trials, _ = trials_and_seed(set_dir, keys, trials, seed)
     except RecordingError as exc:

@@ -80,7 +80,10 @@ def report(
             ):
                 for note in recover_outputs(results.parent):
                     _note(note)
-        data = read_results(results)
+        try:
+            data = read_results(results)
+        except ReportError as exc:  # missing: 1; there but not one we trust: bad input, 2
+            raise _fail(str(exc), 2 if results.exists() else 1) from None
         baseline = None if compare is None else load_run(compare, eval_path)
         if to_stdout:
             stream_report(data, sys.stdout.write, compare=baseline)
