@@ -176,11 +176,33 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def check_name_lengths(path: Path, what: str = "output") -> None:
+    """:class:`OutputPathError` when a component of ``path`` is longer than the file system
+    allows (``NAME_MAX``, 255 bytes on most), or the whole path longer than ``PATH_MAX``:
+    said before anything is made, rather than as an ``OSError`` halfway."""
+    path = Path(path)
+    existing = next((p for p in (path, *path.parents) if os.path.isdir(p)), Path("."))
+    try:
+        name_max = os.pathconf(existing, "PC_NAME_MAX")
+        path_max = os.pathconf(existing, "PC_PATH_MAX")
+    except (OSError, ValueError, AttributeError):
+        name_max, path_max = 255, 4096
+    for part in path.parts:
+        if len(os.fsencode(part)) > name_max:
+            raise OutputPathError(
+                f"{what} path: the name {part[:40]}... is {len(os.fsencode(part))} bytes long; "
+                f"this file system allows {name_max}"
+            )
+    if len(os.fsencode(os.path.abspath(path))) >= path_max:
+        raise OutputPathError(f"{what} path longer than this file system allows ({path_max})")
+
+
 def check_output_file(path: Path, what: str = "output") -> None:
     """:class:`OutputPathError` unless ``path`` is absent or a regular file (not a symbolic
     link): toolreplay replaces only regular files it could have written itself, never a
     device (``/dev/null``), a FIFO, a socket, a folder or a link (``/dev/stdout``)."""
     path = Path(path)
+    check_name_lengths(path, what)
     try:
         info = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError):

@@ -374,8 +374,17 @@ def _note(message: str) -> None:
 def _check_output_folder(folder: Path, files: tuple[str, ...] = ()) -> None:
     """Fail now, before any work, when ``folder`` cannot hold our output files, or one of
     ``files`` there is not a regular file (a device, FIFO, socket, folder or link): exit 2."""
-    from toolreplay.files import OutputPathError, check_output_file, check_writable
+    from toolreplay.files import (
+        OutputPathError,
+        check_name_lengths,
+        check_output_file,
+        check_writable,
+    )
 
+    try:
+        check_name_lengths(folder, "--out")
+    except OutputPathError as exc:
+        raise _fail(str(exc), 2) from None
     if folder.exists() and not folder.is_dir():
         raise _fail(f"--out {folder}: is not a folder; give a folder for the output files", 2)
     for name in files:

@@ -43,6 +43,7 @@ def report(
         JOURNAL,
         LockedError,
         OutputPathError,
+        check_name_lengths,
         check_output_file,
         folder_lock,
         publish,
@@ -53,6 +54,10 @@ def report(
 
     to_stdout = str(out_path) == "-"
     if not to_stdout:
+        try:
+            check_name_lengths(out_path, "--out")
+        except OutputPathError as exc:
+            raise _fail(str(exc), 2) from None
         if out_path.is_dir() and not out_path.is_symlink():
             raise typer.BadParameter(
                 f"{out_path} is a folder; give the HTML file's path, e.g. {out_path}/index.html",
