@@ -95,7 +95,7 @@ def test_a_cassette_that_is_not_a_regular_file_is_damage_not_a_hang(tmp_path):
 def test_no_manifest_is_its_own_case(tmp_path):
     set_dir = _copy(tmp_path)
     (set_dir / "manifest.json").unlink()
-    with pytest.raises(CassetteError, match="manifest.json missing") as caught:
+    with pytest.raises(CassetteError, match=r"manifest\.json missing") as caught:
         read_manifest(set_dir)
     assert not isinstance(caught.value, SetDamaged)
 

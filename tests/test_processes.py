@@ -106,12 +106,12 @@ def test_the_parent_answers_signals_while_workers_hang(tmp_path, sig):
     time.sleep(8)  # replaying: the workers are asleep in their first episodes
     proc.send_signal(sig)
     try:
-        out, err = proc.communicate(timeout=20)
+        _, err = proc.communicate(timeout=20)
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGUSR1)
         time.sleep(1)
         proc.kill()
-        out, err = proc.communicate()
+        _, err = proc.communicate()
         pytest.fail(f"the parent did not answer the signal:\n{err}")
     assert proc.returncode == 130, err
     assert "Traceback" not in err and err.strip().splitlines() == [

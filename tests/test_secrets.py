@@ -121,9 +121,10 @@ def test_a_key_echoed_in_a_body_that_is_not_utf8_is_refused_before_writing(
     suite, tmp_path, loopback
 ):
     body = b"\xff\xfeinvalid api key: " + KEY.encode() + b"\xe9\xff"
-    with _server(401, body, "application/octet-stream") as url, pytest.raises(
-        RecordingError, match="appears in the cassette"
-    ) as caught:
+    with (
+        _server(401, body, "application/octet-stream") as url,
+        pytest.raises(RecordingError, match="appears in the cassette") as caught,
+    ):
         record_live(
             tmp_path / "live",
             suite,

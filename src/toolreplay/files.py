@@ -44,9 +44,9 @@ import errno
 import json
 import os
 import re
-import stat
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -209,6 +209,7 @@ def check_output_file(path: Path, what: str = "output") -> None:
         return  # nothing there (whether its folder can be made is checked by the writer)
     except OSError as exc:
         raise OutputPathError(f"{path}: cannot check the {what} path: {exc.strerror}") from None
+    dash = " or - for standard output" if what == "page" else ""
     if stat.S_ISLNK(info.st_mode):
         try:
             target = _kind(os.stat(path).st_mode)
@@ -217,12 +218,12 @@ def check_output_file(path: Path, what: str = "output") -> None:
         target = "a regular file" if target == "not a regular file" else target
         raise OutputPathError(
             f"{path}: is a symbolic link (to {target}); toolreplay writes only regular files, "
-            f"give the {what} a plain path" + (" or - for standard output" if what == "page" else "")
+            f"give the {what} a plain path{dash}"
         )
     if not stat.S_ISREG(info.st_mode):
         raise OutputPathError(
             f"{path}: is {_kind(info.st_mode)}; toolreplay writes only regular files, give the "
-            f"{what} a plain path" + (" or - for standard output" if what == "page" else "")
+            f"{what} a plain path{dash}"
         )
 
 
@@ -283,7 +284,8 @@ def recover_outputs(folder: Path) -> list[str]:
     journal = folder / JOURNAL
     if journal.is_file():
         try:
-            entries = json.loads(read_input_text(journal, "publication journal", 1 << 16))["publish"]
+            text = read_input_text(journal, "publication journal", 1 << 16)
+            entries = json.loads(text)["publish"]
             pairs = [(str(tmp), str(name)) for tmp, name in entries]
         except (InputFileError, ValueError, KeyError, TypeError):
             pairs = []

@@ -211,7 +211,7 @@ def check_set(set_dir: Path, manifest: Manifest) -> None:
     if manifest.cassette_set != set_dir.name:
         problems.append(
             f"the manifest names the set {manifest.cassette_set!r} but its folder is "
-            f"{set_dir.name!r} (a copied or renamed set? set \"cassette_set\" in its "
+            f"{set_dir.name!r} (a copied or renamed set? set cassette_set in its "
             f"manifest.json to {set_dir.name!r})"
         )
     files: dict[str, Path] = {}

@@ -75,9 +75,9 @@ def audit(
     check fails."""
     from toolreplay.audit.run import run_audit
     from toolreplay.cassettes.errors import CassetteError
-    from toolreplay.runs.replay import WorkerDied
     from toolreplay.judging.verdicts import FULL_JUDGE, NARROW_JUDGE
     from toolreplay.runs.configuration import ablation_configurations, study_configurations
+    from toolreplay.runs.replay import WorkerDied
 
     suite = _load(eval_path)
     set_dir = cassettes / set_name

@@ -71,8 +71,9 @@ def check_invariants(results: Mapping[str, Any]) -> None:
     ``results``, a document :func:`~toolreplay.results.format.check_results` accepted."""
     episodes = list(results.get("episodes") or [])
     keys = Counter((e["configuration"], e["question_id"]) for e in episodes)
-    if twice := [f"{c}/{q}" for (c, q), n in keys.items() if n > 1]:
-        raise ResultsError(f"episode {twice[0]} appears {keys[tuple(twice[0].split('/', 1))]} times")
+    if twice := [(c, q, n) for (c, q), n in keys.items() if n > 1]:
+        c, q, n = twice[0]
+        raise ResultsError(f"episode {c}/{q} appears {n} times")
     for e in episodes:
         key = f"{e['configuration']}/{e['question_id']}"
         for field in ("rounds", "tool_calls"):
@@ -107,7 +108,9 @@ def read_results(path: Path) -> dict[str, Any]:
         results = load_json_bounded(Path(path), "results file", RESULTS_LIMIT)
     except InputFileError as exc:
         if exc.missing:
-            raise ResultsError(f"{path}: results file not found; `toolreplay run` writes one") from None
+            raise ResultsError(
+                f"{path}: results file not found; `toolreplay run` writes one"
+            ) from None
         raise ResultsError(str(exc)) from None
     except ValueError as exc:
         raise ResultsError(str(exc)) from None
