@@ -167,10 +167,10 @@ def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
     except EvalFileError as exc:
         raise DiffError(str(exc)) from None
     configs = study_configurations(suite)
+    from toolreplay.runs.replay import WorkerDied, default_workers
+
     try:
         manifest = read_manifest(set_dir)
-        from toolreplay.runs.replay import WorkerDied, default_workers
-
         episodes = replay_set(set_dir, suite, configs, workers=default_workers())
     except (CassetteMiss, UnplayedInteractions, CassetteError, WorkerDied) as exc:
         raise DiffError(f"{set_dir}: {exc}") from None

@@ -347,13 +347,14 @@ def read_input_bytes(path: Path, what: str, limit: int) -> bytes:
         # are opened. O_NONBLOCK: a FIFO swapped in after the check does not block the open.
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
-            raise InputFileError(f"{path}: is {_kind(info.st_mode)}; expected the {what} file")
+            kind = _kind(info.st_mode)
+            raise InputFileError(f"{path}: is {kind}; the {what} must be a regular file")
         if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError(errno.EISDIR, "is a folder", str(path))
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as f:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-                raise InputFileError(f"{path}: is not a regular file; expected the {what} file")
+                raise InputFileError(f"{path}: the {what} must be a regular file")
             data = f.read(limit + 1)
     except FileNotFoundError:
         raise InputFileError(f"{path}: {what} not found", missing=True) from None
