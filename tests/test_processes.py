@@ -55,9 +55,18 @@ def test_a_killed_worker_names_the_episode_it_held(monkeypatch):
     assert not [p for p in _children() if p != os.getpid()]  # no worker left behind
 
 
+def _children_of(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(x) for x in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return found
+
+
 def _children() -> list[int]:
-    path = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
-    return [int(x) for x in path.read_text().split()] if path.exists() else []
+    return _children_of(os.getpid())
 
 
 def test_run_with_a_killed_worker_is_one_line_and_exit_1(tmp_path, monkeypatch):
@@ -103,7 +112,10 @@ def test_the_parent_answers_signals_while_workers_hang(tmp_path, sig):
          str(tmp_path / "out")],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    time.sleep(8)  # replaying: the workers are asleep in their first episodes
+    deadline = time.monotonic() + 90
+    while not _children_of(proc.pid) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)  # until the workers exist (they then sleep in their first episodes)
+    time.sleep(1)
     proc.send_signal(sig)
     try:
         _, err = proc.communicate(timeout=20)

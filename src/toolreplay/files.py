@@ -56,7 +56,7 @@ from typing import IO, Any, cast
 
 import filelock
 
-from toolreplay.secrets import redact_bytes, redact_text
+from toolreplay.secrets import known_secrets, redact_bytes, redact_text
 
 STAGING_PREFIX = ".recording-"
 PREVIOUS_PREFIX = ".previous-"
@@ -122,9 +122,14 @@ class _Redacting:
     def __init__(self, f: IO[Any], binary: bool) -> None:
         self._f = f
         self._binary = binary
+        self._secrets = known_secrets()  # once per file: a page is written in many pieces
 
     def write(self, data: Any) -> int:
-        safe = redact_bytes(data) if self._binary else redact_text(data)
+        if not self._secrets:
+            self._f.write(data)
+            return len(data)
+        redact = redact_bytes if self._binary else redact_text
+        safe = redact(data, self._secrets)
         self._f.write(safe)
         return len(data)
 
