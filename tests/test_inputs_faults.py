@@ -115,3 +115,34 @@ def test_rerecord_advice_never_targets_a_set_of_another_eval_file(tmp_path):
     text = " ".join(result.output.split())
     assert "--set reference" not in text
     assert "--set weather-hard (a new set: reference was recorded from evals/weather.yaml" in text
+
+
+def test_an_undecodable_recorded_body_is_named_not_just_unplayed(tmp_path):
+    """A reply marked gzip that is not gzip data ends the episode early: the message names
+    that body before the interactions it left unplayed."""
+    import hashlib
+    import shutil
+
+    import yaml
+
+    set_dir = tmp_path / "hard"
+    shutil.copytree(REPO / "cassettes" / "hard", set_dir)
+    path = set_dir / "loop+atomic" / "changsha.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["interactions"][0]["response"]["body"] = {"string": b"\x1f\x8b\x08not gzip"}
+    data["interactions"][0]["response"]["headers"] = {
+        "content-type": ["application/json"],
+        "content-encoding": ["gzip"],
+    }
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    manifest = json.loads((set_dir / "manifest.json").read_text(encoding="utf-8"))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest["episodes"]["loop+atomic/changsha"]["cassette_sha256"] = digest
+    (set_dir / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    result = _cli(
+        "run", "--eval", str(HARD_EVAL), "--cassettes", str(tmp_path), "--set", "hard",
+        "--configurations", "loop+atomic", "--questions", "changsha", "--out", str(tmp_path / "o"),
+    )  # fmt: skip
+    assert result.exit_code == 1
+    text = " ".join(result.output.split())
+    assert "interaction 1: the body is marked gzip but is not gzip data" in text
