@@ -214,7 +214,9 @@ class _StandinModel(_Strict):
 
 
 class _QuestionModel(_Strict):
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    # A file name in every cassette set (``<id>.yaml``, ``<id>/trial-<i>.yaml``): bounded
+    # well within the file systems' 255 bytes.
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=100)
     text: str = Field(min_length=1)
     measure: Measure
     day: Day = "today"
