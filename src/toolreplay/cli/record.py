@@ -197,6 +197,9 @@ def record(
     )
     from toolreplay.runs.target import RecordingError
 
+    from toolreplay.secrets import register_url
+
+    register_url(base_url)  # its userinfo and credential parameters are never printed
     if model_source is None:  # checked here: typer releases differ on required options
         raise typer.BadParameter(
             "missing: choose stand-in or live", param_hint="'--model-source'"
