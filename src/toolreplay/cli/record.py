@@ -196,7 +196,6 @@ def record(
         update_snapshots,
     )
     from toolreplay.runs.target import RecordingError
-
     from toolreplay.secrets import register_url
 
     register_url(base_url)  # its userinfo and credential parameters are never printed

@@ -258,8 +258,12 @@ def _pool_map(
             for proc in procs.values():
                 with contextlib.suppress(Exception):
                     proc.join(timeout=5)
-            # the pool's thread sees its workers gone and ends: nothing waits at exit
+            # the pool's thread sees its workers gone and ends: nothing waits at exit (and
+            # the interpreter's exit hook does not race that thread closing its pipes)
+            manager = getattr(pool, "_executor_manager_thread", None)
             pool.shutdown(wait=False, cancel_futures=True)
+            if manager is not None:
+                manager.join(timeout=5)
         with contextlib.suppress(Exception):
             tell.close()
 
