@@ -120,6 +120,10 @@ def test_the_plugin_serializer_refuses_a_cassette_holding_a_key(monkeypatch):
 def test_a_key_echoed_in_a_body_that_is_not_utf8_is_refused_before_writing(
     suite, tmp_path, loopback
 ):
+    import httpx
+    import requests.adapters
+
+    patched = (httpx.Client._send_single_request, requests.adapters.HTTPAdapter.send)
     body = b"\xff\xfeinvalid api key: " + KEY.encode() + b"\xe9\xff"
     with (
         _server(401, body, "application/octet-stream") as url,
@@ -136,6 +140,8 @@ def test_a_key_echoed_in_a_body_that_is_not_utf8_is_refused_before_writing(
     assert KEY not in str(caught.value)
     assert not (tmp_path / "live").exists()  # nothing written, not even the folder
     assert not any(p.name.startswith(".recording-") for p in tmp_path.iterdir())
+    # the refused save left nothing patched: later requests are not sent into a dead cassette
+    assert (httpx.Client._send_single_request, requests.adapters.HTTPAdapter.send) == patched
 
 
 def test_userinfo_of_the_base_url_is_never_written(suite, tmp_path, loopback):

@@ -16,7 +16,7 @@ import pytest
 from toolreplay.cassettes.errors import CassetteError
 from toolreplay.cassettes.format import JsonBodySerializer, _json_body_matcher
 from toolreplay.cassettes.miss import explain_miss, find_miss
-from toolreplay.cassettes.vcr import one_request_at_a_time
+from toolreplay.cassettes.vcr import one_request_at_a_time, unpatch_always
 from toolreplay.plugin.config import default_vcr_config, uses_toolreplay
 
 _FAILED = pytest.StashKey[bool]()
@@ -41,6 +41,7 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
     item = config.stash.get(_RUNNING, None)
     if item is None or not uses_toolreplay(item):
         return
+    unpatch_always(vcr)  # a refused save (a secret in the cassette) leaves nothing patched
     vcr.register_serializer("yaml", JsonBodySerializer)
     vcr.register_matcher("json_body", _json_body_matcher)
     for key, value in default_vcr_config().items():

@@ -45,7 +45,7 @@ from toolreplay.cassettes.manifest import (
     trial_cassette_path,
     write_manifest,
 )
-from toolreplay.cassettes.vcr import make_vcr, one_request_at_a_time
+from toolreplay.cassettes.vcr import make_vcr, one_request_at_a_time, use_cassette
 from toolreplay.evals import EvalSuite
 from toolreplay.files import (
     LockedError,
@@ -124,7 +124,7 @@ def _record_episodes(
             )
             client = config.study_.tool_client(session, target.tool_urls)
             with (
-                recorder.use_cassette(str(path)) as cassette,
+                use_cassette(recorder, str(path)) as cassette,
                 one_request_at_a_time(cassette),
             ):
                 started = time.perf_counter()
