@@ -34,19 +34,23 @@ def _all_bytes(folder: Path) -> bytes:
 
 
 @contextmanager
-def _server(status: int, body: bytes, content_type: str) -> Iterator[str]:
-    """A model endpoint on loopback answering every request with ``status`` and ``body``."""
+def _server(status: int, body: bytes, content_type: str, plain: bytes = b"") -> Iterator[str]:
+    """A model endpoint on loopback answering every request with ``status`` and ``body``
+    (``plain`` instead when the query asks ``?plain=1``)."""
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            data = plain if self.path.endswith("plain=1") else body
             self.send_response(status)
             self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(body)
+            self.wfile.write(data)
+
+        do_GET = do_POST
 
         def log_message(self, *args: object) -> None:
             return
@@ -186,3 +190,45 @@ def test_console_output_survives_an_ascii_stream():
     stream.write("北京今天多少度？\n")
     raw.flush()
     assert raw.buffer.getvalue() == b"\\u5317\\u4eac\\u4eca\\u5929\\u591a\\u5c11\\u5ea6\\uff1f\n"
+
+
+PLUGIN_TESTS = """
+import os
+import urllib.request
+
+import pytest
+
+
+@pytest.mark.toolreplay
+@pytest.mark.vcr
+def test_echo():
+    urllib.request.urlopen(os.environ["ECHO_URL"]).read()
+
+
+@pytest.mark.toolreplay
+@pytest.mark.vcr
+def test_after():
+    urllib.request.urlopen(os.environ["ECHO_URL"] + "?plain=1").read()
+"""
+
+
+def test_the_plugin_refuses_a_recording_that_would_write_the_key(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, loopback: None
+) -> None:
+    """A team's own suite recording through the plugin: the key in the environment, echoed
+    in a body that is not UTF-8, is refused before the cassette is written; the next test
+    records normally (nothing was left patched)."""
+    key = "plugin-" + "0f1e2d3c4b5a69788796"
+    monkeypatch.setenv("MY_SERVICE_API_KEY", key)
+    body = b"\xff\xfe echo " + key.encode() + b" \xe9"
+    pytester.makepyfile(test_echo=PLUGIN_TESTS)
+    with _server(200, body, "application/octet-stream", plain=b"fine") as url:
+        monkeypatch.setenv("ECHO_URL", url)
+        result = pytester.runpytest("--record-mode=once", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, errors=1)
+    assert "appears in the cassette" in result.stdout.str()
+    cassettes = pytester.path / "cassettes" / "test_echo"
+    assert not (cassettes / "test_echo.yaml").exists()
+    assert (cassettes / "test_after.yaml").exists()
+    written = b"".join(p.read_bytes() for p in cassettes.rglob("*") if p.is_file())
+    assert key.encode() not in written
