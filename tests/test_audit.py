@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import replace
 
@@ -10,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from toolreplay.audit.run import run_audit
-from toolreplay.cassettes.manifest import cassette_path, read_manifest
+from toolreplay.cassettes.manifest import SetDamaged, cassette_path, read_manifest
 from toolreplay.cli.main import app
 from toolreplay.judging.verdicts import FULL_JUDGE, NARROW_JUDGE
 
@@ -156,12 +157,9 @@ def test_missing_ablation_cassette_fails(suite, reference_episodes, tmp_path):
     dest = tmp_path / "reference"
     shutil.copytree(REFERENCE, dest)
     (cassette_path(dest, "single+oneshot-no_shi_retry", "ningde")).unlink()
-    result = run_audit(dest, suite, FULL_JUDGE, episodes=reference_episodes)
-    assert not result.check("ablation").passed
-    assert not result.check("completeness").passed
-    assert any(
-        "single+oneshot-no_shi_retry/ningde" in e for e in result.check("completeness").evidence
-    )
+    # The manifest lists it, its file is gone: the set is damaged before anything replays.
+    with pytest.raises(SetDamaged, match=r"file is missing: single\+oneshot-no_shi_retry/ningde"):
+        run_audit(dest, suite, FULL_JUDGE, episodes=reference_episodes)
 
 
 def test_audit_command_exit_codes():
@@ -306,9 +304,17 @@ def test_a_retry_that_discards_its_result_fails_the_audit(suite, tmp_path, loopb
     study = study_configurations(suite)
     oneshot = [c for c in study if c.toolset == "oneshot"]
     record_stand_in(tmp_path / "reference", suite, [*oneshot, *ablation_configurations(suite)])
+    set_dir = tmp_path / "reference"
+    manifest = json.loads((set_dir / "manifest.json").read_text(encoding="utf-8"))
+    committed = json.loads((REFERENCE / "manifest.json").read_text(encoding="utf-8"))
     for c in study:  # the atomic arms do not use get_weather: the committed ones stand
         if c.toolset == "atomic":
-            shutil.copytree(REFERENCE / c.name, tmp_path / "reference" / c.name)
+            for q in suite.questions:  # their first trials, entered in the set's manifest
+                key, name = f"{c.name}/{q.id}", f"{c.name}/{q.id}.yaml"
+                (set_dir / c.name).mkdir(exist_ok=True)
+                shutil.copy(cassette_path(REFERENCE, c.name, q.id), set_dir / name)
+                manifest["episodes"][key] = {**committed["episodes"][key], "cassette": name}
+    (set_dir / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     out = CliRunner().invoke(app, ["audit", "--eval", str(EVAL_FILE), "--cassettes", str(tmp_path)])
     assert out.exit_code == 1, out.output
     assert "FAIL baseline_heuristics" in out.output

@@ -127,6 +127,8 @@ def test_other_sets_report_into_their_own_folder(tmp_path, monkeypatch):
     import shutil
 
     shutil.copytree(REPO / "cassettes" / "reference", tmp_path / "cassettes" / "copy")
+    manifest = tmp_path / "cassettes" / "copy" / "manifest.json"  # a set is named by its folder
+    manifest.write_text(manifest.read_text().replace('"reference"', '"copy"', 1))
     monkeypatch.chdir(tmp_path)
     result = run_cli(
         "run", "--eval", str(EVAL_FILE), "--set", "copy",

@@ -56,7 +56,7 @@ def test_operational_failures_exit_1(tmp_path) -> None:
     bad = tmp_path / "results.json"
     bad.write_text("{}", encoding="utf-8")
     result = runner.invoke(app, ["report", "--results", str(bad), "--out", str(tmp_path / "x")])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a results file it cannot trust is bad input, as for diff
 
 
 def test_command_list_is_one_line_per_command() -> None:

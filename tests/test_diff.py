@@ -138,6 +138,7 @@ def test_cassette_sets_are_replayed_and_the_changed_episode_is_the_only_flip(
     manifest = json.loads((other / "manifest.json").read_text(encoding="utf-8"))
     digest = hashlib.sha256(cassette.read_bytes()).hexdigest()
     manifest["episodes"]["loop+atomic/beijing"]["cassette_sha256"] = digest
+    manifest["cassette_set"] = "other"  # a set is named by its folder
     (other / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     result = runner.invoke(app, ["diff", str(REFERENCE), str(other), "--eval", str(EVAL)])
     assert result.exit_code == 1, result.output

@@ -210,7 +210,7 @@ def test_an_echoed_key_discards_the_recording(suite, tmp_path, monkeypatch):
         return httpx.Response(200, json=chat_reply(f"your key is {KEY}"))
 
     mock_client(monkeypatch, handler)
-    with pytest.raises(record_mod.RecordingError, match="API key appears in"):
+    with pytest.raises(record_mod.RecordingError, match=r"API key or a credential\) appears in"):
         record_mod.record_live(
             tmp_path / "s", suite, [Configuration("loop", "oneshot")],
             ModelSettings(base_url="https://api.openai.com/v1", model="m", api_key=KEY),

@@ -98,7 +98,7 @@ def test_a_miss_and_an_unplayed_interaction_read_the_same_on_both_paths(
     assert "system prompt content differs at character 7" in texts[0]
 
     # one more recorded interaction than the host asks for: the same unplayed message
-    set_dir = tmp_path / "set"
+    set_dir = tmp_path / "reference"  # a set is named by its folder
     shutil.copytree(REFERENCE, set_dir)
     path = cassette_path(set_dir, config.name, "ningde", 1)
     data = load_cassette(path)

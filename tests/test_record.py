@@ -141,7 +141,10 @@ def test_unreachable_endpoint_is_a_clean_recording_error(suite, tmp_path, loopba
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     settings = ModelSettings(base_url=f"http://127.0.0.1:{port}/v1", api_key="k")
-    with pytest.raises(RecordingError, match="single\\+oneshot/ningde failed: APIConnectionError"):
+    endpoint = rf"http://127\.0\.0\.1:{port}/v1"  # a connection error names the endpoint
+    with pytest.raises(
+        RecordingError, match=rf"single\+oneshot/ningde failed at the model endpoint {endpoint}: "
+    ):
         record_live(tmp_path / "live", suite, [Configuration("single", "oneshot")], settings)
     assert not (tmp_path / "live").exists()
 

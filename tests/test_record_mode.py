@@ -38,6 +38,9 @@ def padded_set(tmp_path: Path) -> Path:
     manifest = json.loads((REFERENCE / "manifest.json").read_text(encoding="utf-8"))
     digest = hashlib.sha256(target.read_bytes()).hexdigest()
     manifest["episodes"]["loop+atomic/beijing"]["cassette_sha256"] = digest
+    # a set is its manifest: this one holds that episode's first trial only
+    manifest["episodes"] = {"loop+atomic/beijing": manifest["episodes"]["loop+atomic/beijing"]}
+    manifest["trials"] = 1
     (set_dir / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return set_dir
 

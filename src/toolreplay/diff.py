@@ -136,7 +136,7 @@ def load_run(path: Path, eval_path: Path | None = None) -> Run:
     cassettes, its episodes read from them (nothing written).
     Raises :class:`DiffError` naming ``path``."""
     from toolreplay.results.format import ResultsError as ReportError
-    from toolreplay.results.format import load_results
+    from toolreplay.results.validate import read_results
 
     p = Path(path)
     if p.is_dir():
@@ -152,7 +152,7 @@ def load_run(path: Path, eval_path: Path | None = None) -> Run:
                 "manifest.json in the folder)"
             )
     try:
-        return Run(label=str(path), results=load_results(p))
+        return Run(label=str(path), results=read_results(p))
     except ReportError as exc:
         raise DiffError(str(exc)) from None
 
@@ -192,12 +192,12 @@ def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
             raise DiffError(f"{set_dir}: {exc}") from None
         return Run(label=str(set_dir), results=results)
     configs = study_configurations(suite)
+    from toolreplay.runs.replay import WorkerDied, default_workers
+
     try:
         manifest = read_manifest(set_dir)
-        from toolreplay.runs.replay import default_workers
-
         episodes = replay_set(set_dir, suite, configs, workers=default_workers())
-    except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
+    except (CassetteMiss, UnplayedInteractions, CassetteError, WorkerDied) as exc:
         raise DiffError(f"{set_dir}: {exc}") from None
     results = build_results(
         manifest, episodes, [c.name for c in configs], FULL_JUDGE, suite.by_id

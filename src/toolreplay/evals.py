@@ -261,7 +261,9 @@ class _StandinModel(_Strict):
 
 
 class _QuestionModel(_Strict):
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    # A file name in every cassette set (``<id>.yaml``, ``<id>/trial-<i>.yaml``): bounded
+    # well within the file systems' 255 bytes.
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=100)
     text: str = Field(min_length=1)
     measure: Measure
     day: Day = "today"
@@ -366,6 +368,12 @@ def load_eval(path: str | Path) -> EvalSuite:
         raise EvalFileError(str(exc)) from None
     except yaml.YAMLError as exc:
         raise EvalFileError(f"{p}: not valid YAML: {exc}") from None
+    if not isinstance(raw, dict):  # the file's own words, not the model's class name
+        found = "empty" if raw is None else f"a {type(raw).__name__}"
+        raise EvalFileError(
+            f"{p}: the top level is {found}; an eval file is a mapping with the keys "
+            "experiment, system_prompt and questions"
+        )
     try:
         model = _EvalModel.model_validate(raw)
     except ValidationError as exc:

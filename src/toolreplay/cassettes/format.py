@@ -160,6 +160,10 @@ class JsonBodySerializer:
 
     @staticmethod
     def serialize(cassette_dict: dict[str, Any]) -> str:
+        from toolreplay.secrets import refuse_secrets
+
+        # Before anything is written: a key echoed anywhere (a binary body included) is refused.
+        refuse_secrets(cassette_dict, "the cassette")
         for interaction in cassette_dict["interactions"]:
             request = interaction["request"]
             ok, parsed = _storable_json(request.get("body"))

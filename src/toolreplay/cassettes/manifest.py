@@ -155,8 +155,9 @@ def manifest_path(set_dir: Path) -> Path:
 
 
 def read_manifest(set_dir: Path) -> Manifest:
-    """Load and validate ``manifest.json``; :class:`CassetteError` naming the file otherwise.
-    ``cassette_set`` is the folder's name (whatever the set was called when recorded)."""
+    """Load and validate ``manifest.json``; :class:`CassetteError` naming the file otherwise
+    (no manifest at all is its own message), and :class:`SetDamaged` when the set's files
+    disagree with it (:func:`check_set`)."""
     path = manifest_path(set_dir)
     if set_dir.exists() and not set_dir.is_dir():
         raise CassetteError(f"{set_dir}: is a file, not a cassette set folder")
@@ -179,6 +180,8 @@ def read_manifest(set_dir: Path) -> Manifest:
         ) from None
     try:
         raw = json.loads(text)
+    except RecursionError:
+        raise CassetteError(f"{path}: nested beyond reason; not a manifest") from None
     except ValueError as exc:
         raise CassetteError(f"{path}: not valid JSON: {exc}") from None
     try:
@@ -187,8 +190,73 @@ def read_manifest(set_dir: Path) -> Manifest:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"])
         raise CassetteError(f"{path}: {where}: {err['msg']}") from None
-    # A set is named by its folder: a copied or renamed set reports and re-records as itself.
-    return manifest.model_copy(update={"cassette_set": set_dir.name})
+    check_set(set_dir, manifest)
+    return manifest
+
+
+class SetDamaged(CassetteError):
+    """A cassette set whose files disagree with its manifest (see :func:`check_set`); the
+    message starts with ``set damaged:`` and names what differs."""
+
+
+def _listed(names: list[str], limit: int = 3) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def check_set(set_dir: Path, manifest: Manifest) -> None:
+    """:class:`SetDamaged` unless the set at ``set_dir`` is exactly what its manifest says:
+    the set name is the folder's; every cassette file (``*.yaml``, hidden files aside) has an
+    entry and every entry a file, each a regular file (not a link, FIFO or device); every
+    episode has ``manifest.trials`` trials, numbered 1..trials. A set edited by hand (an entry
+    removed, a cassette added, ``trials`` lowered) would otherwise replay unchecked."""
+    problems: list[str] = []
+    if manifest.cassette_set != set_dir.name:
+        problems.append(
+            f"the manifest names the set {manifest.cassette_set!r} but its folder is "
+            f"{set_dir.name!r} (a copied or renamed set? set cassette_set in its "
+            f"manifest.json to {set_dir.name!r})"
+        )
+    files: dict[str, Path] = {}
+    for path in set_dir.rglob("*.yaml"):
+        rel = path.relative_to(set_dir)
+        if not any(part.startswith(".") for part in rel.parts):
+            files[rel.as_posix()] = path
+    entries = {Path(r.cassette).as_posix(): key for key, r in manifest.episodes.items()}
+    if unknown := sorted(set(files) - set(entries)):
+        problems.append(f"cassette file(s) without a manifest entry: {_listed(unknown)}")
+    if missing := sorted(set(entries) - set(files)):
+        problems.append(
+            f"manifest entries whose cassette file is missing: "
+            f"{_listed([f'{entries[m]} ({m})' for m in missing])}"
+        )
+    irregular = sorted(rel for rel, p in files.items() if rel in entries and not _regular(p))
+    if irregular:
+        problems.append(f"cassette(s) that are not regular files: {_listed(irregular)}")
+    trials: dict[str, set[int]] = {}
+    for key in manifest.episodes:
+        base, _, last = key.rpartition("/trial-")
+        if base and last.isdigit() and base.count("/") == 1:
+            trials.setdefault(base, set()).add(int(last))
+        else:
+            trials.setdefault(key, set()).add(1)
+    wanted = set(range(1, manifest.trials + 1))
+    if uneven := sorted(k for k, got in trials.items() if got != wanted):
+        problems.append(
+            f"episodes whose trials are not 1..{manifest.trials} as the manifest's trials "
+            f"says: {_listed([f'{k} ({len(trials[k])} trial(s))' for k in uneven])}"
+        )
+    if problems:
+        raise SetDamaged(f"set damaged: {set_dir}: " + "; ".join(problems))
+
+
+def _regular(path: Path) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def write_manifest(set_dir: Path, manifest: Manifest) -> None:

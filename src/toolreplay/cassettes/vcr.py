@@ -41,6 +41,9 @@ def _before_record_request(request: Any) -> Any:
     }
     request.uri = strip_secret_query(request.uri)
     parts = urlsplit(request.uri)
+    if "@" in parts.netloc:  # userinfo (http://user:pass@host/v1) is a credential
+        parts = parts._replace(netloc=parts.netloc.rpartition("@")[2])
+        request.uri = urlunsplit(parts)
     if parts.hostname in LOOPBACK:
         request.uri = urlunsplit(parts._replace(netloc=parts.hostname or ""))
     return request
@@ -92,6 +95,39 @@ class AtomicPersister:
         path = Path(cassette_path)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, vcr_serialize(cassette_dict, serializer))
+
+
+class _Unpatching:
+    """A vcrpy cassette context whose patches are undone even when saving the cassette
+    raises (vcrpy leaves the HTTP libraries patched then, for every later request of the
+    process): e.g. the serializer refusing a cassette that holds a secret."""
+
+    def __init__(self, context: Any) -> None:
+        self._context = context
+
+    def __enter__(self) -> Any:
+        return self._context.__enter__()
+
+    def __exit__(self, *exc_info: Any) -> Any:
+        try:
+            return self._context.__exit__(*exc_info)
+        finally:
+            finish = getattr(self._context, "_CassetteContextDecorator__finish", None)
+            if finish is not None:  # saving raised before vcrpy unpatched: do it now
+                next(finish, None)
+                self._context._CassetteContextDecorator__finish = None
+
+
+def use_cassette(recorder: Any, path: str, **kwargs: Any) -> Any:
+    """``recorder.use_cassette(path, **kwargs)`` (``recorder`` a ``vcr.VCR``), whose patches
+    are undone however the block and the save end (:class:`_Unpatching`)."""
+    return _Unpatching(type(recorder).use_cassette(recorder, path, **kwargs))
+
+
+def unpatch_always(recorder: Any) -> None:
+    """Make every ``recorder.use_cassette(...)`` undo its patches however it ends (for a VCR
+    another library drives, e.g. pytest-recording's)."""
+    recorder.use_cassette = lambda path=None, **kwargs: use_cassette(recorder, path, **kwargs)
 
 
 def make_vcr(record_mode: Literal["none", "once", "new_episodes", "all"] = "none") -> vcr.VCR:
@@ -229,7 +265,7 @@ def replay_cassette(
             left = tape.unplayed()
         else:
             with (
-                make_vcr(record_mode).use_cassette(str(path)) as cassette,
+                use_cassette(make_vcr(record_mode), str(path)) as cassette,
                 one_request_at_a_time(cassette),
             ):
                 yield cassette

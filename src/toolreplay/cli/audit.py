@@ -17,6 +17,7 @@ from toolreplay.cli.common import (
     _fail,
     _load,
     _progress,
+    _terminate_as_interrupt,
     _workers,
     out,
 )
@@ -91,6 +92,7 @@ def audit(
     from toolreplay.cassettes.errors import CassetteError
     from toolreplay.judging.verdicts import FULL_JUDGE, NARROW_JUDGE
     from toolreplay.runs.configuration import ablation_configurations, study_configurations
+    from toolreplay.runs.replay import WorkerDied
 
     suite = _load(eval_path)
     set_dir = cassettes / set_name
@@ -111,10 +113,12 @@ def audit(
         suite.questions
     )
     try:
-        with _progress(total, "auditing") as step:
+        with _progress(total, "auditing") as step, _terminate_as_interrupt():
             result = run_audit(set_dir, suite, judge, progress=step, workers=_workers(workers))
-    except CassetteError as exc:
+    except (CassetteError, WorkerDied) as exc:
         raise _fail(str(exc)) from None
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the workers are stopped with it
+        raise _fail("interrupted", 130) from None
     _print_audit(result)
     if not result.passed:
         raise _fail(

@@ -169,12 +169,22 @@ def _table(results: dict) -> Table:
         pad_edge=False,
     )
     left = ("configuration", "stop reasons", "failure modes")
-    for col in ("configuration", "passed", "avg\nrounds", "avg\ntool\ncalls", *left[1:]):
-        table.add_column(col, justify="left" if col in left else "right", no_wrap=True)
+    cols = ("configuration", "passed", "avg\nrounds", "avg\ntool\ncalls", *left[1:])
+    # Under 80 columns the essential columns stay whole (configuration, passed, rounds) and
+    # the rest are left out (the report and results.json have them): none is cut to nothing.
+    narrow = out.width < 80
+    keep = 3 if narrow else len(cols)
+    for col in cols[:keep]:
+        table.add_column(
+            col,
+            justify="left" if col in left else "right",
+            no_wrap=not (narrow and col == "configuration"),
+            overflow="fold",
+        )
     for c in results["configurations"]:
         reasons = "\n".join(f"{k} {v}" for k, v in c["stop_reasons"].items())
         modes = "\n".join(f"{k} {v}" for k, v in c["failure_modes"].items()) or "-"
-        table.add_row(
+        row = (
             c["name"],
             f"{c['passed']}/{c['total']}",
             f"{c['avg_rounds']:.2f}",
@@ -182,6 +192,7 @@ def _table(results: dict) -> Table:
             reasons,
             modes,
         )
+        table.add_row(*row[:keep])
     return table
 
 
@@ -199,21 +210,25 @@ def _trials_table(results: dict) -> Table:
         show_edge=False,
         pad_edge=False,
     )
-    table.add_column("configuration", no_wrap=True)
-    table.add_column(f"pass^k, k=1..{n}", no_wrap=True)
+    narrow = out.width < 80  # then configuration and pass@n only, none cut to nothing
+    table.add_column("configuration", no_wrap=not narrow, overflow="fold")
+    if not narrow:
+        table.add_column(f"pass^k, k=1..{n}", no_wrap=True)
     table.add_column(f"pass@{n}", justify="right", no_wrap=True)
-    table.add_column("rounds", justify="right", no_wrap=True)
-    table.add_column("tool calls", justify="right", no_wrap=True)
+    if not narrow:
+        table.add_column("rounds", justify="right", no_wrap=True)
+        table.add_column("tool calls", justify="right", no_wrap=True)
     for c in results["configurations"]:
         hat, at = c.get("pass_hat_k", {}), c.get("pass_at_k", {})
         r, t = c.get("rounds_over_trials", {}), c.get("tool_calls_over_trials", {})
-        table.add_row(
+        row = (
             c["name"],
             " ".join(f"{hat[str(k)]:.2f}" if str(k) in hat else "-" for k in range(1, n + 1)),
             f"{at[str(n)]:.2f}" if str(n) in at else "-",
             f"{r.get('mean', 0):.2f}±{r.get('sd', 0):.2f}",
             f"{t.get('mean', 0):.2f}±{t.get('sd', 0):.2f}",
         )
+        table.add_row(*((row[0], row[2]) if narrow else row))
     return table
 
 
@@ -241,6 +256,9 @@ def _select(
 
     configs = study_configurations(suite)
     known_c = [c.name for c in configs]
+    for option, value in (("--configurations", configurations), ("--questions", questions)):
+        if value is not None and not _names(value):
+            raise _fail(f"{option}: empty; name at least one, or leave the option out for all", 2)
     want_c = _names(configurations)
     if bad := [c for c in want_c if c not in known_c]:
         raise _fail(
@@ -321,24 +339,59 @@ LOCK_WAIT_S = 60.0
 
 
 def write_outputs(out_dir: Path, results: dict[str, Any], wait: float | None = None) -> Path:
-    """Write ``out_dir/results.json`` and ``out_dir/index.html``; returns the page's path.
-    One writer of the folder at a time (a file lock; another writer is waited for up to
-    ``wait`` seconds, default :data:`LOCK_WAIT_S`, then :class:`LockedError`), so the two files
-    stay a pair; each is replaced atomically, so a reader never sees a partial file."""
-    from toolreplay.files import folder_lock
-    from toolreplay.report.render import write_report
-    from toolreplay.results.build import write_results
+    """Write ``out_dir/results.json`` and ``out_dir/index.html`` as one generation
+    (:func:`toolreplay.files.publish`: both or neither, a kill included); returns the page's
+    path. One writer of the folder at a time (a file lock; another writer is waited for up to
+    ``wait`` seconds, default :data:`LOCK_WAIT_S`, then :class:`LockedError`); what a killed
+    earlier run left there is completed or removed first, and said on stderr."""
+    import json
+
+    from toolreplay.files import folder_lock, publish, recover_outputs
+    from toolreplay.report.render import stream_report
+    from toolreplay.results.format import check_results
 
     wait = LOCK_WAIT_S if wait is None else wait
+    check_results(results)
+    text = json.dumps(results, ensure_ascii=False, indent=2) + "\n"
+    as_read = json.loads(text)  # the page is rendered from what results.json holds
     with folder_lock(out_dir, wait=wait, inside=True, what="writing reports into"):
-        write_results(out_dir / "results.json", results)
-        return write_report(out_dir / "results.json", out_dir / "index.html")
+        for note in recover_outputs(out_dir):
+            _note(note)
+        publish(
+            out_dir,
+            {
+                "results.json": lambda f: f.write(text),
+                "index.html": lambda f: stream_report(as_read, f.write),
+            },
+        )
+    return out_dir / "index.html"
 
 
-def _check_output_folder(folder: Path) -> None:
-    """Fail now, before any work, when ``folder`` cannot hold our output files."""
-    from toolreplay.files import check_writable
+def _note(message: str) -> None:
+    err.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
 
+
+def _check_output_folder(folder: Path, files: tuple[str, ...] = ()) -> None:
+    """Fail now, before any work, when ``folder`` cannot hold our output files, or one of
+    ``files`` there is not a regular file (a device, FIFO, socket, folder or link): exit 2."""
+    from toolreplay.files import (
+        OutputPathError,
+        check_name_lengths,
+        check_output_file,
+        check_writable,
+    )
+
+    try:
+        check_name_lengths(folder, "--out")
+    except OutputPathError as exc:
+        raise _fail(str(exc), 2) from None
+    if folder.exists() and not folder.is_dir():
+        raise _fail(f"--out {folder}: is not a folder; give a folder for the output files", 2)
+    for name in files:
+        try:
+            check_output_file(folder / name, name)
+        except OutputPathError as exc:
+            raise _fail(str(exc), 2) from None
     try:
         check_writable(folder)
     except OSError as exc:

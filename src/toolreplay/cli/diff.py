@@ -27,7 +27,9 @@ def diff(
     and whether the runs are comparable. Cassette sets are replayed offline first.
 
     Exits 0 when no verdict flipped ("no differences" when nothing changed), 1 when at least
-    one episode flipped between pass and fail, 2 on bad input."""
+    one episode flipped between pass and fail, when the runs are not comparable or when a
+    side holds no episode, 2 on bad input (a results file that breaks the format's invariants
+    included)."""
     from toolreplay.diff import DiffError, diff_runs, format_diff, load_run
 
     try:
@@ -38,5 +40,13 @@ def diff(
     result = diff_runs(a, b)
     for line in format_diff(result):
         out.print(line, highlight=False, markup=False, soft_wrap=True)
+    empty = [r.label for r in (a, b) if not r.results.get("episodes")]
+    if empty:
+        raise _fail(f"nothing to compare: {' and '.join(empty)} hold(s) no episode")
+    if not result.comparable:
+        raise _fail(
+            "the runs are not comparable (" + ", ".join(result.differing) + " differ); "
+            "a flip between them may come from that difference"
+        )
     if result.flips:
         raise typer.Exit(1)

@@ -29,6 +29,27 @@ app.registered_commands.sort(key=lambda c: ORDER.index(c.callback.__module__.rsp
 
 
 def main() -> None:
-    """``toolreplay``: run the application (exit codes 0 success, 1 a failed check, 2 bad
-    input or a replay error)."""
-    app(prog_name="toolreplay")
+    """``toolreplay``: run the application (exit codes 0 success, 1 a failed check or another
+    failure, 2 a usage error, 130 interrupted). Whatever happens, what is printed passes the
+    redaction step (:mod:`toolreplay.secrets`) and an unexpected error is one line, not a
+    traceback (``TOOLREPLAY_TRACEBACK=1`` shows it)."""
+    import os
+    import sys
+
+    from toolreplay.secrets import install_streams, redact_text
+
+    install_streams()
+    try:
+        app(prog_name="toolreplay")
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        sys.exit(130)
+    except Exception as exc:
+        if os.environ.get("TOOLREPLAY_TRACEBACK"):
+            raise
+        text = " ".join(redact_text(str(exc)).split())[:500]
+        sys.stderr.write(
+            f"error: {type(exc).__name__}: {text} (an internal error; set TOOLREPLAY_TRACEBACK=1 "
+            "to see where, and please report it)\n"
+        )
+        sys.exit(1)

@@ -59,7 +59,7 @@ def merge(
     whole = _load(spec.eval_file)
     suite, configs, selection = _select(whole, spec.configurations, spec.questions)
     set_dir = spec.cassettes / spec.cassette_set
-    _check_output_folder(out_dir)
+    _check_output_folder(out_dir, ("results.json", "index.html"))
     try:
         manifest = read_manifest(set_dir)
         jobs, n_trial_jobs = _run_jobs(whole, suite, configs, manifest.trials)

@@ -196,7 +196,9 @@ def record(
         update_snapshots,
     )
     from toolreplay.runs.target import RecordingError
+    from toolreplay.secrets import register_url
 
+    register_url(base_url)  # its userinfo and credential parameters are never printed
     if model_source is None:  # checked here: typer releases differ on required options
         raise typer.BadParameter(
             "missing: choose stand-in or live", param_hint="'--model-source'"
@@ -218,6 +220,15 @@ def record(
         configs += ablation_configurations(suite)
     set_dir = cassettes / set_name
     keys = list(dict.fromkeys(only or []))
+    from toolreplay.cassettes.manifest import episode_key
+
+    known = [episode_key(c.name, q.id) for c in configs for q in suite.questions]
+    if unknown := [k for k in keys if k not in known]:  # a usage error, before anything runs
+        raise _fail(
+            f"--only: unknown episode(s) {', '.join(unknown)}; episodes look like "
+            f"CONFIGURATION/QUESTION-ID, e.g. {known[0]}",
+            2,
+        )
     try:
         n_trials, _ = trials_and_seed(set_dir, keys, trials, seed)
     except RecordingError as exc:
@@ -229,6 +240,10 @@ def record(
             endpoint = resolve_endpoint(base_url, model, api_key_env)
         except EndpointError as exc:
             raise _fail(str(exc)) from None
+        from toolreplay.secrets import register, register_url
+
+        register(endpoint.settings.api_key)  # never printed nor written from here on
+        register_url(endpoint.settings.base_url)
         out.print(f"recording live: {endpoint.describe()}", highlight=False, soft_wrap=True)
     elif base_url or model or api_key_env:
         raise _fail("--base-url, --model and --api-key-env apply to --model-source live only")

@@ -4,13 +4,14 @@
 # Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
 # the command's signature, see toolreplay.cli.main.
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import LOCK_WAIT_S, EvalOpt, _check_output_folder, _fail, out
+from toolreplay.cli.common import LOCK_WAIT_S, EvalOpt, _check_output_folder, _fail, _note, out
 from toolreplay.defaults import DEFAULT_EVAL
 
 
@@ -19,7 +20,9 @@ def report(
     results: Annotated[Path, typer.Option("--results", help="Results file to render.")] = Path(
         "reports/results.json"
     ),
-    out_path: Annotated[Path, typer.Option("--out", help="Where the HTML page goes.")] = Path(
+    out_path: Annotated[
+        Path, typer.Option("--out", help="Where the HTML page goes (- for standard output).")
+    ] = Path(
         "reports/index.html"
     ),
     compare: Annotated[
@@ -33,34 +36,74 @@ def report(
     eval_path: EvalOpt = DEFAULT_EVAL,
 ) -> None:
     """Re-render the HTML report from a results file, without replaying. With --compare, the
-    page also shows what changed since another run."""
+    page also shows what changed since another run. `--out -` writes the page to standard
+    output."""
     from toolreplay.diff import DiffError, load_run
-    from toolreplay.files import LockedError, folder_lock
-    from toolreplay.report.render import ReportError, write_report
+    from toolreplay.files import (
+        JOURNAL,
+        LockedError,
+        OutputPathError,
+        check_name_lengths,
+        check_output_file,
+        folder_lock,
+        publish,
+        recover_outputs,
+    )
+    from toolreplay.report.render import ReportError, stream_report
+    from toolreplay.results.validate import read_results
 
-    if out_path.is_dir():
-        raise typer.BadParameter(
-            f"{out_path} is a folder; give the HTML file's path, e.g. {out_path}/index.html",
-            param_hint="'--out'",
-        )
-    if out_path.resolve() == results.resolve() or (
-        out_path.exists() and results.exists() and out_path.samefile(results)
-    ):
-        raise _fail(
-            f"--out {out_path} is the results file itself; the page would overwrite the "
-            "results it is rendered from. Give another path, e.g. "
-            f"{results.with_name('index.html')}",
-            2,
-        )
-    _check_output_folder(out_path.parent)
+    to_stdout = str(out_path) == "-"
+    if not to_stdout:
+        try:
+            check_name_lengths(out_path, "--out")
+        except OutputPathError as exc:
+            raise _fail(str(exc), 2) from None
+        if out_path.is_dir() and not out_path.is_symlink():
+            raise typer.BadParameter(
+                f"{out_path} is a folder; give the HTML file's path, e.g. {out_path}/index.html",
+                param_hint="'--out'",
+            )
+        try:
+            check_output_file(out_path, "page")
+        except OutputPathError as exc:
+            raise _fail(str(exc), 2) from None
+        if out_path.resolve() == results.resolve() or (
+            out_path.exists() and results.exists() and out_path.samefile(results)
+        ):
+            raise _fail(
+                f"--out {out_path} is the results file itself; the page would overwrite the "
+                "results it is rendered from. Give another path, e.g. "
+                f"{results.with_name('index.html')}",
+                2,
+            )
+        _check_output_folder(out_path.parent)
     try:
+        if (results.parent / JOURNAL).exists():
+            # a run killed while publishing results.json and index.html: finish it first
+            with folder_lock(
+                results.parent, wait=LOCK_WAIT_S, inside=True, what="writing reports into"
+            ):
+                for note in recover_outputs(results.parent):
+                    _note(note)
+        try:
+            data = read_results(results)
+        except ReportError as exc:  # missing: 1; there but not one we trust: bad input, 2
+            raise _fail(str(exc), 2 if results.exists() else 1) from None
         baseline = None if compare is None else load_run(compare, eval_path)
+        if to_stdout:
+            stream_report(data, sys.stdout.write, compare=baseline)
+            return
         with folder_lock(
             out_path.parent, wait=LOCK_WAIT_S, inside=True, what="writing reports into"
         ):
-            page = write_report(results, out_path, compare=baseline)
+            for note in recover_outputs(out_path.parent):
+                _note(note)
+            publish(out_path.parent, {out_path.name: lambda f: stream_report(
+                data, f.write, compare=baseline)})  # fmt: skip
+    except OutputPathError as exc:
+        raise _fail(str(exc), 2) from None
     except (ReportError, LockedError, DiffError) as exc:
         raise _fail(str(exc)) from None
     except OSError as exc:
         raise _fail(f"cannot write {out_path}: {exc.strerror or exc}") from None
-    out.print(f"wrote {page}")
+    out.print(f"wrote {out_path}")

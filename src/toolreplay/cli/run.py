@@ -94,7 +94,7 @@ def run(
     `--out` defaults to reports/FOLDER)."""
     from toolreplay.cassettes.errors import CassetteError
     from toolreplay.cassettes.manifest import read_manifest
-    from toolreplay.runs.replay import parse_shard, replay_outcomes
+    from toolreplay.runs.replay import WorkerDied, parse_shard, replay_outcomes
     from toolreplay.runs.replay import shard as shard_of
 
     try:
@@ -112,7 +112,6 @@ def run(
     if out_dir is None:
         out_dir = Path("reports") if set_name == "reference" else Path("reports") / set_name
     set_dir = cassettes / set_name
-    _check_output_folder(out_dir)  # before replaying, not after
     try:
         manifest = read_manifest(set_dir)
     except CassetteError as exc:
@@ -123,11 +122,21 @@ def run(
             f"{shard}: this run replays {len(jobs)} episodes, so N can be at most {len(jobs)}",
             param_hint="'--shard'",
         )
+    from toolreplay.runs.shards import shard_file_name
+
+    # before replaying, not after (and after every usage check: a refused run creates nothing)
+    names = (shard_file_name(*part),) if part else ("results.json", "index.html")
+    _check_output_folder(out_dir, names)
     mine = shard_of(jobs, *part) if part else jobs
-    with _progress(len(mine), "replaying", delay=2.0) as step, _terminate_as_interrupt():
-        outcomes = replay_outcomes(
-            set_dir, manifest, whole, mine, workers=n_workers, progress=step
-        )
+    try:
+        with _progress(len(mine), "replaying", delay=2.0) as step, _terminate_as_interrupt():
+            outcomes = replay_outcomes(
+                set_dir, manifest, whole, mine, workers=n_workers, progress=step
+            )
+    except WorkerDied as exc:
+        raise _fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise _fail("interrupted; nothing was written", 130) from None
     if part is not None:
         from toolreplay.runs.shards import ShardSpec, shard_file_name, write_shard
 
@@ -164,7 +173,7 @@ def _finish(
 ) -> None:
     """Judge replayed episodes, run the audit, write and print the results (run and merge)."""
     from toolreplay.audit.run import run_audit
-    from toolreplay.files import LockedError
+    from toolreplay.files import LockedError, OutputPathError
     from toolreplay.judging.verdicts import FULL_JUDGE
     from toolreplay.report.render import ReportError
     from toolreplay.results.build import build_results
@@ -194,6 +203,8 @@ def _finish(
     results["fidelity"] = audit.to_dict()
     try:
         page = write_outputs(out_dir, results)
+    except OutputPathError as exc:
+        raise _fail(str(exc), 2) from None
     except (ReportError, LockedError) as exc:
         raise _fail(str(exc)) from None
     except OSError as exc:

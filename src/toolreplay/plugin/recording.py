@@ -16,7 +16,7 @@ import pytest
 from toolreplay.cassettes.errors import CassetteError
 from toolreplay.cassettes.format import JsonBodySerializer, _json_body_matcher
 from toolreplay.cassettes.miss import explain_miss, find_miss
-from toolreplay.cassettes.vcr import AtomicPersister, one_request_at_a_time
+from toolreplay.cassettes.vcr import AtomicPersister, one_request_at_a_time, unpatch_always
 from toolreplay.plugin.config import default_vcr_config, uses_toolreplay
 
 _FAILED = pytest.StashKey[bool]()
@@ -41,6 +41,7 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
     item = config.stash.get(_RUNNING, None)
     if item is None or not uses_toolreplay(item):
         return
+    unpatch_always(vcr)  # a refused save (a secret in the cassette) leaves nothing patched
     vcr.register_serializer("yaml", JsonBodySerializer)
     vcr.register_matcher("json_body", _json_body_matcher)
     # cassettes are read through toolreplay's checked loader (one-line errors naming the file
@@ -187,13 +188,20 @@ def toolreplay_model_settings(record_mode: str, request: pytest.FixtureRequest) 
     record mode ``none``, the base URL and model of the test's cassette (no environment
     needed); when recording, the environment's, with the key paired with its endpoint."""
     from toolreplay.plugin.settings import recorded_settings, recording_settings
+    from toolreplay.secrets import register, register_url
 
     if record_mode == "none":
         return recorded_settings(request.getfixturevalue("vcr"))
     try:
-        return recording_settings()
+        settings = recording_settings()
     except ValueError as exc:
         message = str(exc)
+    else:
+        # What a recording sends that is secret: a cassette holding it is refused before it
+        # is written (the serializer's check), whatever the key's variable is called.
+        register(settings.api_key)
+        register_url(settings.base_url)
+        return settings
     pytest.fail(message, pytrace=False)
 
 

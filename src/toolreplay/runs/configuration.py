@@ -193,6 +193,14 @@ def rerecord_command(
         parts.append(f"--cassettes {set_dir.parent}")
     if Path(suite.path).resolve() != DEFAULT_EVAL.resolve():
         parts.append(f"--eval {suite.path}")
+    if _recorded_from_another_eval(set_dir, manifest, suite):
+        # Never advise overwriting a set made for another eval file (the committed reference
+        # included): record a set of this eval file's own instead, then run with it.
+        new = _own_set_name(suite, set_dir)
+        return " ".join([*parts, f"--set {new}"]) + (
+            f" (a new set: {set_dir.name} was recorded from {manifest.eval_file}; then "
+            f"run with --set {new})"
+        )
     parts.append(f"--set {set_dir.name}")
     if not stale_parts(manifest, suite):
         parts += [f"--only {k}" for k in keys]  # --only keeps the set's trials and seed
@@ -201,3 +209,28 @@ def rerecord_command(
         if manifest.seed:
             parts.append(f"--seed {manifest.seed}")
     return " ".join(parts)
+
+
+def _recorded_from_another_eval(set_dir: Path, manifest: Manifest, suite: EvalSuite) -> bool:
+    """Whether the set was recorded from another eval file than ``suite``'s (compared as
+    paths from the working folder, then by file name when one of them is elsewhere)."""
+    recorded, used = Path(manifest.eval_file), Path(suite.path)
+    try:
+        if recorded.resolve() == used.resolve():
+            return False
+    except OSError:
+        pass
+    return recorded.name != used.name or recorded.exists()
+
+
+def _own_set_name(suite: EvalSuite, set_dir: Path) -> str:
+    """A set name for ``suite``'s eval file (its file name without extension) that is not
+    ``set_dir``'s."""
+    from toolreplay.cassettes.manifest import check_set_name
+
+    stem = Path(suite.path).stem
+    try:
+        name = check_set_name(stem)
+    except ValueError:
+        name = "new-set"
+    return name if name != set_dir.name else f"{name}-2"

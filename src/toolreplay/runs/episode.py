@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import requests
 
+from toolreplay.cassettes.errors import UnplayedInteractions
 from toolreplay.cassettes.manifest import (
     Manifest,
     cassette_path,
@@ -142,10 +143,66 @@ def replay_episode(
     record = manifest.episodes.get(key)
     path = cassette_path(set_dir, config.name, question.id, trial)
     expected = record.cassette_sha256 if record else None
-    with replay_cassette(
-        path, key, rerecord, record_mode, expected_sha256=expected, player=player
-    ):
-        episode = run_episode(
-            suite, config, question, model=model, tool_client=client, today=manifest.today
-        )
+    episode = None
+    try:
+        with replay_cassette(
+            path, key, rerecord, record_mode, expected_sha256=expected, player=player
+        ):
+            episode = run_episode(
+                suite, config, question, model=model, tool_client=client, today=manifest.today
+            )
+    except UnplayedInteractions as exc:
+        if episode is None or episode.stop_reason != "error" or not episode.error:
+            raise
+        # The real cause first: a recorded reply the client could not read (a body that is
+        # not JSON, compressed wrongly, binary...) ended the episode before the rest played.
+        body = _unreadable_body(path)
+        raise UnplayedInteractions(
+            f"episode {key} ended on an error a recorded reply caused ({episode.error})"
+            + (f": {body}" if body else "")
+            + f". So {exc}"
+        ) from None
+    assert episode is not None
     return replace(episode, wall_time_s=record.wall_time_s if record else 0.0)
+
+
+def _unreadable_body(path: Path) -> str | None:
+    """Which recorded response body of the cassette at ``path`` a client cannot read, and
+    why (compressed wrongly or with an encoding it does not decode, not UTF-8, not the JSON
+    its content type says), e.g. ``interaction 1: the body is marked gzip but is not gzip
+    data``; None when every body reads."""
+    import gzip
+    import zlib
+
+    from toolreplay.cassettes.store import load_cassette
+
+    try:
+        interactions = load_cassette(path)
+    except Exception:
+        return None
+    for i, interaction in enumerate(interactions, 1):
+        response = interaction.get("response") or {}
+        body = (response.get("body") or {}).get("string")
+        if not isinstance(body, (bytes, str)) or not body:
+            continue
+        data = body.encode("utf-8") if isinstance(body, str) else body
+        headers = {str(k).lower(): v for k, v in (response.get("headers") or {}).items()}
+        encoding = " ".join(headers.get("content-encoding") or []).strip().lower()
+        kind = " ".join(headers.get("content-type") or []).lower()
+        try:
+            if encoding == "gzip":
+                data = gzip.decompress(data)
+            elif encoding == "deflate":
+                data = zlib.decompress(data)
+            elif encoding:
+                return f"interaction {i}: the body is encoded {encoding!r}, which is not decoded"
+        except (OSError, EOFError, zlib.error):
+            return f"interaction {i}: the body is marked {encoding} but is not {encoding} data"
+        if "json" in kind:
+            try:
+                json.loads(data.decode("utf-8"))
+            except UnicodeDecodeError:
+                return f"interaction {i}: the body is not UTF-8 (its content type says JSON)"
+            except ValueError:
+                return f"interaction {i}: the body is not the JSON its content type says"
+    return None

@@ -45,7 +45,7 @@ from toolreplay.cassettes.manifest import (
     trial_cassette_path,
     write_manifest,
 )
-from toolreplay.cassettes.vcr import make_vcr, one_request_at_a_time
+from toolreplay.cassettes.vcr import make_vcr, one_request_at_a_time, use_cassette
 from toolreplay.evals import EvalSuite
 from toolreplay.files import (
     LockedError,
@@ -66,7 +66,9 @@ from toolreplay.runs.target import (
     _check_no_secret,
     check_provenance,
     package_versions,
+    register_secrets,
 )
+from toolreplay.secrets import SecretFound, strip_url_credentials
 from toolreplay.studies import load_study
 
 
@@ -122,7 +124,7 @@ def _record_episodes(
             )
             client = config.study_.tool_client(session, target.tool_urls)
             with (
-                recorder.use_cassette(str(path)) as cassette,
+                use_cassette(recorder, str(path)) as cassette,
                 one_request_at_a_time(cassette),
             ):
                 started = time.perf_counter()
@@ -131,9 +133,10 @@ def _record_episodes(
                 )
                 seconds = round(time.perf_counter() - started, 3)
         if episode.stop_reason == "error" and not target.keep_errors:
+            endpoint = strip_url_credentials(target.model_for(trial).base_url)
             raise RecordingError(
-                f"episode {key} failed: {episode.error} (to keep such episodes as a result, "
-                "record --model-source live with --keep-errors)"
+                f"episode {key} failed at the model endpoint {endpoint}: {episode.error} (to "
+                "keep such episodes as a result, record --model-source live with --keep-errors)"
             )
         records[key] = EpisodeRecord(
             cassette=str(path.relative_to(folder)),
@@ -177,6 +180,7 @@ def record_set(
     (:func:`~toolreplay.files.recover_tree`), passing what it did to ``notify``. The new set
     replaces the old one atomically (:func:`~toolreplay.files.replace_tree`); Ctrl-C or
     SIGTERM raises :class:`RecordingInterrupted` saying whether the set was replaced."""
+    register_secrets(target)  # before any request: nothing printed or written shows them
     if trials < 1:
         raise RecordingError(f"--trials must be at least 1, not {trials}")
     try:
@@ -228,7 +232,7 @@ def record_set(
             return _record_and_commit(
                 set_dir, suite, target, wanted, previous, header, host, progress, trials
             )
-    except (CassetteError, LockedError) as exc:
+    except (CassetteError, LockedError, SecretFound) as exc:
         raise RecordingError(str(exc)) from None
     except OSError as exc:
         raise RecordingError(

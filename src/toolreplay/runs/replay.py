@@ -4,9 +4,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,7 +97,7 @@ def _outcome(ctx: _Context, player: Player, job: Job) -> Episode | BaseException
         return exc
 
 
-def _init_worker(ctx: _Context) -> None:
+def _init_worker(ctx: _Context, tell: Any = None) -> None:
     import signal
 
     # A worker ends with its parent, however the parent ends (SIGKILL included): Linux's
@@ -110,10 +112,39 @@ def _init_worker(ctx: _Context) -> None:
             pass
     _worker["ctx"] = ctx
     _worker["player"] = Player()
+    _worker["tell"] = tell
 
 
 def _run_chunk(jobs: Sequence[Job]) -> list[Episode | BaseException]:
-    return [_outcome(_worker["ctx"], _worker["player"], job) for job in jobs]
+    out: list[Episode | BaseException] = []
+    tell = _worker.get("tell")
+    for job in jobs:
+        if tell is not None:  # which episode this worker holds, should it die
+            tell.put((os.getpid(), job.key))
+        out.append(_outcome(_worker["ctx"], _worker["player"], job))
+    return out
+
+
+class WorkerDied(RuntimeError):
+    """A replay worker process ended abruptly (killed, out of memory, crashed); the message
+    names the episode it held and how it ended. The run stops: nothing is judged or written."""
+
+
+#: How often the parent looks at its workers while it waits for them (seconds).
+POLL_S = 0.5
+
+
+def _how(exitcode: int | None) -> str:
+    import signal
+
+    if exitcode is None:
+        return "ended"
+    if exitcode < 0:
+        try:
+            return f"was killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"was killed by signal {-exitcode}"
+    return f"exited with status {exitcode}"
 
 
 def _pool_context() -> Any:
@@ -157,28 +188,109 @@ def replay_outcomes(
     if workers == 1:
         return out
     import gc
-    from concurrent.futures import ProcessPoolExecutor
 
     rest = jobs[1:]
     size = max(1, min(16, len(rest) // (workers * 4)))
     chunks = [rest[i : i + size] for i in range(0, len(rest), size)]
     gc.freeze()  # forked workers leave the parent's objects alone (no copy-on-write)
     try:
-        with ProcessPoolExecutor(
-            workers, mp_context=_pool_context(), initializer=_init_worker, initargs=(ctx,)
-        ) as pool:
-            try:
-                for chunk, results in zip(chunks, pool.map(_run_chunk, chunks), strict=True):
-                    for job, result in zip(chunk, results, strict=True):
-                        if progress:
-                            progress(job.key)
-                        out.append(result)
-            except BaseException:  # Ctrl-C, SIGTERM (as an interrupt): drop the queued work
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
+        for chunk, results in zip(chunks, _pool_map(ctx, workers, chunks), strict=True):
+            for job, result in zip(chunk, results, strict=True):
+                if progress:
+                    progress(job.key)
+                out.append(result)
     finally:
         gc.unfreeze()
     return out
+
+
+def _pool_map(
+    ctx: _Context, workers: int, chunks: list[Sequence[Job]]
+) -> Iterator[list[Episode | BaseException]]:
+    """Each chunk's outcomes, in order, from a pool of ``workers`` processes. The parent never
+    blocks for long (it waits :data:`POLL_S` at a time, so Ctrl-C and SIGTERM are answered at
+    once) and watches its workers: one that dies raises :class:`WorkerDied` naming the
+    episode it held, and the others are stopped; nothing is left running."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import TimeoutError as FutureTimeout
+    from concurrent.futures.process import BrokenProcessPool
+
+    mp = _pool_context()
+    tell = mp.SimpleQueue()
+    held: dict[int, str] = {}
+    pool = ProcessPoolExecutor(workers, mp_context=mp, initializer=_init_worker,
+                               initargs=(ctx, tell))  # fmt: skip
+    clean = False
+    procs: dict[int, Any] = {}
+    try:
+        futures = [pool.submit(_run_chunk, chunk) for chunk in chunks]
+        procs.update(getattr(pool, "_processes", None) or {})
+        for future in futures:
+            while True:
+                _drain(tell, held)  # the workers' notes never fill the pipe
+                try:
+                    result = future.result(timeout=POLL_S)
+                    break
+                except FutureTimeout:
+                    procs.update(getattr(pool, "_processes", None) or {})
+                    dead = [p for p in procs.values() if p.exitcode is not None]
+                    if dead:
+                        raise _died(tell, held, dead) from None
+                except BrokenProcessPool:
+                    procs.update(getattr(pool, "_processes", None) or {})
+                    deadline = time.monotonic() + 2.0
+                    while True:  # the pool's own thread may be reaping it right now
+                        dead = [p for p in procs.values() if p.exitcode not in (None, -15)]
+                        if dead or time.monotonic() > deadline:
+                            break
+                        time.sleep(0.05)
+                    raise _died(tell, held, dead) from None
+            yield result
+        clean = True
+    finally:
+        if clean:
+            pool.shutdown(wait=True)
+        else:  # a dead worker, Ctrl-C, SIGTERM: stop every worker now
+            procs.update(getattr(pool, "_processes", None) or {})
+            for proc in procs.values():
+                with contextlib.suppress(Exception):
+                    proc.kill()
+            for proc in procs.values():
+                with contextlib.suppress(Exception):
+                    proc.join(timeout=5)
+            # the pool's thread sees its workers gone and ends: nothing waits at exit (and
+            # the interpreter's exit hook does not race that thread closing its pipes)
+            manager = getattr(pool, "_executor_manager_thread", None)
+            pool.shutdown(wait=False, cancel_futures=True)
+            if manager is not None:
+                manager.join(timeout=5)
+        with contextlib.suppress(Exception):
+            tell.close()
+
+
+def _drain(tell: Any, held: dict[int, str]) -> None:
+    """Read the workers' notes (pid, episode key) into ``held``: the last episode of each."""
+    with contextlib.suppress(Exception):
+        while not tell.empty():
+            pid, key = tell.get()
+            held[pid] = key
+
+
+def _died(tell: Any, held: dict[int, str], dead: list[Any]) -> WorkerDied:
+    """The error for workers ``dead``: which episode each held (from the workers' notes)."""
+    _drain(tell, held)
+    if not dead:
+        during = f" while replaying one of {', '.join(sorted(set(held.values())))}" if held else ""
+        return WorkerDied(
+            f"a replay worker ended abruptly{during}; the run was stopped and nothing was written"
+        )
+    p = dead[0]
+    key = held.get(p.pid)
+    episode = f"while replaying episode {key}" if key else "before it took an episode"
+    return WorkerDied(
+        f"a replay worker (pid {p.pid}) {_how(p.exitcode)} {episode}; the run was stopped "
+        "and nothing was written (replay it alone with --workers 1 to see if it fails again)"
+    )
 
 
 def replay_jobs(

@@ -14,6 +14,7 @@ from pathlib import Path
 from toolreplay.cassettes.errors import CassetteError
 from toolreplay.cassettes.manifest import read_manifest, redact_url
 from toolreplay.models.base import ModelSettings
+from toolreplay.secrets import MIN_SECRET, find_secret, register, register_url
 
 PACKAGES = ("toolreplay", "openai", "httpx", "requests", "vcrpy")
 
@@ -54,22 +55,30 @@ def package_versions() -> dict[str, str]:
 
 #: Keys shorter than this are not searched for in what was written (a short test key such as
 #: ``k`` would match ordinary text); real keys are far longer.
-MIN_SCANNED_KEY = 8
+MIN_SCANNED_KEY = MIN_SECRET
+
+
+def register_secrets(target: Target) -> None:
+    """Make what ``target`` sends that is secret known to the redaction step
+    (:mod:`toolreplay.secrets`): the live key, credentials in the model's and the tools' URLs.
+    The stand-in's placeholder key is no secret."""
+    if target.provenance == "live":
+        register(target.model.api_key)
+    for url in (target.model.base_url, *target.trial_model_urls, *target.tool_urls.values()):
+        register_url(url)
 
 
 def _check_no_secret(folder: Path, target: Target) -> None:
-    """Refuse to keep a recording whose files hold the live key (an endpoint that echoes it
-    in a body, say). Headers and credential query parameters are filtered before writing;
-    this is the last check, over every byte written."""
-    key = target.model.api_key
-    if target.provenance != "live" or not key or len(key) < MIN_SCANNED_KEY:
-        return
-    needle = key.encode("utf-8")
+    """Refuse to keep a recording whose files hold a secret (an endpoint that echoes the key
+    in a body, say). Headers and credential query parameters are filtered before writing and a
+    cassette holding a secret is refused before it is written (the serializer's check); this
+    is the last check, over every byte written, read as UTF-8, UTF-16 or gzip."""
+    register_secrets(target)
     for path in sorted(folder.rglob("*")):
-        if path.is_file() and needle in path.read_bytes():
+        if path.is_file() and find_secret(path.read_bytes()) is not None:
             raise RecordingError(
-                f"the API key appears in {path.relative_to(folder)} (the endpoint echoed it "
-                "in a response?); the recording was discarded and nothing was written"
+                f"a secret (the API key or a credential) appears in {path.relative_to(folder)} "
+                "(the endpoint echoed it?); the recording was discarded and nothing was written"
             )
 
 

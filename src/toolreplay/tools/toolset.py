@@ -13,6 +13,7 @@ from typing import Any
 import jsonschema
 import requests
 
+from toolreplay.cassettes.environment import normalise_environment
 from toolreplay.wire.episode import ToolCall, ToolResult
 
 
@@ -107,6 +108,8 @@ class Toolset:
             if is_cassette_miss(exc):
                 raise
             text, reason = _describe_fault(exc, self.service)
+            # the same text whether recorded on loopback or replayed (no port, no temp path)
+            text, reason = normalise_environment(text), normalise_environment(reason)
             err = _tool_error(text, reason)
             return ToolResult(call, json.dumps(err, ensure_ascii=False), error=text)
 

@@ -1,0 +1,124 @@
+"""What a results file must hold beyond its shape: the invariants ``report`` and ``diff`` check
+before they trust one.
+
+:func:`read_results` reads a ``results.json`` with bounds (size :data:`RESULTS_LIMIT`,
+nesting :data:`MAX_DEPTH`), validates its shape (:func:`toolreplay.results.format.
+check_results`) and then :func:`check_invariants`:
+
+- each episode (configuration, question id) appears once;
+- rounds, tool calls and token counts are not negative; a configuration's ``passed`` is
+  between 0 and its ``total``;
+- an episode judged ``passed`` carries no label that means failure (``fabricated_value``,
+  ``empty_answer``, ``error``): a judge passes no answer holding a value no tool returned.
+
+Every failure is a :class:`~toolreplay.results.format.ResultsError` whose message names the
+file and the episode or configuration.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from toolreplay.files import InputFileError, read_input_text
+from toolreplay.results.format import ResultsError, check_results
+
+#: Larger results files are refused unread (the study's is ~1 MB).
+RESULTS_LIMIT = 256 * 1024 * 1024
+
+#: Deeper nesting is refused (the format's is below 12).
+MAX_DEPTH = 64
+
+#: Labels an episode judged passed never carries.
+FAILING_MODES = ("fabricated_value", "empty_answer", "error")
+
+
+def json_depth(value: Any) -> int:
+    """How deeply ``value`` (parsed JSON) nests: 0 for a scalar, 1 for a flat list..."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
+def load_json_bounded(path: Path, what: str, limit: int, depth: int = MAX_DEPTH) -> Any:
+    """Parse the JSON file ``path`` (at most ``limit`` bytes, nesting at most ``depth``);
+    :class:`ValueError` naming the file and what is wrong otherwise (``InputFileError`` for an
+    unreadable, missing or oversized file)."""
+    text = read_input_text(path, what, limit)
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{path}: {what} nests deeper than {depth} levels") from None
+    except ValueError as exc:
+        raise ValueError(f"{path}: not valid JSON: {exc}") from None
+    if json_depth(value) > depth:
+        raise ValueError(f"{path}: {what} nests deeper than {depth} levels")
+    return value
+
+
+def check_invariants(results: Mapping[str, Any]) -> None:
+    """:class:`ResultsError` naming the first broken invariant (see the module docstring) of
+    ``results``, a document :func:`~toolreplay.results.format.check_results` accepted."""
+    episodes = list(results.get("episodes") or [])
+    keys = Counter((e["configuration"], e["question_id"]) for e in episodes)
+    if twice := [(c, q, n) for (c, q), n in keys.items() if n > 1]:
+        c, q, n = twice[0]
+        raise ResultsError(f"episode {c}/{q} appears {n} times")
+    for e in episodes:
+        key = f"{e['configuration']}/{e['question_id']}"
+        for field in ("rounds", "tool_calls"):
+            if e[field] < 0:
+                raise ResultsError(f"episode {key}: {field} is {e[field]}, below 0")
+        usage = e.get("usage") or {}
+        for field, value in usage.items():
+            if isinstance(value, int) and value < 0:
+                raise ResultsError(f"episode {key}: usage.{field} is {value}, below 0")
+        if e["passed"]:
+            bad = [m["mode"] for m in e.get("failure_modes") or [] if m["mode"] in FAILING_MODES]
+            if bad:
+                raise ResultsError(
+                    f"episode {key} is marked passed beside the failure mode {bad[0]}; a "
+                    "results file from toolreplay never says both (edited by hand?)"
+                )
+    for c in results.get("configurations") or []:
+        name = c["name"]
+        if not 0 <= c["passed"] <= c["total"]:
+            raise ResultsError(
+                f"configuration {name}: passed {c['passed']} of total {c['total']} is impossible"
+            )
+        for field in ("avg_rounds", "avg_tool_calls"):
+            if c.get(field, 0) < 0:
+                raise ResultsError(f"configuration {name}: {field} is {c[field]}, below 0")
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    """Read, bound, validate and check a ``results.json`` (see the module docstring).
+    :class:`ResultsError` naming ``path`` otherwise."""
+    try:
+        results = load_json_bounded(Path(path), "results file", RESULTS_LIMIT)
+    except InputFileError as exc:
+        if exc.missing:
+            raise ResultsError(
+                f"{path}: results file not found; `toolreplay run` writes one"
+            ) from None
+        raise ResultsError(str(exc)) from None
+    except ValueError as exc:
+        raise ResultsError(str(exc)) from None
+    try:
+        check_results(results)
+        check_invariants(results)
+    except ResultsError as exc:
+        raise ResultsError(f"{path}: {exc}") from None
+    if not isinstance(results, dict):  # pragma: no cover - check_results refuses it
+        raise ResultsError(f"{path}: not a results document")
+    return results
