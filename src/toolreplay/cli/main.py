@@ -10,6 +10,9 @@ imported only for type checking in quotes."""
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 from toolreplay.cli import audit, diff, merge, record, report, run  # noqa: F401 (registration)
 from toolreplay.cli.app import app
 
@@ -22,5 +25,56 @@ app.registered_commands.sort(key=lambda c: ORDER.index(c.callback.__module__.rsp
 
 def main() -> None:
     """``toolreplay``: run the application (exit codes 0 success, 1 a failed check, 2 bad
-    input or a replay error)."""
-    app(prog_name="toolreplay")
+    input or a replay error).
+
+    Called as the process's entry (the ``toolreplay`` script, ``python -m toolreplay``), the
+    process ends as soon as the command has: its output flushed and its files closed, the
+    interpreter's teardown (freeing every object, joining idle threads) is skipped
+    (:func:`_end_process`). Called from other code (a test, ``python -c``), it raises
+    ``SystemExit`` as usual."""
+    caller = sys._getframe(1)
+    try:
+        app(prog_name="toolreplay")
+    except SystemExit as exc:
+        if _is_process_entry(caller):
+            _end_process(exc.code)
+        raise
+
+
+def _is_process_entry(frame: Any) -> bool:
+    """Whether ``frame`` is the code the interpreter was started to run: a script or
+    ``python -m`` module (``__name__ == "__main__"`` in a real file), with no tracer or
+    profiler (coverage writes its data at exit) attached."""
+    return (
+        frame.f_globals.get("__name__") == "__main__"
+        and not frame.f_code.co_filename.startswith("<")
+        and sys.gettrace() is None
+        and sys.getprofile() is None
+        and "coverage" not in sys.modules
+    )
+
+
+def _end_process(code: object) -> None:
+    """End the process now with ``code`` (as ``SystemExit`` would) once standard output and
+    error are flushed and no other non-daemon thread runs; otherwise return, and the usual
+    exit follows."""
+    import os
+    import threading
+
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate()[1:]):
+        return  # a thread still working: let the interpreter join it
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:
+        print(code, file=sys.stderr)
+        status = 1
+    try:
+        if "logging" in sys.modules:
+            sys.modules["logging"].shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        return  # e.g. a closed pipe: the usual exit reports it
+    os._exit(status & 0xFF if status >= 0 else 1)
