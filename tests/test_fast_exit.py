@@ -38,6 +38,7 @@ def _toolreplay(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_a_command_exits_with_its_code_and_its_output_whole_without_teardown(
     tmp_path: Path,
 ) -> None:
@@ -49,6 +50,7 @@ def test_a_command_exits_with_its_code_and_its_output_whole_without_teardown(
     assert "TEARDOWN" not in done.stderr  # the interpreter's teardown was skipped
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "code"),
     [
