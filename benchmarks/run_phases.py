@@ -4,10 +4,10 @@ phase's end written as JSON to the file ``$BENCH_PHASES_FILE`` names:
     BENCH_PHASES_FILE=phases.json python benchmarks/run_phases.py run --out /tmp/out
 
 ``started`` (this script's first line: the interpreter is up), ``replay_start`` and
-``replay_end`` (around the first call of ``toolreplay.runs.replay.replay_outcomes``), ``write_start`` (the
-results and report written, then the table printed) and ``done`` (the command returned; the
-process ends next). Times are ``time.time()``, so the caller can add the interpreter's
-start-up before ``started`` and the exit after ``done``. Nothing else changes: the command
+``replay_end`` (around the first call of ``toolreplay.runs.replay.replay_outcomes``),
+``write_start`` (the results and report written, then the table printed) and ``done`` (the
+command returned; the process ends next). Times are ``time.time()``, so the caller can add
+the interpreter's start-up before ``started`` and the exit after ``done``. Nothing else changes: the command
 runs as the process's entry, so it ends as the ``toolreplay`` script does.
 """
 
@@ -48,13 +48,14 @@ def main() -> None:
 
     _stamped(runs_replay, "replay_outcomes", "replay_start", "replay_end")
     _stamped(cli_run, "write_outputs", "write_start")
-    end_process = cli_main._end_process
+    end_process = getattr(cli_main, "_end_process", None)  # absent before the fast exit
+    if end_process is not None:
 
-    def ending(code: object) -> None:
-        _dump()
-        end_process(code)
+        def ending(code: object) -> None:
+            _dump()
+            end_process(code)
 
-    cli_main._end_process = ending  # type: ignore[assignment]
+        cli_main._end_process = ending
     sys.argv = ["toolreplay", *sys.argv[1:]]
     try:
         cli_main.main()
