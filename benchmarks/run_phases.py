@@ -7,8 +7,9 @@ phase's end written as JSON to the file ``$BENCH_PHASES_FILE`` names:
 ``replay_end`` (around the first call of ``toolreplay.runs.replay.replay_outcomes``),
 ``write_start`` (the results and report written, then the table printed) and ``done`` (the
 command returned; the process ends next). Times are ``time.time()``, so the caller can add
-the interpreter's start-up before ``started`` and the exit after ``done``. Nothing else changes: the command
-runs as the process's entry, so it ends as the ``toolreplay`` script does.
+the interpreter's start-up before ``started`` and the exit after ``done``. Nothing else
+changes: the command runs as the process's entry, so it ends as the ``toolreplay`` script
+does.
 """
 
 import time
