@@ -40,6 +40,8 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 import requests
 from requests.adapters import HTTPAdapter
+from requests.structures import CaseInsensitiveDict
+from requests.utils import get_encoding_from_headers
 
 from toolreplay.cassettes.format import _parse_json_body, json_equal, strip_secret_query
 from toolreplay.cassettes.miss import ReplayMiss
@@ -289,22 +291,46 @@ class _Adapter(HTTPAdapter):
 def _requests_response(
     adapter: HTTPAdapter, recorded: Recorded, request: requests.PreparedRequest, stream: bool
 ) -> requests.Response:
-    """The recorded response built by ``HTTPAdapter.build_response`` from a urllib3 response,
-    as for a real connection: status, reason, headers as recorded, the body bytes."""
+    """The recorded response as ``HTTPAdapter.build_response`` makes it of a urllib3 response
+    (``raw``), as for a real connection: status, reason, headers as recorded (repeated names
+    joined, as urllib3 does), the encoding they name, the body bytes. Streamed, it is
+    ``build_response`` itself over the body; otherwise the same fields are set directly with
+    the content already read (what ``build_response`` then ``response.content`` give)."""
     from urllib3 import HTTPResponse
+    from urllib3._collections import HTTPHeaderDict
 
+    if stream:
+        raw = HTTPResponse(
+            body=io.BytesIO(recorded.content),
+            headers=list(recorded.headers),  # type: ignore[arg-type]  # made a dict of
+            status=recorded.status,
+            reason=recorded.reason,
+            preload_content=False,
+            decode_content=False,
+            request_method=request.method,
+        )
+        return adapter.build_response(request, raw)
+    headers = HTTPHeaderDict(recorded.headers)
     raw = HTTPResponse(
-        body=io.BytesIO(recorded.content),
-        headers=list(recorded.headers),  # type: ignore[arg-type]  # urllib3 makes a dict of it
+        body=recorded.content,
+        headers=headers,
         status=recorded.status,
         reason=recorded.reason,
         preload_content=False,
         decode_content=False,
-        request_method=request.method,
     )
-    response = adapter.build_response(request, raw)
-    if not stream:
-        _ = response.content
+    response = requests.Response()
+    response.status_code = recorded.status
+    response.headers = CaseInsensitiveDict(headers)
+    response.encoding = get_encoding_from_headers(response.headers)
+    response.raw = raw
+    response.reason = recorded.reason  # type: ignore[assignment]
+    assert request.url is not None
+    response.url = request.url
+    response.request = request
+    response.connection = adapter
+    response._content = recorded.content
+    response._content_consumed = True  # type: ignore[attr-defined]
     return response
 
 
