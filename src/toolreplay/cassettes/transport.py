@@ -8,13 +8,15 @@ own extension points (an ``httpx.BaseTransport``, an ``httpx.AsyncBaseTransport`
 - :class:`Player`: the replay clients (``http`` for the SDK, ``async_http`` for async clients
   such as ``AsyncOpenAI``, ``session`` for Open-Meteo) and the cassette in play
   (:meth:`Player.use`). All three serve the same :class:`Tape`: one matching, one miss, one
-  unplayed check. The cassette comes from
-  :func:`toolreplay.cassettes.store.load_cassette` (read and validated once per content, sha256
-  checked against the manifest). Nothing is patched, nothing reaches a socket.
+  unplayed check. The cassette comes prepared (:func:`prepare`: match keys, request and
+  response bytes, made once per content by :func:`toolreplay.cassettes.store.load_prepared`,
+  which reads the file and checks its sha256 against the manifest every time). Nothing is
+  patched, nothing reaches a socket.
 - Matching is the one :func:`toolreplay.cassettes.vcr.make_vcr` configures for vcrpy, on the
   request as vcrpy's filter would store it: method, path, query (credentials dropped, pairs
-  sorted) and the body compared as typed JSON (:func:`~toolreplay.cassettes.format.json_equal`);
-  the first unplayed interaction that matches is played, as vcrpy does in record mode
+  sorted) and the body compared as typed JSON (:func:`~toolreplay.cassettes.format.json_equal`)
+  when its bytes differ from the recorded body's compact JSON; the first unplayed
+  interaction that matches is played, as vcrpy does in record mode
   ``none``, so identical requests (an agent loop polling or retrying) get the recorded
   replies in recorded order, each once. A miss raises
   :class:`toolreplay.cassettes.miss.ReplayMiss`, which the model client, the tools and
