@@ -79,6 +79,7 @@ def _replay(send: Callable[[Player], Any]) -> Any:
             return send(player)
 
 
+@pytest.mark.slow
 def test_async_openai_replays_a_committed_cassette() -> None:
     interactions = _interactions()
     assert sum(map(_is_model, interactions)) == 4

@@ -37,6 +37,7 @@ def rows(table):
     return {r["name"]: (r["passed"], r["total"]) for r in table["rows"]}
 
 
+@pytest.mark.slow
 def test_committed_set_passes_every_check(audit):
     assert [c.name for c in audit.checks] == CHECKS
     assert audit.passed, [c for c in audit.checks if not c.passed]
@@ -44,6 +45,7 @@ def test_committed_set_passes_every_check(audit):
         assert check.explanation and check.evidence
 
 
+@pytest.mark.slow
 def test_judge_breadth_reads_the_external_corpus_too(audit):
     """The answers in real models' styles count in judge_breadth beside the project's own, and
     a judge that rejects one of them fails the check naming that corpus."""
@@ -108,6 +110,7 @@ def test_narrow_judge_flips_the_rain_question(audit):
     }
 
 
+@pytest.mark.slow
 def test_baseline_without_shi_retry_fails_the_baseline_check(suite):
     weakened = replace(
         suite, experiment=replace(suite.experiment, baseline=("admin_seat", "population_order"))
@@ -130,6 +133,7 @@ def test_narrow_judge_fails_judge_breadth(suite, reference_episodes):
     assert result.check("baseline_heuristics").passed
 
 
+@pytest.mark.slow
 def test_stale_system_prompt_fails_completeness_with_the_rerecord_command(suite):
     changed = replace(suite, system_prompt_template=suite.system_prompt_template + "。")
     check = run_audit(REFERENCE, changed, FULL_JUDGE).check("completeness")
@@ -138,6 +142,7 @@ def test_stale_system_prompt_fails_completeness_with_the_rerecord_command(suite)
     assert any("system prompt" in e for e in check.evidence)
 
 
+@pytest.mark.slow
 def test_arm_parity_reads_recorded_bodies(suite, tmp_path):
     dest = tmp_path / "reference"
     shutil.copytree(REFERENCE, dest)
@@ -153,6 +158,7 @@ def test_arm_parity_reads_recorded_bodies(suite, tmp_path):
     assert any("0.7 in loop+atomic" in e for e in check.evidence)
 
 
+@pytest.mark.slow
 def test_missing_ablation_cassette_fails(suite, reference_episodes, tmp_path):
     dest = tmp_path / "reference"
     shutil.copytree(REFERENCE, dest)
@@ -162,6 +168,7 @@ def test_missing_ablation_cassette_fails(suite, reference_episodes, tmp_path):
         run_audit(dest, suite, FULL_JUDGE, episodes=reference_episodes)
 
 
+@pytest.mark.slow
 def test_audit_command_exit_codes():
     runner = CliRunner()
     common = ["--eval", str(EVAL_FILE), "--cassettes", str(REPO / "cassettes")]
@@ -175,6 +182,7 @@ def test_audit_command_exit_codes():
     assert "FAIL judge_breadth" in bad.output
 
 
+@pytest.mark.slow
 def test_edited_cassette_fails_completeness(suite, tmp_path):
     dest = tmp_path / "reference"
     shutil.copytree(REFERENCE, dest)
@@ -187,6 +195,7 @@ def test_edited_cassette_fails_completeness(suite, tmp_path):
     assert any("loop+atomic/ningde" in e and "edited" in e for e in check.evidence)
 
 
+@pytest.mark.slow
 def test_retry_lost_in_code_is_caught_from_the_recorded_traffic(
     suite, tmp_path, loopback, monkeypatch
 ):
@@ -228,6 +237,7 @@ def _edit_requests(path, edit):
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_arm_parity_catches_different_tool_descriptions(suite, tmp_path):
     dest = tmp_path / "reference"
     shutil.copytree(REFERENCE, dest)
@@ -241,6 +251,7 @@ def test_arm_parity_catches_different_tool_descriptions(suite, tmp_path):
     assert not check.passed and "atomic tool descriptions" in check.explanation
 
 
+@pytest.mark.slow
 def test_arm_parity_catches_a_different_question_set(suite, tmp_path):
     dest = tmp_path / "reference"
     shutil.copytree(REFERENCE, dest)
@@ -255,6 +266,7 @@ def test_arm_parity_catches_a_different_question_set(suite, tmp_path):
     assert not check.passed and "question set" in check.explanation
 
 
+@pytest.mark.slow
 def test_changed_tool_schema_makes_the_set_stale(suite, monkeypatch):
     from toolreplay.study.weather.toolsets import GET_WEATHER_BY_COORDS_SCHEMA
 
@@ -266,6 +278,7 @@ def test_changed_tool_schema_makes_the_set_stale(suite, monkeypatch):
     assert any("atomic tool schemas" in e for e in check.evidence)
 
 
+@pytest.mark.slow
 def test_near_miss_is_not_called_faithful_when_the_judge_is_too_narrow(suite, reference_episodes):
     result = run_audit(REFERENCE, suite, NARROW_JUDGE, episodes=reference_episodes)
     near = result.check("near_miss")
@@ -292,6 +305,7 @@ def _discarding_retry(real):
     return weakened_oneshot(real, keep_retry=False)
 
 
+@pytest.mark.slow
 def test_a_retry_that_discards_its_result_fails_the_audit(suite, tmp_path, loopback, monkeypatch):
     """The mutation the traffic cannot show: the 市 query is sent, its answer is thrown away.
     Re-recorded with the stand-in, single+oneshot drops to 3/4 and `toolreplay audit` exits 1
@@ -340,6 +354,7 @@ def test_a_retry_that_discards_its_result_fails_the_audit(suite, tmp_path, loopb
     assert result.check("completeness").passed  # the recording itself is consistent
 
 
+@pytest.mark.slow
 def test_narrowing_the_temperature_units_fails_judge_breadth(monkeypatch):
     from toolreplay.judging import verdicts
     from toolreplay.judging.verdicts import GROUNDED_JUDGE, narrowed
@@ -361,6 +376,7 @@ def test_narrowing_the_temperature_units_fails_judge_breadth(monkeypatch):
     assert faithful in out.output
 
 
+@pytest.mark.slow
 def test_a_live_label_on_a_stand_in_recording_fails_completeness(suite, tmp_path):
     import json
 
@@ -374,6 +390,7 @@ def test_a_live_label_on_a_stand_in_recording_fails_completeness(suite, tmp_path
     assert "the manifest says provenance live, but model toolreplay-standin" in check.explanation
 
 
+@pytest.mark.slow
 def test_a_changed_stand_in_hint_makes_the_set_stale(suite):
     from toolreplay.runs.configuration import fingerprint, stale_parts
 

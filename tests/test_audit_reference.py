@@ -208,6 +208,7 @@ def _baseline_check(set_dir: Path, suite: EvalSuite):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("eval_file", "set_dir", "calls"),
     [(EVAL_FILE, REFERENCE, 241), (HARD_EVAL_FILE, REPO / "cassettes" / "hard", 125)],
@@ -312,6 +313,7 @@ def _departures(check) -> list[str]:
     return [e.removeprefix("unfaithful: ") for e in check.evidence if e.startswith("unfaithful:")]
 
 
+@pytest.mark.slow
 def test_the_faithful_baseline_rerecorded_departs_nowhere(tmp_path, loopback, monkeypatch):
     """The control: the same recording path, no weakening, no departure."""
     questions = ["changsha", "xiamen", "lijiang-rain", "ningde-rain"]
@@ -321,6 +323,7 @@ def test_the_faithful_baseline_rerecorded_departs_nowhere(tmp_path, loopback, mo
     assert "4 get_weather call(s) in 4 recorded episode(s)" in "\n".join(check.evidence)
 
 
+@pytest.mark.slow
 def test_population_order_reversed_fails_the_audit_naming_it(tmp_path, loopback, monkeypatch):
     """weather-hard: 长沙 has two seats, the larger in 湖南; reversed, the baseline goes to 广东
     (single+oneshot 11/13 → 9/13 when the whole set is re-recorded)."""
@@ -345,6 +348,7 @@ def test_population_order_reversed_fails_the_audit_naming_it(tmp_path, loopback,
     ]
 
 
+@pytest.mark.slow
 def test_a_seat_level_dropped_from_the_list_fails_the_audit_naming_it(
     tmp_path, loopback, monkeypatch
 ):
@@ -373,6 +377,7 @@ def rows_passed(result, name: str) -> tuple[int, int]:
     return row["passed"], row["total"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("eval_file", "questions", "city", "village"),
     [
@@ -406,6 +411,7 @@ def test_a_retry_sent_only_when_nothing_is_found_fails_the_audit_naming_it(
     assert rows_passed(result, "single+oneshot") == (1, 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("eval_file", "questions", "tweak", "expected"),
     [

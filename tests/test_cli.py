@@ -16,6 +16,7 @@ def run_cli(*args: str):
     return runner.invoke(app, list(args), catch_exceptions=False)
 
 
+@pytest.mark.slow
 def test_run_prints_the_table_and_writes_the_results(committed_run):
     """The whole committed set, every trial (shared run; that it reproduces the committed
     reports byte for byte, i.e. is deterministic, is tests/test_report.py's freshness test)."""
@@ -33,6 +34,7 @@ def test_run_prints_the_table_and_writes_the_results(committed_run):
         assert key in ep
 
 
+@pytest.mark.slow
 def test_run_reports_the_study_table_from_trial_one_and_pass_hat_k(committed_run):
     result, out = committed_run
     lines = result.output.splitlines()
@@ -123,6 +125,7 @@ def test_bad_set_names_are_refused_before_anything_is_touched(tmp_path, name):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep"]
 
 
+@pytest.mark.slow
 def test_other_sets_report_into_their_own_folder(tmp_path, monkeypatch):
     import shutil
 
@@ -152,6 +155,7 @@ def test_manifest_urls_never_keep_credentials():
     assert redact_url("http://127.0.0.1:43567/v1") == ("http://127.0.0.1/v1", "127.0.0.1")
 
 
+@pytest.mark.slow
 def test_run_reads_no_key(committed_run):
     """The shared run had a key-like value in both key variables; none of it is written."""
     _, out = committed_run
@@ -159,6 +163,7 @@ def test_run_reads_no_key(committed_run):
         assert KEY_MARKER not in path.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_selection_is_applied_and_named(tmp_path):
     common = ["--eval", str(EVAL_FILE), "--cassettes", str(REPO / "cassettes")]
     result = run_cli(

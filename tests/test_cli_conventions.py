@@ -79,6 +79,7 @@ def test_table_reads_at_80_columns() -> None:
         assert word in text
 
 
+@pytest.mark.slow
 def test_python_dash_m() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "toolreplay", "--version"], capture_output=True, text=True

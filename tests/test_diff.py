@@ -122,6 +122,7 @@ def test_bad_path_is_a_clear_error(tmp_path: Path) -> None:
     assert "results file not found" in result.output
 
 
+@pytest.mark.slow
 def test_cassette_sets_are_replayed_and_the_changed_episode_is_the_only_flip(
     tmp_path: Path,
 ) -> None:

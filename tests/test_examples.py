@@ -43,6 +43,7 @@ def servers(loopback: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[st
         yield env
 
 
+@pytest.mark.slow
 def test_example_replays_offline_with_the_network_blocked(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(
         str(EXAMPLE), "--record-mode=none", "--block-network", "-p", "no:cacheprovider"
@@ -56,6 +57,7 @@ def test_example_opts_in_with_the_ini_option(pytester: pytest.Pytester) -> None:
     assert config.getini("toolreplay_cassettes") is True
 
 
+@pytest.mark.slow
 def test_example_rerecords_to_the_same_bytes(
     pytester: pytest.Pytester, copy: Path, servers: dict[str, str]
 ) -> None:
@@ -85,6 +87,7 @@ def test_a_changed_request_is_an_explained_miss(pytester: pytest.Pytester, copy:
     assert "Connection error" not in out
 
 
+@pytest.mark.slow
 def test_an_unplayed_interaction_fails_the_test(pytester: pytest.Pytester, copy: Path) -> None:
     cassette = copy / "cassettes" / "test_converter" / "test_miles_to_kilometres.yaml"
     text = cassette.read_text(encoding="utf-8")

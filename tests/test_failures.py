@@ -418,6 +418,7 @@ SINGLE_ATOMIC = {
 }
 
 
+@pytest.mark.slow
 def test_reference_single_atomic_shows_both_forms(
     reference_episodes: dict[tuple[str, str], Episode],
 ) -> None:
@@ -458,6 +459,7 @@ def test_results_carry_failure_modes(reference_results: dict) -> None:
         assert all(set(f) == {"mode", "explanation", "evidence"} for f in record["failure_modes"])
 
 
+@pytest.mark.slow
 def test_run_prints_failure_mode_counts(committed_run: tuple[Any, Path]) -> None:
     result, tmp_path = committed_run
     assert result.exit_code == 0, result.output

@@ -142,6 +142,7 @@ WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_two_processes_writing_one_folder_never_corrupt_it(tmp_path):
     out = tmp_path / "reports"
     rounds = 20
@@ -294,6 +295,7 @@ def test_replace_tree_swaps_whole_sets(tmp_path, monkeypatch, exchange):
     assert not new.exists() and not leftovers(dest)
 
 
+@pytest.mark.slow
 def test_an_interrupted_second_rename_puts_the_set_back(suite, tmp_path, monkeypatch, loopback):
     monkeypatch.setattr(files, "_exchange", lambda a, b: False)
     set_dir = tmp_path / "reference"
@@ -312,6 +314,7 @@ def test_an_interrupted_second_rename_puts_the_set_back(suite, tmp_path, monkeyp
     assert snapshot(set_dir) == before and not leftovers(set_dir)
 
 
+@pytest.mark.slow
 def test_a_signal_during_the_swap_waits_and_the_message_says_the_set_changed(
     suite, tmp_path, monkeypatch, loopback
 ):
@@ -343,6 +346,7 @@ def test_a_second_recording_of_one_set_fails_fast(suite, tmp_path):
     assert time.monotonic() - started < 5 and not set_dir.exists()
 
 
+@pytest.mark.slow
 def test_stale_staging_is_removed_and_reported(tmp_path, loopback):
     set_dir = tmp_path / "reference"
     shutil.copytree(REFERENCE, set_dir)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from toolreplay.doubles.open_meteo import load_fixtures
 from toolreplay.evals import load_eval
 
@@ -60,6 +62,7 @@ def test_every_place_has_fixture_data():
         assert c.get("synthetic", False) is (c["name"] != "北京"), c["name"]
 
 
+@pytest.mark.slow
 def test_audit_on_the_hard_set_flips_every_heuristic(hard_run):
     """`toolreplay run/audit --eval evals/weather-hard.yaml --set hard`: the ablation check
     lists a flip for admin_seat, population_order and shi_retry."""

@@ -79,6 +79,7 @@ def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_truncated_inside_usage_is_damage_not_a_miss_at_every_cut(suite, tmp_path):
     dest = copy_set(tmp_path)
     path = dest / CASSETTE
@@ -101,6 +102,7 @@ def test_truncated_inside_usage_is_damage_not_a_miss_at_every_cut(suite, tmp_pat
     assert "cassette miss" not in str(info.value)
 
 
+@pytest.mark.slow
 def test_a_damaged_cassette_is_reported_as_such_by_run(tmp_path):
     dest = copy_set(tmp_path)
     path = dest / CASSETTE
@@ -191,6 +193,7 @@ def at(*keys):
 REPLY = ("interactions", 0, "response", "body", "parsed_body")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("where", "value", "expected"),
     [

@@ -46,6 +46,7 @@ def _judge(question, conclusion: str):
     return GROUNDED_JUDGE.judge_episode(episode(answer, *TOOLS[question]), question)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "question, conclusion",
     [

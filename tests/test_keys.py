@@ -158,6 +158,7 @@ def written_files(*folders: Path) -> list[Path]:
     return [p for folder in folders for p in folder.rglob("*") if p.is_file()]
 
 
+@pytest.mark.slow
 def test_only_openai_key_never_reaches_dashscope(tmp_path, transport, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     result = record(tmp_path, "--set", "live-gpt", "--model", "gpt-test")
@@ -193,6 +194,7 @@ def test_openai_key_is_not_sent_to_a_dashscope_url(tmp_path, transport, monkeypa
     assert not transport and not (tmp_path / "c").exists()
 
 
+@pytest.mark.slow
 def test_openai_base_url_is_honoured(tmp_path, transport, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("OPENAI_BASE_URL", "https://gateway.example/openai/v1")

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -64,6 +65,7 @@ def test_bad_tool_choice_is_named(tmp_path):
         load_eval(small_eval(tmp_path, tool_choice="sometimes"))
 
 
+@pytest.mark.slow
 def test_record_live_with_the_fixture_open_meteo_then_replay(tmp_path, loopback, monkeypatch):
     eval_path = small_eval(tmp_path, tool_choice=NAMED, max_rounds=3)
     suite = load_eval(eval_path)

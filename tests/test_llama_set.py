@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from toolreplay.cassettes.manifest import read_manifest
@@ -20,6 +21,7 @@ SET_DIR = REPO / "cassettes" / SET
 REPORT = REPO / "reports" / SET
 
 
+@pytest.mark.slow
 def test_the_llama_set_replays_to_its_committed_results(tmp_path):
     result = CliRunner().invoke(
         app,
@@ -67,6 +69,7 @@ def test_the_llama_set_shows_the_servers_real_failure():
     assert raw[-1]["response"]["status"]["code"] == 500
 
 
+@pytest.mark.slow
 def test_the_llama_report_says_error_and_that_the_tools_were_the_fixture_server():
     """The page counts the HTTP 500 as `error ×4` per configuration, shows the server's message
     after the last transcript message (cut with "show all") with the badge there and not on

@@ -71,6 +71,7 @@ def _transport_replay(suite: EvalSuite, config: Configuration, qid: str, set_dir
             )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_replay_transport_gives_what_vcrpy_gives(suite: EvalSuite) -> None:
     configs = study_configurations(suite) + ablation_configurations(suite)
     for config in configs:
@@ -83,6 +84,7 @@ def test_the_replay_transport_gives_what_vcrpy_gives(suite: EvalSuite) -> None:
             ), (config.name, q.id)
 
 
+@pytest.mark.slow
 def test_a_miss_and_an_unplayed_interaction_read_the_same_on_both_paths(
     suite: EvalSuite, tmp_path: Path
 ) -> None:
@@ -183,6 +185,7 @@ def test_an_unwritable_or_disabled_cache_only_costs_a_parse(
     assert again == loaded and again[0]["request"]["method"] == "POST"
 
 
+@pytest.mark.slow
 def test_a_cached_cassette_edited_since_recording_is_still_damaged(
     cache_dir: Path, tmp_path: Path
 ) -> None:
@@ -213,6 +216,7 @@ def test_parse_shard_and_shards_partition_the_jobs() -> None:
     assert parts[0] == [0, 4, 8, 12, 16, 20]
 
 
+@pytest.mark.slow
 def test_workers_give_the_same_episodes_in_the_same_order() -> None:
     suite = load_eval(HARD_EVAL_FILE)
     set_dir = REPO / "cassettes" / "hard"
@@ -225,6 +229,7 @@ def test_workers_give_the_same_episodes_in_the_same_order() -> None:
     assert seen == [j.key for j in jobs]  # progress in job order
 
 
+@pytest.mark.slow
 def test_a_worker_reports_a_damaged_cassette_as_a_serial_run_does(tmp_path: Path) -> None:
     suite = load_eval(EVAL_FILE)
     set_dir = tmp_path / "reference"
@@ -253,6 +258,7 @@ def _run(*args: str):
                                str(REPO / "cassettes"), *args])  # fmt: skip
 
 
+@pytest.mark.slow
 def test_workers_and_shards_write_the_same_results_and_report(tmp_path: Path) -> None:
     outputs = {}
     # two questions (one with parallel tool calls), every configuration, trial and audit

@@ -64,6 +64,7 @@ def test_every_case_names_where_its_style_comes_from_and_why() -> None:
     assert len(cited) >= 15
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CORPUS.cases, ids=[c.id for c in CORPUS.cases])
 def test_judge_and_classifier_agree_with_the_grader(case) -> None:
     agree, got = _agrees(case)

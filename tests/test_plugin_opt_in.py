@@ -109,6 +109,7 @@ def _assert_toolreplay_behaviour(result: pytest.RunResult) -> None:
     assert "test_one_of_two_interactions_played.yaml unplayed" in out
 
 
+@pytest.mark.slow
 def test_a_plain_suite_runs_as_without_toolreplay(plain_suite: pytest.Pytester) -> None:
     with_it = _run(plain_suite)
     without = _run(plain_suite, "-p", "no:toolreplay")
@@ -117,6 +118,7 @@ def test_a_plain_suite_runs_as_without_toolreplay(plain_suite: pytest.Pytester) 
     assert with_it.parseoutcomes() == without.parseoutcomes()
 
 
+@pytest.mark.slow
 def test_the_marker_opts_a_module_in(plain_suite: pytest.Pytester) -> None:
     _mark_module(plain_suite)
     _assert_toolreplay_behaviour(_run(plain_suite, "-rfE"))
@@ -148,6 +150,7 @@ def test_the_marker_opts_out_under_the_ini_option(plain_suite: pytest.Pytester) 
     _run(plain_suite).assert_outcomes(**NOT_OPTED_IN)
 
 
+@pytest.mark.slow
 def test_a_model_fixture_opts_a_test_in(plain_suite: pytest.Pytester) -> None:
     path = plain_suite.path / "test_plain.py"
     text = path.read_text(encoding="utf-8")
@@ -159,6 +162,7 @@ def test_a_model_fixture_opts_a_test_in(plain_suite: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1, failed=1, skipped=1)
 
 
+@pytest.mark.slow
 def test_the_marker_and_the_option_are_registered(pytester: pytest.Pytester) -> None:
     config = pytester.parseconfigure()
     markers = config.getini("markers")
@@ -213,6 +217,7 @@ def _record(suite: pytest.Pytester, *args: str) -> str:
     return cassette.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_plain_recording_is_vcrpys_own(plain_suite: pytest.Pytester, server_url: str) -> None:
     recorded = _record(plain_suite)
     assert recorded == _record(plain_suite, "-p", "no:toolreplay")
@@ -220,6 +225,7 @@ def test_a_plain_recording_is_vcrpys_own(plain_suite: pytest.Pytester, server_ur
     assert server_url in recorded  # the port is kept, as vcrpy keeps it
 
 
+@pytest.mark.slow
 def test_a_marked_recording_is_toolreplays(plain_suite: pytest.Pytester, server_url: str) -> None:
     _mark_module(plain_suite)
     recorded = _record(plain_suite)
@@ -243,6 +249,7 @@ def test_a_missing_cassette_is_named_as_missing(plain_suite: pytest.Pytester) ->
     assert "0 of 0 recorded interactions played" not in out
 
 
+@pytest.mark.slow
 def test_a_plain_missing_cassette_fails_as_without_toolreplay(
     plain_suite: pytest.Pytester,
 ) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -142,6 +143,7 @@ PROPERTY = settings(
 EPISODE = st.binary(min_size=80, max_size=80)
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(data=EPISODE)
 def test_loop_host_keeps_the_protocol(data):
@@ -154,6 +156,7 @@ def test_loop_host_keeps_the_protocol(data):
     check_episode(model, episode, "loop")
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(data=EPISODE)
 def test_single_host_keeps_the_protocol(data):

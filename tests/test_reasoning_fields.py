@@ -368,6 +368,7 @@ def test_reply_without_reasoning_gives_the_message_it_always_gave():
 # --------------------------------------------------------------------------- the report
 
 
+@pytest.mark.slow
 def test_report_shows_reasoning_collapsed_only_where_there_is_some():
     results = json.loads((REPO / "reports" / "results.json").read_text(encoding="utf-8"))
     plain = BeautifulSoup(render_report(results), "html5lib")

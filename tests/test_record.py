@@ -32,6 +32,7 @@ def comparable(results: dict) -> dict:
     return out
 
 
+@pytest.mark.slow
 def test_stand_in_recording_replays_to_the_committed_results(
     suite, tmp_path, loopback, reference_results
 ):
@@ -51,6 +52,7 @@ def test_stand_in_recording_replays_to_the_committed_results(
             assert path.read_bytes() == cassette_path(REFERENCE, config.name, q.id).read_bytes()
 
 
+@pytest.mark.slow
 def test_failed_recording_leaves_the_set_untouched(suite, tmp_path, loopback, monkeypatch):
     set_dir = tmp_path / "reference"
     shutil.copytree(REFERENCE, set_dir)
@@ -72,6 +74,7 @@ def test_failed_recording_leaves_the_set_untouched(suite, tmp_path, loopback, mo
     assert not list(tmp_path.glob(".recording-*")), "staging folder left behind"
 
 
+@pytest.mark.slow
 def test_rerecord_only_chosen_episodes(suite, tmp_path, loopback):
     set_dir = tmp_path / "reference"
     shutil.copytree(REFERENCE, set_dir)
@@ -112,6 +115,7 @@ def test_manifest_records_provenance_and_hashes():
     assert all(e.prompt_tokens > 0 and e.rounds >= 1 for e in m.episodes.values())
 
 
+@pytest.mark.slow
 def test_live_path_never_writes_the_key(suite, tmp_path, loopback):
     """The live recording path, pointed at the stand-in and fixture servers with a fake key."""
     from toolreplay.doubles.open_meteo import open_meteo_fixture_server
@@ -134,6 +138,7 @@ def test_live_path_never_writes_the_key(suite, tmp_path, loopback):
             assert key not in text and "authorization" not in text.lower(), path
 
 
+@pytest.mark.slow
 def test_unreachable_endpoint_is_a_clean_recording_error(suite, tmp_path, loopback):
     import socket
 

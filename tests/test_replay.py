@@ -64,6 +64,7 @@ def test_single_atomic_fails_in_both_forms(reference_episodes):
     assert "接下来我将查询" in answers["shanghai-rain"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", ["ablations"])
 def test_every_ablation_episode_replays(suite, config):
     episodes = replay_set(REFERENCE, suite, ablation_configurations(suite))
@@ -126,6 +127,7 @@ def test_unplayed_interaction_fails(suite, tmp_path):
         replay_set(dest, suite, [Configuration("loop", "oneshot")])
 
 
+@pytest.mark.slow
 def test_extra_request_is_a_miss(suite, tmp_path):
     # the loop host replaying a single-host cassette makes more requests than recorded
     dest = copy_set(tmp_path)
@@ -188,6 +190,7 @@ def _set(path, value):
     return mutate
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "mutate, where",
     [

@@ -188,6 +188,7 @@ def synthetic_page(committed: dict[str, Any]) -> BeautifulSoup:
 # --------------------------------------------------------------------------- header and grid
 
 
+@pytest.mark.slow
 def test_grid_reads_like_the_study_table(committed_page: BeautifulSoup) -> None:
     grid = committed_page.select_one("#grid table.grid")
     assert grid is not None
@@ -222,6 +223,7 @@ def single_trial(results: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.slow
 def test_partial_pass_is_amber(committed: dict[str, Any]) -> None:
     results = single_trial(committed)
     results["configurations"][3]["passed"] = 2
@@ -232,6 +234,7 @@ def test_partial_pass_is_amber(committed: dict[str, Any]) -> None:
     assert cell.select_one(".cell-trials") is None  # one trial: trial 1 is the whole story
 
 
+@pytest.mark.slow
 def test_a_question_failing_one_trial_makes_the_cell_amber(committed: dict[str, Any]) -> None:
     results = copy.deepcopy(committed)
     loop_atomic = results["configurations"][3]
@@ -242,6 +245,7 @@ def test_a_question_failing_one_trial_makes_the_cell_amber(committed: dict[str, 
     assert "3 of 4 questions always" in text(cell.select_one(".cell-trials"))
 
 
+@pytest.mark.slow
 def test_stand_in_set_is_labelled_a_test_double(
     committed_page: BeautifulSoup, committed: dict[str, Any]
 ) -> None:
@@ -269,6 +273,7 @@ def test_stand_in_set_is_labelled_a_test_double(
     assert "Test double" not in text(banner)
 
 
+@pytest.mark.slow
 def test_banner_and_details_say_what_answered_at_each_endpoint(
     committed_page: BeautifulSoup, committed: dict[str, Any]
 ) -> None:
@@ -316,6 +321,7 @@ def test_page_is_self_contained_and_readable_everywhere(committed_page: Beautifu
     assert "Noto Sans CJK SC" in style and "url(" not in style
 
 
+@pytest.mark.slow
 def test_ids_are_unique_and_every_in_page_link_resolves(synthetic_page: BeautifulSoup) -> None:
     ids = [t["id"] for t in synthetic_page.select("[id]")]
     assert len(ids) == len(set(ids))
@@ -446,6 +452,7 @@ def test_committed_fidelity_section_shows_checks_and_both_tables(
     assert "2/4 differs" in cells and "3/4 differs" in cells
 
 
+@pytest.mark.slow
 def test_gallery_says_classifier_not_run_when_no_failure_modes(committed: dict[str, Any]) -> None:
     bare = unclassified(committed)
     page = parse(render_report(bare))
@@ -532,6 +539,7 @@ def test_unlocated_evidence_is_quoted_not_dropped(synthetic_page: BeautifulSoup)
     assert "不存在的句子" in text(card.select_one(".quote.evidence"))
 
 
+@pytest.mark.slow
 def test_partly_classified_results_say_so(committed: dict[str, Any]) -> None:
     results = with_failure_modes(committed)
     del episode(results, "single+atomic", "beijing")["failure_modes"]
@@ -545,6 +553,7 @@ def test_partly_classified_results_say_so(committed: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- fidelity
 
 
+@pytest.mark.slow
 def test_fidelity_absent_says_audit_not_run(committed: dict[str, Any]) -> None:
     section = parse(render_report(unclassified(committed))).select_one("#fidelity")
     assert "has not run" in text(section.select_one(".notice"))
@@ -576,6 +585,7 @@ def test_fidelity_checks_tables_and_ablations(synthetic_page: BeautifulSoup) -> 
     assert text(ablations[1].select("td")[-1]) == "none"
 
 
+@pytest.mark.slow
 def test_empty_fidelity_is_not_a_pass(committed: dict[str, Any]) -> None:
     results = copy.deepcopy(committed)
     results["fidelity"] = {"checks": [], "tables": {}, "ablations": []}
@@ -619,6 +629,7 @@ def test_pretty_json_keeps_short_parts_on_one_line(committed: dict[str, Any]) ->
     assert pretty_json([]) == "[]"
 
 
+@pytest.mark.slow
 def test_non_json_tool_message_is_shown_raw(committed: dict[str, Any]) -> None:
     results = copy.deepcopy(committed)
     ep = results["episodes"][0]
@@ -630,6 +641,7 @@ def test_non_json_tool_message_is_shown_raw(committed: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- escaping
 
 
+@pytest.mark.slow
 def test_hostile_text_is_escaped_everywhere(committed: dict[str, Any]) -> None:
     results = with_failure_modes(committed)
     results["cassette_set"] = HOSTILE
@@ -723,6 +735,7 @@ def test_report_command(tmp_path: Path, committed: dict[str, Any]) -> None:
     assert "nope.json" in " ".join(result.output.split())
 
 
+@pytest.mark.slow
 def test_committed_report_is_fresh(committed_run) -> None:
     """`toolreplay run` on the committed cassettes reproduces the committed reports/ exactly.
     Fails when reports/index.html or reports/results.json is stale: run `toolreplay run`."""
@@ -732,6 +745,7 @@ def test_committed_report_is_fresh(committed_run) -> None:
     assert (out / "index.html").read_bytes() == INDEX.read_bytes(), "stale index.html"
 
 
+@pytest.mark.slow
 def test_committed_hard_report_is_fresh(hard_run) -> None:
     """The same for the harder eval's set: reports/hard/ from cassettes/hard/. Fails when
     stale: run `toolreplay run --eval evals/weather-hard.yaml --set hard`."""
@@ -753,6 +767,7 @@ def _poison(node: Any) -> Any:
     return node
 
 
+@pytest.mark.slow
 def test_hostile_text_in_every_string_field_stays_text(committed: dict[str, Any]) -> None:
     """Not a chosen list of fields: every string of the results, including verdicts, stop
     reasons, question ids, hosts, package versions, evidence and table titles."""
@@ -767,6 +782,7 @@ def test_hostile_text_in_every_string_field_stays_text(committed: dict[str, Any]
         assert not any(attr.lower().startswith("on") for attr in tag.attrs), tag.name
 
 
+@pytest.mark.slow
 def test_trials_section_charts_pass_hat_k(committed: dict[str, Any]) -> None:
     page = parse(render_report(committed))
     section = page.find("section", id="trials")

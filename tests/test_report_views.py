@@ -50,6 +50,7 @@ def episode(results: dict[str, Any], configuration: str, question_id: str) -> di
 # --------------------------------------------------------------------------- first screen
 
 
+@pytest.mark.slow
 def test_verdict_line_comes_first_and_says_why(page: BeautifulSoup) -> None:
     verdict = page.select_one("#verdict")
     assert verdict is not None
@@ -78,6 +79,7 @@ def test_verdict_line_comes_first_and_says_why(page: BeautifulSoup) -> None:
     assert "#trials" in hrefs and "#fidelity" in hrefs
 
 
+@pytest.mark.slow
 def test_one_trial_verdict_line_says_why_by_trial_one(committed: dict[str, Any]) -> None:
     from .test_report import single_trial
 
@@ -139,6 +141,7 @@ def test_facts_fold_into_details_and_dates_are_explained(page: BeautifulSoup) ->
     assert "“prompt date” is the “today” written into the system prompt" in note
 
 
+@pytest.mark.slow
 def test_wall_time_is_not_charted_for_a_stand_in_set(committed: dict[str, Any]) -> None:
     page = parse(render_report(committed))
     assert page.select_one("#chart-recorded_wall_time_s") is None
@@ -258,6 +261,7 @@ def test_filters_and_navigation_need_no_script_to_read(page: BeautifulSoup) -> N
 # --------------------------------------------------------------------------- long and odd text
 
 
+@pytest.mark.slow
 def test_long_values_are_shortened_with_a_way_to_see_all(committed: dict[str, Any]) -> None:
     results = copy.deepcopy(committed)
     ep = episode(results, "loop+atomic", "beijing")
@@ -291,6 +295,7 @@ def test_long_values_are_shortened_with_a_way_to_see_all(committed: dict[str, An
     assert len(text(row)) < 1000
 
 
+@pytest.mark.slow
 def test_invisible_separators_get_a_visible_marker(committed: dict[str, Any]) -> None:
     results = copy.deepcopy(committed)
     ep = episode(results, "loop+atomic", "beijing")
@@ -353,6 +358,7 @@ def test_chart_bars_keep_three_to_one_contrast() -> None:
 # --------------------------------------------------------------------------- comparison
 
 
+@pytest.mark.slow
 def test_compare_section_lists_the_flip(committed: dict[str, Any]) -> None:
     after = copy.deepcopy(committed)
     ep = episode(after, "loop+atomic", "beijing")

@@ -69,6 +69,7 @@ def test_built_results_validate(reference_results: dict) -> None:
     Results.model_validate(reference_results)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("edit", "expected"),
     [

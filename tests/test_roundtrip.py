@@ -72,6 +72,7 @@ def same_body(replayed: bytes, original: bytes, stored_parsed: bool) -> None:
 header_text = st.text(max_size=16)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     status=st.integers(min_value=100, max_value=599),
@@ -181,6 +182,7 @@ def matches(a: Any, b: Any) -> bool:
     return True
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(data=st.data(), value=json_values)
 def test_any_other_value_in_a_request_body_is_a_miss(data, value):

@@ -43,6 +43,7 @@ def live_copy(tmp_path):
     return set_dir, {p: p.read_bytes() for p in set_dir.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow
 def test_a_set_of_other_provenance_is_not_replaced(suite, tmp_path, loopback):
     set_dir, before = live_copy(tmp_path)
     with pytest.raises(RecordingError) as info:
@@ -73,6 +74,7 @@ def test_cli_refuses_without_force(tmp_path, loopback):
     assert {p: p.read_bytes() for p in set_dir.rglob("*") if p.is_file()} == before
 
 
+@pytest.mark.slow
 def test_same_provenance_rerecords_in_place(suite, tmp_path, loopback):
     set_dir = tmp_path / "reference"
     record_stand_in(set_dir, suite, [Configuration("loop", "atomic")])

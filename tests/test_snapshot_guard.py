@@ -55,6 +55,7 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
     return pytester
 
 
+@pytest.mark.slow
 def test_an_unused_snapshot_fails_the_run(project: pytest.Pytester) -> None:
     # importlib mode: the inner conftest must not clash with this suite's module "conftest".
     mode = "--import-mode=importlib"

@@ -102,6 +102,7 @@ def loaded(modules: set[str], packages: tuple[str, ...]) -> list[str]:
     return [p for p in packages if any(m == p or m.startswith(p + ".") for m in modules)]
 
 
+@pytest.mark.slow
 def test_the_probe_sees_the_modules_a_command_loads(tmp_path: Path) -> None:
     """The checks below would pass vacuously if the probe saw nothing: it sees the command
     modules importing the application loads."""
@@ -110,6 +111,7 @@ def test_the_probe_sees_the_modules_a_command_loads(tmp_path: Path) -> None:
     assert {"toolreplay.cli.main", "toolreplay.cli.run", "toolreplay.cli.record"} <= modules
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [None, ["--help"], ["-h"], ["--version"], []],
@@ -123,6 +125,7 @@ def test_help_and_version_load_only_the_command_line(
     assert loaded(modules, NOT_AT_START) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["run", "merge", "report", "diff", "audit", "record"])
 def test_a_commands_help_loads_none_of_its_work(tmp_path: Path, command: str) -> None:
     """A command's --help loads none of what its body uses (typer itself may load pydantic to
@@ -132,6 +135,7 @@ def test_a_commands_help_loads_none_of_its_work(tmp_path: Path, command: str) ->
     assert loaded(modules, tuple(p for p in NOT_AT_START if p != "pydantic")) == []
 
 
+@pytest.mark.slow
 def test_report_on_a_results_file_loads_neither_audit_nor_sdk(tmp_path: Path) -> None:
     page = tmp_path / "out" / "index.html"
     code, modules = probe(tmp_path, ["report", "--results", str(RESULTS), "--out", str(page)])
@@ -140,6 +144,7 @@ def test_report_on_a_results_file_loads_neither_audit_nor_sdk(tmp_path: Path) ->
     assert loaded(modules, NOT_FOR_RESULTS) == []
 
 
+@pytest.mark.slow
 def test_report_compared_with_a_results_file_loads_neither_audit_nor_sdk(
     tmp_path: Path,
 ) -> None:
@@ -150,6 +155,7 @@ def test_report_compared_with_a_results_file_loads_neither_audit_nor_sdk(
     assert loaded(modules, NOT_FOR_RESULTS) == []
 
 
+@pytest.mark.slow
 def test_diff_of_results_files_loads_neither_audit_nor_sdk(tmp_path: Path) -> None:
     code, modules = probe(tmp_path, ["diff", str(RESULTS), str(RESULTS)])
     assert code == 0

@@ -127,6 +127,7 @@ def _imports(path: Path) -> list[str]:
     return names
 
 
+@pytest.mark.slow
 def test_the_engine_never_imports_the_study() -> None:
     """What the import contract says, checked on the source too (function-level imports and
     TYPE_CHECKING blocks included): only the CLI, the top level and the doubles may."""

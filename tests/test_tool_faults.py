@@ -165,6 +165,7 @@ def assert_no_placeholder(content: str) -> None:
 COORDS = {"latitude": 39.9, "longitude": 116.4}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "forecast, says",
     [
@@ -281,6 +282,7 @@ QUERY = st.dictionaries(
 )  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(path=st.sampled_from(["/v1/search", "/v1/forecast"]), query=QUERY)
 def test_fixture_server_never_answers_500(path, query):

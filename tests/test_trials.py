@@ -102,6 +102,7 @@ def test_draws_differ_between_trials_and_seeds(suite):
     assert any(picks[(0, t)] != picks[(1, t)] for t in range(2, 12))
 
 
+@pytest.mark.slow
 def test_record_trials_layout_and_replay(suite, tmp_path, loopback):
     """--trials 3: CONFIG/QUESTION/trial-<i>.yaml, trial 1 byte-identical to the study's
     cassette, later trials varied as the eval file says; replay reads every trial."""

@@ -155,6 +155,7 @@ def test_a_phrasing_corpus_declares_measures_of_its_vocabulary() -> None:
         load_corpus(corpus, STOCK)
 
 
+@pytest.mark.slow
 def test_the_weather_vocabulary_is_loaded_on_first_use_only() -> None:
     code = (
         "import sys\n"

@@ -90,6 +90,7 @@ def check_outcome(shape: Shape, episode: Episode) -> None:
         assert "Traceback" not in (episode.error or "")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)
 @pytest.mark.parametrize("host", [run_loop, run_single], ids=["loop", "single"])
 def test_every_shape_has_an_outcome_over_the_sdk(shape, host):
@@ -262,6 +263,7 @@ def make_shape_set(tmp_path: Path) -> tuple[Path, Path]:
     return eval_path, set_dir
 
 
+@pytest.mark.slow
 def test_toolreplay_run_replays_every_shape_into_a_table(tmp_path):
     eval_path, set_dir = make_shape_set(tmp_path)
     out_dir = tmp_path / "out"

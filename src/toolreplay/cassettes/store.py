@@ -5,10 +5,13 @@ sha256 check against the manifest and the parse cache (memory and disk, keyed by
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import (
@@ -27,10 +30,6 @@ from toolreplay.files import (
     read_input_bytes,
 )
 
-if TYPE_CHECKING:  # vcrpy is imported when recording (or a test's cassette) needs it
-    pass
-
-
 #: A cassette larger than this is refused before parsing (ours are a few kilobytes each).
 CASSETTE_LIMIT = 64 * 1024 * 1024
 
@@ -39,10 +38,6 @@ Headers = dict[str, list[str]]
 
 
 Body = str | bytes | None  # text, bytes (stored as !!binary), or no body
-
-
-
-
 
 
 class _RequestModel(BaseModel):
@@ -78,9 +73,7 @@ class _BodyModel(BaseModel):
     def _one_form(self) -> _BodyModel:
         if len(self.model_fields_set) != 1:
             raise ValueError("needs exactly one of 'string' or 'parsed_body'")
-        if "parsed_body" in self.model_fields_set and (
-            problem := _json_problem(self.parsed_body)
-        ):
+        if "parsed_body" in self.model_fields_set and (problem := _json_problem(self.parsed_body)):
             raise ValueError(f"parsed_body.{problem}")
         return self
 
@@ -144,12 +137,49 @@ def load_cassette(path: Path, expected_sha256: str | None = None) -> list[dict[s
     file read again (by another episode's audit check, another worker, the next run) costs a
     read, a hash and an unmarshal. The bytes are read and hashed every time, so an edited
     file is always parsed again."""
+    data, digest = _read_checked(path, expected_sha256)
+    return _interactions(path, data, digest)
+
+
+_T = TypeVar("_T")
+
+
+def load_prepared(
+    path: Path, expected_sha256: str | None, prepare: Callable[[list[dict[str, Any]]], _T]
+) -> _T:
+    """``prepare(interactions)`` for the cassette at ``path``, made once per content: the
+    file is read, hashed and checked as :func:`load_cassette` does (the same errors), then
+    the value is looked up in memory by the sha256 of the bytes and ``prepare`` (see
+    :meth:`ParseCache.prepared`). ``prepare`` must be a pure function of the interactions and
+    its result is shared by every caller: never change it."""
+    data, digest = _read_checked(path, expected_sha256)
+    return parse_cache().prepared(digest, prepare, lambda: _interactions(path, data, digest))
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, at most :data:`CASSETTE_LIMIT` (a regular file is read at its size,
+    not into a buffer of the limit)."""
     try:
-        data = read_input_bytes(path, "cassette", CASSETTE_LIMIT)
+        with open(path, "rb") as f:
+            info = os.fstat(f.fileno())
+            if stat.S_ISREG(info.st_mode) and info.st_size <= CASSETTE_LIMIT:
+                data = f.read(info.st_size + 1)  # + 1: a file that grew meanwhile is seen
+                if len(data) <= CASSETTE_LIMIT:
+                    return data
+    except OSError:
+        pass  # read_input_bytes says what is wrong
+    try:
+        return read_input_bytes(path, "cassette", CASSETTE_LIMIT)
     except InputFileError as exc:
         if exc.missing:
             raise CassetteError(f"cassette not found: {path}") from None
         raise CassetteError(str(exc)) from None
+
+
+def _read_checked(path: Path, expected_sha256: str | None) -> tuple[bytes, str]:
+    """``(bytes, sha256 hex)`` of the cassette at ``path``, checked against
+    ``expected_sha256`` when given (:class:`CassetteDamaged`)."""
+    data = _read_bytes(path)
     digest = hashlib.sha256(data).hexdigest()
     if expected_sha256 is not None and digest != expected_sha256:
         try:
@@ -161,6 +191,12 @@ def load_cassette(path: Path, expected_sha256: str | None = None) -> list[dict[s
             f"{path}: edited or damaged since recording (its sha256 differs from the one "
             f"manifest.json holds{problem}). Restore it from version control or re-record it"
         )
+    return data, digest
+
+
+def _interactions(path: Path, data: bytes, digest: str) -> list[dict[str, Any]]:
+    """The validated interactions of ``data`` (whose sha256 is ``digest``): from the parse
+    cache, else parsed, validated and kept there."""
     cache = parse_cache()
     interactions = cache.get(digest)
     if interactions is None:
@@ -173,15 +209,14 @@ def load_cassette(path: Path, expected_sha256: str | None = None) -> list[dict[s
 CACHE_DIR_ENV = "TOOLREPLAY_CACHE_DIR"
 
 
-#: Bump when what :func:`_validate` accepts or returns changes: older entries are ignored.
-PARSE_CACHE_FORMAT = 1
+#: Bump when what :func:`_validate` accepts or returns, or an entry's layout, changes: older
+#: entries are ignored (they live in another folder).
+PARSE_CACHE_FORMAT = 2
 
 
 def default_cache_dir() -> Path | None:
     """``$TOOLREPLAY_CACHE_DIR`` (None when set but empty: no disk cache), else
     ``$XDG_CACHE_HOME/toolreplay`` or ``~/.cache/toolreplay``."""
-    import os
-
     value = os.environ.get(CACHE_DIR_ENV)
     if value is not None:
         return Path(value) if value.strip() else None
@@ -194,10 +229,15 @@ class ParseCache:
     ``memory_limit`` bytes, oldest dropped first) and, when ``folder`` is given, on disk as
     ``FOLDER/cassettes-<format>/<sha256>.marshal`` (outside the repository; never needed:
     deleting it only costs a parse). Entries are keyed by content, so an edited cassette
-    never meets an old entry; a disk entry carries the sha256 of its payload and one that
+    never meets an old entry. A disk entry is bound to the bytes it was parsed from: it
+    starts with the sha256 of the cassette's bytes, then the sha256 of its payload; one whose
+    source sha256 is not the one asked for (an entry copied over another) or whose payload
     does not match (cut short, edited) is ignored and rewritten. A folder that cannot be
     written is left alone (the cache then lives in memory only). Entries are written with
-    ``marshal`` for the running Python (its version is part of the folder name)."""
+    ``marshal`` for the running Python (its version is part of the folder name).
+
+    Beside the parsed cassettes, :meth:`prepared` keeps in memory what replay derives from
+    them (match keys, request and response bytes), by the same sha256."""
 
     def __init__(self, folder: Path | None, memory_limit: int = 48 * 1024 * 1024) -> None:
         import marshal
@@ -207,10 +247,15 @@ class ParseCache:
         self.memory_limit = memory_limit
         self._memory: dict[str, bytes] = {}
         self._size = 0
+        self._derived: dict[tuple[str, Callable[..., Any]], tuple[int, Any]] = {}
+        self._derived_size = 0
         self._lock = threading.Lock()
         self.parsed = 0  # cassettes validated because no entry held them (benchmarks read it)
+        self.folder_asked = folder  # the folder it was made for (its key in _parse_caches)
 
     def get(self, digest: str) -> list[dict[str, Any]] | None:
+        """A fresh copy of the interactions parsed from the bytes whose sha256 is ``digest``,
+        or None when no valid entry holds them."""
         import marshal
 
         blob = self._memory.get(digest)
@@ -219,8 +264,12 @@ class ParseCache:
                 stored = (self.folder / f"{digest}.marshal").read_bytes()
             except OSError:
                 stored = b""
-            if len(stored) > 32 and hashlib.sha256(stored[32:]).digest() == stored[:32]:
-                blob = stored[32:]
+            if (
+                len(stored) > 64
+                and stored[:32] == bytes.fromhex(digest)
+                and hashlib.sha256(stored[64:]).digest() == stored[32:64]
+            ):
+                blob = stored[64:]
                 self._remember(digest, blob)
         if blob is None:
             return None
@@ -228,8 +277,8 @@ class ParseCache:
         return value
 
     def put(self, digest: str, interactions: list[dict[str, Any]]) -> None:
+        """Keep ``interactions``, parsed from the bytes whose sha256 is ``digest``."""
         import marshal
-        import os
         import tempfile
 
         self.parsed += 1
@@ -245,13 +294,37 @@ class ParseCache:
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".marshal")
             try:
                 with os.fdopen(fd, "wb") as f:
-                    f.write(hashlib.sha256(blob).digest() + blob)
+                    f.write(bytes.fromhex(digest) + hashlib.sha256(blob).digest() + blob)
                 os.replace(tmp, self.folder / f"{digest}.marshal")
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
                 raise
         except OSError:
             self.folder = None  # read-only or full: keep to memory from now on
+
+    def prepared(
+        self,
+        digest: str,
+        prepare: Callable[[list[dict[str, Any]]], _T],
+        interactions: Callable[[], list[dict[str, Any]]],
+    ) -> _T:
+        """``prepare(interactions())`` for the cassette whose bytes have sha256 ``digest``,
+        made once and kept in memory (within ``memory_limit``, weighed by the size of the
+        parsed entry, oldest dropped first); the same object for every caller."""
+        key = (digest, prepare)
+        found = self._derived.get(key)
+        if found is not None:
+            value: _T = found[1]
+            return value
+        value = prepare(interactions())
+        weight = len(self._memory.get(digest, b"")) or 4096
+        with self._lock:
+            if key not in self._derived and weight <= self.memory_limit:
+                while self._derived and self._derived_size + weight > self.memory_limit:
+                    self._derived_size -= self._derived.pop(next(iter(self._derived)))[0]
+                self._derived[key] = (weight, value)
+                self._derived_size += weight
+        return value
 
     def _remember(self, digest: str, blob: bytes) -> None:
         with self._lock:
@@ -266,12 +339,23 @@ class ParseCache:
 _parse_caches: dict[Path | None, ParseCache] = {}
 
 
+_by_environment: dict[tuple[str | None, ...], ParseCache] = {}
+
+
 def parse_cache() -> ParseCache:
-    """The process's :class:`ParseCache` for the folder :func:`default_cache_dir` names now."""
+    """The process's :class:`ParseCache` for the folder :func:`default_cache_dir` names now
+    (looked up by the environment values it reads: no path is built per call)."""
+    env = os.environ
+    seen = (env.get(CACHE_DIR_ENV), env.get("XDG_CACHE_HOME"), env.get("HOME"))
+    cache = _by_environment.get(seen)
+    if cache is not None and _parse_caches.get(cache.folder_asked) is cache:
+        return cache
     folder = default_cache_dir()
     cache = _parse_caches.get(folder)
     if cache is None:
         cache = _parse_caches[folder] = ParseCache(folder)
+    cache.folder_asked = folder
+    _by_environment[seen] = cache
     return cache
 
 

@@ -8,13 +8,15 @@ own extension points (an ``httpx.BaseTransport``, an ``httpx.AsyncBaseTransport`
 - :class:`Player`: the replay clients (``http`` for the SDK, ``async_http`` for async clients
   such as ``AsyncOpenAI``, ``session`` for Open-Meteo) and the cassette in play
   (:meth:`Player.use`). All three serve the same :class:`Tape`: one matching, one miss, one
-  unplayed check. The cassette comes from
-  :func:`toolreplay.cassettes.store.load_cassette` (read and validated once per content, sha256
-  checked against the manifest). Nothing is patched, nothing reaches a socket.
+  unplayed check. The cassette comes prepared (:func:`prepare`: match keys, request and
+  response bytes, made once per content by :func:`toolreplay.cassettes.store.load_prepared`,
+  which reads the file and checks its sha256 against the manifest every time). Nothing is
+  patched, nothing reaches a socket.
 - Matching is the one :func:`toolreplay.cassettes.vcr.make_vcr` configures for vcrpy, on the
   request as vcrpy's filter would store it: method, path, query (credentials dropped, pairs
-  sorted) and the body compared as typed JSON (:func:`~toolreplay.cassettes.format.json_equal`);
-  the first unplayed interaction that matches is played, as vcrpy does in record mode
+  sorted) and the body compared as typed JSON (:func:`~toolreplay.cassettes.format.json_equal`)
+  when its bytes differ from the recorded body's compact JSON; the first unplayed
+  interaction that matches is played, as vcrpy does in record mode
   ``none``, so identical requests (an agent loop polling or retrying) get the recorded
   replies in recorded order, each once. A miss raises
   :class:`toolreplay.cassettes.miss.ReplayMiss`, which the model client, the tools and
@@ -40,113 +42,158 @@ from urllib.parse import parse_qsl, urlsplit
 import httpx
 import requests
 from requests.adapters import HTTPAdapter
+from requests.structures import CaseInsensitiveDict
+from requests.utils import get_encoding_from_headers
 
 from toolreplay.cassettes.format import _parse_json_body, json_equal, strip_secret_query
 from toolreplay.cassettes.miss import ReplayMiss
 
 
-@dataclass
-class _Recorded:
-    """One recorded interaction, in the form matching and serving need."""
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """One recorded interaction in the form matching and serving need, computed once per
+    cassette content (:func:`prepare`) and shared by every replay of it: never changed.
+
+    ``body`` holds the bytes the request body is compared with: for a JSON body the compact
+    form the openai SDK and httpx send (``separators=(",", ":")``, ``ensure_ascii=False``), so
+    that an identical request matches on bytes alone; otherwise the body's own bytes
+    (``b""`` for none). ``content`` is the response body as vcrpy replays it (JSON as
+    ``json.dumps`` with ``ensure_ascii=False``, text as UTF-8)."""
 
     method: str
+    uri: str
     path: str
-    query: list[tuple[str, str]]
-    body: Any  # the stored request body: parsed JSON, text, bytes or None
-    parsed: bool  # body is parsed JSON (``parsed_body``)
-    response: dict[str, Any]  # the stored response (status, headers, body)
-
-    def content(self) -> bytes:
-        """The response body's bytes, as vcrpy would replay them (JSON as ``json.dumps``
-        with ``ensure_ascii=False``, text as UTF-8)."""
-        body = self.response.get("body") or {}
-        if "parsed_body" in body:
-            return json.dumps(body["parsed_body"], ensure_ascii=False).encode("utf-8")
-        value = body.get("string")
-        if isinstance(value, str):
-            return value.encode("utf-8")
-        return value or b""
+    query: tuple[tuple[str, str], ...]
+    json_body: bool  # the request body is JSON (compared as typed JSON when bytes differ)
+    body: bytes
+    status: int
+    reason: str | None
+    headers: tuple[tuple[str, str], ...]
+    content: bytes
 
     def request_body(self) -> str | bytes | None:
-        """The request body as vcrpy holds it (JSON turned back into text)."""
-        if self.parsed:
-            return json.dumps(self.body, ensure_ascii=False)
-        value: str | bytes | None = self.body
-        return value
+        """The request body as vcrpy holds it (JSON as text)."""
+        return self.body.decode("utf-8") if self.json_body else (self.body or None)
+
+    def body_value(self) -> Any:
+        """The request body's JSON value (None when it is not JSON)."""
+        return json.loads(self.body) if self.json_body else None
 
 
-def _query(url: str) -> list[tuple[str, str]]:
+@dataclass(frozen=True, slots=True)
+class Recording:
+    """A cassette's interactions prepared for replay (:func:`prepare`): ``interactions`` in
+    recorded order and, by ``(METHOD, path)``, the positions of those with that route."""
+
+    interactions: tuple[Recorded, ...]
+    routes: dict[tuple[str, str], tuple[int, ...]]
+
+
+def _query(url: str) -> tuple[tuple[str, str], ...]:
     """The query as vcrpy's ``query`` matcher compares it, after the recording filter (which
     drops credentials): sorted ``(name, value)`` pairs."""
-    return sorted(parse_qsl(urlsplit(strip_secret_query(url)).query))
+    return tuple(sorted(parse_qsl(urlsplit(strip_secret_query(url)).query)))
+
+
+def _compact(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def prepare(interactions: Sequence[dict[str, Any]]) -> Recording:
+    """What matching and serving need of a cassette's interactions (the stored form of
+    :func:`toolreplay.cassettes.store.load_cassette`): a pure function of the cassette's
+    content, kept with the parse cache (:func:`toolreplay.cassettes.store.load_prepared`)."""
+    out: list[Recorded] = []
+    routes: dict[tuple[str, str], list[int]] = {}
+    for index, item in enumerate(interactions):
+        request, response = item["request"], item["response"]
+        if "parsed_body" in request:
+            value = request["parsed_body"]
+        else:
+            value = _parse_json_body(request.get("body"))
+        json_body = value is not None
+        body = _compact(value) if json_body else _raw(request.get("body"))
+        stored = response.get("body") or {}
+        if "parsed_body" in stored:
+            content = json.dumps(stored["parsed_body"], ensure_ascii=False).encode("utf-8")
+        else:
+            content = _raw(stored.get("string"))
+        status = response["status"]
+        method = request["method"].upper()
+        path = urlsplit(request["uri"]).path
+        out.append(
+            Recorded(
+                method=method,
+                uri=request["uri"],
+                path=path,
+                query=_query(request["uri"]),
+                json_body=json_body,
+                body=body,
+                status=status["code"],
+                reason=status.get("message"),
+                headers=tuple((k, v) for k, values in response["headers"].items() for v in values),
+                content=content,
+            )
+        )
+        routes.setdefault((method, path), []).append(index)
+    return Recording(tuple(out), {k: tuple(v) for k, v in routes.items()})
 
 
 class Tape:
-    """The interactions of one cassette (:func:`toolreplay.cassettes.store.load_cassette`'s stored
-    form) and how often each was played. :meth:`play` is thread-safe: parallel tool calls
-    send from several threads."""
+    """One cassette in play: its :class:`Recording` (made from ``interactions``, the stored
+    form of :func:`toolreplay.cassettes.store.load_cassette`, or given prepared) and how
+    often each interaction was played. :meth:`play` is thread-safe: parallel tool calls send
+    from several threads."""
 
-    def __init__(self, path: Path, interactions: Sequence[dict[str, Any]]) -> None:
+    def __init__(self, path: Path, interactions: Sequence[dict[str, Any]] | Recording) -> None:
         self.path = path
-        self.interactions = list(interactions)
-        self.recorded = []
-        for item in self.interactions:
-            request = item["request"]
-            parsed = "parsed_body" in request
-            self.recorded.append(
-                _Recorded(
-                    method=request["method"].upper(),
-                    path=urlsplit(request["uri"]).path,
-                    query=_query(request["uri"]),
-                    body=request["parsed_body"] if parsed else request.get("body"),
-                    parsed=parsed,
-                    response=item["response"],
-                )
-            )
-        self.play_counts = [0] * len(self.recorded)
+        recording = interactions if isinstance(interactions, Recording) else prepare(interactions)
+        self.recording = recording
+        self.play_counts = [0] * len(recording.interactions)
         self._lock = threading.Lock()
 
     def unplayed(self) -> list[str]:
         """``"interaction N: METHOD /path"`` for each interaction never played."""
         return [
             f"interaction {i + 1}: {r.method} {r.path}"
-            for i, r in enumerate(self.recorded)
+            for i, r in enumerate(self.recording.interactions)
             if not self.play_counts[i]
         ]
 
-    def _matches(
-        self,
-        recorded: _Recorded,
-        method: str,
-        path: str,
-        query: _Lazy,
-        sent: _Lazy,
-        raw: bytes | str | None,
-    ) -> bool:
-        """vcrpy's ``method``, ``path``, ``query`` and toolreplay's ``json_body`` matchers:
-        bodies compare as typed JSON when either is JSON, byte for byte otherwise."""
-        if recorded.method != method or recorded.path != path or recorded.query != query():
-            return False
-        mine = recorded.body if recorded.parsed else _parse_json_body(recorded.body)
-        if sent() is None and mine is None:
-            return _raw(raw) == _raw(recorded.body)
-        return json_equal(sent(), mine)
-
-    def play(self, method: str, url: str, body: bytes | str | None) -> _Recorded:
+    def play(self, method: str, url: str, body: bytes | str | None) -> Recorded:
         """The first unplayed recorded interaction matching the request, marked played:
         identical requests get the recorded replies in recorded order, each once. Raises
-        :class:`~toolreplay.cassettes.miss.ReplayMiss` when none does."""
+        :class:`~toolreplay.cassettes.miss.ReplayMiss` when none does.
+
+        vcrpy's ``method``, ``path``, ``query`` and toolreplay's ``json_body`` matchers: the
+        query as sorted pairs without credentials; bodies compare as typed JSON
+        (:func:`~toolreplay.cassettes.format.json_equal`) when either is JSON, byte for byte
+        otherwise. Bytes equal to the recorded JSON's compact form match without parsing."""
         method = method.upper()
         path = urlsplit(url).path
-        query = _Lazy(lambda: _query(url))
-        sent = _Lazy(lambda: _parse_json_body(body))
+        sent = _raw(body)
+        query: tuple[tuple[str, str], ...] | None = None
+        value: Any = _Lazy
+        recorded = self.recording.interactions
         with self._lock:
-            for index, recorded in enumerate(self.recorded):
-                if self.play_counts[index] == 0 and self._matches(
-                    recorded, method, path, query, sent, body
-                ):
-                    self.play_counts[index] += 1
-                    return recorded
+            for index in self.recording.routes.get((method, path), ()):
+                if self.play_counts[index]:
+                    continue
+                candidate = recorded[index]
+                if candidate.uri != url:
+                    if query is None:
+                        query = _query(url)
+                    if candidate.query != query:
+                        continue
+                if candidate.body != sent:
+                    if not candidate.json_body:
+                        continue  # not JSON: only equal bytes match
+                    if value is _Lazy:
+                        value = _parse_json_body(body)
+                    if value is None or not json_equal(value, candidate.body_value()):
+                        continue
+                self.play_counts[index] += 1
+                return candidate
         raise ReplayMiss(
             f"{method} {path} is not recorded in {self.path}",
             _TapeView(self),
@@ -160,19 +207,7 @@ def _raw(body: Any) -> bytes:
     return body.encode("utf-8") if isinstance(body, str) else bytes(body)
 
 
-class _Lazy:
-    """A value computed on first call (most candidates differ in method or path)."""
-
-    _unset = object()
-
-    def __init__(self, make: Callable[[], Any]) -> None:
-        self._make = make
-        self._value: Any = self._unset
-
-    def __call__(self) -> Any:
-        if self._value is self._unset:
-            self._value = self._make()
-        return self._value
+_Lazy = object()  # a value not computed yet
 
 
 @dataclass(frozen=True)
@@ -197,8 +232,7 @@ class _TapeView:
         self._path = str(tape.path)
         self.play_counts = list(tape.play_counts)
         self.requests = [
-            _RequestView(r.method, item["request"]["uri"], r.request_body())
-            for r, item in zip(tape.recorded, tape.interactions, strict=True)
+            _RequestView(r.method, r.uri, r.request_body()) for r in tape.recording.interactions
         ]
 
 
@@ -217,27 +251,25 @@ class _EventChunks(httpx.SyncByteStream, httpx.AsyncByteStream):
             yield chunk
 
 
-def _body_stream(recorded: _Recorded) -> httpx.SyncByteStream | httpx.AsyncByteStream:
+def _body_stream(recorded: Recorded) -> httpx.SyncByteStream | httpx.AsyncByteStream:
     """The body as a stream: an event stream (``text/event-stream``) cut at its events
     (:func:`toolreplay.wire.stream.event_chunks`), any other body in one piece."""
-    content = recorded.content()
-    types = recorded.response["headers"].get("content-type") or [""]
-    if types[0].split(";")[0].strip().lower() == "text/event-stream":
+    ctype = next((v for k, v in recorded.headers if k.lower() == "content-type"), "")
+    if ctype.split(";")[0].strip().lower() == "text/event-stream":
         from toolreplay.wire.stream import event_chunks
 
-        return _EventChunks(event_chunks(content))
-    return httpx.ByteStream(content)
+        return _EventChunks(event_chunks(recorded.content))
+    return httpx.ByteStream(recorded.content)
 
 
-def _httpx_response(recorded: _Recorded, request: httpx.Request) -> httpx.Response:
+def _httpx_response(recorded: Recorded, request: httpx.Request) -> httpx.Response:
     """The recorded response as vcrpy's httpx stub builds it: status, headers as recorded, the
     body bytes (an ``httpx.ByteStream``, readable sync and async; an event stream one event a
     chunk), the recorded reason phrase."""
-    status = recorded.response["status"]
-    message = status.get("message")
+    message = recorded.reason
     return httpx.Response(
-        status["code"],
-        headers=[(k, v) for k, values in recorded.response["headers"].items() for v in values],
+        recorded.status,
+        headers=list(recorded.headers),
         stream=_body_stream(recorded),
         extensions={"reason_phrase": message.encode("ascii", "replace")} if message else None,
         request=request,
@@ -280,24 +312,55 @@ class _Adapter(HTTPAdapter):
     def send(  # type: ignore[override]
         self, request: requests.PreparedRequest, stream: bool = False, **kwargs: Any
     ) -> requests.Response:
-        from urllib3 import HTTPResponse
-
         assert request.method is not None and request.url is not None
         recorded = self._player.tape().play(request.method, request.url, _body(request.body))
-        headers = [(k, v) for k, values in recorded.response["headers"].items() for v in values]
+        return _requests_response(self, recorded, request, stream)
+
+
+def _requests_response(
+    adapter: HTTPAdapter, recorded: Recorded, request: requests.PreparedRequest, stream: bool
+) -> requests.Response:
+    """The recorded response as ``HTTPAdapter.build_response`` makes it of a urllib3 response
+    (``raw``), as for a real connection: status, reason, headers as recorded (repeated names
+    joined, as urllib3 does), the encoding they name, the body bytes. Streamed, it is
+    ``build_response`` itself over the body; otherwise the same fields are set directly with
+    the content already read (what ``build_response`` then ``response.content`` give)."""
+    from urllib3 import HTTPResponse
+    from urllib3._collections import HTTPHeaderDict
+
+    if stream:
         raw = HTTPResponse(
-            body=io.BytesIO(recorded.content()),
-            headers=headers,  # type: ignore[arg-type]  # urllib3 makes an HTTPHeaderDict of it
-            status=recorded.response["status"]["code"],
-            reason=recorded.response["status"].get("message"),
+            body=io.BytesIO(recorded.content),
+            headers=list(recorded.headers),  # type: ignore[arg-type]  # made a dict of
+            status=recorded.status,
+            reason=recorded.reason,
             preload_content=False,
             decode_content=False,
             request_method=request.method,
         )
-        response = self.build_response(request, raw)
-        if not stream:
-            _ = response.content
-        return response
+        return adapter.build_response(request, raw)
+    headers = HTTPHeaderDict(recorded.headers)
+    raw = HTTPResponse(
+        body=recorded.content,
+        headers=headers,
+        status=recorded.status,
+        reason=recorded.reason,
+        preload_content=False,
+        decode_content=False,
+    )
+    response = requests.Response()
+    response.status_code = recorded.status
+    response.headers = CaseInsensitiveDict(headers)
+    response.encoding = get_encoding_from_headers(response.headers)
+    response.raw = raw
+    response.reason = recorded.reason  # type: ignore[assignment]
+    assert request.url is not None
+    response.url = request.url
+    response.request = request
+    response.connection = adapter
+    response._content = recorded.content
+    response._content_consumed = True  # type: ignore[attr-defined]
+    return response
 
 
 def _body(body: Any) -> bytes | str | None:

@@ -24,7 +24,7 @@ from toolreplay.cassettes.format import (
     strip_secret_query,
 )
 from toolreplay.cassettes.miss import explain_miss, find_miss
-from toolreplay.cassettes.store import CassetteDamaged, load_cassette
+from toolreplay.cassettes.store import CassetteDamaged, load_cassette, load_prepared
 from toolreplay.files import (
     atomic_write_text,
 )
@@ -244,23 +244,34 @@ def replay_cassette(
     def command() -> str:
         return rerecord() if callable(rerecord) else rerecord
 
-    if record_mode == "none" and not path.exists():
-        raise CassetteError(
+    def not_found() -> CassetteError:
+        return CassetteError(
             f"cassette not found: {path} (episode {episode}); record it: {command()}"
         )
+
     preloaded = None
-    if path.exists():
-        try:
-            interactions = load_cassette(path, expected_sha256 if record_mode == "none" else None)
-        except CassetteDamaged as exc:
-            raise CassetteDamaged(f"{exc} (episode {episode}): {command()}") from None
-        preloaded = (Path(str(path)), interactions)
+    recording = None
+    try:
+        if player is not None and record_mode == "none":
+            from toolreplay.cassettes.transport import prepare
+
+            # what matching and serving need, made once per cassette content
+            recording = load_prepared(path, expected_sha256, prepare)
+        elif record_mode == "none" or path.exists():
+            checked = expected_sha256 if record_mode == "none" else None
+            preloaded = (Path(str(path)), load_cassette(path, checked))
+    except CassetteDamaged as exc:
+        raise CassetteDamaged(f"{exc} (episode {episode}): {command()}") from None
+    except CassetteError:
+        if record_mode == "none" and not path.exists():
+            raise not_found() from None
+        raise
     token = _PRELOADED.set(preloaded)
     try:
-        if player is not None and record_mode == "none" and preloaded is not None:
+        if recording is not None:
             from toolreplay.cassettes.transport import Tape
 
-            with player.use(Tape(path, preloaded[1])) as tape:
+            with player.use(Tape(path, recording)) as tape:
                 yield tape
             left = tape.unplayed()
         else:

@@ -10,6 +10,9 @@ imported only for type checking in quotes."""
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 from toolreplay.cli import (  # noqa: F401 (registration)
     audit,
     convert,
@@ -32,24 +35,74 @@ def main() -> None:
     """``toolreplay``: run the application (exit codes 0 success, 1 a failed check or another
     failure, 2 a usage error, 130 interrupted). Whatever happens, what is printed passes the
     redaction step (:mod:`toolreplay.secrets`) and an unexpected error is one line, not a
-    traceback (``TOOLREPLAY_TRACEBACK=1`` shows it)."""
+    traceback (``TOOLREPLAY_TRACEBACK=1`` shows it).
+
+    Called as the process's entry (the ``toolreplay`` script, ``python -m toolreplay``), the
+    process ends as soon as the command has: its output flushed and its files closed, the
+    interpreter's teardown (freeing every object, joining idle threads) is skipped
+    (:func:`_end_process`). Called from other code (a test, ``python -c``), it raises
+    ``SystemExit`` as usual."""
     import os
-    import sys
 
     from toolreplay.secrets import install_streams, redact_text
 
+    caller = sys._getframe(1)
     install_streams()
     try:
-        app(prog_name="toolreplay")
-    except KeyboardInterrupt:
-        sys.stderr.write("error: interrupted\n")
-        sys.exit(130)
-    except Exception as exc:
-        if os.environ.get("TOOLREPLAY_TRACEBACK"):
-            raise
-        text = " ".join(redact_text(str(exc)).split())[:500]
-        sys.stderr.write(
-            f"error: {type(exc).__name__}: {text} (an internal error; set TOOLREPLAY_TRACEBACK=1 "
-            "to see where, and please report it)\n"
-        )
-        sys.exit(1)
+        try:
+            app(prog_name="toolreplay")
+        except KeyboardInterrupt:
+            sys.stderr.write("error: interrupted\n")
+            sys.exit(130)
+        except Exception as exc:
+            if os.environ.get("TOOLREPLAY_TRACEBACK"):
+                raise
+            text = " ".join(redact_text(str(exc)).split())[:500]
+            sys.stderr.write(
+                f"error: {type(exc).__name__}: {text} (an internal error; set "
+                "TOOLREPLAY_TRACEBACK=1 to see where, and please report it)\n"
+            )
+            sys.exit(1)
+    except SystemExit as exc:
+        if _is_process_entry(caller):
+            _end_process(exc.code)
+        raise
+
+
+def _is_process_entry(frame: Any) -> bool:
+    """Whether ``frame`` is the code the interpreter was started to run: a script or
+    ``python -m`` module (``__name__ == "__main__"`` in a real file), with no tracer or
+    profiler (coverage writes its data at exit) attached."""
+    return (
+        frame.f_globals.get("__name__") == "__main__"
+        and not frame.f_code.co_filename.startswith("<")
+        and sys.gettrace() is None
+        and sys.getprofile() is None
+        and "coverage" not in sys.modules
+    )
+
+
+def _end_process(code: object) -> None:
+    """End the process now with ``code`` (as ``SystemExit`` would) once standard output and
+    error are flushed and no other non-daemon thread runs; otherwise return, and the usual
+    exit follows."""
+    import os
+    import threading
+
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate()[1:]):
+        return  # a thread still working: let the interpreter join it
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:
+        print(code, file=sys.stderr)
+        status = 1
+    try:
+        if "logging" in sys.modules:
+            sys.modules["logging"].shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        return  # e.g. a closed pipe: the usual exit reports it
+    os._exit(status & 0xFF if status >= 0 else 1)
