@@ -41,9 +41,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 SequenceMode = Literal["exact", "in_order", "any_order", "subset", "superset"]
 SEQUENCE_MODES: tuple[str, ...] = ("exact", "in_order", "any_order", "subset", "superset")
@@ -264,9 +271,20 @@ class _Strict(BaseModel):
 _Name = Field(min_length=1)
 
 
+def _no_bool(value: Any) -> Any:
+    """A count given as ``true``/``false`` is refused (pydantic would read it as 1 or 0)."""
+    if isinstance(value, bool):
+        raise ValueError(f"a whole number, not {str(value).lower()}")
+    return value
+
+
+_Count = Annotated[int, BeforeValidator(_no_bool)]
+_Text = Annotated[str, Field(min_length=1)]
+
+
 class _ToolCalledModel(_Strict):
     tool: str = _Name
-    at_least: int = Field(default=1, ge=1)
+    at_least: _Count = Field(default=1, ge=1)
 
 
 class _ToolNotCalledModel(_Strict):
@@ -289,12 +307,12 @@ class _ToolArgumentsModel(_Strict):
     @classmethod
     def _regexes(cls, value: dict[str, str]) -> dict[str, str]:
         for key, pattern in value.items():
-            _check_regex(pattern, f"matches.{key}")
+            _check_regex(pattern, key)
         return value
 
 
 class _LimitModel(_Strict):
-    limit: int = Field(ge=0)
+    limit: _Count = Field(ge=0)
 
 
 class _StopReasonModel(_Strict):
@@ -304,7 +322,7 @@ class _StopReasonModel(_Strict):
 
 
 class _TextsModel(_Strict):
-    texts: list[str] = Field(min_length=1)
+    texts: list[_Text] = Field(min_length=1)  # an empty text is in every answer
     case_sensitive: bool = False
 
 
@@ -397,6 +415,11 @@ def parse_expectation(raw: Any, where: str = "expect") -> EpisodeExpectation:
     model, shorthand, build = _KINDS[kind]
     if kind in ("grounded", "strict_grounding") and value is True:
         value = {}
+    elif kind == "strict_grounding" and isinstance(value, list) and not value:
+        raise DeclarationError(
+            f"{where}.{kind}: an empty list names no measure; write true (every measure) or "
+            "the measures' names"
+        )
     elif kind in ("stop_reason", "answer_contains", "answer_not_contains"):
         value = _listed(value) if not isinstance(value, Mapping) else value
     if not isinstance(value, Mapping):
