@@ -12,13 +12,16 @@ against the SDK's chunk type, from the openai SDK's own accumulation
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from openai.lib.streaming.chat._completions import ChatCompletionStreamState
 from openai.types.chat import ChatCompletionChunk
 
-from toolreplay.cassettes.episodes import read_wire_episodes
+from toolreplay.cassettes.episodes import episodes_from_cassette, read_wire_episodes
+from toolreplay.wire.replies import ModelReplyError, parse_chat_reply
 from toolreplay.wire.stream import assemble_chat_stream
 
 # fmt: off
@@ -407,3 +410,60 @@ def test_final_answer_as_content_parts_unstreamed() -> None:
     [wire] = read_wire_episodes([exchange])
     assert wire.episode.answer == "Your IP is 104.186.12.123."
     assert wire.episode.stop_reason == "converged" and not wire.streamed
+
+
+FOREIGN = Path(__file__).parent / "data" / "foreign"
+
+
+def test_a_streamed_call_in_a_folded_vcrpy_cassette() -> None:
+    """openllmetry's cassette: the YAML dumper folded the event stream across lines, one
+    argument piece split inside its JSON string (read back as one space)."""
+    [episode] = episodes_from_cassette(FOREIGN / "openllmetry-tools-streaming.yaml")
+    [round_] = episode.rounds
+    [call] = round_.reply.tool_calls
+    assert (call.id, call.name, call.arguments) == (
+        "call_P9Ayqu3UQNYuTBVAg2sLimh9",
+        "get_current_weather",
+        '{"location":"San Francisco"}',
+    )
+    assert round_.reply.finish_reason == "tool_calls" and round_.tools_offered
+    assert episode.stop_reason == "max_rounds" and episode.error is None
+    assert episode.question == "What's the weather like in San Francisco?"
+
+
+def test_azure_content_filter_without_a_message_is_filtered_not_an_error() -> None:
+    """Azure OpenAI withholds a filtered completion: its choice has finish_reason
+    content_filter and no message. The episode stops as filtered, its usage kept; the same
+    request again (not a continuation) is a second episode."""
+    filtered, answered = episodes_from_cassette(FOREIGN / "openllmetry-azure-content-filter.yaml")
+    assert (filtered.stop_reason, filtered.answer, filtered.error) == ("filtered", "", None)
+    assert (filtered.usage.prompt_tokens, filtered.usage.completion_tokens) == (15, 19)
+    assert filtered.rounds[0].reply.finish_reason == "content_filter"
+    assert answered.stop_reason == "converged"
+    assert answered.answer.startswith("Why did the developer break up with OpenTelemetry?")
+
+
+@pytest.mark.parametrize(
+    ("choice", "problem"),
+    [
+        ({"index": 0, "finish_reason": "content_filter", "message": None}, None),
+        ({"index": 0, "finish_reason": "stop"}, "choices.0.message: Field required"),
+        ({"index": 0, "finish_reason": "stop", "message": None}, "choices.0.message is null"),
+    ],
+)
+def test_a_missing_message_is_only_forgiven_when_a_filter_withheld_it(
+    choice: dict[str, Any], problem: str | None
+) -> None:
+    body = json.dumps({"id": "x", "object": "chat.completion", "choices": [choice]})
+    request = httpx.Request("POST", "https://x/v1/chat/completions", content=b"{}")
+    response = httpx.Response(200, content=body.encode(), request=request)
+    if problem is None:
+        reply = parse_chat_reply(response)
+        assert (reply.content, reply.tool_calls, reply.finish_reason) == (
+            None,
+            (),
+            "content_filter",
+        )
+    else:
+        with pytest.raises(ModelReplyError, match=problem):
+            parse_chat_reply(response)
