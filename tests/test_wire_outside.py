@@ -467,3 +467,35 @@ def test_a_missing_message_is_only_forgiven_when_a_filter_withheld_it(
     else:
         with pytest.raises(ModelReplyError, match=problem):
             parse_chat_reply(response)
+
+
+def test_a_conversation_without_a_user_message_has_an_empty_question() -> None:
+    [episode] = episodes_from_cassette(FOREIGN / "openllmetry-tool-history.yaml")
+    assert episode.question == ""  # not "null"
+    assert episode.answer == "The weather in San Francisco is 70 degrees and sunny."
+    assert (episode.stop_reason, len(episode.rounds)) == ("converged", 1)
+    assert [m["role"] for m in episode.transcript] == ["assistant", "tool", "assistant"]
+
+
+def test_a_question_given_as_content_parts_is_their_text() -> None:
+    user = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "what's "}, {"type": "text", "text": "my ip?"}],
+        }
+    ]
+    body = json.dumps(
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": "104.186.12.123"},
+                }
+            ]
+        }
+    )
+    exchange = _exchange(user, body, stream=False)
+    exchange["response"]["headers"] = {"Content-Type": ["application/json"]}
+    [wire] = read_wire_episodes([exchange])
+    assert wire.episode.question == "what's my ip?"

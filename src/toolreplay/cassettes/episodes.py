@@ -321,6 +321,21 @@ def _tool_error(content: str) -> str | None:
     return None
 
 
+def _question_text(content: Any) -> str:
+    """The first user message's content as text: a string as is, content parts joined (their
+    ``text``), ``""`` when there is no user message (a conversation a program started with
+    an assistant message), any other value as JSON."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [p.get("text") if isinstance(p, dict) else p for p in content]
+        if all(isinstance(t, str) for t in texts):
+            return "".join(texts)  # type: ignore[arg-type]
+    return json.dumps(content, ensure_ascii=False)
+
+
 def _tools_offered(body: Mapping[str, Any]) -> bool:
     return bool(body.get("tools") or body.get("functions"))
 
@@ -383,7 +398,7 @@ def _episode(group: Sequence[WireRound], configuration: str, question_id: str) -
     episode = Episode(
         configuration=configuration,
         question_id=question_id,
-        question=str(user or "") if isinstance(user, str) else json.dumps(user, ensure_ascii=False),
+        question=_question_text(user),
         transcript=tuple(transcript),
         rounds=tuple(rounds),
         stop_reason=stop,
