@@ -192,3 +192,26 @@ def test_a_lone_point_group_stays_a_decimal() -> None:
     )
     assert (grounded, strict) == (False, False)
     assert "no tool result holds 1.234 units" in why
+
+
+def test_a_field_in_another_unit_than_the_first_is_declared_on_that_unit() -> None:
+    """A tool returning ``price_cents``: declared under the ``cents`` unit, 1250 is €12.50; an
+    answer of €1250 (the cents read as euros) is the invented value."""
+    [price] = parse_measures([
+        {"name": "price", "units": [
+            {"name": "EUR", "spellings": ["€"], "before": ["€"]},
+            {"name": "cents", "scale": 0.01, "fields": ["price_cents"]}],
+         "words": ["costs"], "fields": ["$.price"], "entity": "sku"},
+    ])  # fmt: skip
+    assert price.units[1].fields == ("price_cents",)
+    lookup = call("c1", "lookup", sku="ABC-1")
+    results = []
+    for answer in ("ABC-1 costs €12.50.", "ABC-1 costs 1250 cents.", "ABC-1 costs €1250."):
+        ep = episode([((lookup,), ({"sku": "ABC-1", "price_cents": 1250},), None)], answer)
+        [r] = check_expectations(ep, [{"strict_grounding": ["price"]}], measures=[price])
+        results.append((r.passed, r.explanation))
+    assert [passed for passed, _ in results] == [True, True, False]
+    assert results[2][1] == (
+        "fabricated value: no tool result holds €1250; the nearest price is 1250cents at "
+        "$.price_cents of tool message 2 (ABC-1)"
+    )

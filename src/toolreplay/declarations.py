@@ -195,7 +195,9 @@ class UnitDeclaration:
     ``unit`` string spells it), the ``spellings`` written right after a number (literal text,
     case-insensitive, whole words for Latin letters; the name is always one), the spellings
     written ``before`` a number (``€``, ``EUR``, ``$``), and the conversion to the measure's
-    first unit: ``first = value * scale + offset``.
+    first unit: ``first = value * scale + offset``, and the ``fields`` of tool results whose
+    bare numbers are in this unit (``$.price_cents`` for ``cents``; the measure's own
+    ``fields`` are in its first unit).
 
     What a study spells in regexes (Python only, not in eval files): ``pattern`` replaces the
     spellings (a regex matched right after the number, e.g. ``°\\s?(?-i:F)``),
@@ -212,6 +214,7 @@ class UnitDeclaration:
     before_pattern: str | None = None
     kind: str | None = None
     explicit: bool = True
+    fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -449,6 +452,7 @@ class _UnitModel(_Strict):
     before: list[str] = []
     scale: float = Field(default=1.0, allow_inf_nan=False)
     offset: float = Field(default=0.0, allow_inf_nan=False)
+    fields: list[str] = []
 
     @field_validator("scale")
     @classmethod
@@ -468,7 +472,7 @@ class _MeasureModel(_Strict):
 
 def parse_measures(raw: Any, where: str = "measures") -> tuple[MeasureDeclaration, ...]:
     """Measure declarations from their YAML form, a list of
-    ``{name, units: [NAME | {name, spellings, before, scale, offset}], words, fields,
+    ``{name, units: [NAME | {name, spellings, before, scale, offset, fields}], words, fields,
     entity}``.
     Raises :class:`DeclarationError` (one line, naming ``where.N``) for a bad one or a name
     declared twice."""
@@ -487,7 +491,14 @@ def parse_measures(raw: Any, where: str = "measures") -> tuple[MeasureDeclaratio
         units = tuple(
             UnitDeclaration(u)
             if isinstance(u, str)
-            else UnitDeclaration(u.name, tuple(u.spellings), tuple(u.before), u.scale, u.offset)
+            else UnitDeclaration(
+                u.name,
+                tuple(u.spellings),
+                tuple(u.before),
+                u.scale,
+                u.offset,
+                fields=tuple(u.fields),
+            )
             for u in m.units
         )
         entity = (m.entity,) if isinstance(m.entity, str) else tuple(m.entity)
