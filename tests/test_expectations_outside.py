@@ -141,6 +141,8 @@ GROUNDED = [
     ({"sku": "ABC-1", "price": 12}, "ABC-1 costs $24.", "price"),  # declared: 1 USD = 0.5 EUR
     ({"sku": "ABC-1", "price": 12}, "ABC-1 costs 1200 cents.", "price"),
     ({"sku": "ABC-1", "price": {"value": 1250, "unit": "cents"}}, "ABC-1 costs €12.50.", "price"),
+    ({"sku": "ABC-1", "price": -12}, "The ABC-1 price change is -€12.", "price"),
+    ({"sku": "ABC-1", "price": -12}, "The ABC-1 price change is \u2212$24.", "price"),
     ({"pct": -5}, "The price changed -5%.", "change"),
     ({"t": 20}, "The temperature is 68 °F.", "heat"),
     # a value in the text of a string field, and JSON serialized into a string field (the
@@ -165,6 +167,7 @@ FABRICATED = [
     ({"sku": "ABC-1", "on_hand": 1234}, "ABC-1: 1,235 units on hand.", "stock", "1,235 units"),
     ({"sku": "ABC-1", "on_hand": 3}, "ABC-1: -3 units on hand.", "stock", "-3 units"),
     ({"sku": "ABC-1", "price": 12}, "ABC-1 costs $5.", "price", "$5"),
+    ({"sku": "ABC-1", "price": 12}, "ABC-1 costs -€12.", "price", "-€12"),  # the sign is read
     ({"sku": "ABC-1", "price": 12.5}, "ABC-1 costs 13,50 €.", "price", "13,50 €"),
     ({"sku": "ABC-1", "price": 1234.5}, "ABC-1 costs 1.234,9 EUR.", "price", "1.234,9 EUR"),
     ({"pct": -5}, "The price changed 5%.", "change", "5%"),

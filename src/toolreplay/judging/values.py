@@ -285,7 +285,7 @@ def scan_plain(
         if t.kind not in ("num", "sign", "dash", "prefix"):
             i += 1
             continue
-        # a run: [prefix] [sign] num ((dash|range|sep) [sign] num)*
+        # a run: [prefix] [sign] num ((dash|range|sep) [sign] num)*, or -€12: [dash] prefix num
         run: list[tuple[_Tok, int, bool]] = []  # (number, start incl. sign/prefix, negative)
         prefixed, prefix = False, None
         ranged = False  # a range connector joins two of the run's numbers
@@ -299,6 +299,15 @@ def scan_plain(
             if j < len(toks) and toks[j].kind in ("sign", "dash"):
                 negative = text[toks[j].start] != "+"
                 j += 1
+                if (  # a sign written right before a prefix unit: -€12, −$5
+                    not prefixed
+                    and toks[j - 1].kind == "dash"
+                    and j < len(toks)
+                    and toks[j].kind == "prefix"
+                    and toks[j].start == toks[j - 1].end
+                ):
+                    prefixed, prefix = True, toks[j].unit
+                    j += 1
             if j >= len(toks) or toks[j].kind != "num":
                 break
             run.append((toks[j], s, negative))
