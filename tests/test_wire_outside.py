@@ -21,6 +21,7 @@ from openai.lib.streaming.chat._completions import ChatCompletionStreamState
 from openai.types.chat import ChatCompletionChunk
 
 from toolreplay.cassettes.episodes import episodes_from_cassette, read_wire_episodes
+from toolreplay.judging.expectations import check_expectations
 from toolreplay.wire.replies import ModelReplyError, parse_chat_reply
 from toolreplay.wire.stream import assemble_chat_stream
 
@@ -499,3 +500,146 @@ def test_a_question_given_as_content_parts_is_their_text() -> None:
     exchange["response"]["headers"] = {"Content-Type": ["application/json"]}
     [wire] = read_wire_episodes([exchange])
     assert wire.episode.question == "what's my ip?"
+
+
+#: The legacy function-calling loop of a liteLLM demo notebook ("Demo Notebook of Function
+#: Calling with liteLLM", exported to markdown; the search index does not name its
+#: repository): gpt-3.5-turbo-0613's two replies as printed, the second request's messages as
+#: the notebook sent them (the function's printed result, "12F", as its content).
+LEGACY_USER = [{"role": "user", "content": "What is the weather like in Boston?"}]
+LEGACY_FUNCTIONS = [
+    {
+        "name": "get_current_weather",
+        "description": "Get the current weather in a given location",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "location": {
+                    "type": "string",
+                    "description": "The city and state, e.g. San Francisco, CA",
+                },
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            },
+            "required": ["location"],
+        },
+    }
+]
+LEGACY_REPLY_1 = {
+    "id": "chatcmpl-7mX4RiqdoislVEqfmfVjFSKp3hyIy",
+    "object": "chat.completion",
+    "created": 1691801223,
+    "model": "gpt-3.5-turbo-0613",
+    "choices": [
+        {
+            "index": 0,
+            "message": {
+                "role": "assistant",
+                "content": None,
+                "function_call": {
+                    "name": "get_current_weather",
+                    "arguments": '{\n  "location": "Boston, MA"\n}',
+                },
+            },
+            "finish_reason": "function_call",
+        }
+    ],
+    "usage": {"prompt_tokens": 82, "completion_tokens": 18, "total_tokens": 100},
+}
+LEGACY_SENT_BACK = [
+    {
+        "role": "assistant",
+        "content": None,
+        "function_call": {
+            "name": "get_current_weather",
+            "arguments": '{ "location": "Boston, MA"}',
+        },
+    },
+    {"role": "function", "name": "get_current_weather", "content": "12F"},
+]
+LEGACY_REPLY_2 = {
+    "id": "chatcmpl-7mXGN62u75WXp1Lgen4iSgNvA7hHT",
+    "object": "chat.completion",
+    "created": 1691801963,
+    "model": "gpt-3.5-turbo-0613",
+    "choices": [
+        {
+            "index": 0,
+            "message": {
+                "role": "assistant",
+                "content": "The current weather in Boston is 12 degrees Fahrenheit.",
+            },
+            "finish_reason": "stop",
+        }
+    ],
+    "usage": {"prompt_tokens": 109, "completion_tokens": 12, "total_tokens": 121},
+}
+
+
+def _legacy(messages: list[Any], reply: dict[str, Any]) -> dict[str, Any]:
+    body = {"model": "gpt-3.5-turbo-0613", "messages": messages, "functions": LEGACY_FUNCTIONS}
+    return {
+        "request": {
+            "method": "POST",
+            "uri": "https://api.openai.com/v1/chat/completions",
+            "body": json.dumps(body),
+        },
+        "response": {
+            "status": {"code": 200},
+            "headers": {"Content-Type": ["application/json"]},
+            "body": {"string": json.dumps(reply)},
+        },
+    }
+
+
+def test_a_legacy_function_call_is_answered_by_its_function_message() -> None:
+    [wire] = read_wire_episodes(
+        [
+            _legacy(LEGACY_USER, LEGACY_REPLY_1),
+            _legacy([*LEGACY_USER, *LEGACY_SENT_BACK], LEGACY_REPLY_2),
+        ]
+    )
+    episode = wire.episode
+    first, second = episode.rounds
+    assert (second.reply.tool_calls, second.results) == ((), ())
+    [call] = first.reply.tool_calls
+    assert (call.name, json.loads(call.arguments)) == (
+        "get_current_weather",
+        {"location": "Boston, MA"},
+    )
+    assert first.reply.finish_reason == "function_call" and first.tools_offered
+    [result] = first.results
+    assert (result.call, result.content, result.error) == (call, "12F", None)
+    assert episode.answer == "The current weather in Boston is 12 degrees Fahrenheit."
+    assert (episode.stop_reason, episode.pending_tool_calls) == ("converged", ())
+    assert (episode.usage.prompt_tokens, episode.usage.completion_tokens) == (191, 30)
+    [r] = check_expectations(episode, [{"tool_called": "get_current_weather"}])
+    assert r.passed, r.explanation
+
+
+def test_an_earlier_rounds_function_message_does_not_answer_a_later_call() -> None:
+    """Two rounds calling the same function: each call is answered by the function message
+    sent after it, not by the first one still in the history."""
+    second_call = {
+        "role": "assistant",
+        "content": None,
+        "function_call": {
+            "name": "get_current_weather",
+            "arguments": '{"location": "Boston, MA", "unit": "celsius"}',
+        },
+    }
+    reply = json.loads(json.dumps(LEGACY_REPLY_1))
+    reply["choices"][0]["message"] = second_call
+    history = [*LEGACY_USER, *LEGACY_SENT_BACK]
+    later = [
+        *history,
+        second_call,
+        {"role": "function", "name": "get_current_weather", "content": "-11C"},
+    ]
+    [wire] = read_wire_episodes(
+        [
+            _legacy(LEGACY_USER, LEGACY_REPLY_1),
+            _legacy(history, reply),
+            _legacy(later, LEGACY_REPLY_2),
+        ]
+    )
+    assert [[x.content for x in r.results] for r in wire.episode.rounds] == [["12F"], ["-11C"], []]
