@@ -41,9 +41,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 SequenceMode = Literal["exact", "in_order", "any_order", "subset", "superset"]
 SEQUENCE_MODES: tuple[str, ...] = ("exact", "in_order", "any_order", "subset", "superset")
@@ -188,7 +195,9 @@ class UnitDeclaration:
     ``unit`` string spells it), the ``spellings`` written right after a number (literal text,
     case-insensitive, whole words for Latin letters; the name is always one), the spellings
     written ``before`` a number (``€``, ``EUR``, ``$``), and the conversion to the measure's
-    first unit: ``first = value * scale + offset``.
+    first unit: ``first = value * scale + offset``, and the ``fields`` of tool results whose
+    bare numbers are in this unit (``$.price_cents`` for ``cents``; the measure's own
+    ``fields`` are in its first unit).
 
     What a study spells in regexes (Python only, not in eval files): ``pattern`` replaces the
     spellings (a regex matched right after the number, e.g. ``°\\s?(?-i:F)``),
@@ -205,6 +214,7 @@ class UnitDeclaration:
     before_pattern: str | None = None
     kind: str | None = None
     explicit: bool = True
+    fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -264,9 +274,20 @@ class _Strict(BaseModel):
 _Name = Field(min_length=1)
 
 
+def _no_bool(value: Any) -> Any:
+    """A count given as ``true``/``false`` is refused (pydantic would read it as 1 or 0)."""
+    if isinstance(value, bool):
+        raise ValueError(f"a whole number, not {str(value).lower()}")
+    return value
+
+
+_Count = Annotated[int, BeforeValidator(_no_bool)]
+_Text = Annotated[str, Field(min_length=1)]
+
+
 class _ToolCalledModel(_Strict):
     tool: str = _Name
-    at_least: int = Field(default=1, ge=1)
+    at_least: _Count = Field(default=1, ge=1)
 
 
 class _ToolNotCalledModel(_Strict):
@@ -289,12 +310,12 @@ class _ToolArgumentsModel(_Strict):
     @classmethod
     def _regexes(cls, value: dict[str, str]) -> dict[str, str]:
         for key, pattern in value.items():
-            _check_regex(pattern, f"matches.{key}")
+            _check_regex(pattern, key)
         return value
 
 
 class _LimitModel(_Strict):
-    limit: int = Field(ge=0)
+    limit: _Count = Field(ge=0)
 
 
 class _StopReasonModel(_Strict):
@@ -304,7 +325,7 @@ class _StopReasonModel(_Strict):
 
 
 class _TextsModel(_Strict):
-    texts: list[str] = Field(min_length=1)
+    texts: list[_Text] = Field(min_length=1)  # an empty text is in every answer
     case_sensitive: bool = False
 
 
@@ -397,6 +418,11 @@ def parse_expectation(raw: Any, where: str = "expect") -> EpisodeExpectation:
     model, shorthand, build = _KINDS[kind]
     if kind in ("grounded", "strict_grounding") and value is True:
         value = {}
+    elif kind == "strict_grounding" and isinstance(value, list) and not value:
+        raise DeclarationError(
+            f"{where}.{kind}: an empty list names no measure; write true (every measure) or "
+            "the measures' names"
+        )
     elif kind in ("stop_reason", "answer_contains", "answer_not_contains"):
         value = _listed(value) if not isinstance(value, Mapping) else value
     if not isinstance(value, Mapping):
@@ -426,6 +452,7 @@ class _UnitModel(_Strict):
     before: list[str] = []
     scale: float = Field(default=1.0, allow_inf_nan=False)
     offset: float = Field(default=0.0, allow_inf_nan=False)
+    fields: list[str] = []
 
     @field_validator("scale")
     @classmethod
@@ -445,7 +472,7 @@ class _MeasureModel(_Strict):
 
 def parse_measures(raw: Any, where: str = "measures") -> tuple[MeasureDeclaration, ...]:
     """Measure declarations from their YAML form, a list of
-    ``{name, units: [NAME | {name, spellings, before, scale, offset}], words, fields,
+    ``{name, units: [NAME | {name, spellings, before, scale, offset, fields}], words, fields,
     entity}``.
     Raises :class:`DeclarationError` (one line, naming ``where.N``) for a bad one or a name
     declared twice."""
@@ -464,7 +491,14 @@ def parse_measures(raw: Any, where: str = "measures") -> tuple[MeasureDeclaratio
         units = tuple(
             UnitDeclaration(u)
             if isinstance(u, str)
-            else UnitDeclaration(u.name, tuple(u.spellings), tuple(u.before), u.scale, u.offset)
+            else UnitDeclaration(
+                u.name,
+                tuple(u.spellings),
+                tuple(u.before),
+                u.scale,
+                u.offset,
+                fields=tuple(u.fields),
+            )
             for u in m.units
         )
         entity = (m.entity,) if isinstance(m.entity, str) else tuple(m.entity)

@@ -11,7 +11,8 @@ What is read:
 - **tool traffic**: every other interaction (Open-Meteo, a database API...), kept in order
   on the round during which it happened (:attr:`WireRound.traffic`);
 - the rounds' **tool results**: the ``role: tool`` messages of the next request that answer
-  the round's tool calls (by ``tool_call_id``); a result whose content is a JSON object with a
+  the round's tool calls (by ``tool_call_id``; a legacy ``function_call`` by the
+  ``role: function`` message of its name); a result whose content is a JSON object with a
   string ``error`` (and at most a ``reason``), as toolreplay's toolsets report a failed call,
   has that text as its ``error``;
 - **episodes**: a request whose messages do not continue the previous request's (fewer
@@ -292,20 +293,29 @@ def _sent_back(
     return replace(reply, tool_calls=fixed) if fixed != reply.tool_calls else reply
 
 
-def _results(calls: Sequence[ToolCall], next_messages: Sequence[Any]) -> tuple[ToolResult, ...]:
-    """The tool messages of the next request answering ``calls``, in call order."""
+def _results(
+    calls: Sequence[ToolCall], next_messages: Sequence[Any], start: int = 0
+) -> tuple[ToolResult, ...]:
+    """The tool messages of the next request answering ``calls``, in call order: by
+    ``tool_call_id``; a legacy ``function_call`` (no id) by the next ``role: function``
+    message of its name among the messages added from ``start`` on."""
     answers: dict[str, str] = {}
-    for message in next_messages:
-        if isinstance(message, dict) and message.get("role") == "tool":
-            content = message.get("content")
-            if not isinstance(content, str):
-                content = json.dumps(content, ensure_ascii=False)
-            answers[str(message.get("tool_call_id"))] = content
-    return tuple(
-        ToolResult(call, answers[call.id], error=_tool_error(answers[call.id]))
-        for call in calls
-        if call.id in answers
-    )
+    legacy: dict[str, list[str]] = {}  # function name → contents of its function messages
+    for n, m in enumerate(next_messages):
+        if isinstance(m, dict) and m.get("role") in ("tool", "function"):
+            text = m.get("content")
+            text = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False)
+            if m["role"] == "tool":
+                answers[str(m.get("tool_call_id"))] = text
+            elif n >= start:
+                legacy.setdefault(str(m.get("name")), []).append(text)
+    found = []
+    for call in calls:
+        queue = legacy.get(call.name, []) if not call.id else []
+        content = answers[call.id] if call.id in answers else (queue.pop(0) if queue else None)
+        if content is not None:
+            found.append(ToolResult(call, content, error=_tool_error(content)))
+    return tuple(found)
 
 
 def _tool_error(content: str) -> str | None:
@@ -319,6 +329,19 @@ def _tool_error(content: str) -> str | None:
         if set(value) <= {"error", "reason"}:
             return str(value["error"])
     return None
+
+
+def _question_text(content: Any) -> str:
+    """The first user message's content as text (parts joined); ``""`` when there is none."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [p.get("text") if isinstance(p, dict) else p for p in content]
+        if all(isinstance(t, str) for t in texts):
+            return "".join(texts)  # type: ignore[arg-type]
+    return json.dumps(content, ensure_ascii=False)
 
 
 def _tools_offered(body: Mapping[str, Any]) -> bool:
@@ -369,7 +392,12 @@ def _episode(group: Sequence[WireRound], configuration: str, question_id: str) -
         following = group[i + 1].exchange.request_body["messages"] if i + 1 < len(group) else []
         reply = _sent_back(reply, body["messages"], following)
         rounds.append(
-            Round(i + 1, _tools_offered(body), reply, _results(reply.tool_calls, following))
+            Round(
+                i + 1,
+                _tools_offered(body),
+                reply,
+                _results(reply.tool_calls, following, len(body["messages"])),
+            )
         )
         final = reply
     last = group[-1]  # the last request: the conversation so far
@@ -383,7 +411,7 @@ def _episode(group: Sequence[WireRound], configuration: str, question_id: str) -
     episode = Episode(
         configuration=configuration,
         question_id=question_id,
-        question=str(user or "") if isinstance(user, str) else json.dumps(user, ensure_ascii=False),
+        question=_question_text(user),
         transcript=tuple(transcript),
         rounds=tuple(rounds),
         stop_reason=stop,

@@ -11,7 +11,7 @@ that mark its values, the tool-result fields that hold them) becomes what the ju
 - the measure a :class:`~toolreplay.judging.vocabulary.Measure` answered by that kind, with
   ``words`` as its clause context;
 - each field a ``path_units`` entry: a bare number at a matching JSON path of a tool result is
-  a value in the measure's first unit;
+  a value in the measure's first unit (a unit's own ``fields``: in that unit);
 - each ``entity`` key an ``entity_keys`` entry: what a result without a place is about.
 
 :func:`declared_vocabulary` adds declarations to a vocabulary (the study's, so an eval file
@@ -82,10 +82,12 @@ def _prefixes(declaration: MeasureDeclaration) -> tuple[tuple[str, str], ...]:
 
 
 def _paths(declaration: MeasureDeclaration) -> tuple[tuple[str, str], ...]:
+    """A unit's own fields (in that unit) first, then the measure's (in its first unit)."""
     if not declaration.units:
         return ()
     first = declaration.units[0].name
-    return tuple((field_pattern(f), first) for f in declaration.fields)
+    own = tuple((field_pattern(f), u.name) for u in declaration.units for f in u.fields)
+    return (*own, *((field_pattern(f), first) for f in declaration.fields))
 
 
 @functools.lru_cache(maxsize=64)

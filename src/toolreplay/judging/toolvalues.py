@@ -116,6 +116,20 @@ def _walk(
         for n, item in enumerate(node):
             d = n if (path in vocab.day_lists and day is None) else day
             yield from _walk(item, key, f"{path}[{n}]", d, vocab)
+    elif isinstance(node, str) and any(c.isdigit() for c in node):
+        k = key.lower()
+        if k in vocab.ignored_keys or k.endswith(vocab.ignored_suffixes):
+            return
+        if node.lstrip()[:1] in ("{", "["):  # JSON serialized into a string field
+            try:
+                nested = json.loads(node)
+            except ValueError:
+                nested = None
+            if isinstance(nested, Mapping | list):
+                yield from _walk(nested, key, path, day, vocab)
+                return
+        for mv in find_measured_values(node, vocabulary=vocab):  # text: "12 units on hand"
+            yield mv.value, mv.unit, path, day
     elif _is_number(node):
         declared = _path_unit(path, vocab)
         if declared is not None:
@@ -190,7 +204,9 @@ def tool_values(
     ``ignored_suffixes``) never count. The day comes from the vocabulary's ``day_keys`` and
     ``day_lists``, the place from its ``place_key`` or, for a call with coordinates, the
     candidate (under ``candidates_key`` in an earlier result) at those coordinates.
-    Plain-text content is read with :func:`scan` (day and place unknown). Units are read with
+    Plain-text content is read with :func:`scan` (day and place unknown), and so is the text
+    of a string field (``{"result": "12 units on hand"}``); a string field holding JSON
+    (``{"SerializedResult": "{\\"on_hand\\": 12}"}``) is read as that JSON. Units are read with
     all of the vocabulary's units: what a tool returned does not depend on the judge."""
     vocab = resolve(vocabulary)
     if not isinstance(transcript, tuple):

@@ -193,7 +193,10 @@ def subset_mismatch(expected: Any, actual: Any, tolerance: float = 0.0, at: str 
         return None
     if isinstance(expected, list):
         if not isinstance(actual, list) or len(actual) != len(expected):
-            return f"{where} is {json.dumps(actual, ensure_ascii=False)}, expected {expected}"
+            return (
+                f"{where} is {json.dumps(actual, ensure_ascii=False)}, expected "
+                f"{json.dumps(expected, ensure_ascii=False)}"
+            )
         for i, (x, y) in enumerate(zip(expected, actual, strict=True)):
             found = subset_mismatch(x, y, tolerance, f"{at}[{i}]")
             if found:
@@ -229,8 +232,10 @@ def _arguments_mismatch(e: ToolArguments, call: ToolCall) -> str | None:
         present, value = _lookup(args, key)
         if not present:
             return f"{key} is missing"
-        if not isinstance(value, str) or re.search(pattern, value) is None:
-            shown = json.dumps(value, ensure_ascii=False)
+        shown = json.dumps(value, ensure_ascii=False)
+        if not isinstance(value, str):
+            return f"{key} is {shown}, not a string to match /{pattern}/"
+        if re.search(pattern, value) is None:
             return f"{key} is {shown}, which does not match /{pattern}/"
     return None
 

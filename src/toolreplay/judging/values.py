@@ -34,6 +34,31 @@ class _Grammar:
     context: dict[tuple[str, str], re.Pattern[str]]  # (measure, kind) → clause words
 
 
+#: Numbers written in other ways than ``1,234.5``: grouped by a no-break or thin space
+#: (``1 234``, ``1 234,5``: the decimal a comma or a point), by points with a decimal comma
+#: (``1.234,5``) or by two or more points (``1.234.567``); a decimal comma with one or two
+#: digits (``12,5``, ``12,50``: three digits are a thousands group). ``1.234`` alone stays
+#: one point two three four.
+_SPACES = "\u00a0\u202f\u2009"
+_GROUPED = (
+    rf"[0-9]{{1,3}}(?:[{_SPACES}][0-9]{{3}})+(?:[.,][0-9]+)?(?![0-9])"
+    r"|[0-9]{1,3}(?:\.[0-9]{3})+,[0-9]+|[0-9]{1,3}(?:\.[0-9]{3}){2,}(?![0-9])"
+    r"|[0-9]+,[0-9]{1,2}(?![0-9])"
+)
+
+
+def _digits(text: str) -> str:
+    """A number's text as Python reads it: group separators dropped, a decimal comma made a
+    point (:data:`_GROUPED`); ``1,234.5`` → ``1234.5``, ``1.234,5`` → ``1234.5``."""
+    if any(c in text for c in _SPACES):
+        return "".join(c for c in text if c not in _SPACES).replace(",", ".")
+    if text.count(".") > 1 or ("." in text and "," in text and text.index(".") < text.index(",")):
+        return text.replace(".", "").replace(",", ".")
+    if re.fullmatch(r"[0-9]+,[0-9]{1,2}", text):
+        return text.replace(",", ".")
+    return text.replace(",", "")
+
+
 @functools.lru_cache(maxsize=16)
 def _grammar(vocabulary: Vocabulary) -> _Grammar:
     token = re.compile(
@@ -49,7 +74,7 @@ def _grammar(vocabulary: Vocabulary) -> _Grammar:
         + r")(?![a-z])\s*[:：]?)"
         r"|(?P<date>[0-9]{4}[-/.][0-9]{1,2}[-/.][0-9]{1,2}(?:[T ][0-9]{1,2}:[0-9]{2})?"
         r"|[0-9]{1,2}:[0-9]{2}|[0-9]{1,2}月[0-9]{1,2}[日号]?)"
-        r"|(?P<num>[0-9０-９]+(?:,[0-9]{3})*(?:\.[0-9０-９]+)?"
+        r"|(?P<num>" + _GROUPED + r"|[0-9０-９]+(?:,[0-9]{3})*(?:\.[0-9０-９]+)?"
         r"|[零〇一二两兩三四五六七八九十百千]+(?:点[零〇一二三四五六七八九]+)?)"
         r"|(?P<dash>[-−])"
         r"|(?P<range>[~～〜–—至到]|(?<![a-z])to(?![a-z]))"
@@ -106,7 +131,7 @@ def parse_chinese_number(text: str) -> float:
 
 def _number(text: str) -> tuple[float, int]:
     if re.match(r"[0-9０-９]", text):
-        t = text.replace(",", "")
+        t = _digits(text)
         return float(t), len(t.split(".", 1)[1]) if "." in t else 0
     return parse_chinese_number(text), len(text.partition("点")[2])
 
@@ -260,7 +285,7 @@ def scan_plain(
         if t.kind not in ("num", "sign", "dash", "prefix"):
             i += 1
             continue
-        # a run: [prefix] [sign] num ((dash|range|sep) [sign] num)*
+        # a run: [prefix] [sign] num ((dash|range|sep) [sign] num)*, or -€12: [dash] prefix num
         run: list[tuple[_Tok, int, bool]] = []  # (number, start incl. sign/prefix, negative)
         prefixed, prefix = False, None
         ranged = False  # a range connector joins two of the run's numbers
@@ -274,6 +299,15 @@ def scan_plain(
             if j < len(toks) and toks[j].kind in ("sign", "dash"):
                 negative = text[toks[j].start] != "+"
                 j += 1
+                if (  # a sign written right before a prefix unit: -€12, −$5
+                    not prefixed
+                    and toks[j - 1].kind == "dash"
+                    and j < len(toks)
+                    and toks[j].kind == "prefix"
+                    and toks[j].start == toks[j - 1].end
+                ):
+                    prefixed, prefix = True, toks[j].unit
+                    j += 1
             if j >= len(toks) or toks[j].kind != "num":
                 break
             run.append((toks[j], s, negative))

@@ -201,6 +201,24 @@ def _streamed_body(response: httpx.Response, endpoint: str) -> Any:
         ) from None
 
 
+def _filtered_without_message(body: Any) -> Any:
+    """``body`` with an empty message in its first choice when that choice was withheld by a
+    content filter and holds no ``message`` (or a null one), as Azure OpenAI sends it
+    (``{"finish_reason": "content_filter", "content_filter_results": {...}}``): a reply
+    with no content and finish reason ``content_filter``, not a broken body."""
+    if not isinstance(body, dict) or not isinstance(body.get("choices"), list):
+        return body
+    choices = body["choices"]
+    first = choices[0] if choices else None
+    if (
+        isinstance(first, dict)
+        and first.get("finish_reason") == "content_filter"
+        and first.get("message") is None
+    ):
+        return {**body, "choices": [{**first, "message": {"content": None}}, *choices[1:]]}
+    return body
+
+
 def parse_chat_reply(response: httpx.Response) -> ModelReply:
     """Normalise one chat-completions HTTP response into a :class:`ModelReply`.
 
@@ -216,7 +234,9 @@ def parse_chat_reply(response: httpx.Response) -> ModelReply:
     - the reasoning fields (``reasoning_content``, ``reasoning``, ``reasoning_details``: see
       :data:`~toolreplay.wire.episode.REASONING_FIELDS`) are kept as sent in
       :attr:`ModelReply.reasoning` when present and not null;
-    - a tool call without ``function.arguments`` (or null) gets ``"{}"``.
+    - a tool call without ``function.arguments`` (or null) gets ``"{}"``;
+    - a choice withheld by a content filter without any ``message`` (Azure OpenAI) is a reply
+      with no content and finish reason ``content_filter``.
 
     A streamed reply (an event stream, ``text/event-stream``) to a request that asked for one
     (``"stream": true`` in its body) is assembled first
@@ -241,7 +261,7 @@ def parse_chat_reply(response: httpx.Response) -> ModelReply:
     except ValueError:
         raise ModelReplyError(endpoint, status, _describe_unparsable(response)) from None
     try:
-        wire = _WireReply.model_validate(body)
+        wire = _WireReply.model_validate(_filtered_without_message(body))
     except ValidationError as exc:
         raise ModelReplyError(endpoint, status, _describe_invalid(body, exc)) from None
     choice = wire.choices[0]

@@ -131,7 +131,9 @@ def _merge_tool_calls(slots: list[dict[str, Any]], deltas: list[Any], chunk: int
     """Tool-call deltas merged into ``slots`` by ``index``: ``id``, ``type`` and
     ``function.name`` are kept from the first chunk that sends them (providers that repeat
     them on every chunk are not doubled), ``function.arguments`` pieces are joined. A delta
-    without ``index`` continues the last call unless it brings a new id."""
+    that brings another id and a name starts a new call (parallel calls sent at one index, as
+    Gemini's OpenAI-compatible endpoint does: :func:`_starts_another`); a delta without ``index``
+    continues the last call unless it brings a new id."""
     for delta in deltas:
         if not isinstance(delta, dict):
             raise StreamError("a tool-call delta is not an object", chunk, _snippet(str(delta)))
@@ -147,7 +149,9 @@ def _merge_tool_calls(slots: list[dict[str, Any]], deltas: list[Any], chunk: int
                 slot = slots[-1]
         else:
             held = [s for s in slots if s["index"] == index]
-            slot = held[0] if held else _new_slot(slots, index)
+            slot = held[-1] if held else _new_slot(slots, index)
+            if _starts_another(delta, slot):
+                slot = _new_slot(slots, index)
         if delta.get("id") and not slot["id"]:
             slot["id"] = delta["id"]
         if delta.get("type") and not slot["type"]:
@@ -161,6 +165,18 @@ def _merge_tool_calls(slots: list[dict[str, Any]], deltas: list[Any], chunk: int
                 slot["arguments"] = (slot["arguments"] or "") + arguments
             elif arguments is not None:  # a server sending parsed JSON, in one piece
                 slot["arguments"] = arguments
+
+
+def _starts_another(delta: dict[str, Any], slot: dict[str, Any]) -> bool:
+    """Whether a delta at an index already holding a call is the head of another call: it
+    brings an id other than the held one *and* a function name. Gemini's OpenAI-compatible
+    endpoint sends parallel calls all at index 0, each whole with its own id; a provider that
+    changes the id on a call's later chunks (Poolside) sends no name there, so those still
+    continue the call."""
+    new_id = delta.get("id")
+    function = delta.get("function")
+    named = isinstance(function, dict) and bool(function.get("name"))
+    return bool(new_id and slot["id"] and new_id != slot["id"] and named)
 
 
 def _new_slot(slots: list[dict[str, Any]], index: int) -> dict[str, Any]:
@@ -245,7 +261,7 @@ class _Choice:
                     "type": s["type"] or "function",
                     "function": {"name": s["name"], "arguments": s["arguments"]},
                 }
-                for s in sorted(self.calls, key=lambda s: s["index"])
+                for s in sorted(self.calls, key=lambda s: s["index"])  # stable: sent order
             ]
         if self.function_call is not None:
             msg["function_call"] = self.function_call
