@@ -341,6 +341,15 @@ def test_values_with_no_tool_result_at_all_are_fabricated() -> None:
     assert "no tool result was returned" in label.explanation
 
 
+def test_values_beside_tool_results_without_a_measurement_say_so() -> None:
+    """A tool came back (an error here) holding no measured value: the explanation says the
+    results hold none, not that no result was returned."""
+    labels = classify(answered("北京今天 30°C。", result={"error": "unknown city"}))
+    assert modes(labels) == [FABRICATED_VALUE]
+    assert "the tool results hold no measured value" in labels[0].explanation
+    assert "no tool result was returned" not in labels[0].explanation
+
+
 def test_tool_values_skip_coordinates_codes_and_dates() -> None:
     episode = answered("北京现在 26.1°C。")
     found = {(v.value, v.unit) for v in tool_values(episode.transcript)}

@@ -321,6 +321,8 @@ def check_value(
     units: Sequence[Unit] | None = None,
     vocabulary: Vocabulary | None = None,
     also: Sequence[PlaceSpec] = (),
+    *,
+    results_returned: bool = False,
 ) -> ValueCheck:
     """Check one answer value ``v`` of ``text`` against the tool values ``pool`` (see
     :mod:`toolreplay.judging.verdicts`), reading the day and field words of ``vocabulary``
@@ -329,7 +331,9 @@ def check_value(
     difference (the vocabulary's difference words: 温差, 相差, 比…高, warmer than...) is
     checked against the differences of two tool values of one day: the same field at two
     places, or two fields of one place. A value stated for ``place`` and the places ``also``
-    at once is grounded when each of them has a tool value equal to it."""
+    at once is grounded when each of them has a tool value equal to it. ``results_returned``
+    says whether the episode has tool messages at all (with an empty ``pool``: results that
+    hold no measured value, rather than no result)."""
     vocab = resolve(vocabulary)
     every = vocab.units
     if _is_difference(text, v, vocab):
@@ -415,6 +419,8 @@ def check_value(
         why = f"no tool result holds {written}; the nearest {v.kind} is {nearest.describe()}"
     elif pool:
         why = f"no tool result holds {written}; the tool results hold no {v.kind} value"
+    elif results_returned:
+        why = f"no tool result holds {written}; the tool results hold no measured value"
     else:
         why = f"no tool result holds {written}; no tool result was returned in this episode"
     if bound:
@@ -457,10 +463,13 @@ def ground_answer(
     mentions = find_mentions(p.text, (*expect.places, *others))
     stated = attribute(p.text, read.values, read.lists, mentions, expect.places)
     only = expect.places[0] if len(expect.places) == 1 else None
+    returned = any(m.get("role") == "tool" for m in transcript)
     checks = []
     for v, st in zip(read.values, stated, strict=True):
         first = st.places[0] if st.places else only
-        c = check_value(p.text, v, pool, expect, first, units, vocab, st.places[1:])
+        c = check_value(
+            p.text, v, pool, expect, first, units, vocab, st.places[1:], results_returned=returned
+        )
         at = remap(p, v)
         checks.append(
             replace(
