@@ -230,7 +230,9 @@ def test_pytest_writes_a_report_of_the_replayed_episodes(
         "--toolreplay-report", str(out),
     )  # fmt: skip
     result.assert_outcomes(passed=12)
-    result.stdout.fnmatch_lines(["toolreplay: 4/4 episodes passed; wrote *results.json and *"])
+    result.stdout.fnmatch_lines(
+        ["toolreplay: 4 of 4 episodes passed in trial 1; 11 of 12 over every trial; wrote *"]
+    )
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     levels = next(e for e in results["episodes"] if e["question_id"] == "test_stock_levels")
     assert [x["kind"] for x in levels["expectations"]] == ["tool_called", "answer_contains"]

@@ -194,6 +194,13 @@ def toolreplay_model_settings(record_mode: str, request: pytest.FixtureRequest) 
         return recording_settings()
     except ValueError as exc:
         message = str(exc)
+    if "toolreplay_chat_server" in request.fixturenames:
+        message += (
+            ". This test uses toolreplay_chat_server, but toolreplay_model_settings was set up "
+            "before the scripted server was started: start it in a fixture that is set up "
+            "first (list that fixture before toolreplay_model_settings in the arguments of "
+            "the fixture that builds your client), not in the test itself"
+        )
     pytest.fail(message, pytrace=False)
 
 
