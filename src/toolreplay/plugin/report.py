@@ -165,7 +165,8 @@ def write_session_report(config: pytest.Config) -> str | None:
     if out is None or hasattr(config, "workerinput"):
         return None
     # in the order pytest lists the tests, whichever worker replayed them
-    replayed = sorted(config.stash.get(_REPLAYED, []), key=lambda r: (r.order, r.nodeid))
+    gathered: list[Replayed] = config.stash.get(_REPLAYED, [])
+    replayed = sorted(gathered, key=lambda r: (r.order, r.nodeid))
     if not replayed:
         return f"toolreplay: no replayed cassette in this session; {out} not written"
     from toolreplay.audit.anyset import any_set_results
