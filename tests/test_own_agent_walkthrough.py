@@ -318,6 +318,8 @@ def test_the_walkthrough_as_written(recorded: pytest.Pytester) -> None:
     }
     war = next(e for e in results["episodes"] if e["question_id"] == "war-and-peace")
     assert [m["mode"] for m in war["failure_modes"]] == ["fabricated_value"]
+    # three trials of one question, one of the others: pass^k beyond one trial is "-"
+    assert "consistency over up to 3 trial(s) per configuration × question" in result.output
     crime = [t for t in results["trial_outcomes"] if t["question_id"] == "crime"]
     assert len(crime) == 3  # test_crime[1], test_crime[2] and the async test: the same text
 
@@ -387,3 +389,24 @@ def test_a_missing_cassette_folder_writes_nothing(
     assert result.exit_code == 2
     assert "cassette folder nowhere does not exist" in result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["eval.yaml"]
+
+
+def test_cassettes_option_names_a_test_recorded_folder(recorded: pytest.Pytester) -> None:
+    """An eval file without ``cassettes:`` is told where to look with ``--cassettes``; left
+    without both, its missing ``system_prompt`` says what to write instead."""
+    mapped = EVAL.replace("cassettes: cassettes\n", "")  # a question still has tests:
+    Path("mapped.yaml").write_text(mapped, encoding="utf-8")
+    result = _cli("run", "--eval", "mapped.yaml", "--cassettes", "cassettes", "--out", "m")
+    assert result.exit_code == 0, result.output
+    eval_text = mapped.replace('    tests: ["test_1984_streamed"]\n', "")
+    Path("bare.yaml").write_text(eval_text, encoding="utf-8")
+    result = _cli("run", "--eval", "bare.yaml", "--cassettes", "cassettes")
+    assert "system_prompt: Field required (an eval file judging cassettes" in result.output
+    assert "cassettes: PATH" in result.output
+    prompted = "system_prompt: You are a library assistant.\n" + eval_text
+    Path("prompted.yaml").write_text(prompted, encoding="utf-8")
+    result = _cli("run", "--eval", "prompted.yaml", "--cassettes", "cassettes", "--out", "o")
+    assert result.exit_code == 0, result.output
+    results = json.loads(Path("o/results.json").read_text(encoding="utf-8"))
+    assert results["provenance"]["provenance"] == "pytest"
+    assert len(results["trial_outcomes"]) == 5
