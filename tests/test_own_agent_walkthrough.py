@@ -341,7 +341,14 @@ def test_the_walkthrough_as_written(recorded: pytest.Pytester) -> None:
         ),
         encoding="utf-8",
     )
-    recorded.runpytest("--record-mode=rewrite", "-p", "no:cacheprovider").assert_outcomes(passed=5)
+    rerecorded = recorded.runpytest(
+        "--record-mode=rewrite", "-p", "no:cacheprovider", "--toolreplay-report", "rec"
+    )
+    rerecorded.assert_outcomes(passed=5)
+    rerecorded.stdout.fnmatch_lines(
+        ["toolreplay: no replayed cassette in this session (record mode rewrite: *); rec not*"]
+    )
+    assert not Path("rec").exists()
     result = _cli("diff", "before", "cassettes", "--eval", "eval.yaml")
     assert result.exit_code == 0, result.output
     assert 'B assistant: "2 copies are available."' in result.output

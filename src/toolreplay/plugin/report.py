@@ -168,7 +168,9 @@ def write_session_report(config: pytest.Config) -> str | None:
     gathered: list[Replayed] = config.stash.get(_REPLAYED, [])
     replayed = sorted(gathered, key=lambda r: (r.order, r.nodeid))
     if not replayed:
-        return f"toolreplay: no replayed cassette in this session; {out} not written"
+        mode = config.getoption("--record-mode", None) or "none"
+        why = "" if mode == "none" else f" (record mode {mode}: report a replay, without it)"
+        return f"toolreplay: no replayed cassette in this session{why}; {out} not written"
     from toolreplay.audit.anyset import any_set_results
     from toolreplay.evals import load_eval
     from toolreplay.report.render import write_report
