@@ -417,3 +417,22 @@ def test_cassettes_option_names_a_test_recorded_folder(recorded: pytest.Pytester
     results = json.loads(Path("o/results.json").read_text(encoding="utf-8"))
     assert results["provenance"]["provenance"] == "pytest"
     assert len(results["trial_outcomes"]) == 5
+
+
+@pytest.mark.parametrize(
+    ("pattern", "stem", "named"),
+    [
+        ("test_crime[*]", "test_crime[1]", True),  # brackets as a newcomer writes them
+        ("test_crime[*]", "test_crime_async", False),
+        ("test_crime", "test_crime[2]", True),  # a function names its parametrisations
+        ("test_crime", "test_crime_async", False),
+        ("test_crime[2]", "test_crime[2]", True),
+        ("test_crime[2]", "test_crime[1]", False),
+        ("test_price[[]*]", "test_price[3]", True),  # the shell pattern still works
+        ("test_crime*", "test_crime_async", True),
+    ],
+)
+def test_tests_entries_name_tests_as_written(pattern: str, stem: str, named: bool) -> None:
+    from toolreplay.runs.anyset import names_test
+
+    assert names_test(pattern, stem) is named
