@@ -312,6 +312,13 @@ class _ExperimentModel(_Strict):
         return value
 
 
+#: Added to a missing ``system_prompt``: an eval of a test-recorded set may leave it out.
+_NO_PROMPT_HINT = (
+    " (an eval file judging cassettes your tests recorded leaves it out and names their "
+    "folder instead: cassettes: PATH)"
+)
+
+
 class _EvalModel(_Strict):
     version: Literal[1]
     name: str
@@ -377,7 +384,11 @@ def load_eval(path: str | Path) -> EvalSuite:
     try:
         model = _EvalModel.model_validate(raw)
     except ValidationError as exc:
-        lines = [f"  {'.'.join(str(x) for x in err['loc'])}: {err['msg']}" for err in exc.errors()]
+        lines = [
+            f"  {'.'.join(str(x) for x in err['loc'])}: {err['msg']}"
+            + (_NO_PROMPT_HINT if err["loc"] == ("system_prompt",) else "")
+            for err in exc.errors()
+        ]
         raise EvalFileError(f"{p}: does not match the eval schema:\n" + "\n".join(lines)) from None
     exp = model.experiment
     study = _study_of(p, model.study)

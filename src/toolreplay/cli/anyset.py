@@ -42,6 +42,9 @@ def run_any_set(
         folder = cassettes_folder(whole, cassettes)
     except AnySetError as exc:
         raise _fail(str(exc), 2) from None
+    if not folder.is_dir():  # before the output folder is made: nothing written on bad input
+        what = "does not exist" if not folder.exists() else "is not a folder"
+        raise _fail(f"cassette folder {folder} {what}", 2)
     out_dir = out_dir if out_dir is not None else Path("reports") / folder.name
     _check_output_folder(out_dir)
     try:
@@ -69,4 +72,9 @@ def run_any_set(
     out.print(f"wrote {out_dir / 'results.json'}", highlight=False, soft_wrap=True)
     out.print(f"wrote {page}", highlight=False, soft_wrap=True)
     if not audit.passed:
+        for check in audit.checks:  # what failed and why, not only the check's name
+            if check.applicable and not check.passed:
+                out.print(f"  {check.name}: {check.explanation}", highlight=False, markup=False)
+                for line in check.evidence[:5]:
+                    out.print(f"    {line}", highlight=False, markup=False, soft_wrap=True)
         raise _fail("fidelity audit failed (see above)", 1)

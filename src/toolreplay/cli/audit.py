@@ -39,7 +39,7 @@ def _print_audit_summary(audit: "Audit") -> None:
             + na
         )
     elif skipped:
-        out.print(f"[green]fidelity: {applied} of {len(audit.checks)} checks passed[/]{na}")
+        out.print(f"[green]fidelity: the {applied} applicable checks passed[/]{na}")
     else:
         out.print(f"[green]fidelity: all {len(audit.checks)} checks passed[/]")
 

@@ -204,8 +204,12 @@ def _trials_table(results: dict) -> Table:
     from rich.table import Table
 
     n = results.get("trials", 1)
+    uneven = any(c.get("trials", n) < n for c in results["configurations"])
+    title = f"consistency over {n} trial(s) per configuration × question"
+    if uneven:  # a question asked by fewer tests has no pass^k beyond its trials
+        title = f"consistency over up to {n} trial(s) per configuration × question"
     table = Table(
-        title=f"consistency over {n} trial(s) per configuration × question",
+        title=title,
         box=box.SIMPLE_HEAD,
         show_edge=False,
         pad_edge=False,

@@ -11,20 +11,25 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import LOCK_WAIT_S, EvalOpt, _check_output_folder, _fail, _note, out
+from toolreplay.cli.common import LOCK_WAIT_S, _check_output_folder, _fail, _note, out
 from toolreplay.defaults import DEFAULT_EVAL
 
 
 @app.command()
 def report(
-    results: Annotated[Path, typer.Option("--results", help="Results file to render.")] = Path(
-        "reports/results.json"
-    ),
+    results: Annotated[
+        Path,
+        typer.Option("--results", help="Results file to render, or the folder holding it."),
+    ] = Path("reports/results.json"),
     out_path: Annotated[
-        Path, typer.Option("--out", help="Where the HTML page goes (- for standard output).")
-    ] = Path(
-        "reports/index.html"
-    ),
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Where the HTML page goes, - for standard output \\[default: index.html "
+            "beside the results file]",
+            show_default=False,
+        ),
+    ] = None,
     compare: Annotated[
         Path | None,
         typer.Option(
@@ -33,7 +38,13 @@ def report(
             "cassette set (replayed offline).",
         ),
     ] = None,
-    eval_path: EvalOpt = DEFAULT_EVAL,
+    eval_path: Annotated[
+        Path,
+        typer.Option(
+            "--eval",
+            help="Eval file to judge a --compare cassette set with (not used otherwise).",
+        ),
+    ] = DEFAULT_EVAL,
 ) -> None:
     """Re-render the HTML report from a results file, without replaying. With --compare, the
     page also shows what changed since another run. `--out -` writes the page to standard
@@ -52,6 +63,10 @@ def report(
     from toolreplay.report.render import ReportError, stream_report
     from toolreplay.results.validate import read_results
 
+    if results.is_dir():
+        results = results / "results.json"
+    if out_path is None:  # beside the results it renders, never a folder of its own
+        out_path = results.with_name("index.html")
     to_stdout = str(out_path) == "-"
     if not to_stdout:
         try:

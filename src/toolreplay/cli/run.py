@@ -88,10 +88,11 @@ def run(
     --workers processes; --shard splits the run across machines (see `toolreplay merge`).
     Exits 1 when an episode does not replay or the audit fails.
 
-    An eval file with `cassettes: PATH` (or questions mapped to `tests:`) judges a folder
-    recorded by the pytest plugin instead: its episodes are read from the cassettes, whatever
-    framework sent them; repeated tests are the trials (`--cassettes` names another folder;
-    `--out` defaults to reports/FOLDER)."""
+    An eval file with `cassettes: PATH` (or questions mapped to `tests:`), or `--cassettes
+    DIR` naming a folder of cassettes your tests recorded (no cassette set in it), judges a
+    folder recorded by the pytest plugin instead: its episodes are read from the cassettes,
+    whatever framework sent them; repeated tests are the trials (`--cassettes` names another
+    folder; `--out` defaults to reports/FOLDER)."""
     from toolreplay.cassettes.errors import CassetteError
     from toolreplay.cassettes.manifest import read_manifest
     from toolreplay.runs.replay import WorkerDied, parse_shard, replay_outcomes
@@ -103,10 +104,12 @@ def run(
         raise typer.BadParameter(str(exc), param_hint="'--shard'") from None
     n_workers = _workers(workers)
     whole = _load(eval_path)
-    if whole.reads_cassettes:  # a set recorded by the pytest plugin: episodes from the wire
+    if whole.reads_cassettes or _recorded_by_tests(cassettes, set_name):
+        # a set recorded by the pytest plugin: episodes from the wire
         from toolreplay.cli.anyset import run_any_set
 
-        given = None if cassettes == DEFAULT_CASSETTES else cassettes
+        named = whole.cassettes is not None and cassettes == DEFAULT_CASSETTES
+        given = None if named else cassettes  # None: the eval file's cassettes:
         return run_any_set(whole, given, out_dir, configurations, questions)
     suite, configs, selection = _select(whole, configurations, questions)
     if out_dir is None:
@@ -157,6 +160,17 @@ def run(
     _finish(
         whole, suite, configs, selection, manifest, set_dir, jobs, outcomes, n_trial_jobs, out_dir
     )
+
+
+def _recorded_by_tests(cassettes: Path, set_name: str) -> bool:
+    """Whether ``--cassettes DIR`` is a folder of cassettes a test suite recorded, for an eval
+    file that does not name it with ``cassettes:``: YAML files, and no cassette set of
+    ``toolreplay record`` (``DIR/SET``, or any ``DIR/*/manifest.json``) in it."""
+    if (cassettes / set_name).exists() or not cassettes.is_dir():
+        return False
+    if any(cassettes.glob("*/manifest.json")):
+        return False
+    return any(cassettes.rglob("*.yaml")) or any(cassettes.rglob("*.yml"))
 
 
 def _finish(

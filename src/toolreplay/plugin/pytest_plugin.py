@@ -34,7 +34,8 @@ gets:
 - pytest-recording's ``--record-mode`` (``none`` by default; ``rewrite`` re-records).
 
 ``--toolreplay-report DIR`` (with ``--toolreplay-eval PATH``) writes results.json and
-index.html for the episodes the session replayed (:mod:`toolreplay.plugin.report`).
+index.html for the episodes the session replayed, pytest-xdist's workers included
+(:mod:`toolreplay.plugin.report`).
 
 These are set as defaults on the VCR that pytest-recording builds for each test that opts in; a
 ``vcr_config`` fixture of your own overrides them key by key (:func:`default_vcr_config`
@@ -113,6 +114,21 @@ def pytest_configure(config: pytest.Config) -> None:
         from toolreplay.plugin import recording as _pytest_recording
 
         config.pluginmanager.register(_pytest_recording, "toolreplay-recording")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a pytest-xdist worker: send the replayed tests to the controller's report."""
+    from toolreplay.plugin.report import send_to_controller
+
+    send_to_controller(session.config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist's controller: gather a worker's replayed tests for the report."""
+    from toolreplay.plugin.report import receive_from_worker
+
+    receive_from_worker(node.config, getattr(node, "workeroutput", {}))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -202,6 +202,13 @@ def toolreplay_model_settings(record_mode: str, request: pytest.FixtureRequest) 
         register(settings.api_key)
         register_url(settings.base_url)
         return settings
+    if "toolreplay_chat_server" in request.fixturenames:
+        message += (
+            ". This test uses toolreplay_chat_server, but toolreplay_model_settings was set up "
+            "before the scripted server was started: start it in a fixture that is set up "
+            "first (list that fixture before toolreplay_model_settings in the arguments of "
+            "the fixture that builds your client), not in the test itself"
+        )
     pytest.fail(message, pytrace=False)
 
 

@@ -12,8 +12,8 @@ judged as ``toolreplay run`` judges a plugin-recorded set (:mod:`toolreplay.runs
   ``@pytest.mark.toolreplay_expect({"tool_called": "lookup"}, {"max_rounds": 3}, ...)``
   (the eval file's ``expect:`` forms); parametrised repeats of a test are its trials.
 
-Only DIR is written (no manifest is written beside the cassettes). Run it without
-pytest-xdist's ``-n``: the workers' replays are not gathered (the controller writes nothing).
+Only DIR is written (no manifest is written beside the cassettes). Under pytest-xdist's
+``-n`` each worker sends the tests it replayed to the controller, which writes the report.
 """
 
 from __future__ import annotations
@@ -33,12 +33,14 @@ _REPLAYED = pytest.StashKey[list["Replayed"]]()
 
 @dataclass(frozen=True)
 class Replayed:
-    """A test that replayed a cassette: its node id, function name, cassette, expectations."""
+    """A test that replayed a cassette: its node id, function name, cassette, expectations
+    and place in the session's collected tests."""
 
     nodeid: str
     function: str
     cassette: str
     expect: tuple[Any, ...] = field(default=())
+    order: int = 0
 
 
 def addoption(parser: pytest.Parser) -> None:
@@ -80,9 +82,31 @@ def remember(item: pytest.Item, cassette: Any) -> None:
     for mark in item.iter_markers(EXPECT_MARKER):
         expect += list(mark.args)
     function = getattr(item, "originalname", None) or item.name.split("[", 1)[0]
+    items = item.session.items
+    order = items.index(item) if item in items else len(items)
     item.config.stash[_REPLAYED].append(
-        Replayed(item.nodeid, function, str(Path(path).resolve()), tuple(expect))
+        Replayed(item.nodeid, function, str(Path(path).resolve()), tuple(expect), order)
     )
+
+
+#: The key of xdist's ``workeroutput`` carrying a worker's replayed tests to the controller.
+_WORKER_KEY = "toolreplay_replayed"
+
+
+def send_to_controller(config: pytest.Config) -> None:
+    """In a pytest-xdist worker: hand the tests it replayed to the controller."""
+    output = getattr(config, "workeroutput", None)
+    if output is not None and config.getoption("--toolreplay-report", None) is not None:
+        output[_WORKER_KEY] = [
+            [r.nodeid, r.function, r.cassette, list(r.expect), r.order]
+            for r in config.stash.get(_REPLAYED, [])
+        ]
+
+
+def receive_from_worker(config: pytest.Config, workeroutput: dict[str, Any]) -> None:
+    """In the pytest-xdist controller: gather a finished worker's replayed tests."""
+    for nodeid, function, cassette, expect, order in workeroutput.get(_WORKER_KEY, []):
+        config.stash[_REPLAYED].append(Replayed(nodeid, function, cassette, tuple(expect), order))
 
 
 def _question_id(function: str) -> str:
@@ -140,9 +164,13 @@ def write_session_report(config: pytest.Config) -> str | None:
     out = config.getoption("--toolreplay-report", None)
     if out is None or hasattr(config, "workerinput"):
         return None
-    replayed = config.stash.get(_REPLAYED, [])
+    # in the order pytest lists the tests, whichever worker replayed them
+    gathered: list[Replayed] = config.stash.get(_REPLAYED, [])
+    replayed = sorted(gathered, key=lambda r: (r.order, r.nodeid))
     if not replayed:
-        return f"toolreplay: no replayed cassette in this session; {out} not written"
+        mode = config.getoption("--record-mode", None) or "none"
+        why = "" if mode == "none" else f" (record mode {mode}: report a replay, without it)"
+        return f"toolreplay: no replayed cassette in this session{why}; {out} not written"
     from toolreplay.audit.anyset import any_set_results
     from toolreplay.evals import load_eval
     from toolreplay.report.render import write_report
@@ -158,7 +186,8 @@ def write_session_report(config: pytest.Config) -> str | None:
     write_results(target / "results.json", results)
     page = write_report(target / "results.json", target / "index.html")
     passed = sum(1 for e in results["episodes"] if e["passed"])
-    return (
-        f"toolreplay: {passed}/{len(results['episodes'])} episodes passed; "
-        f"wrote {target / 'results.json'} and {page}"
-    )
+    line = f"toolreplay: {passed} of {len(results['episodes'])} episodes passed in trial 1"
+    trials = results.get("trial_outcomes") or []
+    if len(trials) > len(results["episodes"]):  # repeated tests: every trial, as the report
+        line += f"; {sum(1 for t in trials if t['passed'])} of {len(trials)} over every trial"
+    return f"{line}; wrote {target / 'results.json'} and {page}"

@@ -8,8 +8,9 @@ study's hosts. Layout, as pytest-recording writes it::
     FOLDER/<test name>.yaml                    configuration = FOLDER's own name
 
 Each cassette may hold several episodes (a test that runs its agent more than once). Every
-episode is mapped to a question of the eval file: a question's ``tests:`` (cassette names or
-shell patterns such as ``test_stock[*]``) take the episodes of the cassettes they name; any
+episode is mapped to a question of the eval file: a question's ``tests:`` (test names:
+``test_stock`` for every parametrisation, ``test_stock[2]``, ``test_stock[*]``, or shell
+patterns, see :func:`names_test`) take the episodes of the cassettes they name; any
 other episode goes to the question whose ``text`` is its first user message. **Trials** are
 the episodes of one configuration × question in cassette order (natural order, so
 ``test_x[2]`` before ``test_x[10]``), then episode order: parametrised repeats of a test
@@ -141,9 +142,19 @@ def discover(folder: Path) -> list[tuple[str, Path]]:
     return found
 
 
+def names_test(pattern: str, stem: str) -> bool:
+    """Whether a ``tests:`` entry names the test whose cassette is ``stem``: a shell pattern
+    (``test_x[[]*]``), the same with its brackets as written (``test_x[*]``, ``test_x[2]``), or
+    a test function's name, which names all its parametrisations (``test_x``)."""
+    if fnmatch.fnmatchcase(stem, pattern) or stem.split("[", 1)[0] == pattern:
+        return True
+    literal = re.sub(r"[\[\]]", lambda m: f"[{m.group()}]", pattern)
+    return fnmatch.fnmatchcase(stem, literal)
+
+
 def _by_tests(questions: Sequence[Question], stem: str) -> Question | None:
     for q in questions:
-        if any(fnmatch.fnmatchcase(stem, pattern) for pattern in q.tests):
+        if any(names_test(pattern, stem) for pattern in q.tests):
             return q
     return None
 

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -168,7 +168,19 @@ def status_error_name(status: int) -> str:
     )
 
 
-def status_error_text(response: httpx.Response) -> str:
+class StatusResponse(Protocol):
+    """What :func:`status_error_text` reads of a response: an ``httpx.Response``, or the
+    response object of another HTTP client with the same two attributes (openai 3.x builds
+    on ``httpx2``)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+def status_error_text(response: StatusResponse) -> str:
     """An error status in the words openai 1.x and 2.x give it, whatever SDK is installed (3.x
     words it otherwise), so an episode's error text does not depend on the SDK version:
     ``Error code: N - <the JSON body as a Python repr>``, else the body's text."""
