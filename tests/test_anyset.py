@@ -280,9 +280,12 @@ def test_two_test_modules_are_two_configurations_checked_for_parity(
     assert parity["explanation"].startswith("the configurations differ in model")
 
 
-def test_the_streamed_example_rerecords_to_the_same_bytes(
+def test_the_streamed_example_rerecords_to_the_same_interactions(
     pytester: pytest.Pytester, loopback: None
 ) -> None:
+    """Re-recorded, the streamed example's cassettes hold the same interactions in the same
+    order (the request's keys are in the order the installed openai SDK sends them, which
+    differs between 2.x and 3.x: compared as data, not bytes)."""
     copy = pytester.path / "streamed_loop"
     shutil.copytree(STREAMED, copy, ignore=shutil.ignore_patterns("__pycache__", "report"))
     (copy / "cassettes" / "manifest.json").unlink()
@@ -292,7 +295,7 @@ def test_the_streamed_example_rerecords_to_the_same_bytes(
     result.assert_outcomes(passed=6)
     for committed in (STREAMED / "cassettes" / "test_orders").iterdir():
         fresh = copy / "cassettes" / "test_orders" / committed.name
-        assert fresh.read_bytes() == committed.read_bytes(), committed.name
+        assert _interactions(fresh) == _interactions(committed), committed.name
 
 
 def test_run_audit_on_a_folder_without_manifest_does_not_crash(copied: Path) -> None:
@@ -323,11 +326,25 @@ def test_run_audit_on_a_folder_without_manifest_does_not_crash(copied: Path) -> 
     assert "N/A  baseline_heuristics: not applicable" in run.output
 
 
-def _interactions(path: Path) -> list[str]:
+def _interactions(path: Path, *, usage: bool = True) -> list[str]:
     import yaml
 
+    def canonical(value: Any) -> Any:  # JSON held in a string (tool-call arguments) as data
+        if isinstance(value, dict):
+            return {k: canonical(v) for k, v in value.items() if usage or k != "usage"}
+        if isinstance(value, list):
+            return [canonical(v) for v in value]
+        if isinstance(value, str) and value.lstrip().startswith(("{", "[")):
+            try:
+                return canonical(json.loads(value))
+            except ValueError:
+                return value
+        return value
+
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return [json.dumps(i, sort_keys=True, ensure_ascii=False) for i in data["interactions"]]
+    return [
+        json.dumps(canonical(i), sort_keys=True, ensure_ascii=False) for i in data["interactions"]
+    ]
 
 
 def test_the_pydantic_ai_example_rerecords_under_vcrpy(
@@ -344,7 +361,11 @@ def test_the_pydantic_ai_example_rerecords_under_vcrpy(
     result.assert_outcomes(passed=12)
     for committed in (EXAMPLE / "cassettes" / "test_agent").iterdir():
         fresh = copy / "cassettes" / "test_agent" / committed.name
-        assert sorted(_interactions(fresh)) == sorted(_interactions(committed)), committed.name
+        # pydantic-ai versions serialise the arguments they send back differently, and the
+        # scripted model counts prompt tokens by size: compared as data, usage aside
+        assert sorted(_interactions(fresh, usage=False)) == sorted(
+            _interactions(committed, usage=False)
+        ), committed.name
     result = pytester.runpytest(
         str(copy), "--record-mode=none", "--block-network", "-p", "no:cacheprovider"
     )

@@ -120,3 +120,26 @@ def test_run_on_a_damaged_set_is_one_line_and_exit_1(tmp_path):
     assert result.output.startswith("error: set damaged:") and result.output.count("\n") == 1
     assert not (tmp_path / "out").exists()
     assert EVAL_FILE.exists()
+
+
+STOCK = REPO / "examples" / "stock_agent" / "cassettes"
+
+
+def test_a_test_suites_set_is_whole_with_uneven_repeats_and_under_any_folder_name(tmp_path):
+    """A set recorded by the pytest plugin (provenance ``pytest``): each test repeated as
+    often as it says (trials 1..n, n up to the manifest's), copied under any folder name (to
+    diff it, say); a gap in a test's repeats is damage."""
+    copy = tmp_path / "before"
+    shutil.copytree(STOCK, copy)
+    manifest = read_manifest(copy)
+    assert manifest.provenance == "pytest" and manifest.cassette_set != copy.name
+
+    def drop(key: str) -> None:
+        (copy / manifest.episodes[key].cassette).unlink()
+        _edit_manifest(copy, lambda m: m["episodes"].pop(key))
+
+    drop("test_agent/stock-levels/trial-3")
+    read_manifest(copy)  # one test repeated twice, the others three times: whole
+    drop("test_agent/price/trial-2")  # trials 1 and 3: a gap
+    with pytest.raises(SetDamaged, match=r"not 1\.\.n \(n at most 3"):
+        read_manifest(copy)

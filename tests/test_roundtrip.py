@@ -222,3 +222,17 @@ def test_a_type_change_is_explained_in_a_miss():
         "sampling parameter `temperature`: sent false, recorded 0"
     ]
     assert _describe_body_difference({"temperature": 0}, {"temperature": 0.0}) == []
+
+
+def test_json_held_in_a_string_compares_as_json():
+    """A framework that re-serialises the arguments a model sent (pydantic-ai does, from
+    some version on) sends the same request: ``{"sku":"A"}`` matches ``{"sku": "A"}``; a
+    different value, or a string that is not JSON, still differs."""
+    call = {"function": {"name": "check_stock", "arguments": '{"sku": "ABC-1"}'}}
+    same = {"function": {"name": "check_stock", "arguments": '{"sku":"ABC-1"}'}}
+    other = {"function": {"name": "check_stock", "arguments": '{"sku":"ABC-2"}'}}
+    assert matches(call, same) and json_equal(call, same)
+    assert not matches(call, other) and not json_equal(call, other)
+    assert not json_equal({"x": "[1, 2]"}, {"x": "[1,2,3]"})
+    assert not json_equal({"x": "{not json"}, {"x": "{not  json"})
+    assert not json_equal({"x": '{"a": true}'}, {"x": '{"a": 1}'})  # types still count

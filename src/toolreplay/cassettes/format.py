@@ -199,11 +199,29 @@ def _unparse_bodies(interaction: dict[str, Any]) -> dict[str, Any]:
     return interaction
 
 
+_NOT_JSON = object()
+
+
+def _embedded_json(text: str) -> Any:
+    """The JSON object or array ``text`` holds, else ``_NOT_JSON``."""
+    if not text.lstrip().startswith(("{", "[")):
+        return _NOT_JSON
+    try:
+        return json.loads(text)
+    except ValueError:
+        return _NOT_JSON
+
+
 def json_equal(a: Any, b: Any) -> bool:
     """Equality of two parsed JSON values with their types: booleans, numbers, strings and
     null are never equal across types (``True`` ≠ ``1``, ``0`` ≠ ``False``, ``"1"`` ≠ ``1``);
     JSON has one number type, so ``1 == 1.0``. Objects compare by keys and values (order
-    aside), arrays element by element. Python's ``==`` would call ``True == 1`` equal."""
+    aside), arrays element by element. Python's ``==`` would call ``True == 1`` equal.
+
+    Two strings that differ but both hold a JSON object or array (a tool call's
+    ``function.arguments``, a tool message's content) compare as the JSON they hold: a
+    framework that re-serialises the arguments a model sent (``{"sku":"A"}`` for
+    ``{"sku": "A"}``) sends the same request."""
     stack = [(a, b)]
     while stack:
         x, y = stack.pop()
@@ -215,7 +233,10 @@ def json_equal(a: Any, b: Any) -> bool:
                 return False
         elif isinstance(x, str) and isinstance(y, str):
             if x != y:
-                return False
+                embedded = _embedded_json(x), _embedded_json(y)
+                if embedded[0] is _NOT_JSON or embedded[1] is _NOT_JSON:
+                    return False
+                stack.append(embedded)
         elif x is None or y is None:
             if not (x is None and y is None):
                 return False

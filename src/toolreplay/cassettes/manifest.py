@@ -208,10 +208,13 @@ def check_set(set_dir: Path, manifest: Manifest) -> None:
     """:class:`SetDamaged` unless the set at ``set_dir`` is exactly what its manifest says:
     the set name is the folder's; every cassette file (``*.yaml``, hidden files aside) has an
     entry and every entry a file, each a regular file (not a link, FIFO or device); every
-    episode has ``manifest.trials`` trials, numbered 1..trials. A set edited by hand (an entry
-    removed, a cassette added, ``trials`` lowered) would otherwise replay unchecked."""
+    episode has ``manifest.trials`` trials, numbered 1..trials (in a set recorded by a test
+    suite, provenance ``pytest``, 1..n with n up to trials: each test is repeated as often
+    as it says). A set edited by hand (an entry removed, a cassette added, ``trials``
+    lowered) would otherwise replay unchecked."""
     problems: list[str] = []
-    if manifest.cassette_set != set_dir.name:
+    if manifest.cassette_set != set_dir.name and manifest.provenance != "pytest":
+        # (a test suite's folder is named by its tests and copied freely, e.g. to diff)
         problems.append(
             f"the manifest names the set {manifest.cassette_set!r} but its folder is "
             f"{set_dir.name!r} (a copied or renamed set? set cassette_set in its "
@@ -241,10 +244,19 @@ def check_set(set_dir: Path, manifest: Manifest) -> None:
         else:
             trials.setdefault(key, set()).add(1)
     wanted = set(range(1, manifest.trials + 1))
-    if uneven := sorted(k for k, got in trials.items() if got != wanted):
+    if manifest.provenance == "pytest":
+        # a test suite repeats each test as often as it says: 1..n, n up to trials
+        uneven = sorted(
+            k for k, got in trials.items() if got != set(range(1, len(got) + 1)) or got - wanted
+        )
+        shape = f"1..n (n at most {manifest.trials}, the manifest's trials)"
+    else:
+        uneven = sorted(k for k, got in trials.items() if got != wanted)
+        shape = f"1..{manifest.trials} as the manifest's trials says"
+    if uneven:
         problems.append(
-            f"episodes whose trials are not 1..{manifest.trials} as the manifest's trials "
-            f"says: {_listed([f'{k} ({len(trials[k])} trial(s))' for k in uneven])}"
+            f"episodes whose trials are not {shape}: "
+            f"{_listed([f'{k} ({len(trials[k])} trial(s))' for k in uneven])}"
         )
     if problems:
         raise SetDamaged(f"set damaged: {set_dir}: " + "; ".join(problems))

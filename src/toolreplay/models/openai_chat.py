@@ -92,6 +92,18 @@ class OpenAIChatModel:
             if miss is not None:
                 raise miss from None
             raise
+        except httpx.TransportError as exc:
+            # openai 3.x (built on httpx2) lets an httpx client's own transport errors through
+            # unwrapped; report them as 1.x and 2.x do: a connection error, or the miss.
+            miss = find_miss(exc)
+            if miss is not None:
+                raise miss from None
+            request: Any  # an httpx request; openai 3.x types it as httpx2's
+            try:
+                request = exc.request
+            except RuntimeError:
+                request = httpx.Request("POST", str(self._client.base_url))
+            raise APIConnectionError(request=request) from exc
         except APIStatusError as exc:
             response = exc.response
             endpoint = str(response.request.url.copy_with(query=None))
