@@ -11,6 +11,12 @@ import tempfile
 from pathlib import Path
 from typing import Any, cast
 
+# httpx imports httpcore when it first builds a transport and keeps a map of httpcore's
+# exception classes. A test that runs pytest in-process (pytester) drops every module its
+# inner run imported; if httpcore were first imported there, a later import would make new
+# exception classes that httpx's map no longer knows, and a refused connection would escape
+# as a raw httpcore error (openai 1.x/2.x hide it; 3.x does not). Imported here, it stays.
+import httpcore  # noqa: F401
 import pytest
 
 from toolreplay.cassettes.manifest import read_manifest
