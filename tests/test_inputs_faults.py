@@ -86,8 +86,18 @@ def test_inputs_nested_beyond_reason_are_one_line(tmp_path):
     assert result.exit_code == 1 and "nested beyond reason" in result.output
     deep_yaml = tmp_path / "deep.yaml"
     deep_yaml.write_text("a: " + "[" * 100_000, encoding="utf-8")
-    with pytest.raises(EvalFileError):
+    with pytest.raises(EvalFileError, match="nest"):
         load_eval(deep_yaml)
+    # closed brackets too, and in a cassette: read from the parser's events, never composed
+    # (composing recursed per level and crashed PyYAML 6.0's C loader)
+    deep_yaml.write_text("a: " + "[" * 50_000 + "]" * 50_000, encoding="utf-8")
+    with pytest.raises(EvalFileError, match="nest"):
+        load_eval(deep_yaml)
+    from toolreplay.cassettes.errors import CassetteError
+    from toolreplay.cassettes.store import load_cassette
+
+    with pytest.raises(CassetteError, match="nest"):
+        load_cassette(deep_yaml)
 
 
 def test_a_name_longer_than_the_filesystem_allows_is_one_line(tmp_path):

@@ -44,7 +44,7 @@ from toolreplay.declarations import (
     parse_expectations,
     parse_measures,
 )
-from toolreplay.files import InputFileError, read_input_text
+from toolreplay.files import InputFileError, check_yaml_depth, read_input_text
 from toolreplay.studies import Study, StudyError, load_study
 
 #: A question's measure: one its study's judge vocabulary declares (the weather study's:
@@ -363,10 +363,10 @@ def load_eval(path: str | Path) -> EvalSuite:
     """
     p = Path(path)
     try:
-        raw = yaml.load(  # libyaml when available: the same safe loader, ~10x faster
-            read_input_text(p, "eval file", EVAL_FILE_LIMIT),
-            Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader),
-        )
+        text = read_input_text(p, "eval file", EVAL_FILE_LIMIT)
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
+        check_yaml_depth(text, loader)
+        raw = yaml.load(text, Loader=loader)
     except InputFileError as exc:
         if exc.missing:
             raise EvalFileError(

@@ -386,6 +386,29 @@ def decode_input(path: Path, data: bytes, what: str) -> str:
         ) from None
 
 
+YAML_DEPTH_LIMIT = 200
+"""How deep collections in a YAML input (eval file, cassette) may nest."""
+
+
+def check_yaml_depth(text: str, loader: Any, limit: int = YAML_DEPTH_LIMIT) -> None:
+    """``yaml.YAMLError`` when ``text`` nests collections deeper than ``limit`` levels.
+
+    Read from the parser's event stream (libyaml's, with ``loader`` a ``CSafeLoader``),
+    which does not recurse: composing such a document recurses once per level and, in some
+    PyYAML builds (6.0, 6.0.1), overflows the C stack (a crash, not an exception). A YAML
+    syntax error found on the way is raised as PyYAML raises it."""
+    import yaml
+
+    depth = 0
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            depth += 1
+            if depth > limit:
+                raise yaml.YAMLError(f"collections nest deeper than {limit} levels")
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            depth -= 1
+
+
 def read_input_text(path: Path, what: str, limit: int = 16 * 1024 * 1024) -> str:
     """:func:`read_input_bytes` then :func:`decode_input`: one error path for a text input."""
     return decode_input(path, read_input_bytes(path, what, limit), what)

@@ -11,6 +11,8 @@ from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 import yaml
 
+from toolreplay.files import check_yaml_depth
+
 if TYPE_CHECKING:  # vcrpy is imported when recording (or a test's cassette) needs it
     pass
 
@@ -94,7 +96,9 @@ def _no_alias_loader(base: type) -> type:
 
 
 def _load_yaml(text: str) -> Any:
-    """Parse one YAML document with the safe loader; aliases refused (:class:`AliasError`)."""
+    """Parse one YAML document with the safe loader; aliases refused (:class:`AliasError`),
+    nesting bounded (:func:`~toolreplay.files.check_yaml_depth`)."""
+    check_yaml_depth(text, _Loader)
     return yaml.load(text, Loader=_no_alias_loader(_Loader))
 
 
