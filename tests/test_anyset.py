@@ -16,6 +16,10 @@ from typer.testing import CliRunner
 
 from toolreplay.cli.main import app
 
+# end to end (pytest run in-process, the CLI on copied sets, a browser): the inner loop
+# `pytest -m "not slow"` leaves them to CI
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "stock_agent"
 REPORT = EXAMPLE / "report"

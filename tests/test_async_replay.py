@@ -89,6 +89,7 @@ def test_async_openai_replays_a_committed_cassette() -> None:
     assert replies[-1]["choices"][0]["message"]["content"]  # the final answer
 
 
+@pytest.mark.slow
 def test_async_replay_gives_what_sync_replay_gives() -> None:
     interactions = _interactions()
     async_replies = _replay(lambda player: asyncio.run(_send_async(player, interactions)))

@@ -63,6 +63,7 @@ def test_judge_breadth_reads_the_external_corpus_too(audit):
     assert not ok and "phrasings-external.yaml" in text and "phrasings.yaml" in text
 
 
+@pytest.mark.slow
 def test_both_tables(audit):
     assert rows(audit.tables["faithful"]) == {
         "single+oneshot": (4, 4),

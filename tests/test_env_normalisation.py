@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import tempfile
 
+import pytest
+
 from toolreplay.cassettes.environment import normalise_environment
 from toolreplay.cassettes.manifest import read_manifest
 from toolreplay.doubles.loopback import serve
@@ -32,6 +34,7 @@ def test_loopback_ports_and_temporary_paths_are_normalised_idempotently():
     assert normalise_environment(once) == once
 
 
+@pytest.mark.slow
 def test_a_set_recorded_against_a_failing_loopback_api_replays(suite, tmp_path, loopback):
     """The forecast endpoint answers 503: the tool's error text names its URL, port included,
     and the model's next request carries that text. Replay (port-less URLs) must match it."""

@@ -127,6 +127,7 @@ def test_rerecord_advice_never_targets_a_set_of_another_eval_file(tmp_path):
     assert "--set weather-hard (a new set: reference was recorded from evals/weather.yaml" in text
 
 
+@pytest.mark.slow
 def test_an_undecodable_recorded_body_is_named_not_just_unplayed(tmp_path):
     """A reply marked gzip that is not gzip data ends the episode early: the message names
     that body before the interactions it left unplayed."""

@@ -58,6 +58,7 @@ def test_report_refuses_a_fifo_a_socket_and_links(tmp_path):
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and link.is_symlink()
 
 
+@pytest.mark.slow
 def test_report_dash_is_standard_output(tmp_path):
     result = _report("-")
     assert result.exit_code == 0
@@ -120,6 +121,7 @@ def test_a_publication_cut_short_is_completed_by_the_next_writer(tmp_path):
     assert "removed 1 temporary file(s)" in notes[1] and ".other.html.qqqq0000.tmp" in notes[1]
 
 
+@pytest.mark.slow
 def test_run_removes_and_reports_leftover_temporary_files(tmp_path):
     out = tmp_path / "out"
     out.mkdir()

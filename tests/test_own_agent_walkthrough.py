@@ -19,6 +19,10 @@ from typer.testing import CliRunner
 
 from toolreplay.cli.main import app
 
+# end to end (the walk-through's agent recorded and replayed by pytest in-process, the CLI on
+# its folder): the inner loop `pytest -m "not slow"` leaves them to CI
+pytestmark = pytest.mark.slow
+
 LIBRARY = """\
 import json
 import threading

@@ -24,7 +24,10 @@ from toolreplay.runs.replay import Job, WorkerDied, replay_outcomes
 
 from .conftest import EVAL_FILE, REFERENCE, REPO
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="fork and SIGKILL semantics")
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="fork and SIGKILL semantics"),
+    pytest.mark.slow,  # worker processes killed and signalled: left to CI by the inner loop
+]
 
 VICTIM = "loop+atomic/beijing/trial-3"
 

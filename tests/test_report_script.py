@@ -19,6 +19,10 @@ from bs4 import BeautifulSoup
 from toolreplay.report.render import render_report, transcripts_path, write_report
 from toolreplay.report.table import LARGE_RUN
 
+# end to end (pytest run in-process, the CLI on copied sets, a browser): the inner loop
+# `pytest -m "not slow"` leaves them to CI
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "reports" / "results.json"
 TOOLS = REPO / "tools"

@@ -26,6 +26,10 @@ from toolreplay.runs.target import RecordingError
 
 from .conftest import EVAL_FILE
 
+# recordings through the CLI, the recorder and the plugin against servers on loopback: the
+# inner loop `pytest -m "not slow"` leaves them to CI
+pytestmark = pytest.mark.slow
+
 KEY = "-".join(["sk", "live", "9f8e7d6c5b4a39281706f5e4"])  # built: no key-like literal
 
 

@@ -273,6 +273,7 @@ def test_the_report_marks_the_streamed_set():
     }
 
 
+@pytest.mark.slow
 def test_committed_stream_report_is_fresh(tmp_path):
     """`toolreplay run --eval evals/weather-stream.yaml --set reference-stream --out
     reports/stream` reproduces the committed reports/stream/ exactly (run it when stale)."""

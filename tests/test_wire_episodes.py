@@ -151,6 +151,7 @@ def test_a_vcrpy_cassette_with_compressed_bodies_reads_the_same():
     assert episode_from_interactions(interactions) == plain
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("eval_name", "set_name"),
     [("weather-hard.yaml", "hard"), ("llama-gemma3-270m.yaml", "llama-gemma3-270m")],
