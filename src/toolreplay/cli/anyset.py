@@ -12,11 +12,7 @@ from toolreplay.cli.common import (
     _check_output_folder,
     _fail,
     _names,
-    _rates_lines,
-    _table,
-    _trials_table,
     out,
-    write_outputs,
 )
 
 if TYPE_CHECKING:
@@ -33,9 +29,7 @@ def run_any_set(
     """The ``toolreplay run`` path for a plugin-recorded set (module docstring)."""
     from toolreplay.audit.anyset import any_set_results
     from toolreplay.cassettes.errors import CassetteError
-    from toolreplay.cli.audit import _print_audit_summary
-    from toolreplay.files import LockedError
-    from toolreplay.report.render import ReportError
+    from toolreplay.cli.audit import publish_run
     from toolreplay.runs.anyset import AnySetError, cassettes_folder
 
     try:
@@ -58,19 +52,7 @@ def run_any_set(
         out.print(
             f"wrote {folder / 'manifest.json'} (provenance pytest)", highlight=False, soft_wrap=True
         )
-    try:
-        page = write_outputs(out_dir, results)
-    except (ReportError, LockedError, CassetteError, AnySetError) as exc:
-        raise _fail(str(exc)) from None
-    except OSError as exc:
-        raise _fail(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
-    out.print(_table(results))
-    out.print(_trials_table(results))
-    for line in _rates_lines(results):
-        out.print(line, highlight=False, markup=False, soft_wrap=True)
-    _print_audit_summary(audit)
-    out.print(f"wrote {out_dir / 'results.json'}", highlight=False, soft_wrap=True)
-    out.print(f"wrote {page}", highlight=False, soft_wrap=True)
+    publish_run(out_dir, results, audit, (CassetteError, AnySetError))
     if not audit.passed:
         for check in audit.checks:  # what failed and why, not only the check's name
             if check.applicable and not check.passed:

@@ -17,14 +17,45 @@ from toolreplay.cli.common import (
     _fail,
     _load,
     _progress,
+    _rates_lines,
+    _table,
     _terminate_as_interrupt,
+    _trials_table,
     _workers,
     out,
+    write_outputs,
 )
 from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from toolreplay.audit.tables import Audit
+
+
+def publish_run(out_dir: "Path", results: dict, audit: "Audit", errors: tuple = ()) -> None:
+    """Write ``results.json`` and the report into ``out_dir``, then print the run's tables,
+    the audit's summary and what was written: shared by ``run`` on a recorded set and on a
+    test suite's set. Exit 2 on an output path refused, 1 on a write that failed (or one of
+    ``errors``, the caller's own)."""
+    from toolreplay.files import LockedError, OutputPathError
+    from toolreplay.report.render import ReportError
+
+    try:
+        page = write_outputs(out_dir, results)
+    except OutputPathError as exc:
+        raise _fail(str(exc), 2) from None
+    except (ReportError, LockedError, *errors) as exc:
+        raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _fail(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
+    out.print(_table(results))
+    out.print(_trials_table(results))
+    for line in _rates_lines(results):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
+    _print_audit_summary(audit)
+    out.print(f"wrote {out_dir / 'results.json'}", highlight=False, soft_wrap=True)
+    out.print(f"wrote {page}", highlight=False, soft_wrap=True)
 
 
 def _print_audit_summary(audit: "Audit") -> None:

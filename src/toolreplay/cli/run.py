@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.audit import _print_audit_summary
+from toolreplay.cli.audit import publish_run
 from toolreplay.cli.common import (
     CassettesOpt,
     EvalOpt,
@@ -21,15 +21,11 @@ from toolreplay.cli.common import (
     _fail,
     _load,
     _progress,
-    _rates_lines,
     _run_jobs,
     _select,
-    _table,
     _terminate_as_interrupt,
-    _trials_table,
     _workers,
     out,
-    write_outputs,
 )
 from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
 
@@ -187,9 +183,7 @@ def _finish(
 ) -> None:
     """Judge replayed episodes, run the audit, write and print the results (run and merge)."""
     from toolreplay.audit.run import run_audit
-    from toolreplay.files import LockedError, OutputPathError
     from toolreplay.judging.verdicts import FULL_JUDGE
-    from toolreplay.report.render import ReportError
     from toolreplay.results.build import build_results
     from toolreplay.runs.trials import add_trial_metrics, trial_outcome
 
@@ -215,20 +209,6 @@ def _finish(
             have[(job.configuration.name, job.question_id)] = outcome
     audit = run_audit(set_dir, whole, FULL_JUDGE, episodes=have)
     results["fidelity"] = audit.to_dict()
-    try:
-        page = write_outputs(out_dir, results)
-    except OutputPathError as exc:
-        raise _fail(str(exc), 2) from None
-    except (ReportError, LockedError) as exc:
-        raise _fail(str(exc)) from None
-    except OSError as exc:
-        raise _fail(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
-    out.print(_table(results))
-    out.print(_trials_table(results))
-    for line in _rates_lines(results):
-        out.print(line, highlight=False, markup=False, soft_wrap=True)
-    _print_audit_summary(audit)
-    out.print(f"wrote {out_dir / 'results.json'}")
-    out.print(f"wrote {page}")
+    publish_run(out_dir, results, audit)
     if not audit.passed:
         raise _fail("fidelity audit failed (see above; `toolreplay audit` for the evidence)", 1)
