@@ -13,9 +13,10 @@ from toolreplay.doubles.standin import StandinPolicy
 from toolreplay.evals import EvalSuite, Variation
 from toolreplay.judging.assessment import assess
 from toolreplay.judging.verdicts import FULL_JUDGE
+from toolreplay.results.trials import summarize_trials, trial_outcome
 from toolreplay.runs.configuration import Configuration
 from toolreplay.runs.record import record_stand_in
-from toolreplay.runs.trials import replay_trials, summarize_trials, trial_outcome
+from toolreplay.runs.trials import replay_trials
 
 from .conftest import REFERENCE
 
