@@ -13,7 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -23,12 +22,8 @@ from pydantic import (
 )
 
 from toolreplay.cassettes.errors import CassetteError
-from toolreplay.cassettes.format import _json_problem, _load_yaml
-from toolreplay.files import (
-    InputFileError,
-    decode_input,
-    read_input_bytes,
-)
+from toolreplay.cassettes.format import _json_problem
+from toolreplay.inputs import InputFileError, parse_checked, read_input_bytes
 
 #: A cassette larger than this is refused before parsing (ours are a few kilobytes each).
 CASSETTE_LIMIT = 64 * 1024 * 1024
@@ -361,13 +356,9 @@ def parse_cache() -> ParseCache:
 
 def _validate(path: Path, data: bytes) -> list[dict[str, Any]]:
     try:
-        text = decode_input(path, data, "cassette")
+        raw = parse_checked(path, data, what="cassette", parse="yaml")
     except InputFileError as exc:
         raise CassetteError(str(exc)) from None
-    try:
-        raw = _load_yaml(text)
-    except yaml.YAMLError as exc:
-        raise CassetteError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("interactions"), list):
         raise CassetteError(f"{path}: not a cassette (no 'interactions' list)")
     try:

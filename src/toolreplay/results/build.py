@@ -14,12 +14,12 @@ from urllib.parse import urlsplit
 from toolreplay.cassettes.format import LOOPBACK
 from toolreplay.cassettes.manifest import Manifest
 from toolreplay.evals import Question
-from toolreplay.files import atomic_write_text
 from toolreplay.judging.episode_errors import EpisodeError
 from toolreplay.judging.expectations import check_expectation
 from toolreplay.judging.failures import FABRICATED_VALUE, classify, mode_counts
 from toolreplay.judging.grounding import Expectation
 from toolreplay.judging.verdicts import Judge
+from toolreplay.outputs import atomic_write_text
 from toolreplay.results.format import RESULTS_FORMAT, check_results
 from toolreplay.wire.episode import Episode
 
