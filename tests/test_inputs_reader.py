@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 
 import pytest
 
@@ -93,3 +94,45 @@ def test_the_phrasing_corpus_is_read_through_it(tmp_path):
     with pytest.raises(PhrasingsError, match="not valid YAML: collections nest deeper"):
         load_corpus(bad)
     load_corpus(EVAL_FILE.parent / "phrasings.yaml")  # the committed corpus still loads
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no FIFOs")
+def test_a_cassette_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
+    from toolreplay.cassettes.errors import CassetteError
+    from toolreplay.cassettes.store import load_cassette
+
+    fifo = tmp_path / "episode.yaml"
+    os.mkfifo(fifo)
+    outcome: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            load_cassette(fifo)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():  # blocked opening the FIFO: let it go, then fail
+        with open(fifo, "wb"):
+            pass
+        worker.join(10)
+        pytest.fail("load_cassette waited on a FIFO")
+    assert len(outcome) == 1 and isinstance(outcome[0], CassetteError)
+    assert str(outcome[0]) == f"{fifo}: is a FIFO; the cassette must be a regular file"
+
+
+def test_a_file_larger_than_its_size_said_is_read_whole(tmp_path, monkeypatch):
+    path = tmp_path / "x"
+    path.write_bytes(b"0123456789")
+    real = os.fstat
+
+    def shrunk(fd):  # as if the file grew between fstat and read
+        info = real(fd)
+        return os.stat_result((*info[:6], 4, *info[7:]))
+
+    monkeypatch.setattr(os, "fstat", shrunk)
+    assert read_checked(path, what="thing", limit=100) == "0123456789"
+    with pytest.raises(InputFileError, match="larger than 8 bytes"):
+        read_checked(path, what="thing", limit=8)

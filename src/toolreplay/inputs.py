@@ -94,9 +94,14 @@ def read_input_bytes(path: Path, what: str, limit: int) -> bytes:
             raise IsADirectoryError(errno.EISDIR, "is a folder", str(path))
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
                 raise InputFileError(f"{path}: the {what} must be a regular file")
-            data = f.read(limit + 1)
+            # Read at the file's size, not into a buffer of the limit (a cassette is read per
+            # episode); a file that grew meanwhile is read on, up to the limit.
+            data = f.read(min(info.st_size, limit) + 1)
+            if info.st_size + 1 == len(data) <= limit:
+                data += f.read(limit + 1 - len(data))
     except FileNotFoundError:
         raise InputFileError(f"{path}: {what} not found", missing=True) from None
     except IsADirectoryError:

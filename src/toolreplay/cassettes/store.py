@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import sys
 import threading
 from collections.abc import Callable
@@ -152,17 +151,8 @@ def load_prepared(
 
 
 def _read_bytes(path: Path) -> bytes:
-    """The file's bytes, at most :data:`CASSETTE_LIMIT` (a regular file is read at its size,
-    not into a buffer of the limit)."""
-    try:
-        with open(path, "rb") as f:
-            info = os.fstat(f.fileno())
-            if stat.S_ISREG(info.st_mode) and info.st_size <= CASSETTE_LIMIT:
-                data = f.read(info.st_size + 1)  # + 1: a file that grew meanwhile is seen
-                if len(data) <= CASSETTE_LIMIT:
-                    return data
-    except OSError:
-        pass  # read_input_bytes says what is wrong
+    """The file's bytes, at most :data:`CASSETTE_LIMIT`, read by the one checked reader (a
+    FIFO or a device is refused unopened); :class:`CassetteError` otherwise."""
     try:
         return read_input_bytes(path, "cassette", CASSETTE_LIMIT)
     except InputFileError as exc:
