@@ -136,3 +136,25 @@ def test_a_file_larger_than_its_size_said_is_read_whole(tmp_path, monkeypatch):
     assert read_checked(path, what="thing", limit=100) == "0123456789"
     with pytest.raises(InputFileError, match="larger than 8 bytes"):
         read_checked(path, what="thing", limit=8)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no FIFOs")
+def test_a_parse_cache_entry_that_is_a_fifo_is_ignored_not_waited_on(tmp_path):
+    from toolreplay.cassettes.store import ParseCache
+
+    cache = ParseCache(tmp_path)
+    assert cache.folder is not None
+    cache.folder.mkdir(parents=True)
+    digest = "ab" * 32
+    fifo = cache.folder / f"{digest}.marshal"
+    os.mkfifo(fifo)
+    found: list[object] = []
+    worker = threading.Thread(target=lambda: found.append(cache.get(digest)), daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():
+        with open(fifo, "wb"):
+            pass
+        worker.join(10)
+        pytest.fail("the parse cache waited on a FIFO")
+    assert found == [None]

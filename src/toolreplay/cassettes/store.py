@@ -245,9 +245,10 @@ class ParseCache:
 
         blob = self._memory.get(digest)
         if blob is None and self.folder is not None:
-            try:
-                stored = (self.folder / f"{digest}.marshal").read_bytes()
-            except OSError:
+            entry = self.folder / f"{digest}.marshal"
+            try:  # a regular file only (a FIFO put there is not waited on), bounded
+                stored = read_input_bytes(entry, "parse cache entry", 4 * CASSETTE_LIMIT)
+            except InputFileError:
                 stored = b""
             if (
                 len(stored) > 64
