@@ -172,3 +172,16 @@ def test_input_files_are_read_through_the_one_checked_reader() -> None:
     )
     stale = sorted(HAND_WRITTEN_READS_FOR_NOW - found)
     assert not stale, f"no longer hand-written, remove from HAND_WRITTEN_READS_FOR_NOW: {stale}"
+
+
+def test_no_module_is_named_like_a_standard_library_module() -> None:
+    """``toolreplay/secrets.py`` read as the standard library's ``secrets`` to anyone (and
+    any tool) not minding the package; no module or package shares such a name."""
+    import sys
+
+    names = {
+        path.parent.name if path.name == "__init__.py" else path.stem for path in _modules()
+    }
+    names.discard("toolreplay")
+    clashes = sorted(names & set(sys.stdlib_module_names))
+    assert not clashes, f"named like standard-library modules: {clashes}"
