@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -44,7 +43,7 @@ from toolreplay.declarations import (
     parse_expectations,
     parse_measures,
 )
-from toolreplay.files import InputFileError, check_yaml_depth, read_input_text
+from toolreplay.inputs import InputFileError, read_checked
 from toolreplay.studies import Study, StudyError, load_study
 
 #: A question's measure: one its study's judge vocabulary declares (the weather study's:
@@ -363,18 +362,13 @@ def load_eval(path: str | Path) -> EvalSuite:
     """
     p = Path(path)
     try:
-        text = read_input_text(p, "eval file", EVAL_FILE_LIMIT)
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
-        check_yaml_depth(text, loader)
-        raw = yaml.load(text, Loader=loader)
+        raw = read_checked(p, what="eval file", limit=EVAL_FILE_LIMIT, parse="yaml", aliases=True)
     except InputFileError as exc:
         if exc.missing:
             raise EvalFileError(
                 f"eval file not found: {p} (run from the project's root, or pass --eval PATH)"
             ) from None
         raise EvalFileError(str(exc)) from None
-    except yaml.YAMLError as exc:
-        raise EvalFileError(f"{p}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict):  # the file's own words, not the model's class name
         found = "empty" if raw is None else f"a {type(raw).__name__}"
         raise EvalFileError(

@@ -40,12 +40,9 @@ from pydantic import (
 from toolreplay.cassettes.errors import CassetteError
 from toolreplay.cassettes.format import LOOPBACK
 from toolreplay.cassettes.store import CASSETTE_LIMIT
-from toolreplay.files import (
-    InputFileError,
-    atomic_write_text,
-    leftovers,
-    read_input_text,
-)
+from toolreplay.folders import leftovers
+from toolreplay.inputs import InputFileError, read_checked
+from toolreplay.outputs import atomic_write_text
 
 if TYPE_CHECKING:  # vcrpy is imported when recording (or a test's cassette) needs it
     pass
@@ -164,7 +161,7 @@ def read_manifest(set_dir: Path, *, check: bool = True) -> Manifest:
     if set_dir.exists() and not set_dir.is_dir():
         raise CassetteError(f"{set_dir}: is a file, not a cassette set folder")
     try:
-        text = read_input_text(path, "manifest", CASSETTE_LIMIT)
+        raw = read_checked(path, what="manifest", limit=CASSETTE_LIMIT, parse="json")
     except InputFileError as exc:
         if not exc.missing:
             raise CassetteError(str(exc)) from None
@@ -180,12 +177,6 @@ def read_manifest(set_dir: Path, *, check: bool = True) -> Manifest:
             f"no cassette set at {set_dir} ({path.name} missing); record one with "
             f"`toolreplay record --model-source stand-in --set {set_dir.name}`"
         ) from None
-    try:
-        raw = json.loads(text)
-    except RecursionError:
-        raise CassetteError(f"{path}: nested beyond reason; not a manifest") from None
-    except ValueError as exc:
-        raise CassetteError(f"{path}: not valid JSON: {exc}") from None
     try:
         manifest = Manifest.model_validate(raw)
     except ValidationError as exc:
@@ -275,7 +266,7 @@ def _regular(path: Path) -> bool:
 
 
 def write_manifest(set_dir: Path, manifest: Manifest) -> None:
-    """Write ``manifest.json`` atomically (:func:`~toolreplay.files.atomic_write_text`)."""
+    """Write ``manifest.json`` atomically (:func:`~toolreplay.outputs.atomic_write_text`)."""
     text = json.dumps(manifest.model_dump(), ensure_ascii=False, indent=2, sort_keys=False)
     atomic_write_text(manifest_path(set_dir), text + "\n")
 

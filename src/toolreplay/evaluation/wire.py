@@ -77,9 +77,9 @@ def suite_from_tests(
     (keyed by test function name or by question, in the eval file's ``expect:`` forms, e.g. a
     test's ``@pytest.mark.toolreplay_expect`` marker). :class:`SourceError` for a cassette that
     cannot be read."""
-    from toolreplay.cassettes.episodes import read_wire_episodes
     from toolreplay.cassettes.store import load_cassette
     from toolreplay.declarations import parse_expectations
+    from toolreplay.wire.chat_completions import read_wire_episodes
 
     by_question: dict[str, list[Path]] = {}
     for path in cassettes:

@@ -15,12 +15,12 @@ from urllib.parse import urlsplit
 from toolreplay.cassettes.format import LOOPBACK
 from toolreplay.cassettes.manifest import Manifest
 from toolreplay.evals import Question
-from toolreplay.files import atomic_write_text
 from toolreplay.judging.assessment import Assessment, assess
 from toolreplay.judging.episode_errors import EpisodeError
 from toolreplay.judging.failures import mode_counts
 from toolreplay.judging.grounding import Expectation
 from toolreplay.judging.verdicts import Judge
+from toolreplay.outputs import atomic_write_text
 from toolreplay.results.format import RESULTS_FORMAT, check_results
 from toolreplay.results.trials import summarize_trials
 from toolreplay.wire.episode import Episode

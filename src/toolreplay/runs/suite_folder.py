@@ -34,7 +34,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from toolreplay.cassettes.episodes import WireEpisode, WireEpisodeError, read_wire_episodes
 from toolreplay.cassettes.errors import CassetteError
 from toolreplay.cassettes.manifest import (
     EpisodeRecord,
@@ -46,7 +45,9 @@ from toolreplay.cassettes.manifest import (
     write_manifest,
 )
 from toolreplay.evals import EvalSuite, Question
+from toolreplay.wire.chat_completions import read_wire_episodes
 from toolreplay.wire.episode import Episode
+from toolreplay.wire.interactions import WireEpisode, WireEpisodeError
 
 #: The provenance of a set recorded by the pytest plugin (its manifest written afterwards).
 PYTEST: Literal["pytest"] = "pytest"
