@@ -137,7 +137,7 @@ def measure(
     import requests
     import vcr
 
-    from toolreplay.cassettes.format import MATCH_ON, JsonBodySerializer, _json_body_matcher
+    from toolreplay.cassettes.format import MATCH_ON, JsonBodySerializer, json_body_matcher
     from toolreplay.cassettes.manifest import cassette_path, read_manifest
     from toolreplay.cassettes.vcr import one_request_at_a_time
     from toolreplay.evals import load_eval
@@ -170,7 +170,7 @@ def measure(
     # at every use_cassette), toolreplay's serializer and matchers, record mode none
     peer = vcr.VCR(record_mode="none", match_on=MATCH_ON, serializer="toolreplay-yaml")
     peer.register_serializer("toolreplay-yaml", JsonBodySerializer)
-    peer.register_matcher("json_body", _json_body_matcher)
+    peer.register_matcher("json_body", json_body_matcher)
     answers: dict[str, list[str]] = {way: [] for way in WAYS[1:]}
 
     def run_parse() -> None:

@@ -54,12 +54,12 @@ def test_judge_breadth_reads_the_external_corpus_too(audit):
     assert any("phrasings-external.yaml: 54 of 54" in e and "90 of 90 verdicts" in e
                for e in check.evidence)  # fmt: skip
 
-    from toolreplay.audit.judges import _corpus_breadth
+    from toolreplay.audit.judges import corpus_breadth
     from toolreplay.evals import load_eval
     from toolreplay.judging.verdicts import narrowed
 
     celsius_sign_only = narrowed(FULL_JUDGE, ["℃", "度", "摄氏度"])
-    ok, text, _ = _corpus_breadth(load_eval(EVAL_FILE), celsius_sign_only)
+    ok, text, _ = corpus_breadth(load_eval(EVAL_FILE), celsius_sign_only)
     assert not ok and "phrasings-external.yaml" in text and "phrasings.yaml" in text
 
 

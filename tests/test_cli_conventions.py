@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from toolreplay.cli.common import _table
+from toolreplay.cli.common import summary_table
 from toolreplay.cli.main import app
 
 from .conftest import REPO
@@ -70,7 +70,7 @@ def test_command_list_is_one_line_per_command() -> None:
 def test_table_reads_at_80_columns() -> None:
     results = json.loads((REPO / "reports" / "results.json").read_text(encoding="utf-8"))
     console = Console(width=80, record=True, color_system=None)
-    console.print(_table(results))
+    console.print(summary_table(results))
     text = console.export_text()
     assert "…" not in text
     assert max(len(line) for line in text.splitlines()) <= 80

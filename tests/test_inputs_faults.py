@@ -113,7 +113,7 @@ def test_the_table_keeps_configuration_and_passed_at_40_columns(monkeypatch):
     monkeypatch.setattr(common.out, "_width", 40)
     results = json.loads(RESULTS.read_text(encoding="utf-8"))
     with common.out.capture() as captured:
-        common.out.print(common._table(results))
+        common.out.print(common.summary_table(results))
     text = captured.get()
     assert "passed" in text and "4/4" in text and "loop+atomic" in text
     assert max(len(line) for line in text.splitlines()) <= 40

@@ -16,11 +16,11 @@ from vcr.matchers import method, path, query, requests_match
 from vcr.request import Request
 from vcr.serialize import serialize
 
-from toolreplay.cassettes.format import JsonBodySerializer, _json_body_matcher, json_equal
+from toolreplay.cassettes.format import JsonBodySerializer, json_body_matcher, json_equal
 from toolreplay.cassettes.store import load_cassette
 from toolreplay.cassettes.vcr import AtomicPersister, make_vcr
 
-MATCHERS = [method, path, query, _json_body_matcher]
+MATCHERS = [method, path, query, json_body_matcher]
 
 json_scalars = (
     st.none()
@@ -176,7 +176,7 @@ def body_request(value: Any) -> Request:
 
 def matches(a: Any, b: Any) -> bool:
     try:
-        _json_body_matcher(body_request(a), body_request(b))
+        json_body_matcher(body_request(a), body_request(b))
     except AssertionError:
         return False
     return True

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from toolreplay.audit.tables import STANDIN_FINGERPRINT, Check, Key
-from toolreplay.audit.traffic import _first_model_requests, _read
+from toolreplay.audit.traffic import first_model_requests, read
 from toolreplay.cassettes.manifest import (
     Manifest,
     cassette_path,
@@ -27,9 +27,13 @@ from toolreplay.runs.configuration import (
 )
 
 
-def _check_parity(
+def check_parity(
     set_dir: Path, suite: EvalSuite, manifest: Manifest, configs: Sequence[Configuration]
 ) -> Check:
+    """The ``arm_parity`` check: every configuration of ``configs`` sent the same model,
+    sampling parameters, system prompt and question set, hosts sharing a toolset sent the same
+    tool descriptions (read from the recorded request bodies under ``set_dir``), and the
+    manifest's round cap is the eval file's."""
     seen: dict[str, dict[str, set[str]]] = {}
     questions: dict[str, set[str]] = {}
     tools: dict[str, dict[str, set[str]]] = {}
@@ -38,7 +42,7 @@ def _check_parity(
             path = cassette_path(set_dir, config.name, q.id)
             if not path.exists():
                 continue
-            for body in _first_model_requests(path):
+            for body in first_model_requests(path):
                 msgs = body.get("messages", [])
                 fields = {
                     "model": body.get("model"),
@@ -116,7 +120,7 @@ def _provenance_mismatch(
             path = cassette_path(set_dir, config.name, q.id)
             if not path.exists():
                 continue
-            for i in _read(path):
+            for i in read(path):
                 if not urlsplit(i["request"]["uri"]).path.endswith("/chat/completions"):
                     continue
                 body = (i["response"].get("body") or {}).get("parsed_body")
@@ -149,13 +153,17 @@ def _provenance_mismatch(
     return ""
 
 
-def _check_completeness(
+def check_completeness(
     set_dir: Path,
     suite: EvalSuite,
     manifest: Manifest,
     configs: Sequence[Configuration],
     errors: Mapping[Key, str],
 ) -> Check:
+    """The ``completeness`` check: every configuration × question of ``configs`` replayed
+    (``errors`` holds those that did not, by key), no cassette edited since recording (its
+    sha256 against the manifest's), the set not stale against the code and eval file, and the
+    manifest's provenance agreeing with what was recorded."""
     total = len(configs) * len(suite.questions)
     evidence = [f"{total - len(errors)} of {total} episodes replayed with every interaction played"]
     evidence += [f"{c}/{q}: {msg}" for (c, q), msg in sorted(errors.items())]
@@ -210,9 +218,12 @@ def _check_completeness(
     )
 
 
-def _ablation_summary(
+def ablation_summary(
     ablated: Sequence[Configuration], ablations: Sequence[Mapping[str, Any]], missing: bool
 ) -> str:
+    """The ``ablation`` check's sentence: how many ablated baselines replayed and, for each
+    with flips, its score and the questions that flipped; says they are missing when
+    ``ablated`` is empty or ``missing`` (an ablated episode did not replay)."""
     if not ablated or missing:
         return "ablated baselines missing or not replayable"
     changes = [

@@ -23,7 +23,7 @@ from toolreplay.studies import load_study
 EXTERNAL_CORPUS_NAME = "phrasings-external.yaml"
 
 
-def _corpus_breadth(suite: EvalSuite, judge: Judge) -> tuple[bool, str, list[str]]:
+def corpus_breadth(suite: EvalSuite, judge: Judge) -> tuple[bool, str, list[str]]:
     """Judge every correct phrasing of the corpora next to the eval file with ``judge``:
     ``phrasings.yaml`` (required) and, when present, ``phrasings-external.yaml`` (answers in
     the styles real models write): ``(passed, sentence, evidence lines)``. A phrasing the
@@ -86,7 +86,7 @@ def _one_corpus(path: Path, judge: Judge) -> tuple[bool, str, list[str]]:
     return True, f"accepts all {total} correct phrasings of {path.name}", evidence
 
 
-def _ablation_effect(
+def ablation_effect(
     set_dir: Path, suite: EvalSuite, base: str, config: Configuration
 ) -> dict[str, Any]:
     """Whether the ablated baseline's recorded tool results equal the full baseline's on every

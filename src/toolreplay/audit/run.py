@@ -42,17 +42,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from toolreplay.audit.checks import _ablation_summary, _check_completeness, _check_parity
-from toolreplay.audit.judges import _ablation_effect, _corpus_breadth
+from toolreplay.audit.checks import ablation_summary, check_completeness, check_parity
+from toolreplay.audit.judges import ablation_effect, corpus_breadth
 from toolreplay.audit.tables import (
-    _VERDICTS,
+    VERDICTS,
     Audit,
     Check,
     Key,
-    _fmt,
-    _passes,
-    _replay_all,
-    _table,
+    format_table,
+    pass_table,
+    passes,
+    replay_all,
 )
 from toolreplay.cassettes.manifest import (
     read_manifest,
@@ -100,10 +100,10 @@ def run_audit(
         for key, assessment in (assessments or {}).items():
             episode = (episodes or {}).get(key)
             if episode is not None:
-                _VERDICTS[(id(judge), id(episode))] = (episode, assessment.passed)
+                VERDICTS[(id(judge), id(episode))] = (episode, assessment.passed)
         return _run_audit(set_dir, suite, judge, episodes, progress, workers)
     finally:
-        _VERDICTS.clear()
+        VERDICTS.clear()
 
 
 def _suite_folder_audit(folder: Path, suite: EvalSuite, judge: Judge) -> Audit:
@@ -130,7 +130,7 @@ def _run_audit(
     manifest = read_manifest(set_dir)
     study = study_configurations(suite)
     ablated = ablation_configurations(suite)
-    all_eps, errors = _replay_all(
+    all_eps, errors = replay_all(
         set_dir, manifest, suite, [*study, *ablated], episodes or {}, progress, workers
     )
     names = [c.name for c in study]
@@ -158,14 +158,14 @@ def _run_audit(
             a, b = all_eps.get((base, q.id)), all_eps.get((config.name, q.id))
             if a is None or b is None:
                 continue
-            before, after = _passes(judge, a, suite), _passes(judge, b, suite)
+            before, after = passes(judge, a, suite), passes(judge, b, suite)
             if before != after:
                 flips.append({"question_id": q.id, "from": before, "to": after})
         eps = [
             all_eps[(config.name, q.id)] for q in suite.questions if (config.name, q.id) in all_eps
         ]
-        passed = sum(1 for e in eps if _passes(judge, e, suite))
-        effect = _ablation_effect(set_dir, suite, base, config)
+        passed = sum(1 for e in eps if passes(judge, e, suite))
+        effect = ablation_effect(set_dir, suite, base, config)
         ablations.append(
             {
                 "heuristic": config.ablated,
@@ -193,7 +193,7 @@ def _run_audit(
         if effect["no_effect"] and effect["expected"] is False:
             unexpected.append(config.name)
     ab_missing = [k for k in errors if k[0] in {c.name for c in ablated}]
-    summary = _ablation_summary(ablated, ablations, bool(ab_missing))
+    summary = ablation_summary(ablated, ablations, bool(ab_missing))
     if unexpected:
         summary = (
             f"ablation had no effect on any question for {', '.join(unexpected)}, although the "
@@ -213,7 +213,7 @@ def _run_audit(
     for (config_name, qid), ep in sorted(all_eps.items()):
         if config_name not in names:
             continue
-        full, thin = _passes(judge, ep, suite), _passes(NARROW_JUDGE, ep, suite)
+        full, thin = passes(judge, ep, suite), passes(NARROW_JUDGE, ep, suite)
         if full != thin:
             judge_flips.append(
                 {"configuration": config_name, "question_id": qid, "from": full, "to": thin}
@@ -224,7 +224,7 @@ def _run_audit(
         f"{'pass' if f['from'] else 'fail'}→{'pass' if f['to'] else 'fail'}"
         for f in judge_flips
     ]
-    corpus_ok, corpus_text, corpus_evidence = _corpus_breadth(suite, judge)
+    corpus_ok, corpus_text, corpus_evidence = corpus_breadth(suite, judge)
     j_evidence += corpus_evidence
     if narrow:
         why = (
@@ -250,8 +250,8 @@ def _run_audit(
         for c in study
         if c.toolset == domain.baseline_toolset and dropped in suite.experiment.ablations
     }
-    faithful = _table("Faithful baseline, judge in use", names, suite, all_eps, judge)
-    near = _table(
+    faithful = pass_table("Faithful baseline, judge in use", names, suite, all_eps, judge)
+    near = pass_table(
         domain.near_miss_title,
         names,
         suite,
@@ -263,8 +263,8 @@ def _run_audit(
         "near_miss",
         c1.passed and c3.passed and len(weakened) > 0,
         (
-            f"faithful: {_fmt(faithful)}; weakened baseline + narrow judge would have read: "
-            f"{_fmt(near)}"
+            f"faithful: {format_table(faithful)}; weakened baseline + narrow judge would have "
+            f"read: {format_table(near)}"
         ),
         (
             f"faithful table uses the full baseline and judge {judge.name}"
@@ -275,8 +275,8 @@ def _run_audit(
     )
 
     # 5. arm parity; 6. completeness
-    c5 = _check_parity(set_dir, suite, manifest, study)
-    c6 = _check_completeness(set_dir, suite, manifest, [*study, *ablated], errors)
+    c5 = check_parity(set_dir, suite, manifest, study)
+    c6 = check_completeness(set_dir, suite, manifest, [*study, *ablated], errors)
     return Audit(
         (c1, c2, c3, c4, c5, c6),
         {"faithful": faithful, "near_miss": near},

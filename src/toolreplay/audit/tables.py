@@ -80,7 +80,7 @@ class Audit:
 Key = tuple[str, str]
 
 
-def _replay_all(
+def replay_all(
     set_dir: Path,
     manifest: Manifest,
     suite: EvalSuite,
@@ -89,6 +89,10 @@ def _replay_all(
     progress: Progress | None,
     workers: int = 1,
 ) -> tuple[dict[Key, Episode], dict[Key, str]]:
+    """Every question of every configuration in ``configs``: the episodes of ``have`` as they
+    are, the others replayed by ``workers`` processes. Returns ``(episodes, errors)`` keyed
+    ``(configuration, question_id)``; an episode that did not replay is in ``errors`` with the
+    first line of its error, not in ``episodes``."""
     from toolreplay.runs.replay import Job, replay_outcomes
 
     episodes: dict[Key, Episode] = {}
@@ -116,24 +120,24 @@ def _replay_all(
 
 #: Verdicts of the audit in progress, by (judge, episode object): the checks ask for the same
 #: episode's verdict several times (tables, flips, ablations). Emptied when the audit ends.
-_VERDICTS: dict[tuple[int, int], tuple[Episode, bool]] = {}
+VERDICTS: dict[tuple[int, int], tuple[Episode, bool]] = {}
 
 
-def _passes(judge: Judge, episode: Episode, suite: EvalSuite) -> bool:
+def passes(judge: Judge, episode: Episode, suite: EvalSuite) -> bool:
     """Whether ``episode`` passes by ``judge`` for its question (the one pass rule,
     :func:`toolreplay.judging.assessment.assess`), judged once per judge and episode."""
     key = (id(judge), id(episode))
-    hit = _VERDICTS.get(key)
+    hit = VERDICTS.get(key)
     if hit is not None and hit[0] is episode:
         return hit[1]
     from toolreplay.judging.assessment import assess
 
     passed = assess(episode, suite.question(episode.question_id), judge).passed
-    _VERDICTS[key] = (episode, passed)  # the episode is kept: its id cannot be reused
+    VERDICTS[key] = (episode, passed)  # the episode is kept: its id cannot be reused
     return passed
 
 
-def _table(
+def pass_table(
     title: str,
     names: Sequence[str],
     suite: EvalSuite,
@@ -153,7 +157,7 @@ def _table(
             {
                 "name": name,
                 "source": src,
-                "passed": sum(1 for e in eps if _passes(judge, e, suite)),
+                "passed": sum(1 for e in eps if passes(judge, e, suite)),
                 "total": len(suite.questions),  # an episode that did not replay counts as failed
                 "missing": len(suite.questions) - len(eps),
             }
@@ -161,7 +165,8 @@ def _table(
     return {"title": title, "judge": judge.name, "rows": rows}
 
 
-def _fmt(table: Mapping[str, Any]) -> str:
+def format_table(table: Mapping[str, Any]) -> str:
+    """A :func:`pass_table` on one line: ``NAME PASSED/TOTAL`` per row, comma-separated."""
     return ", ".join(f"{r['name']} {r['passed']}/{r['total']}" for r in table["rows"])
 
 

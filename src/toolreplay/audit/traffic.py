@@ -12,10 +12,12 @@ from urllib.parse import urlsplit
 from toolreplay.cassettes.store import read_cassette
 
 
-def _first_model_requests(path: Path) -> list[dict[str, Any]]:
+def first_model_requests(path: Path) -> list[dict[str, Any]]:
+    """The JSON bodies of the model requests (``/chat/completions``) recorded in the
+    cassette at ``path``, in order, read through :func:`read`; do not mutate."""
     return [
         i["request"]["parsed_body"]
-        for i in _read(path)
+        for i in read(path)
         if urlsplit(i["request"]["uri"]).path.endswith("/chat/completions")
         and isinstance(i["request"].get("parsed_body"), dict)
     ]
@@ -27,7 +29,7 @@ def _read_cached(path: str, mtime_ns: int, size: int) -> list[dict[str, Any]]:
     return read_cassette(Path(path))
 
 
-def _read(path: Path) -> list[dict[str, Any]]:
+def read(path: Path) -> list[dict[str, Any]]:
     """:func:`read_cassette`, read once per audit (the checks share it); do not mutate."""
     st = path.stat()
     return _read_cached(str(path), st.st_mtime_ns, st.st_size)
@@ -46,7 +48,7 @@ def recorded_tool_results(path: Path) -> list[tuple[str, Any, Any]]:
 def _tool_results_cached(path_: str, mtime_ns: int, size: int) -> list[tuple[str, Any, Any]]:
     del mtime_ns, size  # part of the key: an edited file is read again
     path = Path(path_)
-    bodies = _first_model_requests(path)
+    bodies = first_model_requests(path)
     if not bodies:
         return []
     messages = bodies[-1].get("messages", [])

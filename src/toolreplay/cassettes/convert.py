@@ -29,7 +29,7 @@ from toolreplay.inputs import InputFileError, load_yaml, read_checked
 
 
 def _request(raw: dict[str, Any], where: str) -> dict[str, Any]:
-    from toolreplay.cassettes.vcr import _before_record_request
+    from toolreplay.cassettes.vcr import before_record_request
 
     if not isinstance(raw, dict) or "method" not in raw or "uri" not in raw:
         raise CassetteError(f"{where}: request needs method and uri")
@@ -40,8 +40,8 @@ def _request(raw: dict[str, Any], where: str) -> dict[str, Any]:
 
     from types import SimpleNamespace
 
-    # the attributes _before_record_request reads and sets
-    filtered = _before_record_request(
+    # the attributes before_record_request reads and sets
+    filtered = before_record_request(
         SimpleNamespace(uri=str(raw["uri"]), headers=dict(raw.get("headers") or {}))
     )
     return {
@@ -53,7 +53,7 @@ def _request(raw: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 def _response(raw: dict[str, Any], where: str) -> dict[str, Any]:
-    from toolreplay.cassettes.vcr import _before_record_response
+    from toolreplay.cassettes.vcr import before_record_response
 
     if not isinstance(raw, dict) or "status" not in raw:
         raise CassetteError(f"{where}: response needs status")
@@ -67,7 +67,7 @@ def _response(raw: dict[str, Any], where: str) -> dict[str, Any]:
             body = {"string": stored.get("string")}
         else:
             body = {"string": stored}
-    headers = _before_record_response({"headers": dict(raw.get("headers") or {})})["headers"]
+    headers = before_record_response({"headers": dict(raw.get("headers") or {})})["headers"]
     return {"status": raw["status"], "headers": headers, "body": body}
 
 
@@ -101,7 +101,7 @@ def convert_file(source: Path, target: Path) -> int:
     """Convert the cassette at ``source`` and write it to ``target`` atomically (the same path
     converts in place); returns the number of interactions. The written file is checked with
     toolreplay's loader before it replaces anything: :class:`CassetteError` otherwise."""
-    from toolreplay.cassettes.store import CASSETTE_LIMIT, _validate
+    from toolreplay.cassettes.store import CASSETTE_LIMIT, validate_cassette
     from toolreplay.outputs import atomic_write_text
 
     try:
@@ -109,7 +109,7 @@ def convert_file(source: Path, target: Path) -> int:
     except InputFileError as exc:
         raise CassetteError(str(exc)) from None
     converted = convert_text(text, str(source))
-    interactions = _validate(target, converted.encode("utf-8"))
+    interactions = validate_cassette(target, converted.encode("utf-8"))
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(target, converted)
     return len(interactions)

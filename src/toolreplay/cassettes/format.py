@@ -32,7 +32,9 @@ SECRET_QUERY = re.compile(
 )
 
 
-def _parse_json_body(body: Any) -> Any:
+def parse_json_body(body: Any) -> Any:
+    """``body`` (bytes or text) parsed as JSON; None when it is empty, not UTF-8, not text or
+    not JSON."""
     if isinstance(body, bytes):
         try:
             body = body.decode("utf-8")
@@ -90,7 +92,7 @@ def _storable_json(body: Any) -> tuple[bool, Any]:
         value = json.loads(body, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except (ValueError, RecursionError):
         return False, None
-    if value is None or _json_problem(value, text=True) is not None:
+    if value is None or json_problem(value, text=True) is not None:
         return False, None
     return True, value
 
@@ -130,11 +132,11 @@ class JsonBodySerializer:
     def deserialize(text: str) -> dict[str, Any]:
         data: dict[str, Any] = load_yaml(text)
         for interaction in data.get("interactions", []):
-            _unparse_bodies(interaction)
+            unparse_bodies(interaction)
         return data
 
 
-def _unparse_bodies(interaction: dict[str, Any]) -> dict[str, Any]:
+def unparse_bodies(interaction: dict[str, Any]) -> dict[str, Any]:
     """Stored form → vcrpy form: ``parsed_body`` turned back into a JSON string, in place."""
     request = interaction["request"]
     if "parsed_body" in request:
@@ -201,8 +203,11 @@ def json_equal(a: Any, b: Any) -> bool:
     return True
 
 
-def _json_body_matcher(r1: Any, r2: Any) -> None:
-    b1, b2 = _parse_json_body(r1.body), _parse_json_body(r2.body)
+def json_body_matcher(r1: Any, r2: Any) -> None:
+    """vcrpy matcher ``json_body``: the two requests' bodies are equal as JSON
+    (:func:`json_equal`), or byte for byte when neither is JSON; :class:`AssertionError`
+    otherwise."""
+    b1, b2 = parse_json_body(r1.body), parse_json_body(r2.body)
     if b1 is None and b2 is None:
         if (r1.body or b"") != (r2.body or b""):
             raise AssertionError("bodies differ")
@@ -225,7 +230,7 @@ def strip_secret_query(url: str) -> str:
     return urlunsplit(parts._replace(query="&".join(kept)))
 
 
-def _json_problem(value: Any, where: str = "", *, text: bool = False) -> str | None:
+def json_problem(value: Any, where: str = "", *, text: bool = False) -> str | None:
     """Where ``value`` stops being JSON (a YAML date, a non-string key, NaN...), or None.
     With ``text``, strings (keys too) must also be encodable as UTF-8 (no lone surrogates)."""
     stack: list[tuple[Any, str]] = [(value, where)]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from toolreplay.cassettes.errors import CassetteMiss
-from toolreplay.cassettes.format import _parse_json_body, json_equal
+from toolreplay.cassettes.format import json_equal, parse_json_body
 
 if TYPE_CHECKING:  # vcrpy is imported when recording (or a test's cassette) needs it
     pass
@@ -199,10 +199,10 @@ def explain_miss(
     if not candidates:
         lines.append("No recorded request has this method and path.")
     else:
-        sent = _parse_json_body(req.body)
+        sent = parse_json_body(req.body)
 
         def distance(item: tuple[int, Any]) -> int:
-            rec = _parse_json_body(item[1].body)
+            rec = parse_json_body(item[1].body)
             if isinstance(sent, dict) and isinstance(rec, dict):
                 return sum(
                     1 for k in set(sent) | set(rec) if not json_equal(sent.get(k), rec.get(k))
@@ -216,8 +216,8 @@ def explain_miss(
                 "the host made more requests than were recorded."
             )
         lines.append(f"Closest recorded request: interaction {index + 1}. What differs:")
-        if sent is not None or _parse_json_body(closest.body) is not None:
-            diffs = _describe_body_difference(sent, _parse_json_body(closest.body))
+        if sent is not None or parse_json_body(closest.body) is not None:
+            diffs = _describe_body_difference(sent, parse_json_body(closest.body))
         else:  # neither body is JSON: they are compared byte for byte
             mine, theirs = _body_bytes(req.body), _body_bytes(closest.body)
             shown = [_short(b.decode("utf-8", "replace")) for b in (mine, theirs)]

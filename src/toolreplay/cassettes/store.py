@@ -21,7 +21,7 @@ from pydantic import (
 )
 
 from toolreplay.cassettes.errors import CassetteError
-from toolreplay.cassettes.format import _json_problem
+from toolreplay.cassettes.format import json_problem
 from toolreplay.inputs import InputFileError, parse_checked, read_input_bytes
 
 #: A cassette larger than this is refused before parsing (ours are a few kilobytes each).
@@ -47,7 +47,7 @@ class _RequestModel(BaseModel):
         fields = self.model_fields_set & {"body", "parsed_body"}
         if len(fields) != 1:
             raise ValueError("needs exactly one of 'body' or 'parsed_body'")
-        if "parsed_body" in fields and (problem := _json_problem(self.parsed_body)):
+        if "parsed_body" in fields and (problem := json_problem(self.parsed_body)):
             raise ValueError(f"parsed_body.{problem}")
         return self
 
@@ -67,7 +67,7 @@ class _BodyModel(BaseModel):
     def _one_form(self) -> _BodyModel:
         if len(self.model_fields_set) != 1:
             raise ValueError("needs exactly one of 'string' or 'parsed_body'")
-        if "parsed_body" in self.model_fields_set and (problem := _json_problem(self.parsed_body)):
+        if "parsed_body" in self.model_fields_set and (problem := json_problem(self.parsed_body)):
             raise ValueError(f"parsed_body.{problem}")
         return self
 
@@ -168,7 +168,7 @@ def _read_checked(path: Path, expected_sha256: str | None) -> tuple[bytes, str]:
     digest = hashlib.sha256(data).hexdigest()
     if expected_sha256 is not None and digest != expected_sha256:
         try:
-            _validate(path, data)
+            validate_cassette(path, data)
             problem = ""
         except CassetteError as exc:
             problem = f"; it also fails to load: {str(exc).removeprefix(f'{path}: ')}"
@@ -185,7 +185,7 @@ def _interactions(path: Path, data: bytes, digest: str) -> list[dict[str, Any]]:
     cache = parse_cache()
     interactions = cache.get(digest)
     if interactions is None:
-        interactions = _validate(path, data)
+        interactions = validate_cassette(path, data)
         cache.put(digest, interactions)
     return interactions
 
@@ -194,7 +194,7 @@ def _interactions(path: Path, data: bytes, digest: str) -> list[dict[str, Any]]:
 CACHE_DIR_ENV = "TOOLREPLAY_CACHE_DIR"
 
 
-#: Bump when what :func:`_validate` accepts or returns, or an entry's layout, changes: older
+#: Bump when what :func:`validate_cassette` accepts or returns, or an entry's layout, changes: older
 #: entries are ignored (they live in another folder).
 PARSE_CACHE_FORMAT = 2
 
@@ -345,7 +345,11 @@ def parse_cache() -> ParseCache:
     return cache
 
 
-def _validate(path: Path, data: bytes) -> list[dict[str, Any]]:
+def validate_cassette(path: Path, data: bytes) -> list[dict[str, Any]]:
+    """The interactions of the cassette file ``path`` whose bytes are ``data``: parsed as YAML
+    by the one checked reader and validated (the cassette's shape, then each interaction's;
+    an interaction of another serializer's shape is named as such); :class:`CassetteError`
+    naming the file otherwise."""
     try:
         raw = parse_checked(path, data, what="cassette", parse="yaml")
     except InputFileError as exc:

@@ -45,7 +45,7 @@ from requests.adapters import HTTPAdapter
 from requests.structures import CaseInsensitiveDict
 from requests.utils import get_encoding_from_headers
 
-from toolreplay.cassettes.format import _parse_json_body, json_equal, strip_secret_query
+from toolreplay.cassettes.format import json_equal, parse_json_body, strip_secret_query
 from toolreplay.cassettes.miss import ReplayMiss
 
 
@@ -110,7 +110,7 @@ def prepare(interactions: Sequence[dict[str, Any]]) -> Recording:
         if "parsed_body" in request:
             value = request["parsed_body"]
         else:
-            value = _parse_json_body(request.get("body"))
+            value = parse_json_body(request.get("body"))
         json_body = value is not None
         body = _compact(value) if json_body else _raw(request.get("body"))
         stored = response.get("body") or {}
@@ -189,7 +189,7 @@ class Tape:
                     if not candidate.json_body:
                         continue  # not JSON: only equal bytes match
                     if value is _Lazy:
-                        value = _parse_json_body(body)
+                        value = parse_json_body(body)
                     if value is None or not json_equal(value, candidate.body_value()):
                         continue
                 self.play_counts[index] += 1

@@ -19,9 +19,9 @@ from toolreplay.cassettes.format import (
     LOOPBACK,
     MATCH_ON,
     JsonBodySerializer,
-    _json_body_matcher,
-    _unparse_bodies,
+    json_body_matcher,
     strip_secret_query,
+    unparse_bodies,
 )
 from toolreplay.cassettes.miss import explain_miss, find_miss
 from toolreplay.cassettes.store import CassetteDamaged, load_cassette, load_prepared
@@ -33,7 +33,11 @@ if TYPE_CHECKING:  # vcrpy is imported when recording (or a test's cassette) nee
     import vcr
 
 
-def _before_record_request(request: Any) -> Any:
+def before_record_request(request: Any) -> Any:
+    """vcrpy's ``before_record_request`` filter: ``request`` with only the
+    :data:`~toolreplay.cassettes.format.KEPT_HEADERS` (names lower-cased), no credential query
+    parameters, no userinfo in the URL, and a loopback host without its port; changed in place
+    and returned."""
     # Header names are lower-cased so that a re-recording is byte-stable whatever casing the
     # HTTP library of the day sends (HTTP header names are case-insensitive).
     request.headers = {
@@ -49,7 +53,10 @@ def _before_record_request(request: Any) -> Any:
     return request
 
 
-def _before_record_response(response: dict[str, Any]) -> dict[str, Any]:
+def before_record_response(response: dict[str, Any]) -> dict[str, Any]:
+    """vcrpy's ``before_record_response`` filter: ``response`` with only the
+    :data:`~toolreplay.cassettes.format.KEPT_HEADERS` (names lower-cased); changed in place and
+    returned."""
     response["headers"] = {
         k.lower(): v for k, v in response.get("headers", {}).items() if k.lower() in KEPT_HEADERS
     }
@@ -83,7 +90,7 @@ class AtomicPersister:
             raise CassetteNotFoundError()
         else:
             loaded = load_cassette(path)
-        interactions = [_unparse_bodies(i) for i in loaded]
+        interactions = [unparse_bodies(i) for i in loaded]
         requests = [VcrRequest._from_dict(i["request"]) for i in interactions]
         responses = [compat.convert_to_bytes(i["response"]) for i in interactions]
         return requests, responses
@@ -138,13 +145,13 @@ def make_vcr(record_mode: Literal["none", "once", "new_episodes", "all"] = "none
         record_mode=record_mode,
         match_on=MATCH_ON,
         serializer="toolreplay-yaml",
-        before_record_request=_before_record_request,
-        before_record_response=_before_record_response,
+        before_record_request=before_record_request,
+        before_record_response=before_record_response,
         decode_compressed_response=True,
     )
     v.register_serializer("toolreplay-yaml", JsonBodySerializer)
     v.register_persister(AtomicPersister)
-    v.register_matcher("json_body", _json_body_matcher)
+    v.register_matcher("json_body", json_body_matcher)
     return v
 
 

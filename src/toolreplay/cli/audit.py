@@ -14,15 +14,15 @@ from toolreplay.cli.common import (
     EvalOpt,
     SetOpt,
     WorkersOpt,
-    _fail,
-    _load,
-    _progress,
-    _rates_lines,
-    _table,
-    _terminate_as_interrupt,
-    _trials_table,
-    _workers,
+    fail,
+    load_suite,
     out,
+    progress,
+    rates_lines,
+    summary_table,
+    terminate_as_interrupt,
+    trials_table,
+    worker_count,
     write_outputs,
 )
 from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
@@ -45,14 +45,14 @@ def publish_run(out_dir: "Path", results: dict, audit: "Audit", errors: tuple = 
     try:
         page = write_outputs(out_dir, results)
     except OutputPathError as exc:
-        raise _fail(str(exc), 2) from None
+        raise fail(str(exc), 2) from None
     except (ReportError, LockedError, *errors) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     except OSError as exc:
-        raise _fail(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
-    out.print(_table(results))
-    out.print(_trials_table(results))
-    for line in _rates_lines(results):
+        raise fail(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
+    out.print(summary_table(results))
+    out.print(trials_table(results))
+    for line in rates_lines(results):
         out.print(line, highlight=False, markup=False, soft_wrap=True)
     _print_audit_summary(audit)
     out.print(f"wrote {out_dir / 'results.json'}", highlight=False, soft_wrap=True)
@@ -126,7 +126,7 @@ def audit(
     from toolreplay.runs.configuration import ablation_configurations, study_configurations
     from toolreplay.runs.replay import WorkerDied
 
-    suite = _load(eval_path)
+    suite = load_suite(eval_path)
     set_dir = cassettes / set_name
     if suite.reads_cassettes:  # a set recorded by the pytest plugin
         from toolreplay.evaluation import SourceError, cassettes_folder
@@ -136,24 +136,24 @@ def audit(
             folder = cassettes_folder(suite, None if cassettes == DEFAULT_CASSETTES else cassettes)
             result = run_audit(folder, suite, NARROW_JUDGE if narrow_judge else FULL_JUDGE)
         except (SourceError, SuiteFolderError, CassetteError) as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         _print_audit(result)
         if not result.passed:
-            raise _fail("fidelity audit failed", 1)
+            raise fail("fidelity audit failed", 1)
         return
     judge = NARROW_JUDGE if narrow_judge else FULL_JUDGE
     total = (len(study_configurations(suite)) + len(ablation_configurations(suite))) * len(
         suite.questions
     )
     try:
-        with _progress(total, "auditing") as step, _terminate_as_interrupt():
-            result = run_audit(set_dir, suite, judge, progress=step, workers=_workers(workers))
+        with progress(total, "auditing") as step, terminate_as_interrupt():
+            result = run_audit(set_dir, suite, judge, progress=step, workers=worker_count(workers))
     except (CassetteError, WorkerDied) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the workers are stopped with it
-        raise _fail("interrupted", 130) from None
+        raise fail("interrupted", 130) from None
     _print_audit(result)
     if not result.passed:
-        raise _fail(
+        raise fail(
             "fidelity audit failed: " + ", ".join(c.name for c in result.checks if not c.passed), 1
         )

@@ -65,7 +65,9 @@ EvalOpt = Annotated[Path, typer.Option("--eval", help="Eval file: questions and 
 CassettesOpt = Annotated[Path, typer.Option(help="Folder holding cassette sets.")]
 
 
-def _set_name(value: str) -> str:
+def check_set_name_option(value: str) -> str:
+    """The ``--set`` option's callback: ``value`` if it is a valid cassette set name
+    (:func:`toolreplay.cassettes.manifest.check_set_name`), else a usage error (exit 2)."""
     from toolreplay.cassettes.manifest import check_set_name
 
     try:
@@ -77,12 +79,14 @@ def _set_name(value: str) -> str:
 SetOpt = Annotated[
     str,
     typer.Option(
-        "--set", help="Cassette set name (a folder under --cassettes).", callback=_set_name
+        "--set",
+        help="Cassette set name (a folder under --cassettes).",
+        callback=check_set_name_option,
     ),
 ]
 
 
-def _fail(message: str, code: int = 1) -> typer.Exit:
+def fail(message: str, code: int = 1) -> typer.Exit:
     """Print ``error: message`` on stderr; exit 1 (an operational failure or a failed check).
     Usage errors are raised as typer usage errors instead (exit 2)."""
     # soft_wrap: a command in the message stays on one line, ready to copy
@@ -91,17 +95,18 @@ def _fail(message: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _load(eval_path: Path) -> EvalSuite:
+def load_suite(eval_path: Path) -> EvalSuite:
+    """The eval file at ``eval_path``, loaded; exit 1 with the file's error otherwise."""
     from toolreplay.evals import EvalFileError, load_eval
 
     try:
         return load_eval(eval_path)
     except EvalFileError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
 
 @contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
+def terminate_as_interrupt() -> Iterator[None]:
     """Treat SIGTERM like Ctrl-C while recording (so the staging folder is removed) or
     replaying (so the workers are shut down with the run)."""
 
@@ -116,7 +121,7 @@ def _terminate_as_interrupt() -> Iterator[None]:
 
 
 @contextmanager
-def _progress(total: int, label: str, delay: float = 0.0) -> Iterator[Progress_]:
+def progress(total: int, label: str, delay: float = 0.0) -> Iterator[Progress_]:
     """A transient progress bar on stderr; yields ``step(key)``, called as each episode starts.
     With ``delay`` the bar appears only once that many seconds have passed (short runs show
     none); never in logs and pipes."""
@@ -153,7 +158,7 @@ def _progress(total: int, label: str, delay: float = 0.0) -> Iterator[Progress_]
             bar.stop()
 
 
-def _table(results: dict) -> Table:
+def summary_table(results: dict) -> Table:
     """The summary table; fits 80 columns without cutting a word (one stop reason and one
     failure mode per line, no vertical rules)."""
     from rich import box
@@ -194,10 +199,10 @@ def _table(results: dict) -> Table:
     return table
 
 
-def _trials_table(results: dict) -> Table:
+def trials_table(results: dict) -> Table:
     """pass^k for k = 1..n in one column, pass@n, rounds and tool calls (mean±sd) over every
-    trial; fits 80 columns like :func:`_table` (failure-mode rates follow the table, see
-    :func:`_rates_lines`)."""
+    trial; fits 80 columns like :func:`summary_table` (failure-mode rates follow the table, see
+    :func:`rates_lines`)."""
     from rich import box
     from rich.table import Table
 
@@ -234,7 +239,7 @@ def _trials_table(results: dict) -> Table:
     return table
 
 
-def _rates_lines(results: dict) -> list[str]:
+def rates_lines(results: dict) -> list[str]:
     """One line per configuration with failure modes: their rates over the trials."""
     lines = []
     for c in results["configurations"]:
@@ -245,11 +250,14 @@ def _rates_lines(results: dict) -> list[str]:
     return ["failure-mode rates over trials:", *lines] if lines else []
 
 
-def _names(value: str | None) -> list[str]:
+def split_names(value: str | None) -> list[str]:
+    """A comma-separated option value as its names, stripped, empty ones left out."""
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
-def _workers(value: int | None) -> int:
+def worker_count(value: int | None) -> int:
+    """The ``--workers`` option: ``value``, or the default number of workers when not given;
+    a usage error (exit 2) below 1."""
     from toolreplay.runs.replay import default_workers
 
     if value is None:
@@ -294,7 +302,7 @@ def write_outputs(out_dir: Path, results: dict[str, Any], wait: float | None = N
     as_read = json.loads(text)  # the page is rendered from what results.json holds
     with folder_lock(out_dir, wait=wait, inside=True, what="writing reports into"):
         for note in recover_outputs(out_dir):
-            _note(note)
+            print_note(note)
         publish(
             out_dir,
             {
@@ -305,11 +313,12 @@ def write_outputs(out_dir: Path, results: dict[str, Any], wait: float | None = N
     return out_dir / "index.html"
 
 
-def _note(message: str) -> None:
+def print_note(message: str) -> None:
+    """Print ``note: message`` on stderr."""
     err.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
 
 
-def _check_output_folder(folder: Path, files: tuple[str, ...] = ()) -> None:
+def check_output_folder(folder: Path, files: tuple[str, ...] = ()) -> None:
     """Fail now, before any work, when ``folder`` cannot hold our output files, or one of
     ``files`` there is not a regular file (a device, FIFO, socket, folder or link): exit 2."""
     from toolreplay.outputs import (
@@ -322,15 +331,15 @@ def _check_output_folder(folder: Path, files: tuple[str, ...] = ()) -> None:
     try:
         check_name_lengths(folder, "--out")
     except OutputPathError as exc:
-        raise _fail(str(exc), 2) from None
+        raise fail(str(exc), 2) from None
     if folder.exists() and not folder.is_dir():
-        raise _fail(f"--out {folder}: is not a folder; give a folder for the output files", 2)
+        raise fail(f"--out {folder}: is not a folder; give a folder for the output files", 2)
     for name in files:
         try:
             check_output_file(folder / name, name)
         except OutputPathError as exc:
-            raise _fail(str(exc), 2) from None
+            raise fail(str(exc), 2) from None
     try:
         check_writable(folder)
     except OSError as exc:
-        raise _fail(f"cannot write to {folder}: {exc.strerror or exc}") from None
+        raise fail(f"cannot write to {folder}: {exc.strerror or exc}") from None

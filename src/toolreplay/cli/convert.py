@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import _fail, out
+from toolreplay.cli.common import fail, out
 
 
 @app.command()
@@ -47,20 +47,20 @@ def convert(
         if path.is_dir():
             files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
             if not files:
-                raise _fail(f"{path}: no *.yaml or *.yml cassette under this folder")
+                raise fail(f"{path}: no *.yaml or *.yml cassette under this folder")
             pairs += [(f, (out_dir / f.relative_to(path)) if out_dir else f) for f in files]
         elif path.exists():
             pairs.append((path, (out_dir / path.name) if out_dir else path))
         else:
-            raise _fail(f"cassette not found: {path}")
+            raise fail(f"cassette not found: {path}")
     converted = []
     for source, target in pairs:
         try:
             n = convert_file(source, target)
         except CassetteError as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         except OSError as exc:
-            raise _fail(f"cannot write {target}: {exc.strerror or exc}") from None
+            raise fail(f"cannot write {target}: {exc.strerror or exc}") from None
         converted.append((target, n))
     for target, n in converted:
         out.print(

@@ -10,7 +10,8 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import EvalOpt, _fail, out
+from toolreplay.cli.common import EvalOpt, out
+from toolreplay.cli.common import fail as _fail
 from toolreplay.defaults import DEFAULT_EVAL
 
 

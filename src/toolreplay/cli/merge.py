@@ -10,8 +10,8 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import _check_output_folder, _fail, _load
-from toolreplay.cli.run import _evaluate_and_publish, _jobs, _selection
+from toolreplay.cli.common import check_output_folder, fail, load_suite
+from toolreplay.cli.run import evaluate_and_publish, parse_selection, replay_jobs
 
 
 @app.command()
@@ -47,24 +47,24 @@ def merge(
     try:
         spec = read_spec(shard_files)
     except ShardError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if out_dir is None:
         out_dir = shard_files[0].parent
     if not spec.eval_file.is_file():
-        raise _fail(
+        raise fail(
             f"the shard files name the eval file {spec.eval_file}, which is not here: run "
             "merge from the folder `toolreplay run --shard` ran in"
         )
-    whole = _load(spec.eval_file)
-    selection = _selection(spec.configurations, spec.questions)
+    whole = load_suite(spec.eval_file)
+    selection = parse_selection(spec.configurations, spec.questions)
     replayed = ReplayedSet(spec.cassettes / spec.cassette_set)
-    jobs, _ = _jobs(replayed, whole, selection)
-    _check_output_folder(out_dir, ("results.json", "index.html"))
+    jobs, _ = replay_jobs(replayed, whole, selection)
+    check_output_folder(out_dir, ("results.json", "index.html"))
     try:
         outcomes = read_shards(shard_files, spec, jobs)
     except ShardError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     from dataclasses import replace
 
     whole_run = replace(replayed, outcomes=outcomes)
-    _evaluate_and_publish(whole_run, whole, selection, out_dir, total=0)
+    evaluate_and_publish(whole_run, whole, selection, out_dir, total=0)

@@ -15,13 +15,13 @@ from toolreplay.cli.common import (
     CassettesOpt,
     EvalOpt,
     ModelSource,
-    _fail,
-    _load,
-    _progress,
-    _set_name,
-    _terminate_as_interrupt,
+    check_set_name_option,
     err,
+    fail,
+    load_suite,
     out,
+    progress,
+    terminate_as_interrupt,
 )
 from toolreplay.cli.run import run
 from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
@@ -64,7 +64,7 @@ def record(
             help="Cassette set to record into (a folder under --cassettes); required, so the "
             "committed set `toolreplay run` replays by default (reference) is only rewritten "
             "when named.",
-            callback=lambda v: None if v is None else _set_name(v),
+            callback=lambda v: None if v is None else check_set_name_option(v),
             show_default=False,
         ),
     ] = None,
@@ -204,12 +204,12 @@ def record(
             "missing: choose stand-in or live", param_hint="'--model-source'"
         )
     if set_name is None:
-        raise _fail(
+        raise fail(
             "name the cassette set to record with --set NAME; `--set reference` re-records "
             f"the committed set `toolreplay run` replays by default ({cassettes / 'reference'})",
             2,
         )
-    suite = _load(eval_path)
+    suite = load_suite(eval_path)
     if update_snapshots_:
         try:
             check_can_update(Path.cwd(), cassettes / set_name)
@@ -224,7 +224,7 @@ def record(
 
     known = [episode_key(c.name, q.id) for c in configs for q in suite.questions]
     if unknown := [k for k in keys if k not in known]:  # a usage error, before anything runs
-        raise _fail(
+        raise fail(
             f"--only: unknown episode(s) {', '.join(unknown)}; episodes look like "
             f"CONFIGURATION/QUESTION-ID, e.g. {known[0]}",
             2,
@@ -232,23 +232,23 @@ def record(
     try:
         n_trials, _ = trials_and_seed(set_dir, keys, trials, seed)
     except RecordingError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     total = (len(keys) or len(configs) * len(suite.questions)) * n_trials
     endpoint = None
     if model_source is ModelSource.live:
         try:  # before any request: which endpoint, which model, whose key
             endpoint = resolve_endpoint(base_url, model, api_key_env)
         except EndpointError as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         from toolreplay.redaction import register, register_url
 
         register(endpoint.settings.api_key)  # never printed nor written from here on
         register_url(endpoint.settings.base_url)
         out.print(f"recording live: {endpoint.describe()}", highlight=False, soft_wrap=True)
     elif base_url or model or api_key_env:
-        raise _fail("--base-url, --model and --api-key-env apply to --model-source live only")
+        raise fail("--base-url, --model and --api-key-env apply to --model-source live only")
     try:
-        with _progress(total, "recording") as step, _terminate_as_interrupt():
+        with progress(total, "recording") as step, terminate_as_interrupt():
             extra: dict[str, Any] = {"notify": _notice}
             if force:
                 extra["force"] = True
@@ -278,11 +278,11 @@ def record(
                     **extra,
                 )
     except RecordingError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     except RecordingInterrupted as exc:  # says whether the set was replaced
-        raise _fail(str(exc), 130) from None
+        raise fail(str(exc), 130) from None
     except KeyboardInterrupt:
-        raise _fail(f"interrupted; {set_dir} is unchanged", 130) from None
+        raise fail(f"interrupted; {set_dir} is unchanged", 130) from None
     out.print(
         f"recorded {total} episode(s) into {set_dir} "
         + (f"({manifest.trials} trials each, seed {manifest.seed}) " if manifest.trials > 1 else "")
@@ -293,7 +293,7 @@ def record(
         if keys and not pinned:
             out.print("no snapshot pins these episodes (ablated baselines); none updated")
         elif code := update_snapshots(Path.cwd(), pinned):
-            raise _fail(f"updating snapshots failed (pytest exit code {code})", code)
+            raise fail(f"updating snapshots failed (pytest exit code {code})", code)
         # The committed reports come from these cassettes too: regenerate them in the same step.
         _regenerate_reports(eval_path, cassettes, set_name)
 

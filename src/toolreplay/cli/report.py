@@ -11,7 +11,10 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import LOCK_WAIT_S, _check_output_folder, _fail, _note, out
+from toolreplay.cli.common import LOCK_WAIT_S, out
+from toolreplay.cli.common import check_output_folder as _check_output_folder
+from toolreplay.cli.common import fail as _fail
+from toolreplay.cli.common import print_note as _note
 from toolreplay.defaults import DEFAULT_EVAL
 
 

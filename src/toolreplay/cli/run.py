@@ -16,14 +16,14 @@ from toolreplay.cli.common import (
     CassettesOpt,
     SetOpt,
     WorkersOpt,
-    _check_output_folder,
-    _fail,
-    _load,
-    _names,
-    _progress,
-    _terminate_as_interrupt,
-    _workers,
+    check_output_folder,
+    fail,
+    load_suite,
     out,
+    progress,
+    split_names,
+    terminate_as_interrupt,
+    worker_count,
 )
 from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
 
@@ -103,13 +103,13 @@ def run(
         part = parse_shard(shard) if shard is not None else None
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="'--shard'") from None
-    n_workers = _workers(workers)
-    selection = _selection(configurations, questions)
+    n_workers = worker_count(workers)
+    selection = parse_selection(configurations, questions)
     by_tests = _recorded_by_tests(cassettes, set_name)
     if by_tests and eval_path is None:  # a test suite's folder judged without an eval file
         whole = _suite_of_folder(cassettes)
     else:
-        whole = _load(eval_path or DEFAULT_EVAL)
+        whole = load_suite(eval_path or DEFAULT_EVAL)
     source: EpisodeSource
     if whole.reads_cassettes or by_tests:
         # a set recorded by the pytest plugin: episodes from the wire
@@ -119,23 +119,23 @@ def run(
         try:
             folder = cassettes_folder(whole, None if named else cassettes)
         except SourceError as exc:
-            raise _fail(str(exc), 2) from None
+            raise fail(str(exc), 2) from None
         if not folder.is_dir():  # before the output folder is made: nothing written
             what = "does not exist" if not folder.exists() else "is not a folder"
-            raise _fail(f"cassette folder {folder} {what}", 2)
+            raise fail(f"cassette folder {folder} {what}", 2)
         if part is not None:
             raise typer.BadParameter(
                 "a folder your tests recorded is read, not replayed: run it whole",
                 param_hint="'--shard'",
             )
         out_dir = out_dir if out_dir is not None else Path("reports") / folder.name
-        _check_output_folder(out_dir)
+        check_output_folder(out_dir)
         source = SuiteCassettes(folder)
-        return _evaluate_and_publish(source, whole, selection, out_dir, total=0, detail=True)
+        return evaluate_and_publish(source, whole, selection, out_dir, total=0, detail=True)
     if out_dir is None:
         out_dir = Path("reports") if set_name == "reference" else Path("reports") / set_name
     replayed = ReplayedSet(cassettes / set_name, workers=n_workers)
-    jobs, _ = _jobs(replayed, whole, selection)
+    jobs, _ = replay_jobs(replayed, whole, selection)
     if part is not None and part[1] > len(jobs):
         raise typer.BadParameter(
             f"{shard}: this run replays {len(jobs)} episodes, so N can be at most {len(jobs)}",
@@ -145,22 +145,22 @@ def run(
 
     # before replaying, not after (and after every usage check: a refused run creates nothing)
     names = (shard_file_name(*part),) if part else ("results.json", "index.html")
-    _check_output_folder(out_dir, names)
+    check_output_folder(out_dir, names)
     if part is None:
-        return _evaluate_and_publish(replayed, whole, selection, out_dir, total=len(jobs))
+        return evaluate_and_publish(replayed, whole, selection, out_dir, total=len(jobs))
     from toolreplay.runs.replay import replay_outcomes
 
     mine = shard_of(jobs, *part)
     try:
-        with _progress(len(mine), "replaying", delay=2.0) as step, _terminate_as_interrupt():
+        with progress(len(mine), "replaying", delay=2.0) as step, terminate_as_interrupt():
             outcomes = replay_outcomes(
                 replayed.set_dir, replayed.manifest(), whole, mine, workers=n_workers,
                 progress=step,
             )  # fmt: skip
     except WorkerDied as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     except KeyboardInterrupt:
-        raise _fail("interrupted; nothing was written", 130) from None
+        raise fail("interrupted; nothing was written", 130) from None
     from toolreplay.runs.shards import ShardSpec, write_shard
 
     path = out_dir / shard_file_name(*part)
@@ -168,7 +168,7 @@ def run(
     try:
         write_shard(path, spec, *part, mine, outcomes)
     except OSError as exc:
-        raise _fail(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise fail(f"cannot write {path}: {exc.strerror or exc}") from None
     failed = sum(1 for o in outcomes if isinstance(o, BaseException))
     out.print(
         f"shard {part[0]}/{part[1]}: replayed {len(mine) - failed} of {len(mine)} episodes"
@@ -178,27 +178,29 @@ def run(
     out.print(f"when every shard is done: toolreplay merge {out_dir}/shard-*-of-{part[1]}.json")
 
 
-def _selection(configurations: str | None, questions: str | None) -> "Selection":
+def parse_selection(configurations: str | None, questions: str | None) -> "Selection":
     """The ``--configurations``/``--questions`` options as a selection; exit 2 for an option
     given empty."""
     from toolreplay.evaluation import Selection
 
     for option, value in (("--configurations", configurations), ("--questions", questions)):
-        if value is not None and not _names(value):
-            raise _fail(f"{option}: empty; name at least one, or leave the option out for all", 2)
-    return Selection(tuple(_names(configurations)), tuple(_names(questions)))
+        if value is not None and not split_names(value):
+            raise fail(f"{option}: empty; name at least one, or leave the option out for all", 2)
+    return Selection(tuple(split_names(configurations)), tuple(split_names(questions)))
 
 
-def _jobs(replayed: "ReplayedSet", whole: "EvalSuite", selection: "Selection") -> tuple[list, int]:
+def replay_jobs(
+    replayed: "ReplayedSet", whole: "EvalSuite", selection: "Selection"
+) -> tuple[list, int]:
     """The run's replay jobs; exit 2 for an unknown selected name, 1 for a bad manifest."""
     from toolreplay.evaluation import SelectionError, SourceError
 
     try:
         return replayed.jobs(whole, selection)
     except SelectionError as exc:
-        raise _fail(str(exc), 2) from None
+        raise fail(str(exc), 2) from None
     except SourceError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
 
 def _suite_of_folder(folder: Path) -> "EvalSuite":
@@ -209,7 +211,7 @@ def _suite_of_folder(folder: Path) -> "EvalSuite":
     try:
         return suite_from_tests(folder_cassettes(folder), name=folder.name)
     except SourceError as exc:
-        raise _fail(str(exc), 2) from None
+        raise fail(str(exc), 2) from None
 
 
 def _recorded_by_tests(cassettes: Path, set_name: str) -> bool:
@@ -238,7 +240,7 @@ def _written_for_tests(manifest: Path) -> bool:
         return False
 
 
-def _evaluate_and_publish(
+def evaluate_and_publish(
     source: "EpisodeSource",
     whole: "EvalSuite",
     selection: "Selection",
@@ -254,14 +256,14 @@ def _evaluate_and_publish(
     from toolreplay.runs.replay import WorkerDied
 
     try:
-        with _progress(total, "replaying", delay=2.0) as step, _terminate_as_interrupt():
+        with progress(total, "replaying", delay=2.0) as step, terminate_as_interrupt():
             evaluation = evaluate(source, whole, selection, progress=step if total else None)
     except SelectionError as exc:
-        raise _fail(str(exc), 2) from None
+        raise fail(str(exc), 2) from None
     except (SourceError, WorkerDied) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     except KeyboardInterrupt:
-        raise _fail("interrupted; nothing was written", 130) from None
+        raise fail("interrupted; nothing was written", 130) from None
     for note in evaluation.notes:
         out.print(note, highlight=False, soft_wrap=True)
     publish_run(out_dir, evaluation.results, evaluation.audit)
@@ -274,5 +276,5 @@ def _evaluate_and_publish(
                     )
                     for line in check.evidence[:5]:
                         out.print(f"    {line}", highlight=False, markup=False, soft_wrap=True)
-            raise _fail("fidelity audit failed (see above)", 1)
-        raise _fail("fidelity audit failed (see above; `toolreplay audit` for the evidence)", 1)
+            raise fail("fidelity audit failed (see above)", 1)
+        raise fail("fidelity audit failed (see above; `toolreplay audit` for the evidence)", 1)

@@ -52,7 +52,7 @@ from toolreplay.declarations import (
     parse_expectations,
     parse_measures,
 )
-from toolreplay.judging.failures import Evidence, _final_index
+from toolreplay.judging.failures import Evidence, final_index
 from toolreplay.judging.grounding import Expectation, ground_answer
 from toolreplay.judging.trajectory import TRAJECTORY_CHECKS, subset_mismatch
 from toolreplay.judging.verdicts import GROUNDED_JUDGE, FormatJudge
@@ -92,7 +92,7 @@ def _find(text: str, answer: str, case_sensitive: bool) -> int:
 
 
 def _answer_at(episode: Episode, start: int, end: int) -> Evidence:
-    return Evidence(_final_index(episode), (start, end), episode.answer[start:end])
+    return Evidence(final_index(episode), (start, end), episode.answer[start:end])
 
 
 def _answer_contains(e: AnswerContains, episode: Episode) -> tuple[bool, str, Evidence]:
@@ -101,7 +101,7 @@ def _answer_contains(e: AnswerContains, episode: Episode) -> tuple[bool, str, Ev
     if missing:
         shown = ", ".join(repr(t) for t in missing)
         said = f"{answer[:80]!r}" if answer.strip() else "empty"
-        return False, f"the answer lacks {shown} (answer: {said})", Evidence(_final_index(episode))
+        return False, f"the answer lacks {shown} (answer: {said})", Evidence(final_index(episode))
     at = _find(e.texts[0], answer, e.case_sensitive)
     shown = ", ".join(repr(t) for t in e.texts)
     return True, f"the answer contains {shown}", _answer_at(episode, at, at + len(e.texts[0]))
@@ -113,13 +113,13 @@ def _answer_not_contains(e: AnswerNotContains, episode: Episode) -> tuple[bool, 
         if at >= 0:
             return False, f"the answer contains {t!r}", _answer_at(episode, at, at + len(t))
     shown = ", ".join(repr(t) for t in e.texts)
-    return True, f"the answer contains none of {shown}", Evidence(_final_index(episode))
+    return True, f"the answer contains none of {shown}", Evidence(final_index(episode))
 
 
 def _answer_matches(e: AnswerMatches, episode: Episode) -> tuple[bool, str, Evidence]:
     m = re.search(e.pattern, episode.answer)
     if m is None:
-        return False, f"the answer does not match /{e.pattern}/", Evidence(_final_index(episode))
+        return False, f"the answer does not match /{e.pattern}/", Evidence(final_index(episode))
     return True, f"the answer matches /{e.pattern}/: {m.group()!r}", _answer_at(episode, *m.span())
 
 
@@ -135,7 +135,7 @@ def _grounded(
             continue
         span, text = c.span, c.text
         break
-    return verdict.passed, verdict.explanation, Evidence(_final_index(episode), span, text)
+    return verdict.passed, verdict.explanation, Evidence(final_index(episode), span, text)
 
 
 def _strict(
@@ -159,15 +159,15 @@ def _strict(
             return (
                 False,
                 f"fabricated value: {c.reason}",
-                Evidence(_final_index(episode), c.span, c.text),
+                Evidence(final_index(episode), c.span, c.text),
             )
     if not checks:
-        return True, f"the answer states no value{of} with a unit", Evidence(_final_index(episode))
+        return True, f"the answer states no value{of} with a unit", Evidence(final_index(episode))
     shown = ", ".join(c.text for c in checks[:4])
     return (
         True,
         f"every value{of} in the answer is in a tool result: {shown}",
-        Evidence(_final_index(episode), checks[0].span, checks[0].text),
+        Evidence(final_index(episode), checks[0].span, checks[0].text),
     )
 
 

@@ -176,7 +176,7 @@ class FailureMode:
 
 
 
-def _final_index(episode: Episode) -> int | None:
+def final_index(episode: Episode) -> int | None:
     """Index of the final assistant reply in the transcript (None when the episode ended
     before one, e.g. on an API error)."""
     if episode.transcript and episode.transcript[-1].get("role") == "assistant":
@@ -249,7 +249,7 @@ def classify(
         return (_error(episode),)
     expect = Expectation.of(measure)
     judge = judge.for_question(expect)
-    index = _final_index(episode)
+    index = final_index(episode)
     answer = episode.answer
     refusal = episode.rounds[-1].reply.refusal if episode.rounds else None
     if refusal:
@@ -334,7 +334,7 @@ def classify(
 __all__ = [
     "EMPTY_ANSWER", "ERROR", "FABRICATED_VALUE", "FAILURE_MODES", "NO_MEASUREMENT",
     "UNFULFILLED_PROMISE", "WRONG_PLACE", "EpisodeError", "Evidence", "FailureMode", "ToolValue",
-    "classify",
+    "classify", "final_index",
     "find_promise", "mode_counts", "sentences", "tool_values",
 ]  # fmt: skip
 

@@ -21,7 +21,8 @@ from toolreplay.judging.places import (
     other_places,
 )
 from toolreplay.judging.presentation import plain
-from toolreplay.judging.toolvalues import _DAY_WORDS, ToolValue, tool_values
+from toolreplay.judging.toolvalues import DAY_WORDS as _DAY_WORDS
+from toolreplay.judging.toolvalues import ToolValue, tool_values
 from toolreplay.judging.units import Unit, unit_named
 from toolreplay.judging.values import MeasuredValue, remap, scan_plain
 from toolreplay.judging.vocabulary import Vocabulary, resolve

@@ -88,12 +88,13 @@ class ToolValue:
 
     def describe(self) -> str:
         """``30.9°C at $.current.temperature_2m of tool message 3 (北京 (北京市), today)``."""
-        bits = [b for b in (self.place_text, _DAY_WORDS.get(self.day)) if b]
+        bits = [b for b in (self.place_text, DAY_WORDS.get(self.day)) if b]
         where = f" ({', '.join(bits)})" if bits else ""
         return f"{self.text} at {self.path} of tool message {self.message_index}{where}"
 
 
-_DAY_WORDS: dict[int | None, str] = {0: "today", 1: "tomorrow", 2: "the day after tomorrow"}
+#: Words for a forecast day offset (0 is today), as explanations and evidence name the day.
+DAY_WORDS: dict[int | None, str] = {0: "today", 1: "tomorrow", 2: "the day after tomorrow"}
 
 
 def _is_number(value: Any) -> TypeGuard[int | float]:

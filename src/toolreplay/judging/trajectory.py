@@ -28,7 +28,7 @@ from toolreplay.declarations import (
     ToolNotCalled,
     ToolSequence,
 )
-from toolreplay.judging.failures import Evidence, _final_index
+from toolreplay.judging.failures import Evidence, final_index
 from toolreplay.wire.episode import Episode, ToolCall
 
 
@@ -53,7 +53,7 @@ def executed_calls(episode: Episode) -> list[Call]:
 
 
 def _pending(episode: Episode) -> list[Call]:
-    index = _final_index(episode)
+    index = final_index(episode)
     last = episode.rounds[-1].index if episode.rounds else 0
     return [Call(c, index, last) for c in episode.pending_tool_calls]
 
@@ -302,7 +302,7 @@ def _stop_reason(e: StopReason, episode: Episode) -> tuple[bool, str, Evidence]:
     ok = episode.stop_reason in e.reasons
     wanted = " or ".join(e.reasons)
     why = f"the episode stopped: {episode.stop_reason}" + ("" if ok else f", expected {wanted}")
-    return ok, why, Evidence(_final_index(episode))
+    return ok, why, Evidence(final_index(episode))
 
 
 #: Expectation type → its check.

@@ -86,7 +86,7 @@ from toolreplay.judging.grounding import (
     ground_answer,
 )
 from toolreplay.judging.measures import declared_vocabulary
-from toolreplay.judging.toolvalues import _DAY_WORDS, ToolValue
+from toolreplay.judging.toolvalues import DAY_WORDS, ToolValue
 from toolreplay.judging.units import Unit
 from toolreplay.judging.values import MeasuredValue, find_measured_values, relevant_values
 from toolreplay.judging.vocabulary import Vocabulary, resolve
@@ -346,8 +346,8 @@ class GroundedJudge(FormatJudge):
         ]
         if not for_day:
             return fail(
-                f"the {what} values stated are for {_DAY_WORDS.get(rel[0].day, 'another day')}; "
-                f"the question asks about {_DAY_WORDS.get(expect.day, 'another day')}"
+                f"the {what} values stated are for {DAY_WORDS.get(rel[0].day, 'another day')}; "
+                f"the question asks about {DAY_WORDS.get(expect.day, 'another day')}"
             )
         if expect.places:
             on_place = [

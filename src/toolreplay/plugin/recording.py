@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from toolreplay.cassettes.errors import CassetteError
-from toolreplay.cassettes.format import JsonBodySerializer, _json_body_matcher
+from toolreplay.cassettes.format import JsonBodySerializer, json_body_matcher
 from toolreplay.cassettes.miss import explain_miss, find_miss
 from toolreplay.cassettes.vcr import AtomicPersister, one_request_at_a_time, unpatch_always
 from toolreplay.plugin.config import default_vcr_config, uses_toolreplay
@@ -43,7 +43,7 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
         return
     unpatch_always(vcr)  # a refused save (a secret in the cassette) leaves nothing patched
     vcr.register_serializer("yaml", JsonBodySerializer)
-    vcr.register_matcher("json_body", _json_body_matcher)
+    vcr.register_matcher("json_body", json_body_matcher)
     # cassettes are read through toolreplay's checked loader (one-line errors naming the file
     # and the interaction, another serializer's shape named as such) and written atomically
     vcr.register_persister(_CheckedPersister(list(getattr(vcr.persister, "extra_paths", []))))

@@ -64,7 +64,7 @@ from toolreplay.runs.episode import run_episode
 from toolreplay.runs.target import (
     RecordingError,
     Target,
-    _check_no_secret,
+    check_no_secret,
     check_provenance,
     package_versions,
     register_secrets,
@@ -278,7 +278,7 @@ def _record_and_commit(
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(path, dest)  # keeps the file's mtime
         records = _record_into(staging, suite, target, wanted, progress, trials)
-        _check_no_secret(staging, target)
+        check_no_secret(staging, target)
         manifest = Manifest(
             cassette_set=set_dir.name,
             endpoint_host=host,

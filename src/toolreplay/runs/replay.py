@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from toolreplay.cassettes.manifest import Manifest
@@ -19,11 +19,13 @@ if TYPE_CHECKING:
     from toolreplay.runs.configuration import Configuration, Progress
     from toolreplay.wire.episode import Episode
 from toolreplay.cassettes.manifest import Manifest, episode_key, read_manifest
-from toolreplay.cassettes.transport import _T, Player
+from toolreplay.cassettes.transport import Player
 from toolreplay.cassettes.vcr import RecordMode
 from toolreplay.evals import EvalSuite
 from toolreplay.runs.episode import replay_episode
 from toolreplay.wire.episode import Episode
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,7 @@ def register_secrets(target: Target) -> None:
         register_url(url)
 
 
-def _check_no_secret(folder: Path, target: Target) -> None:
+def check_no_secret(folder: Path, target: Target) -> None:
     """Refuse to keep a recording whose files hold a secret (an endpoint that echoes the key
     in a body, say). Headers and credential query parameters are filtered before writing and a
     cassette holding a secret is refused before it is written (the serializer's check); this

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from toolreplay.audit.traffic import _read, recorded_tool_results
+from toolreplay.audit.traffic import read as _read
+from toolreplay.audit.traffic import recorded_tool_results
 from toolreplay.study.weather import reference as ref
 
 
