@@ -1,4 +1,4 @@
-"""Any set: a folder of cassettes recorded by the pytest plugin, judged like a recorded set.
+"""A test suite's folder: the cassettes the pytest plugin recorded, read as a set.
 
 The episodes are read from the cassettes alone (:mod:`toolreplay.cassettes.episodes`: the Chat
 Completions requests and replies in order, whatever framework sent them), not run by the
