@@ -393,11 +393,13 @@ def test_tool_call_chains_per_question(committed_page: BeautifulSoup) -> None:
 def test_large_run_matrix_is_compact(committed: dict[str, Any]) -> None:
     """Past LARGE_RUN episodes, matrix cells hold verdict and tool names only."""
     from toolreplay.report.table import LARGE_RUN, matrix
+    from toolreplay.results.format import as_results
 
-    episodes = committed["episodes"]
+    typed = as_results(committed)
+    episodes = typed.episodes
     anchors = [f"ep-{i}" for i in range(len(episodes))]
-    small = matrix(episodes, committed["configurations"], anchors, detail=True)
-    large = matrix(episodes, committed["configurations"], anchors, detail=False)
+    small = matrix(episodes, typed.configurations, anchors, detail=True)
+    large = matrix(episodes, typed.configurations, anchors, detail=False)
     assert LARGE_RUN >= 100
     assert small["rows"][0]["cells"][0]["answer"] is not None
     cell = large["rows"][0]["cells"][0]

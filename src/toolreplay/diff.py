@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolreplay.results.format import EpisodeResult, Results, as_results
+
 __all__ = [
     "Aspect",
     "DiffError",
@@ -34,6 +36,7 @@ __all__ = [
     "diff_runs",
     "format_diff",
     "load_run",
+    "transcript_messages",
 ]
 
 
@@ -44,13 +47,20 @@ class DiffError(ValueError):
 
 @dataclass(frozen=True)
 class Run:
-    """One side of a comparison. ``results`` is a results document; ``fingerprint`` holds the
-    manifest's ``system_prompt_sha256``, ``tool_schemas_sha256`` and ``settings`` when the run
-    was replayed from a cassette set (None for a results file, which does not record them)."""
+    """One side of a comparison. ``results`` is a results document
+    (:class:`~toolreplay.results.format.Results`; a mapping given here is validated into one,
+    :class:`~toolreplay.results.format.ResultsError` when it does not validate);
+    ``fingerprint`` holds the manifest's ``system_prompt_sha256``, ``tool_schemas_sha256`` and
+    ``settings`` when the run was replayed from a cassette set (None for a results file, which
+    does not record them)."""
 
     label: str
-    results: Mapping[str, Any]
+    results: Results
     fingerprint: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        # a results dict still built by a caller (the run pipeline, the plugin): typed once here
+        object.__setattr__(self, "results", as_results(self.results))
 
 
 @dataclass(frozen=True)
@@ -190,7 +200,7 @@ def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
             results = any_set_results(suite, set_dir, write_manifest=False)[0]
         except (AnySetError, CassetteError) as exc:
             raise DiffError(f"{set_dir}: {exc}") from None
-        return Run(label=str(set_dir), results=results)
+        return Run(label=str(set_dir), results=as_results(results))
     configs = study_configurations(suite)
     from toolreplay.runs.replay import WorkerDied, default_workers
 
@@ -207,23 +217,34 @@ def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
         "tool_schemas_sha256": dict(manifest.tool_schemas_sha256),
         "settings": dict(manifest.settings),
     }
-    return Run(label=str(set_dir), results=results, fingerprint=fingerprint)
+    return Run(label=str(set_dir), results=as_results(results), fingerprint=fingerprint)
 
 
 # --------------------------------------------------------------------------- comparing
 
 
-def _questions(results: Mapping[str, Any]) -> dict[str, str]:
-    return {e["question_id"]: e["question"] for e in results["episodes"]}
+def _questions(results: Results) -> dict[str, str]:
+    return {e.question_id: e.question for e in results.episodes}
 
 
-def _system_prompts(results: Mapping[str, Any]) -> list[str]:
+def _system_prompts(results: Results) -> list[str]:
     out: dict[str, None] = {}
-    for e in results["episodes"]:
-        for m in e["transcript"][:1]:
-            if m.get("role") == "system" and isinstance(m.get("content"), str):
-                out[m["content"]] = None
+    for e in results.episodes:
+        for m in e.transcript[:1]:
+            content = m.as_mapping().get("content")
+            if m.role == "system" and isinstance(content, str):
+                out[content] = None
     return list(out)
+
+
+def _judge(results: Results) -> str:
+    return "unknown" if results.judge is None else results.judge
+
+
+def transcript_messages(episode: EpisodeResult) -> list[dict[str, Any]]:
+    """The episode's transcript as plain message dicts (OpenAI chat format), for
+    :func:`first_difference` and the report's side-by-side view."""
+    return [m.as_mapping() for m in episode.transcript]
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -263,7 +284,7 @@ def _aspects(a: Run, b: Run) -> list[Aspect]:
             f"sha256 {_hash(pb)}" if pb else "none",
         )
     )
-    da, db = ra["provenance"].get("today"), rb["provenance"].get("today")
+    da, db = ra.provenance.today, rb.provenance.today
     out.append(Aspect("prompt date", da == db, str(da), str(db)))
     fa, fb = a.fingerprint, b.fingerprint
     if fa is not None and fb is not None:
@@ -289,9 +310,9 @@ def _aspects(a: Run, b: Run) -> list[Aspect]:
                 "not recorded" if fb is None else "recorded",
             )
         )
-    ja, jb = ra.get("judge", "unknown"), rb.get("judge", "unknown")
+    ja, jb = _judge(ra), _judge(rb)
     out.append(Aspect("judge", ja == jb, str(ja), str(jb)))
-    ma, mb = ra["provenance"].get("model"), rb["provenance"].get("model")
+    ma, mb = ra.provenance.model, rb.provenance.model
     # the model is what a re-recording usually changes: shown, never a reason to refuse
     out.append(Aspect("model", ma == mb, str(ma), str(mb), required=False))
     return out
@@ -331,34 +352,30 @@ def first_difference(
     return None
 
 
-def _modes(ep: Mapping[str, Any]) -> list[str]:
-    return list(dict.fromkeys(f["mode"] for f in ep.get("failure_modes", [])))
-
-
 def diff_runs(a: Run, b: Run) -> RunDiff:
     """Compare run ``a`` (before) with run ``b`` (after). Episodes are matched by
     configuration and question id, in B's order (then those only in A)."""
-    ea = {(e["configuration"], e["question_id"]): e for e in a.results["episodes"]}
-    eb = {(e["configuration"], e["question_id"]): e for e in b.results["episodes"]}
+    ea = {(e.configuration, e.question_id): e for e in a.results.episodes}
+    eb = {(e.configuration, e.question_id): e for e in b.results.episodes}
     changes = []
     for key, y in eb.items():
         x = ea.get(key)
         if x is None:
             continue
-        ma, mb = _modes(x), _modes(y)
-        diff = first_difference(x["transcript"], y["transcript"])
+        ma, mb = x.modes, y.modes
+        diff = first_difference(transcript_messages(x), transcript_messages(y))
         change = EpisodeChange(
             configuration=key[0],
             question_id=key[1],
-            question=y["question"],
-            passed=(bool(x["passed"]), bool(y["passed"])),
+            question=y.question,
+            passed=(x.passed, y.passed),
             gained=tuple(m for m in mb if m not in ma),
             lost=tuple(m for m in ma if m not in mb),
-            rounds=(x["rounds"], y["rounds"]),
-            tool_calls=(x["tool_calls"], y["tool_calls"]),
-            stop_reason=(x["stop_reason"], y["stop_reason"]),
+            rounds=(x.rounds, y.rounds),
+            tool_calls=(x.tool_calls, y.tool_calls),
+            stop_reason=(x.stop_reason, y.stop_reason),
             first_difference=diff,
-            answer=(x["answer"], y["answer"]),
+            answer=(x.answer, y.answer),
         )
         if (
             change.flipped
@@ -370,16 +387,16 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
             or diff is not None
         ):
             changes.append(change)
-    ca = {c["name"]: c for c in a.results["configurations"]}
+    ca = {c.name: c for c in a.results.configurations}
     scores = tuple(
         {
-            "name": c["name"],
-            "a": f"{ca[c['name']]['passed']}/{ca[c['name']]['total']}" if c["name"] in ca else "–",
-            "b": f"{c['passed']}/{c['total']}",
-            "changed": c["name"] not in ca
-            or (ca[c["name"]]["passed"], ca[c["name"]]["total"]) != (c["passed"], c["total"]),
+            "name": c.name,
+            "a": f"{ca[c.name].passed}/{ca[c.name].total}" if c.name in ca else "–",
+            "b": f"{c.passed}/{c.total}",
+            "changed": c.name not in ca
+            or (ca[c.name].passed, ca[c.name].total) != (c.passed, c.total),
         }
-        for c in b.results["configurations"]
+        for c in b.results.configurations
     )
     return RunDiff(
         a=a.label,

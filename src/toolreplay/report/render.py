@@ -83,7 +83,13 @@ from toolreplay.report.table import LARGE_RUN, episode_rows, gallery, matrix
 from toolreplay.report.text import _block_html, _inline_html, _text
 from toolreplay.report.transcripts import _compare, _filters, _transcripts, shared_system
 from toolreplay.report.trials import trials_view
-from toolreplay.results.format import ResultsError, check_results, load_results
+from toolreplay.results.format import (
+    Results,
+    ResultsError,
+    as_results,
+    check_results,
+    load_results,
+)
 
 __all__ = [
     "ReportError",
@@ -153,10 +159,13 @@ def _static() -> dict[str, Any]:
 
 
 def render_report(
-    results: Mapping[str, Any], compare: Run | None = None, transcripts_href: str | None = None
+    results: Results | Mapping[str, Any],
+    compare: Run | None = None,
+    transcripts_href: str | None = None,
 ) -> str:
-    """Render the HTML page for ``results`` (the dict ``toolreplay run`` writes to
-    ``reports/results.json``; shape in :mod:`toolreplay.results` and this module's docstring).
+    """Render the HTML page for ``results``: :class:`~toolreplay.results.format.Results` (what
+    ``toolreplay run`` writes to ``reports/results.json``; shape in :mod:`toolreplay.results`
+    and this module's docstring), or the same document as a mapping (validated into one).
     ``compare`` (a :class:`toolreplay.diff.Run`) adds a section saying what changed since
     that earlier run. ``transcripts_href`` (a file name, e.g. ``index-transcripts.html``):
     the transcripts are on that page (:func:`render_transcripts`) and every link to one goes
@@ -170,7 +179,7 @@ def render_report(
     return buffer.getvalue()
 
 
-def render_transcripts(results: Mapping[str, Any], back: str = "index.html") -> str:
+def render_transcripts(results: Results | Mapping[str, Any], back: str = "index.html") -> str:
     """The transcripts of ``results`` as a page of their own, linking ``back`` to the report
     (see :func:`render_report`'s ``transcripts_href``). Raises :class:`ReportError` like it."""
     buffer = io.StringIO()
@@ -196,7 +205,7 @@ def write_report(results_path: Path, out_path: Path, compare: Run | None = None)
     results = load_results(results_path)
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    side = transcripts_path(out) if len(results["episodes"]) > LARGE_RUN else None
+    side = transcripts_path(out) if len(results.episodes) > LARGE_RUN else None
     if side is not None:
         with atomic_writer(side) as f:
             stream_transcripts(results, f.write, out.name)
@@ -208,7 +217,7 @@ def write_report(results_path: Path, out_path: Path, compare: Run | None = None)
 
 
 def stream_report(
-    results: Mapping[str, Any],
+    results: Results | Mapping[str, Any],
     write: Callable[[str], object],
     compare: Run | None = None,
     transcripts_href: str | None = None,
@@ -216,44 +225,48 @@ def stream_report(
     """Render the page for ``results`` like :func:`render_report`, passing it to ``write``
     (e.g. a text file's ``write``) piece by piece instead of building one string. Raises
     :class:`ReportError` (before writing anything) when ``results`` is malformed."""
-    check_results(results)
-    page = build_page(results, compare=compare)
+    page = build_page(as_results(results), compare=compare)
     page["tx"] = transcripts_href or ""
     for piece in _environment().get_template(TEMPLATE).generate(page=page, **_static()):
         write(piece)
 
 
 def stream_transcripts(
-    results: Mapping[str, Any], write: Callable[[str], object], back: str = "index.html"
+    results: Results | Mapping[str, Any], write: Callable[[str], object], back: str = "index.html"
 ) -> None:
     """:func:`render_transcripts`, passed to ``write`` piece by piece."""
-    check_results(results)
-    page = build_page(results)
+    page = build_page(as_results(results))
     page["tx"], page["back"] = "", back
     for piece in _environment().get_template(TRANSCRIPTS_TEMPLATE).generate(page=page, **_static()):
         write(piece)
 
 
-def build_page(results: Mapping[str, Any], compare: Run | None = None) -> dict[str, Any]:
-    """The template's view of ``results``: ``{"title", "header", "verdict", "grid", "metrics",
-    "charts", "episodes" (the episode table), "matrix" (questions × configurations),
-    "gallery", "fidelity", "transcripts", "trials", "filters", "compare", "large",
-    "system", "tx"}`` (plain dicts and lists). ``compare`` is an earlier run to compare with (None:
-    no comparison section). A run of more than :data:`~toolreplay.report.table.LARGE_RUN`
-    episodes is ``large``: lean transcripts, the set's shared system prompt shown once."""
-    episodes = list(results["episodes"])
+def build_page(
+    results: Results | Mapping[str, Any], compare: Run | None = None
+) -> dict[str, Any]:
+    """The template's view of ``results`` (a mapping is validated into
+    :class:`~toolreplay.results.format.Results` first; :class:`ReportError` when it does not
+    validate): ``{"title", "header", "verdict", "grid", "metrics", "charts", "episodes" (the
+    episode table), "matrix" (questions × configurations), "gallery", "fidelity",
+    "transcripts", "trials", "filters", "compare", "large", "system", "tx"}`` (plain dicts
+    and lists; an episode's expectations as their models). ``compare`` is an earlier run to
+    compare with (None: no comparison section). A run of more than
+    :data:`~toolreplay.report.table.LARGE_RUN` episodes is ``large``: lean transcripts, the
+    set's shared system prompt shown once."""
+    results = as_results(results)
+    episodes = list(results.episodes)
     anchors = _anchors(episodes)
-    configurations = list(results["configurations"])
-    prov = results["provenance"]
+    configurations = list(results.configurations)
+    prov = results.provenance
     modes = _mode_counts(episodes)
-    fidelity = _fidelity(results.get("fidelity"))
-    stand_in = prov["provenance"] == "stand-in"
+    fidelity = _fidelity(results.fidelity)
+    stand_in = prov.provenance == "stand-in"
     trials = _over_trials(results)
     large = len(episodes) > LARGE_RUN
     system = shared_system(episodes) if large else None
     trials_view_ = trials_view(results)
     return {
-        "title": f"toolreplay report: {results['cassette_set']} ({prov['provenance']})",
+        "title": f"toolreplay report: {results.cassette_set} ({prov.provenance})",
         "header": _header(results),
         "verdict": _verdict(
             configurations, modes, fidelity, episodes, trials, _trial_count(results)
