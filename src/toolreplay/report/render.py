@@ -30,25 +30,26 @@ Guarantees:
 * **Deterministic**: the page is a function of the results only (no clock, no random ids, input
   order kept), so re-rendering the same results gives byte-identical output.
 
-Optional result fields, rendered when present and reported as *not run* when absent (never as
-a pass):
+The results are read as the typed :class:`~toolreplay.results.format.Results` (every entry
+point also takes a mapping shaped like results.json and validates it into one first,
+:func:`~toolreplay.results.format.as_results`). Optional fields, rendered when present and
+reported as *not run* when absent (never as a pass):
 
-* ``episodes[i]["failure_modes"]``: ``[{"mode": "error" | "empty_answer" |
-  "unfulfilled_promise" | "fabricated_value" | "no_measurement" | ..., "explanation": str,
-  "evidence": {"message_index": int | None, "span": [start, end] | None, "text": str | None,
-  "tool_call": {"name": str, "arguments": Any} | None}}]``. ``message_index`` indexes the
-  episode's ``transcript``; ``span`` is character offsets into that message's content (into the
-  answer when ``message_index`` is None). The evidence of an ``error`` label lies in
-  ``episodes[i]["error"]`` (``{"status", "endpoint", "message", "text"}``), shown after the
-  transcript's last message.
-* ``results["provenance"]["endpoints"]``: what answered at the model and each tool endpoint
+* ``episode.failure_modes`` (:class:`~toolreplay.results.format.FailureModeRecord` each:
+  ``mode`` ``error`` | ``empty_answer`` | ``unfulfilled_promise`` | ``fabricated_value`` |
+  ``no_measurement`` | ..., ``explanation``, ``evidence`` with ``message_index``, ``span``
+  ``[start, end]``, ``text`` and ``tool_call``). ``message_index`` indexes the episode's
+  ``transcript``; ``span`` is character offsets into that message's content (into the answer
+  when ``message_index`` is None). The evidence of an ``error`` label lies in
+  ``episode.error`` (status, endpoint, message, text), shown after the transcript's last
+  message.
+* ``results.provenance.endpoints``: what answered at the model and each tool endpoint
   (absent: the banner says it is not recorded).
-* ``results["trials"]``, ``configurations[i]["questions"]``, ``results["trial_outcomes"]``:
-  passes and failure modes over trials for the verdict line and the grid.
-* ``results["fidelity"]``: ``{"checks": [{"name", "passed": bool, "explanation", "evidence":
-  [str]}], "tables": {key: {"title", "rows": [{"name", "passed": int, "total": int}]}},
-  "ablations": [{"heuristic", "configuration", "passed", "total", "flips": [{"question_id",
-  "from": bool, "to": bool}]}]}``.
+* ``results.trials``, ``configuration.questions``, ``results.trial_outcomes``: passes and
+  failure modes over trials for the verdict line and the grid.
+* ``results.fidelity``: its ``checks`` (name, passed, not_applicable, explanation,
+  evidence lines), ``tables`` by key (title, rows of name, passed, total) and ``ablations``
+  (heuristic, configuration, passed, total, flips of question_id, from, to).
 """
 
 from __future__ import annotations

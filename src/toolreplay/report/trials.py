@@ -1,8 +1,8 @@
 """The report's "Consistency over trials" section: a view model for ``templates/trials.html.j2``.
 
-Reads the trial fields of results.json (``results["trials"]``, each configuration's
+Reads the trial fields of the typed results (``results.trials``, each configuration's
 ``pass_at_k``/``pass_hat_k``/``rounds_over_trials``/``tool_calls_over_trials``/
-``failure_mode_rates``/``questions``, ``results["selection"]``) and lays out a small inline SVG
+``failure_mode_rates``/``questions``, ``results.selection``) and lays out a small inline SVG
 line chart of pass^k against k, one line per configuration. Results without trial fields give
 None (the section is then left out). Deterministic: a function of the results only.
 """
