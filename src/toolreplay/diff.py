@@ -31,8 +31,10 @@ __all__ = [
     "Aspect",
     "DiffError",
     "EpisodeChange",
+    "MessageDifference",
     "Run",
     "RunDiff",
+    "Score",
     "diff_runs",
     "format_diff",
     "load_run",
@@ -78,11 +80,32 @@ class Aspect:
 
 
 @dataclass(frozen=True)
+class MessageDifference:
+    """The first message where two transcripts differ: ``index`` (into both), ``a`` and ``b``
+    that message on each side in a few words (``(no message)`` past a transcript's end)."""
+
+    index: int
+    a: str
+    b: str
+
+
+@dataclass(frozen=True)
+class Score:
+    """A configuration's passed/total in each run: ``a`` (``–`` when run A lacks the
+    configuration) and ``b`` as ``"passed/total"``; ``changed`` when they differ."""
+
+    name: str
+    a: str
+    b: str
+    changed: bool
+
+
+@dataclass(frozen=True)
 class EpisodeChange:
     """What changed in one episode between run A and run B.
 
     ``passed`` is ``(a, b)``; ``gained``/``lost`` are failure-mode names (B has, A had);
-    ``rounds``/``tool_calls`` are ``(a, b)`` counts; ``first_difference`` describes the first
+    ``rounds``/``tool_calls`` are ``(a, b)`` counts; ``first_difference`` is the first
     differing transcript message (None when the transcripts are equal)."""
 
     configuration: str
@@ -94,7 +117,7 @@ class EpisodeChange:
     rounds: tuple[int, int]
     tool_calls: tuple[int, int]
     stop_reason: tuple[str, str]
-    first_difference: dict[str, Any] | None
+    first_difference: MessageDifference | None
     answer: tuple[str, str]
 
     @property
@@ -116,7 +139,7 @@ class RunDiff:
     changes: tuple[EpisodeChange, ...]
     only_a: tuple[str, ...] = ()
     only_b: tuple[str, ...] = ()
-    scores: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    scores: tuple[Score, ...] = field(default_factory=tuple)
 
     @property
     def comparable(self) -> bool:
@@ -340,15 +363,15 @@ def _describe_message(message: Mapping[str, Any] | None) -> str:
 
 def first_difference(
     ta: Sequence[Mapping[str, Any]], tb: Sequence[Mapping[str, Any]]
-) -> dict[str, Any] | None:
-    """``{"index", "a", "b"}`` for the first message that differs between two transcripts
-    (``a``/``b`` in a few words; ``(no message)`` past one transcript's end); None when the
+) -> MessageDifference | None:
+    """The first message that differs between two transcripts (chat-format message dicts,
+    see :func:`transcript_messages`), described in a few words on each side; None when the
     transcripts are equal."""
     for i in range(max(len(ta), len(tb))):
         ma = ta[i] if i < len(ta) else None
         mb = tb[i] if i < len(tb) else None
         if ma != mb:
-            return {"index": i, "a": _describe_message(ma), "b": _describe_message(mb)}
+            return MessageDifference(i, _describe_message(ma), _describe_message(mb))
     return None
 
 
@@ -389,13 +412,13 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
             changes.append(change)
     ca = {c.name: c for c in a.results.configurations}
     scores = tuple(
-        {
-            "name": c.name,
-            "a": f"{ca[c.name].passed}/{ca[c.name].total}" if c.name in ca else "–",
-            "b": f"{c.passed}/{c.total}",
-            "changed": c.name not in ca
+        Score(
+            name=c.name,
+            a=f"{ca[c.name].passed}/{ca[c.name].total}" if c.name in ca else "–",
+            b=f"{c.passed}/{c.total}",
+            changed=c.name not in ca
             or (ca[c.name].passed, ca[c.name].total) != (c.passed, c.total),
-        }
+        )
         for c in b.results.configurations
     )
     return RunDiff(
@@ -434,11 +457,9 @@ def format_diff(d: RunDiff) -> list[str]:
     if d.identical:
         lines.append("no differences")
         return lines
-    changed_scores = [s for s in d.scores if s["changed"]]
+    changed_scores = [s for s in d.scores if s.changed]
     if changed_scores:
-        lines.append(
-            "passed: " + ", ".join(f"{s['name']} {s['a']} → {s['b']}" for s in changed_scores)
-        )
+        lines.append("passed: " + ", ".join(f"{s.name} {s.a} → {s.b}" for s in changed_scores))
     flips = d.flips
     lines.append(
         f"{len(flips)} flip{'' if len(flips) == 1 else 's'}, "
@@ -469,9 +490,9 @@ def _change_lines(c: EpisodeChange) -> list[str]:
         lines.append(f"    stop reason: {c.stop_reason[0]} → {c.stop_reason[1]}")
     if c.first_difference:
         fd = c.first_difference
-        lines.append(f"    first differing message #{fd['index']}:")
-        lines.append(f"      A {fd['a']}")
-        lines.append(f"      B {fd['b']}")
+        lines.append(f"    first differing message #{fd.index}:")
+        lines.append(f"      A {fd.a}")
+        lines.append(f"      B {fd.b}")
     return lines
 
 

@@ -331,7 +331,7 @@ def _compare(
                 "side_by_side": _side_by_side(
                     transcript_messages(earlier[(c.configuration, c.question_id)]),
                     transcript_messages(episodes[anchors.index(anchor)]),
-                    None if fd is None else fd["index"],
+                    None if fd is None else fd.index,
                     anchor,
                 )
                 if n < SIDE_BY_SIDE_MAX
@@ -339,11 +339,11 @@ def _compare(
                 "first_difference": None
                 if fd is None
                 else {
-                    "index": fd["index"],
-                    "a": _text(fd["a"]),
-                    "b": _text(fd["b"]),
-                    "anchor": _message_anchor(anchor, fd["index"])
-                    if fd["index"] < len(episodes[anchors.index(anchor)].transcript)
+                    "index": fd.index,
+                    "a": _text(fd.a),
+                    "b": _text(fd.b),
+                    "anchor": _message_anchor(anchor, fd.index)
+                    if fd.index < len(episodes[anchors.index(anchor)].transcript)
                     else anchor,
                 },
             }
@@ -356,7 +356,9 @@ def _compare(
             {"name": x.name, "same": x.same, "a": x.a, "b": x.b, "required": x.required}
             for x in d.aspects
         ],
-        "scores": list(d.scores),
+        "scores": [
+            {"name": s.name, "a": s.a, "b": s.b, "changed": s.changed} for s in d.scores
+        ],
         "changes": changes,
         "flips": len(d.flips),
         "only_a": list(d.only_a),
