@@ -19,7 +19,6 @@ from toolreplay.results import records as records_module
 from toolreplay.results.build import write_results
 from toolreplay.results.format import (
     RESULTS_FORMAT,
-    Message,
     Results,
     ResultsError,
     as_results,
@@ -137,8 +136,7 @@ def test_trial_fields_are_typed(committed: dict) -> None:
 def _untyped(value: Any, path: str = "$") -> list[str]:
     """Where ``value`` holds fields no model declares (a transcript message's are the wire's)."""
     if isinstance(value, BaseModel):
-        extra = {} if isinstance(value, Message) else value.model_extra or {}
-        here = [f"{path}.{k}" for k in extra]
+        here = [f"{path}.{k}" for k in value.model_extra or {}]
         for name in type(value).model_fields:
             here += _untyped(getattr(value, name), f"{path}.{name}")
         return here

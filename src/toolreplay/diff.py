@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolreplay.results.format import EpisodeResult, Results, as_results
+from toolreplay.results.format import Results, as_results
 
 __all__ = [
     "Aspect",
@@ -38,7 +38,6 @@ __all__ = [
     "diff_runs",
     "format_diff",
     "load_run",
-    "transcript_messages",
 ]
 
 
@@ -254,9 +253,8 @@ def _system_prompts(results: Results) -> list[str]:
     out: dict[str, None] = {}
     for e in results.episodes:
         for m in e.transcript[:1]:
-            content = m.as_mapping().get("content")
-            if m.role == "system" and isinstance(content, str):
-                out[content] = None
+            if m.get("role") == "system" and isinstance(m.get("content"), str):
+                out[m["content"]] = None
     return list(out)
 
 
@@ -264,10 +262,6 @@ def _judge(results: Results) -> str:
     return "unknown" if results.judge is None else results.judge
 
 
-def transcript_messages(episode: EpisodeResult) -> list[dict[str, Any]]:
-    """The episode's transcript as plain message dicts (OpenAI chat format), for
-    :func:`first_difference` and the report's side-by-side view."""
-    return [m.as_mapping() for m in episode.transcript]
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -365,7 +359,7 @@ def first_difference(
     ta: Sequence[Mapping[str, Any]], tb: Sequence[Mapping[str, Any]]
 ) -> MessageDifference | None:
     """The first message that differs between two transcripts (chat-format message dicts,
-    see :func:`transcript_messages`), described in a few words on each side; None when the
+    an episode's ``transcript``), described in a few words on each side; None when the
     transcripts are equal."""
     for i in range(max(len(ta), len(tb))):
         ma = ta[i] if i < len(ta) else None
@@ -386,7 +380,7 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
         if x is None:
             continue
         ma, mb = x.modes, y.modes
-        diff = first_difference(transcript_messages(x), transcript_messages(y))
+        diff = first_difference(x.transcript, y.transcript)
         change = EpisodeChange(
             configuration=key[0],
             question_id=key[1],

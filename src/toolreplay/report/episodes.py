@@ -14,7 +14,6 @@ from toolreplay.results.format import (
     EpisodeError,
     EpisodeResult,
     FailureModeRecord,
-    Message,
 )
 
 
@@ -88,10 +87,10 @@ def _episode_modes(ep: EpisodeResult) -> str:
     return " ".join(ep.modes)
 
 
-def _text_of(message: Message | None) -> str | None:
+def _text_of(message: Mapping[str, Any] | None) -> str | None:
     if message is None:
         return None
-    content = message.as_mapping().get("content")
+    content = message.get("content")
     return content if isinstance(content, str) else None
 
 
@@ -202,7 +201,7 @@ def _failure(ep: EpisodeResult, fm: FailureModeRecord, anchor: str) -> dict[str,
         located = marked is not None
         evidence_message = {
             "index": index,
-            "role": message.role,
+            "role": message.get("role", "?"),
             "text": _text(marked or [Segment(target)]),
         }
     tool_call = None if evidence is None else evidence.tool_call

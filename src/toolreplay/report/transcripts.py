@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from toolreplay.diff import Run, diff_runs, transcript_messages
+from toolreplay.diff import Run, diff_runs
 from toolreplay.report.episodes import (
     PRETTY_WIDTH,
     _episode_error,
@@ -103,11 +103,10 @@ def _message(
     citations: Mapping[int, list[GroundedValue]] | None = None,
     width: int = PRETTY_WIDTH,
 ) -> dict[str, Any]:
-    """One transcript message (a chat-format dict, see
-    :meth:`~toolreplay.results.format.Message.as_mapping`) for display: ``{"index", "anchor",
-    "role", "text" (None when content is None; else see :func:`_text`), "json", "cited" (the
-    fields of a tool result the judge cites: ``{"field", "value", "stated"}``, marked in the
-    text too), "tool_calls":
+    """One transcript message (the chat-format dict it was recorded as) for display:
+    ``{"index", "anchor", "role", "text" (None when content is None; else see
+    :func:`_text`), "json", "cited" (the fields of a tool result the judge cites: ``{"field",
+    "value", "stated"}``, marked in the text too), "tool_calls":
     [{"id", "name", "arguments", "json", "run"}], "tool_call_id", "tool_name", "refusal",
     "reasoning" (None unless the message holds reasoning fields; else its readable text, see
     :func:`~toolreplay.wire.episode.reasoning_text`), "reasoning_fields" (their names),
@@ -190,7 +189,7 @@ def _transcript(
     field they cite (``judge_values``). ``lean`` (a large run): lighter markup, JSON on wider
     lines, and a system message equal to ``system`` (the set's, shown once) is not repeated."""
     name = ep.configuration
-    transcript = transcript_messages(ep)
+    transcript = ep.transcript
     call_names: dict[str, str] = {}
     executed = {str(m.get("tool_call_id")) for m in transcript if m.get("role") == "tool"}
     marks: dict[int, list[FailureModeRecord]] = {}
@@ -244,7 +243,7 @@ def shared_system(episodes: Sequence[EpisodeResult]) -> str | None:
     """The system prompt every episode opens with, when they all share one (else None)."""
     found: set[str] = set()
     for ep in episodes:
-        first = ep.transcript[0].as_mapping() if ep.transcript else {}
+        first = ep.transcript[0] if ep.transcript else {}
         content = first.get("content")
         if first.get("role") != "system" or not isinstance(content, str):
             return None
@@ -329,8 +328,8 @@ def _compare(
                 "stop_reason": c.stop_reason,
                 "anchor": anchor,
                 "side_by_side": _side_by_side(
-                    transcript_messages(earlier[(c.configuration, c.question_id)]),
-                    transcript_messages(episodes[anchors.index(anchor)]),
+                    earlier[(c.configuration, c.question_id)].transcript,
+                    episodes[anchors.index(anchor)].transcript,
                     None if fd is None else fd.index,
                     anchor,
                 )

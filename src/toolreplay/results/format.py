@@ -80,6 +80,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from toolreplay.results.records import (
     CallRecord,
+    ChatMessage,
     Conclusion,
     EpisodeError,
     EpisodeResult,
@@ -110,6 +111,7 @@ __all__ = [
     "Ablation",
     "AuditTable",
     "CallRecord",
+    "ChatMessage",
     "Check",
     "Conclusion",
     "ConfigurationSummary",

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 __all__ = [
     "CallRecord",
+    "ChatMessage",
     "Conclusion",
     "EpisodeError",
     "EpisodeResult",
@@ -110,14 +112,30 @@ class ExpectationRecord(_Model):
 class Message(_Model):
     """A chat message as sent to or received from the model (OpenAI chat format). Only
     ``role`` is declared: the rest (``content``, ``tool_calls``, ``tool_call_id``, reasoning
-    fields, ...) is the wire's own and kept as sent; read it through :meth:`as_mapping`."""
+    fields, ...) is the wire's own, kept as recorded. The schema of a transcript's messages;
+    in memory a message stays the plain dict it was read as (:data:`ChatMessage`)."""
 
     role: str = Field(description="system, user, assistant or tool.")
 
-    def as_mapping(self) -> dict[str, Any]:
-        """The message as a plain dict (``role`` first, then every other field as recorded);
-        a new dict each call, its values shared with the model."""
-        return {"role": self.role, **(self.model_extra or {})}
+
+def _chat_message(value: Any) -> dict[str, Any]:
+    """``value`` itself when it is a JSON object with a string ``role`` (not copied: a
+    transcript is the largest part of a results document)."""
+    if not isinstance(value, dict):
+        raise PydanticCustomError("dict_type", "Input should be a valid dictionary")
+    if not isinstance(value.get("role"), str):
+        raise PydanticCustomError("message_role", "'role' (a string) is a required property")
+    return value
+
+
+#: A transcript message in memory: the chat-format dict as recorded (wire
+#: :data:`toolreplay.wire.episode.Message`), checked to carry a string ``role``; its schema
+#: is :class:`Message`'s.
+ChatMessage = Annotated[
+    dict[str, Any],
+    PlainValidator(_chat_message),
+    WithJsonSchema(Message.model_json_schema()),
+]
 
 
 class Usage(_Model):
@@ -245,7 +263,7 @@ class EpisodeResult(_Model):
         description="The question's expectations, checked (the episode passes only when all "
         "pass); absent when it declares none.",
     )
-    transcript: list[Message] = Field(
+    transcript: list[ChatMessage] = Field(
         description="Every message in order: system, user, assistant (with tool_calls), tool."
     )
     error: EpisodeError | None = Field(
