@@ -5,6 +5,14 @@ the format: every field has a description, the JSON Schema committed at
 ``schemas/results.schema.json`` is generated from them (:func:`results_json_schema`; a test
 fails when the committed file differs), :func:`write_results` refuses a document that does
 not validate, and :func:`load_results` / :func:`check_results` validate what the report reads.
+The per-episode models live in :mod:`toolreplay.results.records` and are re-exported here.
+
+**In memory.** The same models are the results in memory: :func:`load_results` returns a
+:class:`Results`, and the report and diff read its attributes; their entry points also take a
+mapping shaped like the file, validated once by :func:`as_results`. Back to JSON:
+:func:`results_document` / :func:`results_json_text` (only the fields that were set, in the
+models' order, which is the writer's: a file read and dumped again is the same bytes). A
+transcript message stays the chat-format dict it was recorded as (:data:`ChatMessage`).
 
 **Format version and the rule for changing it.** ``format`` is :data:`RESULTS_FORMAT` (1).
 Adding an optional field, or a field that readers may ignore, keeps the number; removing or
@@ -19,7 +27,7 @@ Shape (key order as written)::
                          "recorded_wall_time_s", "avg_tokens", "stop_reasons",
                          "failure_modes"}, ...],
      "episodes": [{"configuration", "question_id", "question", "measure", "answer", "passed",
-                   "verdict", "rounds", "tool_calls", "tool_chain", "calls",
+                   "verdict", "verdict_evidence", "rounds", "tool_calls", "tool_chain", "calls",
                    "pending_tool_calls", "stop_reason", "finish_reason", "usage",
                    "recorded_wall_time_s", "failure_modes", "expectations", "transcript",
                    "error"}, ...],                 # "error" only when the model API failed
