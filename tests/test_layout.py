@@ -127,6 +127,7 @@ PRIVATE_IMPORTS_FOR_NOW = {
     "toolreplay.report.summary",  # being rewritten on another branch
     "toolreplay.report.table",  # being rewritten on another branch
     "toolreplay.report.transcripts",  # being rewritten on another branch
+    "toolreplay.results.format",  # being rewritten on another branch (results.records._Model)
     "toolreplay.study.weather.baseline",  # being rewritten on another branch
 }
 

@@ -32,7 +32,8 @@ def test_same_text_as_the_command_lines_tables(path: Path, width: int, monkeypat
     the same text."""
     from toolreplay.cli import common
 
-    old = [getattr(common, name, None) for name in ("_table", "_trials_table", "_rates_lines")]
+    names = ("summary_table", "trials_table", "rates_lines")
+    old = [getattr(common, name, None) for name in names]
     if any(f is None or f.__module__ != common.__name__ for f in old):
         pytest.skip("the command line prints toolreplay.report.console's tables itself")
     doc = json.loads(path.read_text(encoding="utf-8"))
