@@ -1,4 +1,4 @@
-"""`tool_choice` from the eval file, and `record --model-source live --open-meteo fixture`: a live
+"""`tool_choice` from the eval file, and `record --model-source live --tools fixture`: a live
 model with the bundled Open-Meteo fixture server for the tools."""
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def test_record_live_with_the_fixture_open_meteo_then_replay(tmp_path, loopback,
             [
                 "record",
                 "--model-source", "live",
-                "--open-meteo",
+                "--tools",
                 "fixture",
                 "--base-url",
                 model_url,
@@ -130,3 +130,25 @@ def test_record_live_with_the_fixture_open_meteo_then_replay(tmp_path, loopback,
     assert "loop+atomic" in result.output and "Traceback" not in result.output, result.output
     results = json.loads((out_dir / "results.json").read_text(encoding="utf-8"))
     assert len(results["episodes"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("nowhere=https://mirror.example/v1", "the study has no such endpoint (its keys: "
+         "geocoding_url, forecast_url)"),
+        ("geocoding_url", "give KEY=URL, e.g. geocoding_url=https://mirror.example/v1"),
+        ("=https://x", "give KEY=URL"),
+    ],
+)  # fmt: skip
+def test_a_tool_url_names_one_of_the_studys_endpoints(tmp_path, value, said):
+    """``record --tool-url KEY=URL``: the keys are the study's (the engine knows no tool of
+    its own); anything else is a usage error before any request, and nothing is written."""
+    result = CliRunner().invoke(
+        app,
+        ["record", "--model-source", "live", "--tool-url", value, "--eval", str(EVAL_FILE),
+         "--cassettes", str(tmp_path / "c"), "--set", "s"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert said in " ".join(result.output.split())
+    assert not (tmp_path / "c").exists()

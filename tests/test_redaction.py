@@ -177,7 +177,7 @@ def test_a_401_body_echoing_the_key_is_not_printed(tmp_path, monkeypatch, loopba
             app,
             ["record", "--model-source", "live", "--eval", str(EVAL_FILE), "--set", "x",
              "--cassettes", str(tmp_path), "--base-url", f"{url}?api_key=qs-secret-0123",
-             "--api-key-env", "PROBE_KEY", "--model", "m", "--open-meteo", "fixture",
+             "--api-key-env", "PROBE_KEY", "--model", "m", "--tools", "fixture",
              "--no-ablations"],
         )  # fmt: skip
     assert result.exit_code == 1, result.output

@@ -167,11 +167,7 @@ def test_option_defaults_have_one_source() -> None:
     """The option defaults come from light modules of plain constants (so that declaring the
     options imports nothing heavy) that the library reads too: one source each."""
     from toolreplay import defaults
-    from toolreplay.cli import record
     from toolreplay.runs import configuration
-    from toolreplay.study.weather import openmeteo
 
     assert configuration.DEFAULT_EVAL is defaults.DEFAULT_EVAL
     assert configuration.DEFAULT_CASSETTES is defaults.DEFAULT_CASSETTES
-    assert record.GEOCODING_URL is openmeteo.GEOCODING_URL
-    assert record.FORECAST_URL is openmeteo.FORECAST_URL

@@ -25,19 +25,13 @@ from toolreplay.cli.common import (
 )
 from toolreplay.cli.run import run
 from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
-from toolreplay.study.weather.endpoints import TOOL_URLS
 
 if TYPE_CHECKING:
     from toolreplay.runs.configuration import Configuration
 
-#: The defaults of --geocoding-url and --forecast-url: the weather study's public endpoints
-#: (a module of plain constants: the options' declarations import no client).
-GEOCODING_URL = TOOL_URLS["geocoding_url"]
-FORECAST_URL = TOOL_URLS["forecast_url"]
-
-
-class OpenMeteoSource(str, Enum):
-    """Where ``record --model-source live`` sends the tools' Open-Meteo requests."""
+class ToolsSource(str, Enum):
+    """Where ``record --model-source live`` sends the tools' requests: the study's real
+    endpoints, or its fixture server on loopback."""
 
     live = "live"
     fixture = "fixture"
@@ -49,8 +43,8 @@ def record(
         ModelSource | None,
         typer.Option(
             "--model-source",
-            help="Required. stand-in: the bundled stand-in model and Open-Meteo fixture server, "
-            "offline. live: a real endpoint and Open-Meteo (needs a key).",
+            help="Required. stand-in: the study's stand-in model and tool fixture server, "
+            "offline. live: a real endpoint and the tools' real APIs (needs a key).",
             case_sensitive=False,
             show_default=False,
         ),
@@ -108,29 +102,25 @@ def record(
             "other endpoints need one named)."
         ),
     ] = None,
-    geocoding_url: Annotated[
-        str,
+    tool_url: Annotated[
+        list[str] | None,
         typer.Option(
-            help="live: Open-Meteo geocoding endpoint, for a mirror or self-host "
-            "(default: the public API).",
+            "--tool-url",
+            metavar="KEY=URL",
+            help="live: a tool endpoint of the study by its key, for a mirror or self-host "
+            "(repeatable; the weather study's keys: geocoding_url, forecast_url; default: "
+            "the study's public endpoints).",
             show_default=False,
         ),
-    ] = GEOCODING_URL,
-    forecast_url: Annotated[
-        str,
+    ] = None,
+    tools: Annotated[
+        ToolsSource,
         typer.Option(
-            help="live: Open-Meteo forecast endpoint (default: the public API).",
-            show_default=False,
-        ),
-    ] = FORECAST_URL,
-    open_meteo: Annotated[
-        OpenMeteoSource,
-        typer.Option(
-            "--open-meteo",
-            help="live: the tools' Open-Meteo: the real API (live) or the bundled fixture "
+            "--tools",
+            help="live: the tools' endpoints: the real APIs (live) or the study's fixture "
             "server on loopback (fixture; fixed data, only the model is live).",
         ),
-    ] = OpenMeteoSource.live,
+    ] = ToolsSource.live,
     no_ablations: Annotated[
         bool,
         typer.Option(
@@ -210,6 +200,7 @@ def record(
             2,
         )
     suite = load_suite(eval_path)
+    tool_urls = _tool_urls(suite, tool_url or [])
     if update_snapshots_:
         try:
             check_can_update(Path.cwd(), cassettes / set_name)
@@ -269,8 +260,8 @@ def record(
                     suite,
                     configs,
                     endpoint.settings,
-                    tool_urls={"geocoding_url": geocoding_url, "forecast_url": forecast_url},
-                    tools_fixture=open_meteo is OpenMeteoSource.fixture,
+                    tool_urls=tool_urls,
+                    tools_fixture=tools is ToolsSource.fixture,
                     keep_errors=keep_errors,
                     only=keys,
                     progress=step,
@@ -305,3 +296,25 @@ def _notice(message: str) -> None:
 def _regenerate_reports(eval_path: Path, cassettes: Path, set_name: str) -> None:
     out.print("regenerating reports/ from the re-recorded set")
     run(eval_path=eval_path, cassettes=cassettes, set_name=set_name, out_dir=Path("reports"))
+
+
+def _tool_urls(suite: Any, given: list[str]) -> dict[str, str]:
+    """``--tool-url KEY=URL`` values over the study's defaults; exit 2 naming a malformed value
+    or a key the study does not have."""
+    from toolreplay.studies import StudyError, load_study
+
+    try:
+        defaults = dict(load_study(suite.study).tool_urls)
+    except StudyError as exc:
+        raise fail(str(exc)) from None
+    urls = dict(defaults)
+    for value in given:
+        key, sep, url = value.partition("=")
+        if not sep or not key or not url:
+            raise fail(f"--tool-url {value!r}: give KEY=URL, e.g. {next(iter(defaults), 'key')}"
+                       "=https://mirror.example/v1", 2)  # fmt: skip
+        if key not in defaults:
+            known = ", ".join(defaults) or "none"
+            raise fail(f"--tool-url {key}: the study has no such endpoint (its keys: {known})", 2)
+        urls[key] = url
+    return urls
