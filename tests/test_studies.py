@@ -111,7 +111,7 @@ def _eval_file(study: Study, folder: Path | None = None, toolsets: str = "[looku
         f"version: 1\nname: stock\nstudy: {study.name}\nsystem_prompt: Today is {{today}}.\n"
         f"experiment:\n  hosts: [loop]\n  toolsets: {toolsets}\n"
         "questions:\n  - id: abc\n    text: How many ABC-1 are on hand?\n"
-        "    measure: none\n    day: today\n    places: []\n",
+        "    measure: none\n    places: []\n",
         encoding="utf-8",
     )
     return path

@@ -211,9 +211,9 @@ def load_corpus(path: str | Path, vocabulary: Vocabulary | None = None) -> Corpu
             c.q,
             q.text,
             q.measure,
-            q.day,
             tuple(Place(pl.query, pl.region, tuple(pl.names)) for pl in q.places),
-            False,
+            q.day,
+            vocab.day_names.index(q.day) if q.day in vocab.day_names else None,
         )
         results = [model.fixtures[t] for t in q.tools]
         cases.append(

@@ -119,11 +119,11 @@ def _synthesized_suite(replayed: list[Replayed]) -> Any:
     marker's expectations, its cassettes mapped by name."""
     from toolreplay.cassettes.episodes import read_wire_episodes
     from toolreplay.cassettes.store import load_cassette
-    from toolreplay.declarations import parse_expectations
     from toolreplay.evals import (
         EvalSuite,
         ExperimentSpec,
         Question,
+        parse_expectations,
     )
 
     by_function: dict[str, list[Replayed]] = {}
@@ -139,9 +139,7 @@ def _synthesized_suite(replayed: list[Replayed]) -> Any:
                 id=qid,
                 text=text,
                 measure="none",
-                day="today",
                 places=(),
-                narrates_followups=False,
                 expect=parse_expectations(list(tests[0].expect), f"{function} {EXPECT_MARKER}"),
                 tests=tuple(sorted({Path(t.cassette).stem for t in tests})),
             )

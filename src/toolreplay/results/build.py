@@ -18,7 +18,7 @@ from toolreplay.files import atomic_write_text
 from toolreplay.judging.episode_errors import EpisodeError
 from toolreplay.judging.expectations import check_expectation
 from toolreplay.judging.failures import FABRICATED_VALUE, classify, mode_counts
-from toolreplay.judging.grounding import Expectation
+from toolreplay.judging.grounding import Target
 from toolreplay.judging.verdicts import Judge
 from toolreplay.results.format import RESULTS_FORMAT, check_results
 from toolreplay.wire.episode import Episode
@@ -51,7 +51,7 @@ def episode_record(
         "configuration": episode.configuration,
         "question_id": episode.question_id,
         "question": episode.question,
-        "measure": Expectation.of(measure).measure,
+        "measure": Target.of(measure).measure,
         "answer": episode.answer,
         "passed": verdict.passed
         and not any(f.mode == FABRICATED_VALUE for f in labels)

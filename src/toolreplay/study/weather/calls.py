@@ -376,5 +376,3 @@ def _same_place(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> boo
 
 def _place(c: Mapping[str, Any]) -> str:
     return f"{c.get('name')} ({c.get('admin1', '?')} {c.get('feature_code', '?')})"
-
-

@@ -8,11 +8,12 @@ first used.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from toolreplay.studies import Study
 from toolreplay.study.weather.endpoints import TOOL_URLS
+from toolreplay.study.weather.hints import parse_standin
 from toolreplay.study.weather.report_texts import FIDELITY_CHECKS, GLOSSARY
 
 if TYPE_CHECKING:
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 
 #: The reference heuristics of the oneshot baseline, in the study's order.
 HEURISTICS = ("admin_seat", "population_order", "shi_retry")
-
 
 
 def make_toolset(name: str, client: Any, heuristics: tuple[str, ...] | None = None) -> Toolset:
@@ -71,11 +71,26 @@ class _BaselineAudit:
 @contextmanager
 def fixture_server() -> Iterator[tuple[Mapping[str, str], str]]:
     """The Open-Meteo fixture server on loopback: its endpoints and the fixtures' ``today``."""
-    from toolreplay.doubles.open_meteo import load_fixtures, open_meteo_fixture_server
+    from toolreplay.study.weather.fixture_server import load_fixtures, open_meteo_fixture_server
 
     with open_meteo_fixture_server() as base:
         urls = {"geocoding_url": f"{base}/v1/search", "forecast_url": f"{base}/v1/forecast"}
         yield urls, str(load_fixtures()["today"])
+
+
+def standin_policy(suite: Any, seed: int, trial: int) -> Any:
+    """The weather stand-in model in process
+    (:class:`~toolreplay.study.weather.standin.StandinPolicy`)."""
+    from toolreplay.study.weather.standin import StandinPolicy
+
+    return StandinPolicy(suite, seed=seed, trial=trial)
+
+
+def standin_server(suite: Any, seed: int, trial: int) -> AbstractContextManager[str]:
+    """The weather stand-in model on loopback, one trial (yields ``.../v1``)."""
+    from toolreplay.study.weather.standin import standin_server as serve
+
+    return serve(suite, seed=seed, trial=trial)
 
 
 STUDY = Study(
@@ -98,4 +113,8 @@ STUDY = Study(
     glossary=GLOSSARY,
     baseline_audit=_BaselineAudit(),
     fixture_server=fixture_server,
+    question_block="standin",  # the stand-in's hints and per-trial variations
+    parse_question_block=parse_standin,
+    standin_policy=standin_policy,
+    standin_server=standin_server,
 )
