@@ -35,14 +35,19 @@ import importlib
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     import requests
 
+    from toolreplay.cassettes.manifest import Manifest
     from toolreplay.tools.toolset import Toolset
+
+#: The type of a study's tool client (the weather study's
+#: :class:`~toolreplay.study.weather.openmeteo.OpenMeteoClient`).
+ClientT = TypeVar("ClientT")
 
 ENTRY_POINT_GROUP = "toolreplay.studies"
 
@@ -83,9 +88,13 @@ class BaselineAudit(Protocol):
     heuristics. Both functions read cassettes only (nothing is replayed)."""
 
     def check_baseline(
-        self, set_dir: Path, suite: Any, manifest: Any, oneshot: Any, ablated: Any
+        self, set_dir: Path, suite: Any, manifest: Manifest, oneshot: Any, ablated: Any
     ) -> Any:
-        """The ``baseline_heuristics`` check (a :class:`toolreplay.audit.tables.Check`)."""
+        """The ``baseline_heuristics`` check (a :class:`toolreplay.audit.tables.Check`) of the
+        set in ``set_dir`` recorded for ``suite`` (an :class:`~toolreplay.evals.EvalSuite`),
+        from its ``oneshot`` and ``ablated`` configurations (sequences of
+        :class:`~toolreplay.runs.configuration.Configuration`). Those types sit in packages
+        above this module, which may not import them."""
 
     def exercised_heuristics(self, path: Path) -> Mapping[str, list[tuple[str, bool]]]:
         """Heuristic name → ``(evidence, decided)`` for each time it acted in the episode
@@ -95,12 +104,15 @@ class BaselineAudit(Protocol):
 #: ``make_toolset(name, tool_client, heuristics)``: the toolset called ``name`` over the
 #: study's tool client, with the baseline heuristics switched on (a tuple of names; None for a
 #: toolset that has none). Raises :class:`ValueError` for an unknown name.
-ToolsetFactory = Callable[[str, Any, "tuple[str, ...] | None"], "Toolset"]
+ToolsetFactory = Callable[[str, ClientT, "tuple[str, ...] | None"], "Toolset"]
 
 
 @dataclass(frozen=True)
-class Study:
-    """What a domain supplies to the engine (see the module docstring).
+class Study(Generic[ClientT]):
+    """What a domain supplies to the engine (see the module docstring); generic in the type
+    of its tool client (``Study[OpenMeteoClient]``). Build one and register it
+    (:func:`register_study`) or declare it as an entry point; the second study of the test
+    suite and ``examples/stock_agent/study.py`` fit in a few dozen lines.
 
     - ``toolsets``: toolset names in the study's order (the report's column order);
       ``toolset_labels`` how the report names each (``get_weather(city)``).
@@ -133,9 +145,9 @@ class Study:
 
     name: str
     toolsets: tuple[str, ...]
-    make_toolset: ToolsetFactory
+    make_toolset: ToolsetFactory[ClientT]
     tool_schemas: Callable[[], Mapping[str, tuple[dict[str, Any], ...]]]
-    tool_client: Callable[[requests.Session, Mapping[str, str]], object]
+    tool_client: Callable[[requests.Session, Mapping[str, str]], ClientT]
     tool_urls: Mapping[str, str]
     toolset_labels: Mapping[str, str] = field(default_factory=dict)
     baseline_toolset: str | None = None
@@ -171,10 +183,10 @@ class Study:
         return obj
 
 
-_registered: dict[str, Study] = {}
+_registered: dict[str, Study[Any]] = {}
 
 
-def register_study(study: Study) -> Study:
+def register_study(study: Study[ClientT]) -> Study[ClientT]:
     """Make ``study`` findable by its name in this process (it wins over an installed one of
     the same name). Returns it."""
     _registered[study.name] = study
@@ -202,7 +214,7 @@ def study_names() -> list[str]:
 
 
 @functools.lru_cache(maxsize=32)
-def _load(name: str | None) -> Study:
+def _load(name: str | None) -> Study[Any]:
     if name is None:
         names = study_names()
         if len(names) != 1:
@@ -222,7 +234,7 @@ def _load(name: str | None) -> Study:
     return study
 
 
-def load_study(name: str | None = None) -> Study:
+def load_study(name: str | None = None) -> Study[Any]:
     """The study called ``name`` (None: the only one installed). Loaded once per process.
     Raises :class:`StudyError` naming the installed studies."""
     return _load(name)

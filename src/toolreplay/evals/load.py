@@ -76,10 +76,10 @@ def load_eval(path: str | Path) -> EvalSuite:
     ]
     declared, default_expect, expects = _declarations(p, model, study_measures)
     measures = [*study_measures, *(d.name for d in declared), NO_MEASURE]
-    problems += [  # a study's measure is of places (a declared one may be of none)
+    problems += [  # a study's measure is of places or entities (a declared one may be of none)
         f"  questions.{i}: a {q.measure} question needs at least one place"
         for i, q in enumerate(model.questions)
-        if not q.places and q.measure in study_measures
+        if not q.places and not q.entities and q.measure in study_measures
     ]
     problems += [
         f"  questions.{i}: a place without a region (unknown place) needs measure: none"

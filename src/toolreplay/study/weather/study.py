@@ -19,13 +19,16 @@ from toolreplay.study.weather.report_texts import FIDELITY_CHECKS, GLOSSARY
 if TYPE_CHECKING:
     import requests
 
+    from toolreplay.study.weather.openmeteo import OpenMeteoClient
     from toolreplay.tools.toolset import Toolset
 
 #: The reference heuristics of the oneshot baseline, in the study's order.
 HEURISTICS = ("admin_seat", "population_order", "shi_retry")
 
 
-def make_toolset(name: str, client: Any, heuristics: tuple[str, ...] | None = None) -> Toolset:
+def make_toolset(
+    name: str, client: OpenMeteoClient, heuristics: tuple[str, ...] | None = None
+) -> Toolset:
     """``oneshot`` (with ``heuristics`` switched on, the others off) or ``atomic`` over an
     :class:`~toolreplay.study.weather.openmeteo.OpenMeteoClient`."""
     from toolreplay.study.weather import toolsets
@@ -43,7 +46,7 @@ def tool_schemas() -> Mapping[str, tuple[dict[str, Any], ...]]:
     return all_tool_schemas()
 
 
-def tool_client(session: requests.Session, urls: Mapping[str, str]) -> Any:
+def tool_client(session: requests.Session, urls: Mapping[str, str]) -> OpenMeteoClient:
     """An Open-Meteo client over ``session`` at ``urls["geocoding_url"]`` and
     ``urls["forecast_url"]``."""
     from toolreplay.study.weather.openmeteo import OpenMeteoClient
@@ -93,7 +96,7 @@ def standin_server(suite: Any, seed: int, trial: int) -> AbstractContextManager[
     return serve(suite, seed=seed, trial=trial)
 
 
-STUDY = Study(
+STUDY: Study[OpenMeteoClient] = Study(
     name="weather",
     toolsets=("oneshot", "atomic"),
     make_toolset=make_toolset,
