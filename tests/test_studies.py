@@ -164,6 +164,22 @@ def test_the_stock_example_is_a_real_study(stock_example: Study, tmp_path: Path)
         load_eval(path)
 
 
+def test_a_study_owns_its_block_of_a_question(stock_study: Study, tmp_path: Path) -> None:
+    """The weather study's ``standin:`` block is the weather study's: the engine's schema
+    refuses it for a study that owns no block, and the weather study reports its own errors
+    under the question's field."""
+    path = _eval_file(stock_study, tmp_path)
+    path.write_text(path.read_text(encoding="utf-8") + "    standin: {narrates_followups: true}\n")
+    with pytest.raises(EvalFileError, match=r"questions\.0\.standin: Extra inputs"):
+        load_eval(path)
+    weather = tmp_path / "weather.yaml"
+    text = (Path(__file__).resolve().parents[1] / "evals" / "weather.yaml").read_text("utf-8")
+    text = text.replace("version: 1\n", "version: 1\nstudy: weather\n", 1)
+    weather.write_text(text.replace("{narrate: 0.7, rephrase", "{narrate: 1.5, rephrase", 1))
+    with pytest.raises(EvalFileError, match=r"questions\.0\.standin\.variation\.narrate: "):
+        load_eval(weather)
+
+
 def _eval_file(study: Study, folder: Path | None = None, toolsets: str = "[lookup]") -> Path:
     folder = folder or Path(__import__("tempfile").mkdtemp())
     path = folder / "stock.yaml"

@@ -172,10 +172,11 @@ def _any_set_eval(eval_path: Path | None) -> bool:
 def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
     from toolreplay.cassettes.errors import CassetteError, CassetteMiss, UnplayedInteractions
     from toolreplay.cassettes.manifest import read_manifest
+    from toolreplay.defaults import DEFAULT_EVAL
     from toolreplay.evals import EvalFileError, load_eval
     from toolreplay.judging.verdicts import FULL_JUDGE
     from toolreplay.results.build import build_results
-    from toolreplay.runs.configuration import DEFAULT_EVAL, study_configurations
+    from toolreplay.runs.configuration import study_configurations
     from toolreplay.runs.replay import replay_set
 
     try:

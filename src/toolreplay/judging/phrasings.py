@@ -47,7 +47,7 @@ class _PlaceModel(_Strict):
 class _QuestionModel(_Strict):
     text: str = Field(min_length=1)
     measure: Measure  # and one the vocabulary declares (checked on loading)
-    day: Literal["today", "tomorrow"] = "today"
+    day: str | None = None  # one of the vocabulary's day names; None: its first
     places: list[_PlaceModel] = Field(min_length=1)
     tools: list[str] = []
 
@@ -202,18 +202,25 @@ def load_corpus(path: str | Path, vocabulary: Vocabulary | None = None) -> Corpu
         for name, q in model.questions.items()
         if vocab.measure(q.measure) is None
     ]
+    unknown += [
+        f"  questions.{name}.day: {q.day!r} is not a day of the {vocab.name} vocabulary "
+        f"({', '.join(vocab.day_names) or 'none'})"
+        for name, q in model.questions.items()
+        if q.day is not None and q.day not in vocab.day_names
+    ]
     if unknown:
         raise PhrasingsError(f"{p}: does not match the corpus schema:\n" + "\n".join(unknown))
     cases = []
     for n, c in enumerate(model.cases):
         q = model.questions[c.q]
+        day = q.day if q.day is not None else (vocab.day_names or (None,))[0]
         question = Question(
             c.q,
             q.text,
             q.measure,
             tuple(Place(pl.query, pl.region, tuple(pl.names)) for pl in q.places),
-            q.day,
-            vocab.day_names.index(q.day) if q.day in vocab.day_names else None,
+            day,
+            None if day is None else vocab.day_names.index(day),
         )
         results = [model.fixtures[t] for t in q.tools]
         cases.append(
