@@ -241,12 +241,14 @@ def test_the_docs_example_eval_file_loads_and_judges(tmp_path: Path) -> None:
 
 
 def test_pass_hat_k_counts_a_trial_that_misses_an_expectation_as_failed(tmp_path: Path) -> None:
+    from toolreplay.judging.assessment import assess
     from toolreplay.runs.trials import trial_outcome
 
     q = load_eval(_eval(tmp_path)).question("two-skus")
-    assert trial_outcome(1, stock_episode(CORRECT), GROUNDED_JUDGE, q)["passed"]
+    correct = stock_episode(CORRECT)
+    assert trial_outcome(1, correct, assess(correct, q, GROUNDED_JUDGE))["passed"]
     slow = episode(
         [((ABC,), ({"sku": "ABC-1", "on_hand": 12},), None)] * 4, "ABC-1: 12 units on hand."
     )
-    outcome = trial_outcome(2, slow, GROUNDED_JUDGE, q)
+    outcome = trial_outcome(2, slow, assess(slow, q, GROUNDED_JUDGE))
     assert GROUNDED_JUDGE.judge_episode(slow, q).passed and not outcome["passed"]

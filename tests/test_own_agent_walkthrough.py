@@ -437,6 +437,6 @@ def test_cassettes_option_names_a_test_recorded_folder(recorded: pytest.Pytester
     ],
 )
 def test_tests_entries_name_tests_as_written(pattern: str, stem: str, named: bool) -> None:
-    from toolreplay.runs.anyset import names_test
+    from toolreplay.runs.suite_folder import names_test
 
     assert names_test(pattern, stem) is named

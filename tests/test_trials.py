@@ -10,6 +10,7 @@ import pytest
 from toolreplay.cassettes.manifest import cassette_path, read_manifest
 from toolreplay.cassettes.store import read_cassette
 from toolreplay.evals import EvalSuite
+from toolreplay.judging.assessment import assess
 from toolreplay.judging.verdicts import FULL_JUDGE
 from toolreplay.runs.configuration import Configuration
 from toolreplay.runs.record import record_stand_in
@@ -133,7 +134,8 @@ def test_record_trials_layout_and_replay(suite, tmp_path, loopback):
     assert read_manifest(set_dir).trials == 3
     episodes = replay_trials(set_dir, small, [config])
     assert [t for t, _ in episodes] == [1, 2, 3]
-    outcomes = [trial_outcome(t, e, FULL_JUDGE, small.question("hottest")) for t, e in episodes]
+    hottest = small.question("hottest")
+    outcomes = [trial_outcome(t, e, assess(e, hottest, FULL_JUDGE)) for t, e in episodes]
     # trial 1 passes (three calls in one round); the split trials leave the single host
     # holding the third call: an empty answer
     assert [o["passed"] for o in outcomes] == [True, False, False]

@@ -170,39 +170,39 @@ def _any_set_eval(eval_path: Path | None) -> bool:
 
 
 def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
+    """A cassette set (or a test suite's folder) evaluated as ``toolreplay run`` does
+    (:func:`toolreplay.evaluation.evaluate`): trial 1 of a recorded set replayed, without the
+    audit; a test suite's folder read (nothing written)."""
     from toolreplay.cassettes.errors import CassetteError, CassetteMiss, UnplayedInteractions
     from toolreplay.cassettes.manifest import read_manifest
     from toolreplay.defaults import DEFAULT_EVAL
     from toolreplay.evals import EvalFileError, load_eval
-    from toolreplay.judging.verdicts import FULL_JUDGE
-    from toolreplay.results.build import build_results
-    from toolreplay.runs.configuration import study_configurations
-    from toolreplay.runs.replay import replay_set
+    from toolreplay.evaluation import (
+        ReplayedSet,
+        SourceError,
+        SuiteCassettes,
+        evaluate,
+    )
+    from toolreplay.runs.replay import WorkerDied, default_workers
 
     try:
         suite = load_eval(eval_path or DEFAULT_EVAL)
     except EvalFileError as exc:
         raise DiffError(str(exc)) from None
     if suite.reads_cassettes:  # a folder recorded by the pytest plugin: read, not replayed
-        from toolreplay.audit.anyset import any_set_results
-        from toolreplay.runs.anyset import AnySetError
-
         try:
-            results = any_set_results(suite, set_dir, write_manifest=False)[0]
-        except (AnySetError, CassetteError) as exc:
+            results = evaluate(SuiteCassettes(set_dir, write_manifest=False), suite).results
+        except SourceError as exc:
             raise DiffError(f"{set_dir}: {exc}") from None
         return Run(label=str(set_dir), results=results)
-    configs = study_configurations(suite)
-    from toolreplay.runs.replay import WorkerDied, default_workers
-
+    source = ReplayedSet(set_dir, workers=default_workers(), trials=1, audit=False)
     try:
         manifest = read_manifest(set_dir)
-        episodes = replay_set(set_dir, suite, configs, workers=default_workers())
-    except (CassetteMiss, UnplayedInteractions, CassetteError, WorkerDied) as exc:
+        results = evaluate(source, suite).results
+    except (CassetteMiss, UnplayedInteractions, CassetteError, WorkerDied, SourceError) as exc:
         raise DiffError(f"{set_dir}: {exc}") from None
-    results = build_results(
-        manifest, episodes, [c.name for c in configs], FULL_JUDGE, suite.by_id
-    )
+    for key in ("selection", "trials", "trial_outcomes", "fidelity"):
+        results.pop(key, None)  # a comparison of answers: only what build_results gives
     fingerprint = {
         "system_prompt_sha256": manifest.system_prompt_sha256,
         "tool_schemas_sha256": dict(manifest.tool_schemas_sha256),

@@ -58,6 +58,7 @@ from toolreplay.cassettes.manifest import (
     read_manifest,
 )
 from toolreplay.evals import EvalSuite
+from toolreplay.judging.assessment import Assessment
 from toolreplay.judging.verdicts import NARROW_JUDGE, Judge
 from toolreplay.runs.configuration import (
     Configuration,
@@ -75,6 +76,7 @@ def run_audit(
     judge: Judge,
     *,
     episodes: Mapping[Key, Episode] | None = None,
+    assessments: Mapping[Key, Assessment] | None = None,
     progress: Progress | None = None,
     workers: int = 1,
 ) -> Audit:
@@ -82,33 +84,39 @@ def run_audit(
 
     ``judge`` is the judge in use; ``episodes`` may hold study episodes already replayed (keyed
     ``(configuration, question_id)``) so they are not replayed twice; the others are replayed
-    by ``workers`` processes (:func:`toolreplay.runs.replay.replay_outcomes`). Replay failures are
+    by ``workers`` processes (:func:`toolreplay.runs.replay.replay_outcomes`);
+    ``assessments`` (same keys) are those episodes' assessments by ``judge``, read instead of
+    judging them again. Replay failures are
     reported by the ``completeness`` check, not raised. Raises
     :class:`~toolreplay.cassettes.errors.CassetteError` only when the manifest is missing or
     malformed. For an eval file of a set recorded by the pytest plugin (``cassettes:`` or
     ``tests:``), ``set_dir`` is that folder and the audit is
-    :func:`toolreplay.audit.anyset.run_any_set_audit` (a missing manifest reported by its
+    :func:`toolreplay.audit.suite_folder.audit_suite_folder` (a missing manifest reported by its
     completeness check, never raised; the study's checks not applicable).
     """
     if suite.reads_cassettes:  # a set recorded by the pytest plugin: its own checks
-        return _any_set_audit(set_dir, suite, judge)
+        return _suite_folder_audit(set_dir, suite, judge)
     try:
+        for key, assessment in (assessments or {}).items():
+            episode = (episodes or {}).get(key)
+            if episode is not None:
+                _VERDICTS[(id(judge), id(episode))] = (episode, assessment.passed)
         return _run_audit(set_dir, suite, judge, episodes, progress, workers)
     finally:
         _VERDICTS.clear()
 
 
-def _any_set_audit(folder: Path, suite: EvalSuite, judge: Judge) -> Audit:
-    """The audit of a plugin-recorded folder (:func:`toolreplay.audit.anyset.
-    run_any_set_audit`): read-only, so a missing manifest is not written but reported by the
+def _suite_folder_audit(folder: Path, suite: EvalSuite, judge: Judge) -> Audit:
+    """The audit of a plugin-recorded folder (:func:`toolreplay.audit.suite_folder.
+    audit_suite_folder`): read-only, so a missing manifest is not written but reported by the
     completeness check, and the study's checks are not applicable."""
-    from toolreplay.audit.anyset import run_any_set_audit
+    from toolreplay.audit.suite_folder import audit_suite_folder
     from toolreplay.cassettes.manifest import manifest_path
-    from toolreplay.runs.anyset import read_any_set
+    from toolreplay.runs.suite_folder import read_suite_folder
 
-    found = read_any_set(folder, suite)
+    found = read_suite_folder(folder, suite)
     manifest = read_manifest(folder) if manifest_path(folder).exists() else None
-    return run_any_set_audit(found, suite, judge, manifest)
+    return audit_suite_folder(found, suite, judge, manifest)
 
 
 def _run_audit(

@@ -120,12 +120,15 @@ _VERDICTS: dict[tuple[int, int], tuple[Episode, bool]] = {}
 
 
 def _passes(judge: Judge, episode: Episode, suite: EvalSuite) -> bool:
-    """The verdict for ``episode``, judged for its question (measure, day and places)."""
+    """Whether ``episode`` passes by ``judge`` for its question (the one pass rule,
+    :func:`toolreplay.judging.assessment.assess`), judged once per judge and episode."""
     key = (id(judge), id(episode))
     hit = _VERDICTS.get(key)
     if hit is not None and hit[0] is episode:
         return hit[1]
-    passed = judge.judge_episode(episode, suite.question(episode.question_id)).passed
+    from toolreplay.judging.assessment import assess
+
+    passed = assess(episode, suite.question(episode.question_id), judge).passed
     _VERDICTS[key] = (episode, passed)  # the episode is kept: its id cannot be reused
     return passed
 

@@ -91,7 +91,7 @@ class Manifest(BaseModel):
     #: Seed of the stand-in's per-trial variation (see toolreplay.study.weather.standin).
     seed: int = 0
     #: ``pytest``: a folder recorded by the pytest plugin, its manifest written afterwards
-    #: (:mod:`toolreplay.runs.anyset`).
+    #: (:mod:`toolreplay.runs.suite_folder`).
     provenance: Literal["stand-in", "live", "pytest"]
     model: str
     model_base_url: str

@@ -128,12 +128,13 @@ def audit(
     suite = _load(eval_path)
     set_dir = cassettes / set_name
     if suite.reads_cassettes:  # a set recorded by the pytest plugin
-        from toolreplay.runs.anyset import AnySetError, cassettes_folder
+        from toolreplay.evaluation import SourceError, cassettes_folder
+        from toolreplay.runs.suite_folder import SuiteFolderError
 
         try:
             folder = cassettes_folder(suite, None if cassettes == DEFAULT_CASSETTES else cassettes)
             result = run_audit(folder, suite, NARROW_JUDGE if narrow_judge else FULL_JUDGE)
-        except (AnySetError, CassetteError) as exc:
+        except (SourceError, SuiteFolderError, CassetteError) as exc:
             raise _fail(str(exc)) from None
         _print_audit(result)
         if not result.passed:

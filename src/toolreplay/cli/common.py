@@ -25,7 +25,6 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -39,7 +38,6 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from toolreplay.evals import EvalSuite
-    from toolreplay.runs.configuration import Configuration
     from toolreplay.runs.configuration import Progress as Progress_
 
 
@@ -251,49 +249,6 @@ def _names(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
-def _select(
-    suite: EvalSuite, configurations: str | None, questions: str | None
-) -> tuple[EvalSuite, list[Configuration], dict]:
-    """The suite restricted to ``questions`` (ids, comma-separated), the study configurations
-    restricted to ``configurations`` (names), and the selection as results.json records it."""
-    from toolreplay.runs.configuration import study_configurations
-
-    configs = study_configurations(suite)
-    known_c = [c.name for c in configs]
-    for option, value in (("--configurations", configurations), ("--questions", questions)):
-        if value is not None and not _names(value):
-            raise _fail(f"{option}: empty; name at least one, or leave the option out for all", 2)
-    want_c = _names(configurations)
-    if bad := [c for c in want_c if c not in known_c]:
-        raise _fail(
-            f"--configurations: unknown {', '.join(bad)}; this eval runs {', '.join(known_c)}",
-            2,
-        )
-    known_q = [q.id for q in suite.questions]
-    want_q = _names(questions)
-    if bad := [q for q in want_q if q not in known_q]:
-        raise _fail(
-            f"--questions: unknown {', '.join(bad)}; {suite.path} has {', '.join(known_q)}", 2
-        )
-    if want_c:
-        configs = [c for c in configs if c.name in want_c]
-    if want_q:
-        suite = replace(suite, questions=tuple(q for q in suite.questions if q.id in want_q))
-    path = Path(suite.path)
-    try:
-        shown = path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        shown = path.name
-    selection = {
-        "eval_file": shown,
-        "configurations": [c.name for c in configs],
-        "questions": [q.id for q in suite.questions],
-        "all_configurations": len(configs) == len(known_c),
-        "all_questions": len(suite.questions) == len(known_q),
-    }
-    return suite, configs, selection
-
-
 def _workers(value: int | None) -> int:
     from toolreplay.runs.replay import default_workers
 
@@ -314,28 +269,6 @@ WorkersOpt = Annotated[
         show_default=False,
     ),
 ]
-
-
-def _run_jobs(
-    whole: EvalSuite, suite: EvalSuite, configs: list[Configuration], trials: int
-) -> tuple[list[Any], int]:
-    """Every episode a run replays, in a fixed order: every trial of the selected study
-    configurations × questions, then the episodes the fidelity audit adds (trial 1 of every
-    configuration × question of the whole eval file not already in the first part). Returns
-    the jobs and how many belong to the first part."""
-    from toolreplay.runs.configuration import ablation_configurations, study_configurations
-    from toolreplay.runs.replay import Job
-    from toolreplay.runs.trials import trial_jobs
-
-    jobs = trial_jobs(suite, configs, trials)
-    have = {(j.configuration.name, j.question_id) for j in jobs if j.trial == 1}
-    extra = [
-        Job(c, q.id)
-        for c in [*study_configurations(whole), *ablation_configurations(whole)]
-        for q in whole.questions
-        if (c.name, q.id) not in have
-    ]
-    return [*jobs, *extra], len(jobs)
 
 
 #: How long `run` and `report` wait for another process writing the same reports folder.

@@ -10,8 +10,8 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import _check_output_folder, _fail, _load, _run_jobs, _select
-from toolreplay.cli.run import _finish
+from toolreplay.cli.common import _check_output_folder, _fail, _load
+from toolreplay.cli.run import _evaluate_and_publish, _jobs, _selection
 
 
 @app.command()
@@ -41,8 +41,7 @@ def merge(
     recording of the set) and cover every episode, then judges, audits, prints and writes
     exactly what an unsharded `toolreplay run` would. The eval file and the cassette set the
     shards name must be readable here (the audit reads the recorded traffic)."""
-    from toolreplay.cassettes.errors import CassetteError
-    from toolreplay.cassettes.manifest import read_manifest
+    from toolreplay.evaluation import ReplayedSet
     from toolreplay.runs.shards import ShardError, read_shards, read_spec
 
     try:
@@ -57,15 +56,15 @@ def merge(
             "merge from the folder `toolreplay run --shard` ran in"
         )
     whole = _load(spec.eval_file)
-    suite, configs, selection = _select(whole, spec.configurations, spec.questions)
-    set_dir = spec.cassettes / spec.cassette_set
+    selection = _selection(spec.configurations, spec.questions)
+    replayed = ReplayedSet(spec.cassettes / spec.cassette_set)
+    jobs, _ = _jobs(replayed, whole, selection)
     _check_output_folder(out_dir, ("results.json", "index.html"))
     try:
-        manifest = read_manifest(set_dir)
-        jobs, n_trial_jobs = _run_jobs(whole, suite, configs, manifest.trials)
         outcomes = read_shards(shard_files, spec, jobs)
-    except (CassetteError, ShardError) as exc:
+    except ShardError as exc:
         raise _fail(str(exc)) from None
-    _finish(
-        whole, suite, configs, selection, manifest, set_dir, jobs, outcomes, n_trial_jobs, out_dir
-    )
+    from dataclasses import replace
+
+    whole_run = replace(replayed, outcomes=outcomes)
+    _evaluate_and_publish(whole_run, whole, selection, out_dir, total=0)

@@ -6,7 +6,7 @@ report.
 # the command's signature, see toolreplay.cli.main.
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -14,15 +14,13 @@ from toolreplay.cli.app import app
 from toolreplay.cli.audit import publish_run
 from toolreplay.cli.common import (
     CassettesOpt,
-    EvalOpt,
     SetOpt,
     WorkersOpt,
     _check_output_folder,
     _fail,
     _load,
+    _names,
     _progress,
-    _run_jobs,
-    _select,
     _terminate_as_interrupt,
     _workers,
     out,
@@ -31,12 +29,20 @@ from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
 
 if TYPE_CHECKING:
     from toolreplay.evals import EvalSuite
-    from toolreplay.runs.configuration import Configuration
+    from toolreplay.evaluation import EpisodeSource, ReplayedSet, Selection
 
 
 @app.command()
 def run(
-    eval_path: EvalOpt = DEFAULT_EVAL,
+    eval_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--eval",
+            help="Eval file: questions and expectations \\[default: evals/weather.yaml; for "
+            "--cassettes naming a folder your tests recorded: one question per test]",
+            show_default=False,
+        ),
+    ] = None,
     cassettes: CassettesOpt = DEFAULT_CASSETTES,
     set_name: SetOpt = "reference",
     out_dir: Annotated[
@@ -88,10 +94,9 @@ def run(
     DIR` naming a folder of cassettes your tests recorded (no cassette set in it), judges a
     folder recorded by the pytest plugin instead: its episodes are read from the cassettes,
     whatever framework sent them; repeated tests are the trials (`--cassettes` names another
-    folder; `--out` defaults to reports/FOLDER)."""
-    from toolreplay.cassettes.errors import CassetteError
-    from toolreplay.cassettes.manifest import read_manifest
-    from toolreplay.runs.replay import WorkerDied, parse_shard, replay_outcomes
+    folder; `--out` defaults to reports/FOLDER). Without --eval, each test is a question."""
+    from toolreplay.evaluation import ReplayedSet, SuiteCassettes, cassettes_folder
+    from toolreplay.runs.replay import WorkerDied, parse_shard
     from toolreplay.runs.replay import shard as shard_of
 
     try:
@@ -99,23 +104,38 @@ def run(
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="'--shard'") from None
     n_workers = _workers(workers)
-    whole = _load(eval_path)
-    if whole.reads_cassettes or _recorded_by_tests(cassettes, set_name):
+    selection = _selection(configurations, questions)
+    by_tests = _recorded_by_tests(cassettes, set_name)
+    if by_tests and eval_path is None:  # a test suite's folder judged without an eval file
+        whole = _suite_of_folder(cassettes)
+    else:
+        whole = _load(eval_path or DEFAULT_EVAL)
+    source: EpisodeSource
+    if whole.reads_cassettes or by_tests:
         # a set recorded by the pytest plugin: episodes from the wire
-        from toolreplay.cli.anyset import run_any_set
+        from toolreplay.evaluation import SourceError
 
         named = whole.cassettes is not None and cassettes == DEFAULT_CASSETTES
-        given = None if named else cassettes  # None: the eval file's cassettes:
-        return run_any_set(whole, given, out_dir, configurations, questions)
-    suite, configs, selection = _select(whole, configurations, questions)
+        try:
+            folder = cassettes_folder(whole, None if named else cassettes)
+        except SourceError as exc:
+            raise _fail(str(exc), 2) from None
+        if not folder.is_dir():  # before the output folder is made: nothing written
+            what = "does not exist" if not folder.exists() else "is not a folder"
+            raise _fail(f"cassette folder {folder} {what}", 2)
+        if part is not None:
+            raise typer.BadParameter(
+                "a folder your tests recorded is read, not replayed: run it whole",
+                param_hint="'--shard'",
+            )
+        out_dir = out_dir if out_dir is not None else Path("reports") / folder.name
+        _check_output_folder(out_dir)
+        source = SuiteCassettes(folder)
+        return _evaluate_and_publish(source, whole, selection, out_dir, total=0, detail=True)
     if out_dir is None:
         out_dir = Path("reports") if set_name == "reference" else Path("reports") / set_name
-    set_dir = cassettes / set_name
-    try:
-        manifest = read_manifest(set_dir)
-    except CassetteError as exc:
-        raise _fail(str(exc)) from None
-    jobs, n_trial_jobs = _run_jobs(whole, suite, configs, manifest.trials)
+    replayed = ReplayedSet(cassettes / set_name, workers=n_workers)
+    jobs, _ = _jobs(replayed, whole, selection)
     if part is not None and part[1] > len(jobs):
         raise typer.BadParameter(
             f"{shard}: this run replays {len(jobs)} episodes, so N can be at most {len(jobs)}",
@@ -126,36 +146,70 @@ def run(
     # before replaying, not after (and after every usage check: a refused run creates nothing)
     names = (shard_file_name(*part),) if part else ("results.json", "index.html")
     _check_output_folder(out_dir, names)
-    mine = shard_of(jobs, *part) if part else jobs
+    if part is None:
+        return _evaluate_and_publish(replayed, whole, selection, out_dir, total=len(jobs))
+    from toolreplay.runs.replay import replay_outcomes
+
+    mine = shard_of(jobs, *part)
     try:
         with _progress(len(mine), "replaying", delay=2.0) as step, _terminate_as_interrupt():
             outcomes = replay_outcomes(
-                set_dir, manifest, whole, mine, workers=n_workers, progress=step
-            )
+                replayed.set_dir, replayed.manifest(), whole, mine, workers=n_workers,
+                progress=step,
+            )  # fmt: skip
     except WorkerDied as exc:
         raise _fail(str(exc)) from None
     except KeyboardInterrupt:
         raise _fail("interrupted; nothing was written", 130) from None
-    if part is not None:
-        from toolreplay.runs.shards import ShardSpec, shard_file_name, write_shard
+    from toolreplay.runs.shards import ShardSpec, write_shard
 
-        path = out_dir / shard_file_name(*part)
-        spec = ShardSpec(eval_path, cassettes, set_name, configurations, questions)
-        try:
-            write_shard(path, spec, *part, mine, outcomes)
-        except OSError as exc:
-            raise _fail(f"cannot write {path}: {exc.strerror or exc}") from None
-        failed = sum(1 for o in outcomes if isinstance(o, BaseException))
-        out.print(
-            f"shard {part[0]}/{part[1]}: replayed {len(mine) - failed} of {len(mine)} episodes"
-            + (f" ({failed} did not replay; merge reports them)" if failed else "")
-        )
-        out.print(f"wrote {path}")
-        out.print(f"when every shard is done: toolreplay merge {out_dir}/shard-*-of-{part[1]}.json")
-        return
-    _finish(
-        whole, suite, configs, selection, manifest, set_dir, jobs, outcomes, n_trial_jobs, out_dir
+    path = out_dir / shard_file_name(*part)
+    spec = ShardSpec(eval_path or DEFAULT_EVAL, cassettes, set_name, configurations, questions)
+    try:
+        write_shard(path, spec, *part, mine, outcomes)
+    except OSError as exc:
+        raise _fail(f"cannot write {path}: {exc.strerror or exc}") from None
+    failed = sum(1 for o in outcomes if isinstance(o, BaseException))
+    out.print(
+        f"shard {part[0]}/{part[1]}: replayed {len(mine) - failed} of {len(mine)} episodes"
+        + (f" ({failed} did not replay; merge reports them)" if failed else "")
     )
+    out.print(f"wrote {path}")
+    out.print(f"when every shard is done: toolreplay merge {out_dir}/shard-*-of-{part[1]}.json")
+
+
+def _selection(configurations: str | None, questions: str | None) -> "Selection":
+    """The ``--configurations``/``--questions`` options as a selection; exit 2 for an option
+    given empty."""
+    from toolreplay.evaluation import Selection
+
+    for option, value in (("--configurations", configurations), ("--questions", questions)):
+        if value is not None and not _names(value):
+            raise _fail(f"{option}: empty; name at least one, or leave the option out for all", 2)
+    return Selection(tuple(_names(configurations)), tuple(_names(questions)))
+
+
+def _jobs(replayed: "ReplayedSet", whole: "EvalSuite", selection: "Selection") -> tuple[list, int]:
+    """The run's replay jobs; exit 2 for an unknown selected name, 1 for a bad manifest."""
+    from toolreplay.evaluation import SelectionError, SourceError
+
+    try:
+        return replayed.jobs(whole, selection)
+    except SelectionError as exc:
+        raise _fail(str(exc), 2) from None
+    except SourceError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _suite_of_folder(folder: Path) -> "EvalSuite":
+    """One question per test id of a test suite's folder (no eval file given)."""
+    from toolreplay.evaluation import SourceError, suite_from_tests
+    from toolreplay.evaluation.wire import folder_cassettes
+
+    try:
+        return suite_from_tests(folder_cassettes(folder), name=folder.name)
+    except SourceError as exc:
+        raise _fail(str(exc), 2) from None
 
 
 def _recorded_by_tests(cassettes: Path, set_name: str) -> bool:
@@ -169,46 +223,41 @@ def _recorded_by_tests(cassettes: Path, set_name: str) -> bool:
     return any(cassettes.rglob("*.yaml")) or any(cassettes.rglob("*.yml"))
 
 
-def _finish(
+def _evaluate_and_publish(
+    source: "EpisodeSource",
     whole: "EvalSuite",
-    suite: "EvalSuite",
-    configs: "list[Configuration]",
-    selection: dict,
-    manifest: Any,
-    set_dir: Path,
-    jobs: list[Any],
-    outcomes: list[Any],
-    n_trial_jobs: int,
+    selection: "Selection",
     out_dir: Path,
+    total: int,
+    detail: bool = False,
 ) -> None:
-    """Judge replayed episodes, run the audit, write and print the results (run and merge)."""
-    from toolreplay.audit.run import run_audit
-    from toolreplay.judging.verdicts import FULL_JUDGE
-    from toolreplay.results.build import build_results
-    from toolreplay.runs.trials import add_trial_metrics, trial_outcome
+    """Evaluate (:func:`toolreplay.evaluation.evaluate`), write and print the results, and
+    pick the exit code: 2 for a bad selection, 1 for an episode that does not replay, a
+    source that cannot be read, or a failed audit (with ``detail``, what failed and why
+    printed: a test suite's set has no `toolreplay audit` of its own to show it)."""
+    from toolreplay.evaluation import SelectionError, SourceError, evaluate
+    from toolreplay.runs.replay import WorkerDied
 
-    replayed = []
-    for job, outcome in zip(jobs[:n_trial_jobs], outcomes[:n_trial_jobs], strict=True):
-        if isinstance(outcome, BaseException):
-            raise _fail(str(outcome))
-        replayed.append((job.trial, outcome))
-    episodes = [e for t, e in replayed if t == 1]
-    results = build_results(
-        manifest, episodes, [c.name for c in configs], FULL_JUDGE, suite.by_id
-    )
-    results["selection"] = selection
-    trial_outcomes = [
-        trial_outcome(t, e, FULL_JUDGE, suite.by_id.get(e.question_id)) for t, e in replayed
-    ]
-    add_trial_metrics(results, trial_outcomes, [q.id for q in suite.questions], manifest.trials)
-    # The audit is about the set, not the selection: it always covers the whole eval file,
-    # from the episodes replayed above (one that did not replay is replayed again to say why).
-    have = {(e.configuration, e.question_id): e for e in episodes}
-    for job, outcome in zip(jobs[n_trial_jobs:], outcomes[n_trial_jobs:], strict=True):
-        if not isinstance(outcome, BaseException):
-            have[(job.configuration.name, job.question_id)] = outcome
-    audit = run_audit(set_dir, whole, FULL_JUDGE, episodes=have)
-    results["fidelity"] = audit.to_dict()
-    publish_run(out_dir, results, audit)
-    if not audit.passed:
+    try:
+        with _progress(total, "replaying", delay=2.0) as step, _terminate_as_interrupt():
+            evaluation = evaluate(source, whole, selection, progress=step if total else None)
+    except SelectionError as exc:
+        raise _fail(str(exc), 2) from None
+    except (SourceError, WorkerDied) as exc:
+        raise _fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise _fail("interrupted; nothing was written", 130) from None
+    for note in evaluation.notes:
+        out.print(note, highlight=False, soft_wrap=True)
+    publish_run(out_dir, evaluation.results, evaluation.audit)
+    if not evaluation.audit.passed:
+        if detail:
+            for check in evaluation.audit.checks:  # what failed and why, not only the name
+                if check.applicable and not check.passed:
+                    out.print(
+                        f"  {check.name}: {check.explanation}", highlight=False, markup=False
+                    )
+                    for line in check.evidence[:5]:
+                        out.print(f"    {line}", highlight=False, markup=False, soft_wrap=True)
+            raise _fail("fidelity audit failed (see above)", 1)
         raise _fail("fidelity audit failed (see above; `toolreplay audit` for the evidence)", 1)

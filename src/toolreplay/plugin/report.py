@@ -4,13 +4,16 @@ replayed.
 Every test that opts in (:func:`~toolreplay.plugin.config.uses_toolreplay`) and replays its
 cassette (record mode ``none``) is remembered; when the session ends, the episodes are read
 from those cassettes (:mod:`toolreplay.cassettes.episodes`, whatever framework sent them) and
-judged as ``toolreplay run`` judges a plugin-recorded set (:mod:`toolreplay.runs.anyset`):
+judged by the same pipeline as ``toolreplay run`` (:func:`toolreplay.evaluation.evaluate`
+over :class:`~toolreplay.evaluation.SuiteCassettes`):
 
 - with ``--toolreplay-eval PATH``, by that eval file's questions, measures and expectations;
-- without, one question per test function (its id the function's name, its text the
-  episode's first user message, nothing to measure), its expectations given by the marker
+- without, one question per test id (:func:`toolreplay.evaluation.suite_from_tests`: its
+  text the episode's first user message, nothing to measure, so only a failure mode or an
+  unmet expectation fails it; a numeric parametrisation, ``test_x[3]``, is a repeat: a
+  trial), its expectations given by the marker
   ``@pytest.mark.toolreplay_expect({"tool_called": "lookup"}, {"max_rounds": 3}, ...)``
-  (the eval file's ``expect:`` forms); parametrised repeats of a test are its trials.
+  (the eval file's ``expect:`` forms).
 
 Only DIR is written (no manifest is written beside the cassettes). Under pytest-xdist's
 ``-n`` each worker sends the tests it replayed to the controller, which writes the report.
@@ -18,7 +21,6 @@ Only DIR is written (no manifest is written beside the cassettes). Under pytest-
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,45 +111,6 @@ def receive_from_worker(config: pytest.Config, workeroutput: dict[str, Any]) -> 
         config.stash[_REPLAYED].append(Replayed(nodeid, function, cassette, tuple(expect), order))
 
 
-def _question_id(function: str) -> str:
-    text = re.sub(r"[^a-z0-9_-]+", "-", function.lower()).strip("-_")
-    return text or "test"
-
-
-def _synthesized_suite(replayed: list[Replayed]) -> Any:
-    """One question per test function: its first user message, nothing to measure, the
-    marker's expectations, its cassettes mapped by name."""
-    from toolreplay.cassettes.episodes import read_wire_episodes
-    from toolreplay.cassettes.store import load_cassette
-    from toolreplay.evals import (
-        EvalSuite,
-        ExperimentSpec,
-        Question,
-        parse_expectations,
-    )
-
-    by_function: dict[str, list[Replayed]] = {}
-    for r in replayed:
-        by_function.setdefault(r.function, []).append(r)
-    questions = []
-    for function, tests in by_function.items():
-        wire = read_wire_episodes(load_cassette(Path(tests[0].cassette)))
-        text = wire[0].episode.question if wire else function
-        qid = _question_id(function)
-        questions.append(
-            Question(
-                id=qid,
-                text=text,
-                measure="none",
-                places=(),
-                expect=parse_expectations(list(tests[0].expect), f"{function} {EXPECT_MARKER}"),
-                tests=tuple(sorted({Path(t.cassette).stem for t in tests})),
-            )
-        )
-    spec = ExperimentSpec(("loop",), (), 6, 20000, 0.0, ())
-    return EvalSuite("pytest-session", "", tuple(questions), spec, "pytest session")
-
-
 def _common_folder(paths: list[Path]) -> Path:
     import os
 
@@ -169,17 +132,22 @@ def write_session_report(config: pytest.Config) -> str | None:
         mode = config.getoption("--record-mode", None) or "none"
         why = "" if mode == "none" else f" (record mode {mode}: report a replay, without it)"
         return f"toolreplay: no replayed cassette in this session{why}; {out} not written"
-    from toolreplay.audit.anyset import any_set_results
     from toolreplay.evals import load_eval
+    from toolreplay.evaluation import SuiteCassettes, evaluate, suite_from_tests
     from toolreplay.report.render import write_report
     from toolreplay.results.build import write_results
 
     paths = sorted({Path(r.cassette) for r in replayed})
     folder = _common_folder(paths)
     eval_path = config.getoption("--toolreplay-eval", None)
-    suite = load_eval(eval_path) if eval_path else _synthesized_suite(replayed)
+    if eval_path:
+        suite = load_eval(eval_path)
+    else:  # one question per test id, repeats its trials, the markers' expectations
+        marked = {r.function: list(r.expect) for r in replayed if r.expect}
+        suite = suite_from_tests(paths, marked)
     cassettes = [(p.parent.name, p) for p in paths]
-    results, _audit, _ = any_set_results(suite, folder, cassettes=cassettes, write_manifest=False)
+    source = SuiteCassettes(folder, cassettes, write_manifest=False)
+    results = evaluate(source, suite).results
     target = Path(out)
     write_results(target / "results.json", results)
     page = write_report(target / "results.json", target / "index.html")

@@ -89,17 +89,17 @@ def normalise_episode(
         "answer": episode.answer,
     }
     if question is not None:
-        from toolreplay.judging.failures import classify
+        from toolreplay.judging.assessment import assess
         from toolreplay.judging.verdicts import FULL_JUDGE
 
         judge = judge or FULL_JUDGE
-        verdict = judge.judge_episode(episode, question)
+        assessment = assess(episode, question, judge)
         out["verdict"] = {
             "judge": judge.name,
-            "passed": verdict.passed,
-            "explanation": verdict.explanation,
+            "passed": assessment.verdict.passed,
+            "explanation": assessment.verdict.explanation,
         }
-        out["failure_modes"] = [f.to_dict() for f in classify(episode, judge, question)]
+        out["failure_modes"] = [f.to_dict() for f in assessment.failure_modes]
     out["usage"] = episode.usage.to_dict()
     out["wall_time_s"] = episode.wall_time_s
     return out

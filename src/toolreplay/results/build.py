@@ -15,9 +15,9 @@ from toolreplay.cassettes.format import LOOPBACK
 from toolreplay.cassettes.manifest import Manifest
 from toolreplay.evals import Question
 from toolreplay.files import atomic_write_text
+from toolreplay.judging.assessment import Assessment, assess
 from toolreplay.judging.episode_errors import EpisodeError
-from toolreplay.judging.expectations import check_expectation
-from toolreplay.judging.failures import FABRICATED_VALUE, classify, mode_counts
+from toolreplay.judging.failures import mode_counts
 from toolreplay.judging.grounding import Target
 from toolreplay.judging.verdicts import Judge
 from toolreplay.results.format import RESULTS_FORMAT, check_results
@@ -25,7 +25,10 @@ from toolreplay.wire.episode import Episode
 
 
 def episode_record(
-    episode: Episode, judge: Judge, measure: Question | str | None = None
+    episode: Episode,
+    judge: Judge,
+    measure: Question | str | None = None,
+    assessment: Assessment | None = None,
 ) -> dict[str, Any]:
     """One episode as a results.json entry, judged by ``judge`` for its question (``measure``:
     the :class:`~toolreplay.evals.Question`, whose measure, day and places the answer is
@@ -38,10 +41,8 @@ def episode_record(
     when all of them pass. An episode that ended on a model API error (stop reason ``error``) also
     gets ``error``: :meth:`toolreplay.judging.failures.EpisodeError.to_dict` (status, endpoint,
     the server's message, the recorded text)."""
-    verdict = judge.judge_episode(episode, measure)
-    labels = classify(episode, judge, measure)
-    expected = getattr(measure, "expect", ())
-    checked = [check_expectation(e, episode, measure, judge) for e in expected]
+    assessed = assessment if assessment is not None else assess(episode, measure, judge)
+    verdict, labels, checked = assessed.verdict, assessed.failure_modes, assessed.expectations
     calls = [
         {"round": rnd.index, "name": r.call.name, "arguments": r.call.parsed_arguments()}
         for rnd in episode.rounds
@@ -53,9 +54,7 @@ def episode_record(
         "question": episode.question,
         "measure": Target.of(measure).measure,
         "answer": episode.answer,
-        "passed": verdict.passed
-        and not any(f.mode == FABRICATED_VALUE for f in labels)
-        and all(r.passed for r in checked),
+        "passed": assessed.passed,
         "verdict": verdict.explanation,
         "verdict_evidence": verdict.to_dict()["evidence"],
         "rounds": len(episode.rounds),
@@ -168,11 +167,17 @@ def build_results(
     configuration_names: Sequence[str],
     judge: Judge,
     measures: Mapping[str, Question | str] | None = None,
+    assessments: Sequence[Assessment] | None = None,
 ) -> dict[str, Any]:
     """The results.json document; ``measures`` maps question ids to their question (or only
-    its declared measure) from the eval file, so each answer is judged for what it asks."""
+    its declared measure) from the eval file, so each answer is judged for what it asks;
+    ``assessments``, one per episode in order, when the episodes were already assessed."""
     m = measures or {}
-    records = [episode_record(e, judge, m.get(e.question_id)) for e in episodes]
+    done: Sequence[Assessment | None] = assessments or [None] * len(episodes)
+    records = [
+        episode_record(e, judge, m.get(e.question_id), a)
+        for e, a in zip(episodes, done, strict=True)
+    ]
     return {
         "format": RESULTS_FORMAT,
         "cassette_set": manifest.cassette_set,

@@ -17,9 +17,8 @@ from typing import Any
 
 from toolreplay.cassettes.manifest import Manifest, read_manifest
 from toolreplay.evals import EvalSuite, Question
-from toolreplay.judging.expectations import expectations_met
-from toolreplay.judging.failures import FABRICATED_VALUE, FAILURE_MODES, classify
-from toolreplay.judging.verdicts import Judge
+from toolreplay.judging.assessment import Assessment
+from toolreplay.judging.failures import FAILURE_MODES
 from toolreplay.results.metrics import Spread, curve, mean_curve, rate
 from toolreplay.runs.configuration import Configuration, Progress
 from toolreplay.runs.replay import Job, replay_jobs
@@ -62,26 +61,20 @@ def trial_jobs(
     ]
 
 
-def trial_outcome(
-    trial: int, episode: Episode, judge: Judge, question: Question | str | None
-) -> dict[str, Any]:
+def trial_outcome(trial: int, episode: Episode, assessment: Assessment) -> dict[str, Any]:
     """``{"configuration", "question_id", "trial", "passed", "rounds", "tool_calls",
-    "stop_reason", "failure_modes": [mode, ...]}`` for one trial, judged and labelled as
-    :func:`toolreplay.results.build.episode_record` does (grounded against the episode's own tool
-    results for ``question``; never passed beside a ``fabricated_value`` label)."""
-    labels = classify(episode, judge, question)
-    verdict = judge.judge_episode(episode, question)
+    "stop_reason", "failure_modes": [mode, ...]}`` for one trial, from its
+    :class:`~toolreplay.judging.assessment.Assessment` (the one pass rule, as
+    ``results.json``'s episodes)."""
     return {
         "configuration": episode.configuration,
         "question_id": episode.question_id,
         "trial": trial,
-        "passed": verdict.passed
-        and not any(f.mode == FABRICATED_VALUE for f in labels)
-        and expectations_met(episode, question, judge),
+        "passed": assessment.passed,
         "rounds": len(episode.rounds),
         "tool_calls": len(episode.tool_calls),
         "stop_reason": episode.stop_reason,
-        "failure_modes": sorted({f.mode for f in labels}),
+        "failure_modes": assessment.modes,
     }
 
 

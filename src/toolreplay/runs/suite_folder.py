@@ -15,7 +15,7 @@ other episode goes to the question whose ``text`` is its first user message. **T
 the episodes of one configuration × question in cassette order (natural order, so
 ``test_x[2]`` before ``test_x[10]``), then episode order: parametrised repeats of a test
 (``@pytest.mark.parametrize("trial", range(5))``) are its trials, and pass^k is read from
-them. Episodes no question takes are listed (:attr:`AnySet.unmatched`), never judged.
+them. Episodes no question takes are listed (:attr:`SuiteFolder.unmatched`), never judged.
 
 The set's ``manifest.json`` (provenance ``pytest``) is written when missing, inside FOLDER
 only (:func:`ensure_manifest`): the model and endpoint read from the first request, every
@@ -54,12 +54,12 @@ PYTEST: Literal["pytest"] = "pytest"
 _SUFFIXES = (".yaml", ".yml")
 
 
-class AnySetError(ValueError):
+class SuiteFolderError(ValueError):
     """The folder holds no cassette, or is not a folder; one line naming it."""
 
 
 @dataclass(frozen=True)
-class AnySetEpisode:
+class SuiteEpisode:
     """One episode of the set: the :class:`~toolreplay.wire.episode.Episode` (its
     ``configuration`` and ``question_id`` set), its ``trial`` (from 1), the cassette it was
     read from (relative to the folder), which of the cassette's episodes it is (from 1),
@@ -78,14 +78,14 @@ class AnySetEpisode:
 
 
 @dataclass(frozen=True)
-class AnySet:
+class SuiteFolder:
     """Everything read from a folder: ``episodes`` (matched, in configuration, question,
     trial order), ``configurations`` (in folder order), ``unmatched`` (``"CASSETTE episode
     N: first user message"`` for episodes no question takes) and ``errors`` (``"CASSETTE:
     what"`` for cassettes that could not be read)."""
 
     folder: Path
-    episodes: tuple[AnySetEpisode, ...]
+    episodes: tuple[SuiteEpisode, ...]
     configurations: tuple[str, ...]
     unmatched: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
@@ -99,19 +99,6 @@ class AnySet:
         return [e.episode for e in self.episodes if e.trial == 1]
 
 
-def cassettes_folder(suite: EvalSuite, override: Path | None = None) -> Path:
-    """The folder to read: ``override`` (``--cassettes``), else the eval file's
-    ``cassettes:`` relative to the eval file; :class:`AnySetError` when neither is given."""
-    if override is not None:
-        return override
-    if suite.cassettes is None:
-        raise AnySetError(
-            f"{suite.path}: name the folder of recorded cassettes with --cassettes PATH "
-            "(or cassettes: PATH in the eval file)"
-        )
-    return Path(suite.path).parent / suite.cassettes
-
-
 def _natural(text: str) -> list[object]:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text)]
 
@@ -121,7 +108,7 @@ def discover(folder: Path) -> list[tuple[str, Path]]:
     docstring), configurations in name order, cassettes in natural order."""
     if not folder.is_dir():
         what = "does not exist" if not folder.exists() else "is not a folder"
-        raise AnySetError(f"cassette folder {folder} {what}")
+        raise SuiteFolderError(f"cassette folder {folder} {what}")
     found: list[tuple[str, Path]] = []
     own = sorted(
         (p for p in folder.iterdir() if p.is_file() and p.suffix in _SUFFIXES),
@@ -135,7 +122,7 @@ def discover(folder: Path) -> list[tuple[str, Path]]:
         )
         found += [(sub.name, p) for p in files]
     if not found:
-        raise AnySetError(
+        raise SuiteFolderError(
             f"no cassette (*.yaml) in {folder} or its subfolders: record the tests first "
             "(pytest --record-mode=rewrite)"
         )
@@ -159,15 +146,15 @@ def _by_tests(questions: Sequence[Question], stem: str) -> Question | None:
     return None
 
 
-def read_any_set(
+def read_suite_folder(
     folder: Path, suite: EvalSuite, cassettes: Sequence[tuple[str, Path]] | None = None
-) -> AnySet:
+) -> SuiteFolder:
     """Read every episode of the folder (or only ``cassettes``: ``(configuration, path)``
     under it) and map it to a question (module docstring). A cassette that cannot be read is
-    listed in :attr:`AnySet.errors`, not raised."""
+    listed in :attr:`SuiteFolder.errors`, not raised."""
     found = discover(folder) if cassettes is None else list(cassettes)
     configurations = list(dict.fromkeys(c for c, _ in found))
-    per_key: dict[tuple[str, str], list[AnySetEpisode]] = {}
+    per_key: dict[tuple[str, str], list[SuiteEpisode]] = {}
     unmatched: list[str] = []
     errors: list[str] = []
     for configuration, path in found:
@@ -188,11 +175,13 @@ def read_any_set(
             key = (configuration, question.id)
             mine = per_key.setdefault(key, [])
             episode = replace(w.episode, question_id=question.id)
-            mine.append(AnySetEpisode(episode, len(mine) + 1, rel, index, w.streamed, w.faults))
+            mine.append(SuiteEpisode(episode, len(mine) + 1, rel, index, w.streamed, w.faults))
     ordered = [
         e for c in configurations for q in suite.questions for e in per_key.get((c, q.id), [])
     ]
-    return AnySet(folder, tuple(ordered), tuple(configurations), tuple(unmatched), tuple(errors))
+    return SuiteFolder(
+        folder, tuple(ordered), tuple(configurations), tuple(unmatched), tuple(errors)
+    )
 
 
 def _interactions(path: Path) -> list[dict[str, object]]:
@@ -207,7 +196,7 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def build_manifest(found: AnySet, suite: EvalSuite) -> Manifest:
+def build_manifest(found: SuiteFolder, suite: EvalSuite) -> Manifest:
     """The manifest of a plugin-recorded set (provenance ``pytest``): the model and endpoint
     of its first Chat Completions request, each episode's record keyed ``CONFIG/QUESTION``
     (``/trial-<i>`` after the first), the eval file it was first judged with; ``recorded_on``
@@ -254,7 +243,7 @@ def build_manifest(found: AnySet, suite: EvalSuite) -> Manifest:
     )
 
 
-def ensure_manifest(found: AnySet, suite: EvalSuite) -> tuple[Manifest, bool]:
+def ensure_manifest(found: SuiteFolder, suite: EvalSuite) -> tuple[Manifest, bool]:
     """The folder's manifest, and whether it was written now: read when ``manifest.json``
     exists, else built (:func:`build_manifest`) and written inside the folder (nowhere
     else). :class:`~toolreplay.cassettes.errors.CassetteError` for a malformed manifest."""
@@ -265,7 +254,7 @@ def ensure_manifest(found: AnySet, suite: EvalSuite) -> tuple[Manifest, bool]:
     return manifest.model_copy(update={"cassette_set": found.folder.name}), True
 
 
-def changed_cassettes(found: AnySet, manifest: Manifest) -> list[str]:
+def changed_cassettes(found: SuiteFolder, manifest: Manifest) -> list[str]:
     """Cassettes whose sha256 differs from the manifest's (edited or re-recorded since it was
     written), and episodes the manifest does not know, as ``"KEY (CASSETTE)"``."""
     out = []

@@ -412,7 +412,7 @@ def test_diff_compares_two_plugin_recorded_folders(copied: Path, tmp_path: Path)
 def test_a_folder_that_cannot_be_written_is_judged_without_a_manifest(
     copied: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import toolreplay.runs.anyset as anyset
+    import toolreplay.runs.suite_folder as anyset
 
     def refuse(folder: Path, manifest: object) -> None:
         raise PermissionError(13, "Permission denied")

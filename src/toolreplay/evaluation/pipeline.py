@@ -1,0 +1,85 @@
+"""One evaluation pipeline: :func:`evaluate` turns an episode source and an eval file into
+results and the audit, for ``toolreplay run``, ``toolreplay merge``, ``pytest
+--toolreplay-report``, ``toolreplay diff`` and the library alike.
+
+Data flow: the source gives every episode of the selection, each assessed once
+(:class:`~toolreplay.evaluation.sources.Collected`); trial 1 of each configuration × question
+becomes results.json's episodes and the per-configuration summaries
+(:func:`toolreplay.results.build.build_results`), every trial becomes pass@k / pass^k
+(:func:`toolreplay.runs.trials.add_trial_metrics`), and the source's audit becomes
+``fidelity``. Nothing is judged here: every consumer reads the assessments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from toolreplay.audit.tables import Audit
+from toolreplay.evals import EvalSuite
+from toolreplay.evaluation.sources import (
+    Collected,
+    EpisodeSource,
+    Selection,
+    selection_record,
+)
+from toolreplay.judging.verdicts import FULL_JUDGE, Judge
+from toolreplay.results.build import build_results
+from toolreplay.runs.configuration import Progress
+from toolreplay.runs.trials import add_trial_metrics, trial_outcome
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What :func:`evaluate` returns: ``results`` (the results.json document, validated
+    against :class:`toolreplay.results.format.Results` when written), the ``audit`` of the
+    checks that apply to the source, what was ``collected`` (episodes with their assessments),
+    and ``notes`` to tell the user (a manifest written)."""
+
+    results: dict[str, Any]
+    audit: Audit
+    collected: Collected
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return self.collected.notes
+
+    @property
+    def passed(self) -> bool:
+        """Whether the audit passed (its applicable checks)."""
+        return self.audit.passed
+
+
+def evaluate(
+    source: EpisodeSource,
+    suite: EvalSuite,
+    selection: Selection | None = None,
+    *,
+    judge: Judge = FULL_JUDGE,
+    progress: Progress | None = None,
+) -> Evaluation:
+    """Evaluate the episodes of ``source`` with the eval file ``suite`` (its questions,
+    measures and expectations), restricted to ``selection`` (default: everything).
+
+    Raises :class:`~toolreplay.evaluation.sources.SelectionError` for a selected name the
+    source or eval file does not hold, :class:`~toolreplay.evaluation.sources.SourceError`
+    when the source cannot give its episodes; a replay fault of a worker
+    (:class:`toolreplay.runs.replay.WorkerDied`) and an interrupt pass through."""
+    selection = selection or Selection()
+    collected = source.collect(suite, selection, judge, progress)
+    trial_one = [a for a in collected.episodes if a.trial == 1]
+    results = build_results(
+        collected.manifest,
+        [a.episode for a in trial_one],
+        list(collected.configurations),
+        judge,
+        collected.suite.by_id,
+        [a.assessment for a in trial_one],
+    )
+    results["selection"] = selection_record(suite, collected)
+    outcomes = [trial_outcome(a.trial, a.episode, a.assessment) for a in collected.episodes]
+    add_trial_metrics(
+        results, outcomes, [q.id for q in collected.suite.questions], collected.trials
+    )
+    results["fidelity"] = collected.audit.to_dict()
+    return Evaluation(results, collected.audit, collected)

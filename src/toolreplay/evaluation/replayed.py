@@ -1,0 +1,182 @@
+"""The replayed source: a cassette set recorded by ``toolreplay record``, every episode
+replayed through the study's hosts (offline, record mode ``none``), by worker processes or
+from shard files.
+
+A run replays, in one fixed order (:meth:`ReplayedSet.jobs`): every trial of the selected
+configurations × questions, then the episodes the fidelity audit adds (trial 1 of every study
+and ablation configuration × question of the whole eval file not already in the first part).
+Each episode is assessed once; the audit (:func:`toolreplay.audit.run.run_audit`, all six
+checks apply) reads the trial-1 episodes and their assessments instead of replaying or
+judging them again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from toolreplay.audit.run import run_audit
+from toolreplay.audit.tables import Audit, Check
+from toolreplay.cassettes.errors import CassetteError
+from toolreplay.cassettes.manifest import Manifest, read_manifest
+from toolreplay.evals import EvalSuite
+from toolreplay.evaluation.sources import (
+    AssessedEpisode,
+    Collected,
+    Selection,
+    SelectionError,
+    SourceError,
+)
+from toolreplay.judging.assessment import Assessment, assess
+from toolreplay.judging.verdicts import Judge
+from toolreplay.runs.configuration import (
+    Configuration,
+    Progress,
+    ablation_configurations,
+    study_configurations,
+)
+from toolreplay.runs.replay import Job
+from toolreplay.runs.trials import trial_jobs
+from toolreplay.wire.episode import Episode
+
+Outcome = Episode | BaseException
+
+#: The audit's checks, in order (:mod:`toolreplay.audit.run`).
+CHECK_NAMES = (
+    "baseline_heuristics",
+    "ablation",
+    "judge_breadth",
+    "near_miss",
+    "arm_parity",
+    "completeness",
+)
+
+
+def select(whole: EvalSuite, selection: Selection) -> tuple[EvalSuite, list[Configuration]]:
+    """The eval file restricted to the selected questions, and its study configurations
+    restricted to the selected names; :class:`SelectionError` naming an unknown one."""
+    configs = study_configurations(whole)
+    known_c = [c.name for c in configs]
+    if bad := [c for c in selection.configurations if c not in known_c]:
+        raise SelectionError(
+            f"--configurations: unknown {', '.join(bad)}; this eval runs {', '.join(known_c)}"
+        )
+    known_q = [q.id for q in whole.questions]
+    if bad := [q for q in selection.questions if q not in known_q]:
+        raise SelectionError(
+            f"--questions: unknown {', '.join(bad)}; {whole.path} has {', '.join(known_q)}"
+        )
+    suite = whole
+    if selection.configurations:
+        configs = [c for c in configs if c.name in selection.configurations]
+    if selection.questions:
+        suite = replace(
+            whole, questions=tuple(q for q in whole.questions if q.id in selection.questions)
+        )
+    return suite, configs
+
+
+@dataclass(frozen=True)
+class ReplayedSet:
+    """The set at ``set_dir`` (``cassettes/<set>``), replayed by ``workers`` processes; with
+    ``outcomes`` (one per :meth:`jobs` entry, from shard files), nothing is replayed again.
+    ``trials`` limits the trials replayed (default: every trial the manifest records);
+    ``audit`` False skips the audit and its episodes (its checks are then all reported not
+    applicable: ``toolreplay diff`` compares answers, not fairness)."""
+
+    set_dir: Path
+    workers: int = 1
+    outcomes: Sequence[Outcome] | None = None
+    trials: int | None = None
+    audit: bool = True
+
+    def manifest(self) -> Manifest:
+        """The set's manifest; :class:`SourceError` when missing or malformed."""
+        try:
+            return read_manifest(self.set_dir)
+        except CassetteError as exc:
+            raise SourceError(str(exc)) from None
+
+    def jobs(self, whole: EvalSuite, selection: Selection) -> tuple[list[Job], int]:
+        """Every episode the run replays, in the fixed order of the module docstring, and how
+        many of them are the selection's trials (the rest are the audit's)."""
+        suite, configs = select(whole, selection)
+        jobs = trial_jobs(suite, configs, self._trials(self.manifest()))
+        if not self.audit:
+            return jobs, len(jobs)
+        have = {(j.configuration.name, j.question_id) for j in jobs if j.trial == 1}
+        extra = [
+            Job(c, q.id)
+            for c in [*study_configurations(whole), *ablation_configurations(whole)]
+            for q in whole.questions
+            if (c.name, q.id) not in have
+        ]
+        return [*jobs, *extra], len(jobs)
+
+    def _trials(self, manifest: Manifest) -> int:
+        return manifest.trials if self.trials is None else min(self.trials, manifest.trials)
+
+    def collect(
+        self,
+        whole: EvalSuite,
+        selection: Selection,
+        judge: Judge,
+        progress: Progress | None = None,
+    ) -> Collected:
+        """Replay (or take from shards) every episode, assess the selection's trials once,
+        and audit the whole eval file. :class:`SourceError` for the first selected episode
+        that does not replay (the audit's own episodes are reported by its completeness
+        check instead)."""
+        suite, configs = select(whole, selection)
+        manifest = self.manifest()
+        jobs, n_trials = self.jobs(whole, selection)
+        outcomes = self.outcomes
+        if outcomes is None:
+            from toolreplay.runs.replay import replay_outcomes  # looked up at each call
+
+            outcomes = replay_outcomes(
+                self.set_dir, manifest, whole, jobs, workers=self.workers, progress=progress
+            )
+        episodes: list[AssessedEpisode] = []
+        for job, outcome in zip(jobs[:n_trials], outcomes[:n_trials], strict=True):
+            if isinstance(outcome, BaseException):
+                raise SourceError(str(outcome)) from outcome
+            question = suite.by_id.get(outcome.question_id)
+            episodes.append(AssessedEpisode(outcome, job.trial, assess(outcome, question, judge)))
+        if not self.audit:
+            skipped = "not applicable: not audited (run without the audit)"
+            audit = Audit(tuple(Check.not_applicable(n, skipped) for n in CHECK_NAMES), {}, ())
+            return self._collected(manifest, suite, configs, whole, episodes, audit)
+        # The audit is about the set, not the selection: it covers the whole eval file, from
+        # the episodes replayed above (one that did not replay is replayed again to say why).
+        have: dict[tuple[str, str], Episode] = {}
+        assessed: dict[tuple[str, str], Assessment] = {}
+        for a in episodes:
+            if a.trial == 1:
+                key = (a.episode.configuration, a.episode.question_id)
+                have[key], assessed[key] = a.episode, a.assessment
+        for job, outcome in zip(jobs[n_trials:], outcomes[n_trials:], strict=True):
+            if not isinstance(outcome, BaseException):
+                have[(job.configuration.name, job.question_id)] = outcome
+        audit = run_audit(self.set_dir, whole, judge, episodes=have, assessments=assessed)
+        return self._collected(manifest, suite, configs, whole, episodes, audit)
+
+    def _collected(
+        self,
+        manifest: Manifest,
+        suite: EvalSuite,
+        configs: Sequence[Configuration],
+        whole: EvalSuite,
+        episodes: Sequence[AssessedEpisode],
+        audit: Audit,
+    ) -> Collected:
+        return Collected(
+            manifest=manifest,
+            suite=suite,
+            configurations=tuple(c.name for c in configs),
+            all_configurations=len(study_configurations(whole)),
+            episodes=tuple(episodes),
+            trials=self._trials(manifest),
+            audit=audit,
+        )

@@ -1,0 +1,217 @@
+"""The wire source: the cassettes a test suite recorded (the pytest plugin), read from the
+wire whatever framework sent them (:mod:`toolreplay.runs.suite_folder`), never replayed
+through the study's hosts.
+
+Each test module is a configuration, each question of the eval file takes the episodes of
+the tests it names (or whose first user message is its text), repeated tests are its trials.
+Without an eval file, :func:`suite_from_tests` makes one: each test id a question (a purely
+numeric parametrisation, ``test_x[3]`` as ``@pytest.mark.parametrize("trial", range(5))``
+writes it, is a repeat of ``test_x``: a trial, not another question).
+
+The audit (:func:`toolreplay.audit.suite_folder.audit_suite_folder`) applies the checks such a
+set allows; the study's are not applicable. The set's ``manifest.json`` (provenance ``pytest``)
+is read, or written inside the folder when missing and ``write_manifest`` is set.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from toolreplay.audit.suite_folder import audit_suite_folder
+from toolreplay.cassettes.errors import CassetteError
+from toolreplay.cassettes.manifest import manifest_path
+from toolreplay.evals import EvalSuite, ExperimentSpec, Question
+from toolreplay.evaluation.sources import (
+    AssessedEpisode,
+    Collected,
+    Selection,
+    SelectionError,
+    SourceError,
+)
+from toolreplay.judging.assessment import assess
+from toolreplay.judging.verdicts import Judge
+from toolreplay.runs.configuration import Progress
+from toolreplay.runs.suite_folder import (
+    SuiteFolderError,
+    build_manifest,
+    discover,
+    ensure_manifest,
+    read_suite_folder,
+)
+
+#: A parametrisation that only counts repeats: ``[3]``, or a last id part ``-3]``.
+_REPEAT = re.compile(r"(?:\[\d+\]|-\d+\])$")
+
+
+def test_question(stem: str) -> str:
+    """The question a recorded test answers, from its cassette's name (the test id): the id
+    itself, less a trailing numeric parametrisation, which numbers repeats (``test_x[3]`` →
+    ``test_x``, ``test_x[paris-2]`` → ``test_x[paris]``, ``test_x[paris]`` unchanged)."""
+    if stem.endswith("]") and _REPEAT.search(stem):
+        trimmed = _REPEAT.sub("", stem)
+        return trimmed if "[" not in trimmed else trimmed + "]"
+    return stem
+
+
+test_question.__test__ = False  # type: ignore[attr-defined]  # not a test for pytest
+
+
+def _question_id(name: str) -> str:
+    text = re.sub(r"[^a-z0-9_\[\]-]+", "-", name.lower()).strip("-_")
+    return text or "test"
+
+
+def suite_from_tests(
+    cassettes: Iterable[Path],
+    expectations: Mapping[str, Sequence[Any]] | None = None,
+    name: str = "pytest-session",
+) -> EvalSuite:
+    """An eval file for test-recorded cassettes without one: one question per test id (see
+    :func:`test_question`), its text the first user message of its first cassette, nothing
+    to measure (so an answer passes unless a failure mode fails it: an empty answer, an
+    unfulfilled promise, a fabricated value...), its expectations from ``expectations``
+    (keyed by test function name or by question, in the eval file's ``expect:`` forms, e.g. a
+    test's ``@pytest.mark.toolreplay_expect`` marker). :class:`SourceError` for a cassette that
+    cannot be read."""
+    from toolreplay.cassettes.episodes import read_wire_episodes
+    from toolreplay.cassettes.store import load_cassette
+    from toolreplay.evals import parse_expectations
+
+    by_question: dict[str, list[Path]] = {}
+    for path in cassettes:
+        by_question.setdefault(test_question(path.stem), []).append(path)
+    questions = []
+    for question, paths in by_question.items():
+        try:
+            wire = read_wire_episodes(load_cassette(paths[0]))
+        except (CassetteError, ValueError):
+            wire = []
+        text = wire[0].episode.question if wire else question
+        function = question.split("[", 1)[0]
+        expect = (expectations or {}).get(question) or (expectations or {}).get(function) or ()
+        questions.append(
+            Question(
+                id=_question_id(question),
+                text=text,
+                measure="none",
+                places=(),
+                day_index=0,  # a value of a day series is read for its first day
+                expect=parse_expectations(list(expect), f"{function} expect"),
+                tests=tuple(sorted({p.stem for p in paths})),
+            )
+        )
+    spec = ExperimentSpec(("loop",), (), 6, 20000, 0.0, ())
+    return EvalSuite(name, "", tuple(questions), spec, name)
+
+
+def cassettes_folder(suite: EvalSuite, override: Path | None = None) -> Path:
+    """The folder to read: ``override`` (``--cassettes``), else the eval file's
+    ``cassettes:`` relative to the eval file; :class:`SourceError` when neither is given."""
+    if override is not None:
+        return override
+    if suite.cassettes is None:
+        raise SourceError(
+            f"{suite.path}: name the folder of recorded cassettes with --cassettes PATH "
+            "(or cassettes: PATH in the eval file)"
+        )
+    return Path(suite.path).parent / suite.cassettes
+
+
+@dataclass(frozen=True)
+class SuiteCassettes:
+    """The test-recorded cassettes under ``folder`` (all of them, or only ``cassettes``:
+    ``(configuration, path)`` pairs under it); the manifest written when missing if
+    ``write_manifest`` (never outside ``folder``); ``arms`` the configurations whose
+    requests must agree (arm parity; default: the eval file's ``arms:``)."""
+
+    folder: Path
+    cassettes: Sequence[tuple[str, Path]] | None = None
+    write_manifest: bool = True
+    arms: Sequence[str] | None = None
+
+    def collect(
+        self,
+        whole: EvalSuite,
+        selection: Selection,
+        judge: Judge,
+        progress: Progress | None = None,
+    ) -> Collected:
+        """Read, select, assess and audit (module docstring). :class:`SelectionError` for an
+        unknown name, :class:`SourceError` for a folder without cassettes or a malformed
+        manifest."""
+        try:
+            found = read_suite_folder(self.folder, whole, self.cassettes)
+        except (SuiteFolderError, CassetteError) as exc:
+            raise SourceError(str(exc)) from None
+        known_q = [q.id for q in whole.questions]
+        if bad := [q for q in selection.questions if q not in known_q]:
+            raise SelectionError(
+                f"--questions: unknown {', '.join(bad)}; {whole.path} has {known_q}"
+            )
+        if bad := [c for c in selection.configurations if c not in found.configurations]:
+            raise SelectionError(
+                f"--configurations: unknown {', '.join(bad)}; {self.folder} holds "
+                f"{', '.join(found.configurations)}"
+            )
+        notes: list[str] = []
+        try:
+            if not (self.write_manifest or manifest_path(self.folder).exists()):
+                raise FileNotFoundError  # not asked to write one
+            manifest, written = ensure_manifest(found, whole)
+            audited_manifest = manifest
+            if written:
+                notes.append(f"wrote {manifest_path(self.folder)} (provenance pytest)")
+        except OSError:  # none, and none written (not asked to, or a read-only folder)
+            manifest, audited_manifest = build_manifest(found, whole), None
+        except CassetteError as exc:
+            raise SourceError(str(exc)) from None
+        suite = whole
+        if selection.questions:
+            suite = replace(
+                whole,
+                questions=tuple(
+                    q for q in whole.questions if q.id in known_q and q.id in selection.questions
+                ),
+            )
+        names = [c for c in found.configurations if c in (selection.configurations or [c])]
+        qids = {q.id for q in suite.questions}
+        chosen = tuple(
+            e for e in found.episodes
+            if e.episode.configuration in names and e.episode.question_id in qids
+        )  # fmt: skip
+        assessed = tuple(
+            AssessedEpisode(
+                e.episode,
+                e.trial,
+                assess(e.episode, suite.by_id.get(e.episode.question_id), judge),
+                e.cassette,
+            )
+            for e in chosen
+        )
+        narrowed = replace(found, episodes=chosen, configurations=tuple(names))
+        arms = self.arms if self.arms is not None else getattr(whole, "arms", ())
+        passed = {e.key: a.assessment.passed for e, a in zip(chosen, assessed, strict=True)}
+        audit = audit_suite_folder(narrowed, suite, judge, audited_manifest, passed, arms)
+        return Collected(
+            manifest=manifest,
+            suite=suite,
+            configurations=tuple(names),
+            all_configurations=len(found.configurations),
+            episodes=assessed,
+            trials=found.trials,
+            audit=audit,
+            notes=tuple(notes),
+        )
+
+
+def folder_cassettes(folder: Path) -> list[Path]:
+    """Every cassette of a test suite's folder (:func:`toolreplay.runs.suite_folder.discover`);
+    :class:`SourceError` when it holds none."""
+    try:
+        return [p for _, p in discover(folder)]
+    except SuiteFolderError as exc:
+        raise SourceError(str(exc)) from None
