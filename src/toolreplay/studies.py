@@ -112,7 +112,7 @@ class Study(Generic[ClientT]):
     """What a domain supplies to the engine (see the module docstring); generic in the type
     of its tool client (``Study[OpenMeteoClient]``). Build one and register it
     (:func:`register_study`) or declare it as an entry point; the second study of the test
-    suite and ``examples/stock_agent/study.py`` fit in a few dozen lines.
+    suite and ``examples/stock_agent/stock_study.py`` fit in a few dozen lines.
 
     - ``toolsets``: toolset names in the study's order (the report's column order);
       ``toolset_labels`` how the report names each (``get_weather(city)``).

@@ -39,6 +39,7 @@ from toolreplay.evals.measures import (
     field_pattern,
     parse_measures,
 )
+from toolreplay.evals.schema import PlaceModel
 from toolreplay.evals.suite import (
     DEFAULT_REPEAT_WINDOW,
     NO_MEASURE,
@@ -53,7 +54,7 @@ __all__ = [
     "DEFAULT_REPEAT_WINDOW", "EVAL_FILE_LIMIT", "EXPECTATION_KINDS", "NO_MEASURE",
     "SEQUENCE_MODES", "AnswerContains", "AnswerMatches", "AnswerNotContains", "DeclarationError",
     "EpisodeExpectation", "EvalFileError", "EvalSuite", "ExperimentSpec", "Grounded",
-    "MaxRounds", "MaxToolCalls", "Measure", "MeasureDeclaration", "Place", "Question",
+    "MaxRounds", "MaxToolCalls", "Measure", "MeasureDeclaration", "Place", "PlaceModel", "Question",
     "StopReason", "StrictGrounding", "ToolArguments", "ToolCalled", "ToolNotCalled",
     "ToolSequence", "UnitDeclaration", "field_pattern", "load_eval", "parse_expectation",
     "parse_expectations", "parse_measures",

@@ -22,7 +22,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from toolreplay.evals import Measure, Place, Question
+from toolreplay.evals import Measure, Place, PlaceModel, Question
 from toolreplay.judging.vocabulary import Vocabulary, resolve
 from toolreplay.wire.episode import Episode, Message, ModelReply, Round, ToolCall, ToolResult, Usage
 
@@ -38,17 +38,11 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class _PlaceModel(_Strict):
-    query: str = Field(min_length=1)
-    region: str = Field(min_length=1)
-    names: list[str] = []
-
-
 class _QuestionModel(_Strict):
     text: str = Field(min_length=1)
     measure: Measure  # and one the vocabulary declares (checked on loading)
     day: str | None = None  # one of the vocabulary's day names; None: its first
-    places: list[_PlaceModel] = Field(min_length=1)
+    places: list[PlaceModel] = Field(min_length=1)  # an eval file's place, as it is written
     tools: list[str] = []
 
 
