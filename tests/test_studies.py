@@ -97,6 +97,14 @@ def test_a_registered_study_runs_an_episode_through_the_engine(stock_study: Stud
     assert '"value": 12' in tool_message["content"]
 
 
+def test_a_study_without_a_stand_in_says_so(stock_study: Study) -> None:
+    """The engine reaches a stand-in model only through the study: none, a clear error."""
+    from toolreplay import StandinModel
+
+    with pytest.raises(ValueError, match="the stock-test study has no stand-in model"):
+        StandinModel(load_eval(_eval_file(stock_study)))
+
+
 def test_eval_files_are_checked_against_their_study(stock_study: Study, tmp_path: Path) -> None:
     path = _eval_file(stock_study, tmp_path, toolsets="[lookup, oneshot]")
     with pytest.raises(EvalFileError, match=r"unknown toolset 'oneshot' \(the stock-test study"):
