@@ -123,6 +123,8 @@ def stock_example(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """examples/stock_agent/stock_study.py, imported from its folder and registered; its
     modules are forgotten afterwards (another example has a ``servers`` module too)."""
     monkeypatch.syspath_prepend(str(EXAMPLE))
+    for name in ("stock_study", "servers"):  # not another example's
+        sys.modules.pop(name, None)
     import stock_study
 
     yield register_study(stock_study.STUDY)
