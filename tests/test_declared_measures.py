@@ -242,7 +242,7 @@ def test_the_docs_example_eval_file_loads_and_judges(tmp_path: Path) -> None:
 
 def test_pass_hat_k_counts_a_trial_that_misses_an_expectation_as_failed(tmp_path: Path) -> None:
     from toolreplay.judging.assessment import assess
-    from toolreplay.runs.trials import trial_outcome
+    from toolreplay.results.trials import trial_outcome
 
     q = load_eval(_eval(tmp_path)).question("two-skus")
     correct = stock_episode(CORRECT)

@@ -19,18 +19,19 @@ from typer.testing import CliRunner
 
 import toolreplay.cli.main as cli
 import toolreplay.cli.report as cli_report
-import toolreplay.files as files
+import toolreplay.folders as folders
+import toolreplay.outputs as outputs
 import toolreplay.runs.record as record_mod
 from toolreplay.cassettes.errors import CassetteError
 from toolreplay.cassettes.manifest import read_manifest, write_manifest
-from toolreplay.files import (
-    atomic_write_text,
+from toolreplay.folders import (
     folder_lock,
     leftovers,
     recover_tree,
     replace_tree,
     staging_folder,
 )
+from toolreplay.outputs import atomic_write_text
 from toolreplay.report.render import render_report, write_report
 from toolreplay.results.build import write_results
 from toolreplay.runs.configuration import Configuration
@@ -77,7 +78,7 @@ def full_disk(monkeypatch: pytest.MonkeyPatch):
         def __exit__(self, *exc):
             return self.f.__exit__(*exc)
 
-    monkeypatch.setattr(files.os, "fdopen", lambda *a, **k: Full(real(*a, **k)))
+    monkeypatch.setattr(outputs.os, "fdopen", lambda *a, **k: Full(real(*a, **k)))
 
 
 def test_full_disk_leaves_the_old_files_intact(tmp_path, full_disk):
@@ -111,14 +112,14 @@ def test_report_on_a_full_disk_says_so_and_keeps_the_old_page(tmp_path, full_dis
 
 def test_temporary_names_are_unique_and_permissions_usual(tmp_path, monkeypatch):
     names = []
-    real = files.tempfile.mkstemp
+    real = outputs.tempfile.mkstemp
 
     def mkstemp(**kwargs):
         fd, name = real(**kwargs)
         names.append(name)
         return fd, name
 
-    monkeypatch.setattr(files.tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(outputs.tempfile, "mkstemp", mkstemp)
     for _ in range(3):
         atomic_write_text(tmp_path / "index.html", "x")
     assert len(set(names)) == 3 and all(Path(n).parent == tmp_path for n in names)
@@ -234,18 +235,18 @@ KILLER = textwrap.dedent(
     """
     import os, shutil, sys
     from pathlib import Path
-    import toolreplay.files as files
+    import toolreplay.folders as folders
     mode, new, dest = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
     if mode == "two-renames":  # no exchange here; killed between the two renames
-        files._exchange = lambda a, b: False
+        folders._exchange = lambda a, b: False
         real = os.rename
         def rename(a, b):
             real(a, b)
             os._exit(137)
-        files.os.rename = rename
+        folders.os.rename = rename
     else:  # killed right after the exchange, before the old set is deleted
-        files.shutil.rmtree = lambda *a, **k: os._exit(137)
-    files.replace_tree(new, dest)
+        folders.shutil.rmtree = lambda *a, **k: os._exit(137)
+    folders.replace_tree(new, dest)
     """
 )
 
@@ -288,7 +289,7 @@ def test_killed_after_the_exchange_keeps_the_new_set(tmp_path):
 @pytest.mark.parametrize("exchange", [True, False])
 def test_replace_tree_swaps_whole_sets(tmp_path, monkeypatch, exchange):
     if not exchange:
-        monkeypatch.setattr(files, "_exchange", lambda a, b: False)
+        monkeypatch.setattr(folders, "_exchange", lambda a, b: False)
     dest, new = two_sets(tmp_path)
     replace_tree(new, dest)
     assert snapshot(dest) == {"manifest.json": b'{"new": true}'}
@@ -297,7 +298,7 @@ def test_replace_tree_swaps_whole_sets(tmp_path, monkeypatch, exchange):
 
 @pytest.mark.slow
 def test_an_interrupted_second_rename_puts_the_set_back(suite, tmp_path, monkeypatch, loopback):
-    monkeypatch.setattr(files, "_exchange", lambda a, b: False)
+    monkeypatch.setattr(folders, "_exchange", lambda a, b: False)
     set_dir = tmp_path / "reference"
     shutil.copytree(REFERENCE, set_dir)
     before = snapshot(set_dir)
@@ -308,7 +309,7 @@ def test_an_interrupted_second_rename_puts_the_set_back(suite, tmp_path, monkeyp
             raise KeyboardInterrupt  # as if Ctrl-C landed between the two renames
         real(a, b)
 
-    monkeypatch.setattr(files.os, "rename", rename)
+    monkeypatch.setattr(folders.os, "rename", rename)
     with pytest.raises(RecordingInterrupted, match="is unchanged"):
         record_stand_in(set_dir, suite, [Configuration("loop", "atomic")])
     assert snapshot(set_dir) == before and not leftovers(set_dir)

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from toolreplay.cli.main import app
-from toolreplay.files import (
+from toolreplay.outputs import (
     JOURNAL,
     OutputPathError,
     check_output_file,

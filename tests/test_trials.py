@@ -12,9 +12,10 @@ from toolreplay.cassettes.store import read_cassette
 from toolreplay.evals import EvalSuite
 from toolreplay.judging.assessment import assess
 from toolreplay.judging.verdicts import FULL_JUDGE
+from toolreplay.results.trials import summarize_trials, trial_outcome
 from toolreplay.runs.configuration import Configuration
 from toolreplay.runs.record import record_stand_in
-from toolreplay.runs.trials import replay_trials, summarize_trials, trial_outcome
+from toolreplay.runs.trials import replay_trials
 from toolreplay.study.weather.hints import Variation, hints_of
 from toolreplay.study.weather.standin import StandinPolicy
 

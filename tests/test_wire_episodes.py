@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from toolreplay.cassettes.episodes import (
-    WireEpisodeError,
-    episode_from_cassette,
+from toolreplay.cassettes.episodes import episode_from_cassette
+from toolreplay.cassettes.manifest import cassette_path
+from toolreplay.cassettes.store import load_cassette
+from toolreplay.wire.chat_completions import (
     episode_from_interactions,
     episodes_from_interactions,
     read_wire_episodes,
 )
-from toolreplay.cassettes.manifest import cassette_path
-from toolreplay.cassettes.store import load_cassette
 from toolreplay.wire.episode import Episode
+from toolreplay.wire.interactions import WireEpisodeError
 
 from .conftest import REFERENCE
 

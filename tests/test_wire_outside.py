@@ -20,8 +20,9 @@ import pytest
 from openai.lib.streaming.chat._completions import ChatCompletionStreamState
 from openai.types.chat import ChatCompletionChunk
 
-from toolreplay.cassettes.episodes import episodes_from_cassette, read_wire_episodes
+from toolreplay.cassettes.episodes import episodes_from_cassette
 from toolreplay.judging.expectations import check_expectations
+from toolreplay.wire.chat_completions import read_wire_episodes
 from toolreplay.wire.replies import ModelReplyError, parse_chat_reply
 from toolreplay.wire.stream import assemble_chat_stream
 

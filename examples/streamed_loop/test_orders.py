@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from loop import ask
 
-from toolreplay.cassettes.episodes import read_wire_episodes
 from toolreplay.cassettes.store import load_cassette
 from toolreplay.plugin.snapshots import normalise_episode
+from toolreplay.wire.chat_completions import read_wire_episodes
 
 
 def check_wire(vcr: Any, messages: list[dict[str, Any]]) -> Any:

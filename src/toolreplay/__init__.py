@@ -114,7 +114,7 @@ _EXPORTS: dict[str, str] = {
     "replay_set": "runs.replay",
     "episode_from_cassette": "cassettes.episodes",
     "episodes_from_cassette": "cassettes.episodes",
-    "episodes_from_interactions": "cassettes.episodes",
+    "episodes_from_interactions": "wire.chat_completions",
 }
 
 __all__ = [
@@ -197,11 +197,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and IDEs; nothing is imported at run time
     from toolreplay.audit.run import run_audit
     from toolreplay.audit.tables import Audit
-    from toolreplay.cassettes.episodes import (
-        episode_from_cassette,
-        episodes_from_cassette,
-        episodes_from_interactions,
-    )
+    from toolreplay.cassettes.episodes import episode_from_cassette, episodes_from_cassette
     from toolreplay.cassettes.errors import CassetteError, CassetteMiss, UnplayedInteractions
     from toolreplay.cassettes.vcr import replay_cassette
     from toolreplay.evals import EvalSuite, load_eval
@@ -225,6 +221,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; nothing is imported at run time
     from toolreplay.studies import Study, register_study
     from toolreplay.tools.functions import Tool, tool, tool_schema, toolset_from_functions
     from toolreplay.tools.toolset import ToolError, Toolset
+    from toolreplay.wire.chat_completions import episodes_from_interactions
     from toolreplay.wire.episode import Episode, ModelReply, Round, ToolCall, ToolResult, Usage
 
     __version__: str

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from toolreplay.cassettes.errors import CassetteError
-from toolreplay.cassettes.format import JsonBodySerializer, _load_yaml
+from toolreplay.cassettes.format import JsonBodySerializer
+from toolreplay.inputs import InputFileError, load_yaml, read_checked
 
 
 def _request(raw: dict[str, Any], where: str) -> dict[str, Any]:
@@ -77,7 +78,7 @@ def convert_text(text: str, source: str = "cassette") -> str:
     import yaml
 
     try:
-        raw = _load_yaml(text)
+        raw = load_yaml(text)
     except yaml.YAMLError as exc:
         raise CassetteError(f"{source}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("interactions"), list):
@@ -101,10 +102,10 @@ def convert_file(source: Path, target: Path) -> int:
     converts in place); returns the number of interactions. The written file is checked with
     toolreplay's loader before it replaces anything: :class:`CassetteError` otherwise."""
     from toolreplay.cassettes.store import CASSETTE_LIMIT, _validate
-    from toolreplay.files import InputFileError, atomic_write_text, read_input_text
+    from toolreplay.outputs import atomic_write_text
 
     try:
-        text = read_input_text(source, "cassette", CASSETTE_LIMIT)
+        text = read_checked(source, what="cassette", limit=CASSETTE_LIMIT)
     except InputFileError as exc:
         raise CassetteError(str(exc)) from None
     converted = convert_text(text, str(source))

@@ -11,7 +11,7 @@ from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 import yaml
 
-from toolreplay.files import check_yaml_depth
+from toolreplay.inputs import load_yaml
 
 if TYPE_CHECKING:  # vcrpy is imported when recording (or a test's cassette) needs it
     pass
@@ -44,62 +44,6 @@ def _parse_json_body(body: Any) -> Any:
         return json.loads(body)
     except ValueError:
         return None
-
-
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: ~10x faster
-
-
-class AliasError(yaml.YAMLError):
-    """A cassette uses a YAML anchor and alias (refused: a few lines of aliases can expand to
-    gigabytes when the body is turned back into JSON)."""
-
-
-def _refuse_shared_nodes(root: yaml.Node) -> None:
-    """Walk the composed node graph once; an alias makes a node reachable twice (or a cycle),
-    so the first node seen again is refused, before anything is constructed or expanded."""
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            mark = node.start_mark
-            raise AliasError(
-                f"YAML alias to the node anchored at line {mark.line + 1}, column "
-                f"{mark.column + 1}: cassettes may not use anchors or aliases"
-            )
-        seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                stack.extend((value, key))
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(reversed(node.value))
-
-
-_NO_ALIAS_LOADERS: dict[type, type] = {}
-
-
-def _no_alias_loader(base: type) -> type:
-    """``base`` (a PyYAML safe loader, libyaml's by default) with a compose-time check that
-    refuses aliases (:func:`_refuse_shared_nodes`)."""
-    if base not in _NO_ALIAS_LOADERS:
-
-        def get_single_node(self: Any) -> Any:
-            node = base.get_single_node(self)  # type: ignore[attr-defined]
-            if node is not None:
-                _refuse_shared_nodes(node)
-            return node
-
-        _NO_ALIAS_LOADERS[base] = type(
-            f"NoAlias{base.__name__}", (base,), {"get_single_node": get_single_node}
-        )
-    return _NO_ALIAS_LOADERS[base]
-
-
-def _load_yaml(text: str) -> Any:
-    """Parse one YAML document with the safe loader; aliases refused (:class:`AliasError`),
-    nesting bounded (:func:`~toolreplay.files.check_yaml_depth`)."""
-    check_yaml_depth(text, _Loader)
-    return yaml.load(text, Loader=_no_alias_loader(_Loader))
 
 
 # libyaml's emitter when available (~4x faster; the same bytes for every committed cassette);
@@ -164,7 +108,7 @@ class JsonBodySerializer:
 
     @staticmethod
     def serialize(cassette_dict: dict[str, Any]) -> str:
-        from toolreplay.secrets import refuse_secrets
+        from toolreplay.redaction import refuse_secrets
 
         # Before anything is written: a key echoed anywhere (a binary body included) is refused.
         refuse_secrets(cassette_dict, "the cassette")
@@ -184,7 +128,7 @@ class JsonBodySerializer:
 
     @staticmethod
     def deserialize(text: str) -> dict[str, Any]:
-        data: dict[str, Any] = _load_yaml(text)
+        data: dict[str, Any] = load_yaml(text)
         for interaction in data.get("interactions", []):
             _unparse_bodies(interaction)
         return data

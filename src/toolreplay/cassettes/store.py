@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -23,12 +21,8 @@ from pydantic import (
 )
 
 from toolreplay.cassettes.errors import CassetteError
-from toolreplay.cassettes.format import _json_problem, _load_yaml
-from toolreplay.files import (
-    InputFileError,
-    decode_input,
-    read_input_bytes,
-)
+from toolreplay.cassettes.format import _json_problem
+from toolreplay.inputs import InputFileError, parse_checked, read_input_bytes
 
 #: A cassette larger than this is refused before parsing (ours are a few kilobytes each).
 CASSETTE_LIMIT = 64 * 1024 * 1024
@@ -157,17 +151,8 @@ def load_prepared(
 
 
 def _read_bytes(path: Path) -> bytes:
-    """The file's bytes, at most :data:`CASSETTE_LIMIT` (a regular file is read at its size,
-    not into a buffer of the limit)."""
-    try:
-        with open(path, "rb") as f:
-            info = os.fstat(f.fileno())
-            if stat.S_ISREG(info.st_mode) and info.st_size <= CASSETTE_LIMIT:
-                data = f.read(info.st_size + 1)  # + 1: a file that grew meanwhile is seen
-                if len(data) <= CASSETTE_LIMIT:
-                    return data
-    except OSError:
-        pass  # read_input_bytes says what is wrong
+    """The file's bytes, at most :data:`CASSETTE_LIMIT`, read by the one checked reader (a
+    FIFO or a device is refused unopened); :class:`CassetteError` otherwise."""
     try:
         return read_input_bytes(path, "cassette", CASSETTE_LIMIT)
     except InputFileError as exc:
@@ -260,9 +245,10 @@ class ParseCache:
 
         blob = self._memory.get(digest)
         if blob is None and self.folder is not None:
-            try:
-                stored = (self.folder / f"{digest}.marshal").read_bytes()
-            except OSError:
+            entry = self.folder / f"{digest}.marshal"
+            try:  # a regular file only (a FIFO put there is not waited on), bounded
+                stored = read_input_bytes(entry, "parse cache entry", 4 * CASSETTE_LIMIT)
+            except InputFileError:
                 stored = b""
             if (
                 len(stored) > 64
@@ -361,13 +347,9 @@ def parse_cache() -> ParseCache:
 
 def _validate(path: Path, data: bytes) -> list[dict[str, Any]]:
     try:
-        text = decode_input(path, data, "cassette")
+        raw = parse_checked(path, data, what="cassette", parse="yaml")
     except InputFileError as exc:
         raise CassetteError(str(exc)) from None
-    try:
-        raw = _load_yaml(text)
-    except yaml.YAMLError as exc:
-        raise CassetteError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("interactions"), list):
         raise CassetteError(f"{path}: not a cassette (no 'interactions' list)")
     try:

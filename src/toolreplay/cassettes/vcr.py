@@ -25,7 +25,7 @@ from toolreplay.cassettes.format import (
 )
 from toolreplay.cassettes.miss import explain_miss, find_miss
 from toolreplay.cassettes.store import CassetteDamaged, load_cassette, load_prepared
-from toolreplay.files import (
+from toolreplay.outputs import (
     atomic_write_text,
 )
 
@@ -64,7 +64,7 @@ _PRELOADED: contextvars.ContextVar[tuple[Path, list[dict[str, Any]]] | None] = (
 
 
 class AtomicPersister:
-    """vcrpy persister: cassettes are written atomically (:func:`~toolreplay.files.
+    """vcrpy persister: cassettes are written atomically (:func:`~toolreplay.outputs.
     atomic_write_text`), so a killed recording never leaves a half-written cassette."""
 
     @staticmethod

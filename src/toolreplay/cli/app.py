@@ -41,6 +41,6 @@ def _main(
 
     Exit status: 0 success; 1 a failed check, a failed episode set or another failure that
     is not a usage error; 2 usage errors only."""
-    from toolreplay.secrets import install_streams
+    from toolreplay.redaction import install_streams
 
     install_streams()  # every line printed is redacted and survives any output encoding

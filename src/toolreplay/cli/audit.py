@@ -38,7 +38,8 @@ def publish_run(out_dir: "Path", results: dict, audit: "Audit", errors: tuple = 
     the audit's summary and what was written: shared by ``run`` on a recorded set and on a
     test suite's set. Exit 2 on an output path refused, 1 on a write that failed (or one of
     ``errors``, the caller's own)."""
-    from toolreplay.files import LockedError, OutputPathError
+    from toolreplay.folders import LockedError
+    from toolreplay.outputs import OutputPathError
     from toolreplay.report.render import ReportError
 
     try:

@@ -277,13 +277,14 @@ LOCK_WAIT_S = 60.0
 
 def write_outputs(out_dir: Path, results: dict[str, Any], wait: float | None = None) -> Path:
     """Write ``out_dir/results.json`` and ``out_dir/index.html`` as one generation
-    (:func:`toolreplay.files.publish`: both or neither, a kill included); returns the page's
+    (:func:`toolreplay.outputs.publish`: both or neither, a kill included); returns the page's
     path. One writer of the folder at a time (a file lock; another writer is waited for up to
     ``wait`` seconds, default :data:`LOCK_WAIT_S`, then :class:`LockedError`); what a killed
     earlier run left there is completed or removed first, and said on stderr."""
     import json
 
-    from toolreplay.files import folder_lock, publish, recover_outputs
+    from toolreplay.folders import folder_lock
+    from toolreplay.outputs import publish, recover_outputs
     from toolreplay.report.render import stream_report
     from toolreplay.results.format import check_results
 
@@ -311,7 +312,7 @@ def _note(message: str) -> None:
 def _check_output_folder(folder: Path, files: tuple[str, ...] = ()) -> None:
     """Fail now, before any work, when ``folder`` cannot hold our output files, or one of
     ``files`` there is not a regular file (a device, FIFO, socket, folder or link): exit 2."""
-    from toolreplay.files import (
+    from toolreplay.outputs import (
         OutputPathError,
         check_name_lengths,
         check_output_file,

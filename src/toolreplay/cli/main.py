@@ -34,7 +34,7 @@ app.registered_commands.sort(key=lambda c: ORDER.index(c.callback.__module__.rsp
 def main() -> None:
     """``toolreplay``: run the application (exit codes 0 success, 1 a failed check or another
     failure, 2 a usage error, 130 interrupted). Whatever happens, what is printed passes the
-    redaction step (:mod:`toolreplay.secrets`) and an unexpected error is one line, not a
+    redaction step (:mod:`toolreplay.redaction`) and an unexpected error is one line, not a
     traceback (``TOOLREPLAY_TRACEBACK=1`` shows it).
 
     Called as the process's entry (the ``toolreplay`` script, ``python -m toolreplay``), the
@@ -44,7 +44,7 @@ def main() -> None:
     ``SystemExit`` as usual."""
     import os
 
-    from toolreplay.secrets import install_streams, redact_text
+    from toolreplay.redaction import install_streams, redact_text
 
     caller = sys._getframe(1)
     install_streams()

@@ -182,6 +182,7 @@ def record(
     required (there is no default: `--set reference` re-records the committed set); a set of
     another provenance is replaced only with --force."""
     from toolreplay.models.endpoint import EndpointError, resolve_endpoint
+    from toolreplay.redaction import register_url
     from toolreplay.runs.configuration import ablation_configurations, study_configurations
     from toolreplay.runs.record import (
         RecordingInterrupted,
@@ -196,7 +197,6 @@ def record(
         update_snapshots,
     )
     from toolreplay.runs.target import RecordingError
-    from toolreplay.secrets import register_url
 
     register_url(base_url)  # its userinfo and credential parameters are never printed
     if model_source is None:  # checked here: typer releases differ on required options
@@ -240,7 +240,7 @@ def record(
             endpoint = resolve_endpoint(base_url, model, api_key_env)
         except EndpointError as exc:
             raise _fail(str(exc)) from None
-        from toolreplay.secrets import register, register_url
+        from toolreplay.redaction import register, register_url
 
         register(endpoint.settings.api_key)  # never printed nor written from here on
         register_url(endpoint.settings.base_url)

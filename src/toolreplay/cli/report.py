@@ -50,13 +50,12 @@ def report(
     page also shows what changed since another run. `--out -` writes the page to standard
     output."""
     from toolreplay.diff import DiffError, load_run
-    from toolreplay.files import (
+    from toolreplay.folders import LockedError, folder_lock
+    from toolreplay.outputs import (
         JOURNAL,
-        LockedError,
         OutputPathError,
         check_name_lengths,
         check_output_file,
-        folder_lock,
         publish,
         recover_outputs,
     )

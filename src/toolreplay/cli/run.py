@@ -215,12 +215,27 @@ def _suite_of_folder(folder: Path) -> "EvalSuite":
 def _recorded_by_tests(cassettes: Path, set_name: str) -> bool:
     """Whether ``--cassettes DIR`` is a folder of cassettes a test suite recorded, for an eval
     file that does not name it with ``cassettes:``: YAML files, and no cassette set of
-    ``toolreplay record`` (``DIR/SET``, or any ``DIR/*/manifest.json``) in it."""
+    ``toolreplay record`` (``DIR/SET``, or a ``DIR/*/manifest.json`` of another provenance
+    than ``pytest``: the manifest a run writes into a test module's folder does not make its
+    parent a set of sets) in it."""
     if (cassettes / set_name).exists() or not cassettes.is_dir():
         return False
-    if any(cassettes.glob("*/manifest.json")):
+    if any(not _written_for_tests(m) for m in cassettes.glob("*/manifest.json")):
         return False
     return any(cassettes.rglob("*.yaml")) or any(cassettes.rglob("*.yml"))
+
+
+def _written_for_tests(manifest: Path) -> bool:
+    """Whether ``manifest`` is a test suite's (provenance ``pytest``), read leniently: an
+    unreadable one counts as a recorded set's, whose own reading then says what is wrong."""
+    import json
+
+    try:
+        with manifest.open("rb") as f:
+            head = f.read(1 << 20)
+        return json.loads(head).get("provenance") == "pytest"
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _evaluate_and_publish(

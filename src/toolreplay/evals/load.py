@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from toolreplay.evals.boundary import DeclarationError, EvalFileError
@@ -29,7 +28,7 @@ from toolreplay.evals.expectations import (
 from toolreplay.evals.measures import MeasureDeclaration, parse_measures
 from toolreplay.evals.schema import NO_PROMPT_HINT, EvalModel, NamedToolChoice
 from toolreplay.evals.suite import NO_MEASURE, EvalSuite, ExperimentSpec, Place, Question
-from toolreplay.files import InputFileError, check_yaml_depth, read_input_text
+from toolreplay.inputs import InputFileError, read_checked
 from toolreplay.studies import Study, StudyError, load_study
 
 #: An eval file larger than this is refused before parsing (ours is a few kilobytes).
@@ -152,18 +151,13 @@ def load_eval(path: str | Path) -> EvalSuite:
 def _read(p: Path) -> dict[str, Any]:
     """The eval file's YAML as a mapping; :class:`EvalFileError` naming ``p`` otherwise."""
     try:
-        text = read_input_text(p, "eval file", EVAL_FILE_LIMIT)
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
-        check_yaml_depth(text, loader)
-        raw = yaml.load(text, Loader=loader)
+        raw = read_checked(p, what="eval file", limit=EVAL_FILE_LIMIT, parse="yaml", aliases=True)
     except InputFileError as exc:
         if exc.missing:
             raise EvalFileError(
                 f"eval file not found: {p} (run from the project's root, or pass --eval PATH)"
             ) from None
         raise EvalFileError(str(exc)) from None
-    except yaml.YAMLError as exc:
-        raise EvalFileError(f"{p}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict):  # the file's own words, not the model's class name
         found = "empty" if raw is None else f"a {type(raw).__name__}"
         raise EvalFileError(

@@ -4,10 +4,9 @@ results and the audit, for ``toolreplay run``, ``toolreplay merge``, ``pytest
 
 Data flow: the source gives every episode of the selection, each assessed once
 (:class:`~toolreplay.evaluation.sources.Collected`); trial 1 of each configuration × question
-becomes results.json's episodes and the per-configuration summaries
-(:func:`toolreplay.results.build.build_results`), every trial becomes pass@k / pass^k
-(:func:`toolreplay.runs.trials.add_trial_metrics`), and the source's audit becomes
-``fidelity``. Nothing is judged here: every consumer reads the assessments.
+becomes results.json's episodes and the per-configuration summaries, every trial pass@k /
+pass^k, and the source's audit ``fidelity`` (:func:`toolreplay.results.build.build_results`:
+one document built whole). Nothing is judged here: every consumer reads the assessments.
 """
 
 from __future__ import annotations
@@ -24,9 +23,9 @@ from toolreplay.evaluation.sources import (
     selection_record,
 )
 from toolreplay.judging.verdicts import FULL_JUDGE, Judge
-from toolreplay.results.build import build_results
+from toolreplay.results.build import TrialOutcomes, build_results
+from toolreplay.results.trials import trial_outcome
 from toolreplay.runs.configuration import Progress
-from toolreplay.runs.trials import add_trial_metrics, trial_outcome
 
 
 @dataclass(frozen=True)
@@ -68,6 +67,7 @@ def evaluate(
     selection = selection or Selection()
     collected = source.collect(suite, selection, judge, progress)
     trial_one = [a for a in collected.episodes if a.trial == 1]
+    outcomes = [trial_outcome(a.trial, a.episode, a.assessment) for a in collected.episodes]
     results = build_results(
         collected.manifest,
         [a.episode for a in trial_one],
@@ -75,11 +75,10 @@ def evaluate(
         judge,
         collected.suite.by_id,
         [a.assessment for a in trial_one],
+        selection=selection_record(suite, collected),
+        trials=TrialOutcomes(
+            outcomes, [q.id for q in collected.suite.questions], collected.trials
+        ),
+        fidelity=collected.audit.to_dict(),
     )
-    results["selection"] = selection_record(suite, collected)
-    outcomes = [trial_outcome(a.trial, a.episode, a.assessment) for a in collected.episodes]
-    add_trial_metrics(
-        results, outcomes, [q.id for q in collected.suite.questions], collected.trials
-    )
-    results["fidelity"] = collected.audit.to_dict()
     return Evaluation(results, collected.audit, collected)

@@ -4,9 +4,9 @@ through the study's hosts.
 
 Each test module is a configuration, each question of the eval file takes the episodes of
 the tests it names (or whose first user message is its text), repeated tests are its trials.
-Without an eval file, :func:`suite_from_tests` makes one: each test id a question (a purely
-numeric parametrisation, ``test_x[3]`` as ``@pytest.mark.parametrize("trial", range(5))``
-writes it, is a repeat of ``test_x``: a trial, not another question).
+Without an eval file, :func:`suite_from_tests` makes one: each test id a question (its purely
+numeric parametrisation parts, ``test_x[3]`` as ``@pytest.mark.parametrize("trial",
+range(5))`` writes it, number repeats of ``test_x``: trials, not other questions).
 
 The audit (:func:`toolreplay.audit.suite_folder.audit_suite_folder`) applies the checks such a
 set allows; the study's are not applicable. The set's ``manifest.json`` (provenance ``pytest``)
@@ -43,18 +43,18 @@ from toolreplay.runs.suite_folder import (
     read_suite_folder,
 )
 
-#: A parametrisation that only counts repeats: ``[3]``, or a last id part ``-3]``.
-_REPEAT = re.compile(r"(?:\[\d+\]|-\d+\])$")
-
 
 def test_question(stem: str) -> str:
     """The question a recorded test answers, from its cassette's name (the test id): the id
-    itself, less a trailing numeric parametrisation, which numbers repeats (``test_x[3]`` →
-    ``test_x``, ``test_x[paris-2]`` → ``test_x[paris]``, ``test_x[paris]`` unchanged)."""
-    if stem.endswith("]") and _REPEAT.search(stem):
-        trimmed = _REPEAT.sub("", stem)
-        return trimmed if "[" not in trimmed else trimmed + "]"
-    return stem
+    less its purely numeric parametrisation parts, which number repeats (``test_x[3]`` →
+    ``test_x``; ``test_x[paris-2]`` and ``test_x[2-paris]`` → ``test_x[paris]``, as
+    ``@pytest.mark.parametrize("trial", range(3))`` beside another parameter writes them;
+    ``test_x[paris]`` and ``test_x[v1.2]`` unchanged)."""
+    name, bracket, params = stem.partition("[")
+    if not bracket or not params.endswith("]"):
+        return stem
+    kept = [p for p in params[:-1].split("-") if not p.isdigit()]
+    return f"{name}[{'-'.join(kept)}]" if kept else name
 
 
 test_question.__test__ = False  # type: ignore[attr-defined]  # not a test for pytest
@@ -77,9 +77,9 @@ def suite_from_tests(
     (keyed by test function name or by question, in the eval file's ``expect:`` forms, e.g. a
     test's ``@pytest.mark.toolreplay_expect`` marker). :class:`SourceError` for a cassette that
     cannot be read."""
-    from toolreplay.cassettes.episodes import read_wire_episodes
     from toolreplay.cassettes.store import load_cassette
     from toolreplay.evals import parse_expectations
+    from toolreplay.wire.chat_completions import read_wire_episodes
 
     by_question: dict[str, list[Path]] = {}
     for path in cassettes:

@@ -19,15 +19,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from toolreplay.evals import Measure, Place, PlaceModel, Question
+from toolreplay.inputs import InputFileError, read_checked
 from toolreplay.judging.vocabulary import Vocabulary, resolve
 from toolreplay.wire.episode import Episode, Message, ModelReply, Round, ToolCall, ToolResult, Usage
 
 #: The corpus the audit reads, next to the eval file.
 CORPUS_NAME = "phrasings.yaml"
+
+#: A phrasing corpus larger than this is refused unread (ours is a few kilobytes).
+CORPUS_LIMIT = 4 * 1024 * 1024
 
 
 class PhrasingsError(ValueError):
@@ -176,12 +179,13 @@ def load_corpus(path: str | Path, vocabulary: Vocabulary | None = None) -> Corpu
     otherwise."""
     p = Path(path)
     try:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster
-        raw = yaml.load(p.read_text(encoding="utf-8"), Loader=loader)
-    except FileNotFoundError:
-        raise PhrasingsError(f"phrasing corpus not found: {p}") from None
-    except yaml.YAMLError as exc:
-        raise PhrasingsError(f"{p}: not valid YAML: {exc}") from None
+        raw = read_checked(
+            p, what="phrasing corpus", limit=CORPUS_LIMIT, parse="yaml", aliases=True
+        )
+    except InputFileError as exc:
+        if exc.missing:
+            raise PhrasingsError(f"phrasing corpus not found: {p}") from None
+        raise PhrasingsError(str(exc)) from None
     try:
         model = _CorpusModel.model_validate(raw)
     except ValidationError as exc:

@@ -188,7 +188,7 @@ def toolreplay_model_settings(record_mode: str, request: pytest.FixtureRequest) 
     record mode ``none``, the base URL and model of the test's cassette (no environment
     needed); when recording, the environment's, with the key paired with its endpoint."""
     from toolreplay.plugin.settings import recorded_settings, recording_settings
-    from toolreplay.secrets import register, register_url
+    from toolreplay.redaction import register, register_url
 
     if record_mode == "none":
         return recorded_settings(request.getfixturevalue("vcr"))

@@ -65,7 +65,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from toolreplay.diff import Run
-from toolreplay.files import atomic_writer
+from toolreplay.outputs import atomic_writer
 from toolreplay.report.fidelity import _fidelity
 from toolreplay.report.labels import METRICS
 from toolreplay.report.summary import (
@@ -191,7 +191,7 @@ def write_report(results_path: Path, out_path: Path, compare: Run | None = None)
     transcripts on a second page beside it (:func:`transcripts_path`), so the report itself
     stays small and quick to open. Returns ``out_path``. Raises :class:`ReportError` naming the
     results file when it is missing or malformed. Each page is written next to its path and
-    moved into place when complete (:func:`toolreplay.files.atomic_writer`), so a failure or
+    moved into place when complete (:func:`toolreplay.outputs.atomic_writer`), so a failure or
     a concurrent writer never leaves a half-written page."""
     results = load_results(results_path)
     out = Path(out_path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -14,13 +15,14 @@ from urllib.parse import urlsplit
 from toolreplay.cassettes.format import LOOPBACK
 from toolreplay.cassettes.manifest import Manifest
 from toolreplay.evals import Question
-from toolreplay.files import atomic_write_text
 from toolreplay.judging.assessment import Assessment, assess
 from toolreplay.judging.episode_errors import EpisodeError
 from toolreplay.judging.failures import mode_counts
 from toolreplay.judging.grounding import Target
 from toolreplay.judging.verdicts import Judge
+from toolreplay.outputs import atomic_write_text
 from toolreplay.results.format import RESULTS_FORMAT, check_results
+from toolreplay.results.trials import summarize_trials
 from toolreplay.wire.episode import Episode
 
 
@@ -168,24 +170,57 @@ def build_results(
     judge: Judge,
     measures: Mapping[str, Question | str] | None = None,
     assessments: Sequence[Assessment] | None = None,
+    *,
+    selection: Mapping[str, Any] | None = None,
+    trials: TrialOutcomes | None = None,
+    fidelity: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The results.json document; ``measures`` maps question ids to their question (or only
-    its declared measure) from the eval file, so each answer is judged for what it asks;
-    ``assessments``, one per episode in order, when the episodes were already assessed."""
+    """The results.json document, built whole (nothing is added to it afterwards).
+
+    ``episodes`` are trial 1 of each configuration × question; ``measures`` maps question
+    ids to their question (or only its declared measure) from the eval file, so each answer
+    is judged for what it asks; ``assessments``, one per episode in order, when the episodes
+    were already assessed. ``selection`` is the run's ``selection`` entry; ``trials`` every
+    trial's outcome (:func:`toolreplay.results.trials.trial_outcome`) with the question ids
+    and the set's trial count, from which each configuration gets its pass@k / pass^k fields
+    and the document ``trials`` and ``trial_outcomes``; ``fidelity`` the audit
+    (:meth:`toolreplay.audit.tables.Audit.to_dict`). Left out when None."""
     m = measures or {}
     done: Sequence[Assessment | None] = assessments or [None] * len(episodes)
     records = [
         episode_record(e, judge, m.get(e.question_id), a)
         for e, a in zip(episodes, done, strict=True)
     ]
-    return {
+    configurations = summarize(records, configuration_names)
+    if trials is not None:
+        summary = summarize_trials(trials.outcomes, configuration_names, trials.question_ids)
+        configurations = [{**c, **summary[c["name"]]} for c in configurations]
+    results: dict[str, Any] = {
         "format": RESULTS_FORMAT,
         "cassette_set": manifest.cassette_set,
         "provenance": provenance(manifest),
         "judge": judge.name,
-        "configurations": summarize(records, configuration_names),
+        "configurations": configurations,
         "episodes": records,
     }
+    if selection is not None:
+        results["selection"] = dict(selection)
+    if trials is not None:
+        results["trials"] = trials.trials
+        results["trial_outcomes"] = [dict(o) for o in trials.outcomes]
+    if fidelity is not None:
+        results["fidelity"] = dict(fidelity)
+    return results
+
+
+@dataclass(frozen=True)
+class TrialOutcomes:
+    """Every trial's outcome (``outcomes``: :func:`toolreplay.results.trials.trial_outcome`
+    each), the ``question_ids`` they answer (in order) and the set's ``trials`` count."""
+
+    outcomes: Sequence[Mapping[str, Any]]
+    question_ids: Sequence[str]
+    trials: int
 
 
 def write_results(path: Path, results: dict[str, Any]) -> None:

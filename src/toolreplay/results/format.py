@@ -43,7 +43,7 @@ from the manifest's URLs: ``[{"name": "model", "role": "model", "url", "host", "
 (a loopback model URL in a stand-in set), ``fixture-server`` (a loopback tool URL) or ``live``
 (anything else; :func:`toolreplay.results.build.endpoint_source`).
 
-Trial fields (added by :func:`toolreplay.runs.trials.add_trial_metrics`; the fields above, the 2×2
+Trial fields (added by :func:`toolreplay.results.build.build_results`; the fields above, the 2×2
 table included, come from trial 1 alone, the study's run)::
 
     "selection": {"eval_file": "evals/weather.yaml", "configurations": [names run],

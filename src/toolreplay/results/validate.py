@@ -17,13 +17,12 @@ file and the episode or configuration.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from toolreplay.files import InputFileError, read_input_text
+from toolreplay.inputs import InputFileError, read_checked
 from toolreplay.results.format import ResultsError, check_results
 
 #: Larger results files are refused unread (the study's is ~1 MB).
@@ -36,34 +35,11 @@ MAX_DEPTH = 64
 FAILING_MODES = ("fabricated_value", "empty_answer", "error")
 
 
-def json_depth(value: Any) -> int:
-    """How deeply ``value`` (parsed JSON) nests: 0 for a scalar, 1 for a flat list..."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-    return deepest
-
-
 def load_json_bounded(path: Path, what: str, limit: int, depth: int = MAX_DEPTH) -> Any:
     """Parse the JSON file ``path`` (at most ``limit`` bytes, nesting at most ``depth``);
-    :class:`ValueError` naming the file and what is wrong otherwise (``InputFileError`` for an
-    unreadable, missing or oversized file)."""
-    text = read_input_text(path, what, limit)
-    try:
-        value = json.loads(text)
-    except RecursionError:
-        raise ValueError(f"{path}: {what} nests deeper than {depth} levels") from None
-    except ValueError as exc:
-        raise ValueError(f"{path}: not valid JSON: {exc}") from None
-    if json_depth(value) > depth:
-        raise ValueError(f"{path}: {what} nests deeper than {depth} levels")
-    return value
+    :class:`~toolreplay.inputs.InputFileError` (a :class:`ValueError`) naming the file and
+    what is wrong otherwise (:func:`toolreplay.inputs.read_checked`)."""
+    return read_checked(path, what=what, limit=limit, parse="json", depth=depth)
 
 
 def check_invariants(results: Mapping[str, Any]) -> None:

@@ -3,7 +3,7 @@ model and Open-Meteo fixture server on loopback) or ``--model-source live`` (a r
 OpenAI-compatible endpoint and the real Open-Meteo API; needs a key).
 
 Recording writes the whole new set into a staging folder beside the set and swaps it in
-atomically only when every episode succeeded (:mod:`toolreplay.files`): a failed or killed
+atomically only when every episode succeeded (:mod:`toolreplay.folders`): a failed or killed
 recording never overwrites good cassettes, and a reader never sees half a set. Re-recording
 chosen episodes (``only``) changes just those cassettes and manifest entries (the rest are
 copied into the staging folder unchanged). One recording of a set at a time (a file lock).
@@ -47,7 +47,7 @@ from toolreplay.cassettes.manifest import (
 )
 from toolreplay.cassettes.vcr import make_vcr, one_request_at_a_time, use_cassette
 from toolreplay.evals import EvalSuite
-from toolreplay.files import (
+from toolreplay.folders import (
     LockedError,
     deferred_interrupts,
     folder_lock,
@@ -58,6 +58,7 @@ from toolreplay.files import (
 from toolreplay.models.base import ModelSettings
 from toolreplay.models.endpoint import KEY_VARIABLES
 from toolreplay.models.openai_chat import OpenAIChatModel
+from toolreplay.redaction import SecretFound, strip_url_credentials
 from toolreplay.runs.configuration import Configuration, Progress, fingerprint
 from toolreplay.runs.episode import run_episode
 from toolreplay.runs.target import (
@@ -68,7 +69,6 @@ from toolreplay.runs.target import (
     package_versions,
     register_secrets,
 )
-from toolreplay.secrets import SecretFound, strip_url_credentials
 from toolreplay.studies import load_study
 
 
@@ -175,10 +175,10 @@ def record_set(
     Raises :class:`RecordingError` when an episode fails, an ``only`` key is unknown, or
     ``set_dir`` holds a set of another provenance (stand-in or live, model, endpoint host) or
     something that is not a readable set, unless ``force``; the set on disk is then
-    untouched. Holds the set's lock (:func:`~toolreplay.files.folder_lock`) throughout and
+    untouched. Holds the set's lock (:func:`~toolreplay.folders.folder_lock`) throughout and
     fails fast when another recording holds it; first cleans up after a killed run
-    (:func:`~toolreplay.files.recover_tree`), passing what it did to ``notify``. The new set
-    replaces the old one atomically (:func:`~toolreplay.files.replace_tree`); Ctrl-C or
+    (:func:`~toolreplay.folders.recover_tree`), passing what it did to ``notify``. The new set
+    replaces the old one atomically (:func:`~toolreplay.folders.replace_tree`); Ctrl-C or
     SIGTERM raises :class:`RecordingInterrupted` saying whether the set was replaced."""
     register_secrets(target)  # before any request: nothing printed or written shows them
     if trials < 1:

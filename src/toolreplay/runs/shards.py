@@ -32,7 +32,8 @@ from pydantic import BaseModel, ConfigDict, StrictInt, TypeAdapter, ValidationEr
 
 from toolreplay.cassettes.errors import CassetteError, CassetteMiss, UnplayedInteractions
 from toolreplay.cassettes.manifest import manifest_path
-from toolreplay.files import InputFileError, atomic_write_text, read_input_text
+from toolreplay.inputs import InputFileError, read_checked
+from toolreplay.outputs import atomic_write_text
 from toolreplay.runs.replay import Job
 from toolreplay.wire.episode import Episode
 
@@ -158,7 +159,7 @@ def write_shard(
 
 def _read(path: Path) -> _ShardModel:
     try:
-        text = read_input_text(path, "shard file", SHARD_LIMIT)
+        text = read_checked(path, what="shard file", limit=SHARD_LIMIT)
     except InputFileError as exc:
         raise ShardError(str(exc)) from None
     try:

@@ -34,7 +34,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from toolreplay.cassettes.episodes import WireEpisode, WireEpisodeError, read_wire_episodes
 from toolreplay.cassettes.errors import CassetteError
 from toolreplay.cassettes.manifest import (
     EpisodeRecord,
@@ -46,7 +45,9 @@ from toolreplay.cassettes.manifest import (
     write_manifest,
 )
 from toolreplay.evals import EvalSuite, Question
+from toolreplay.wire.chat_completions import read_wire_episodes
 from toolreplay.wire.episode import Episode
+from toolreplay.wire.interactions import WireEpisode, WireEpisodeError
 
 #: The provenance of a set recorded by the pytest plugin (its manifest written afterwards).
 PYTEST: Literal["pytest"] = "pytest"
@@ -245,25 +246,41 @@ def build_manifest(found: SuiteFolder, suite: EvalSuite) -> Manifest:
 
 def ensure_manifest(found: SuiteFolder, suite: EvalSuite) -> tuple[Manifest, bool]:
     """The folder's manifest, and whether it was written now: read when ``manifest.json``
-    exists, else built (:func:`build_manifest`) and written inside the folder (nowhere
-    else). :class:`~toolreplay.cassettes.errors.CassetteError` for a malformed manifest."""
+    exists (without the set-integrity check: cassettes recorded, re-recorded or removed since
+    are for :func:`changed_cassettes` to name), else built (:func:`build_manifest`) and
+    written inside the folder (nowhere else). :class:`~toolreplay.cassettes.errors.
+    CassetteError` for a malformed manifest."""
     if manifest_path(found.folder).exists():
-        return read_manifest(found.folder), False
+        return read_manifest(found.folder, check=False), False
     manifest = build_manifest(found, suite)
     write_manifest(found.folder, manifest)
     return manifest.model_copy(update={"cassette_set": found.folder.name}), True
 
 
 def changed_cassettes(found: SuiteFolder, manifest: Manifest) -> list[str]:
-    """Cassettes whose sha256 differs from the manifest's (edited or re-recorded since it was
-    written), and episodes the manifest does not know, as ``"KEY (CASSETTE)"``."""
+    """What differs from the manifest, compared cassette by cassette (whatever eval file
+    wrote it, so another eval file's question ids never make a cassette look new): episodes
+    whose cassette's sha256 differs (edited or re-recorded since), cassettes the manifest does
+    not know (recorded since), as ``"KEY (CASSETTE)"``, and cassettes the manifest lists that
+    are gone (``"CASSETTE: in the manifest, no longer in the folder"``)."""
+    recorded = {r.cassette: r.cassette_sha256 for r in manifest.episodes.values()}
     out = []
+    seen: dict[str, str] = {}
     for e in found.episodes:
-        record = manifest.episodes.get(e.key)
-        if record is None:
+        if e.cassette not in seen:
+            seen[e.cassette] = _sha256(found.folder / e.cassette)
+        if e.cassette not in recorded:
             out.append(f"{e.key} ({e.cassette}: not in the manifest)")
-        elif record.cassette != e.cassette or record.cassette_sha256 != _sha256(
-            found.folder / e.cassette
-        ):
+        elif recorded[e.cassette] != seen[e.cassette]:
             out.append(f"{e.key} ({e.cassette})")
+    present = {c for _, p in discover(found.folder) for c in [_rel(found.folder, p)]}
+    out += [
+        f"{c}: in the manifest, no longer in the folder"
+        for c in sorted(recorded)
+        if c not in present
+    ]
     return out
+
+
+def _rel(folder: Path, path: Path) -> str:
+    return path.relative_to(folder).as_posix()

@@ -14,7 +14,7 @@ from pathlib import Path
 from toolreplay.cassettes.errors import CassetteError
 from toolreplay.cassettes.manifest import read_manifest, redact_url
 from toolreplay.models.base import ModelSettings
-from toolreplay.secrets import MIN_SECRET, find_secret, register, register_url
+from toolreplay.redaction import MIN_SECRET, find_secret, register, register_url
 
 PACKAGES = ("toolreplay", "openai", "httpx", "requests", "vcrpy")
 
@@ -60,7 +60,7 @@ MIN_SCANNED_KEY = MIN_SECRET
 
 def register_secrets(target: Target) -> None:
     """Make what ``target`` sends that is secret known to the redaction step
-    (:mod:`toolreplay.secrets`): the live key, credentials in the model's and the tools' URLs.
+    (:mod:`toolreplay.redaction`): the live key, credentials in the model's and the tools' URLs.
     The stand-in's placeholder key is no secret."""
     if target.provenance == "live":
         register(target.model.api_key)

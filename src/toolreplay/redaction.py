@@ -12,7 +12,7 @@ its length.
 Where the step sits:
 
 - every file toolreplay writes goes through :func:`redact_text` / :func:`redact_bytes`
-  (:mod:`toolreplay.files`' atomic writers: results, report, manifest, cassettes, shards);
+  (:mod:`toolreplay.outputs`' atomic writers: results, report, manifest, cassettes, shards);
 - a cassette about to be written (by ``toolreplay record`` or the pytest plugin) is scanned
   first by :func:`refuse_secrets`, bodies of any encoding included (bytes are searched as
   UTF-8, UTF-16 and gzip-decoded), and refused with :class:`SecretFound` before any byte of it

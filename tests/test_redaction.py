@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from toolreplay import secrets
+from toolreplay import redaction
 from toolreplay.cli.main import app
-from toolreplay.files import atomic_write_bytes, atomic_write_text
 from toolreplay.models.base import ModelSettings
+from toolreplay.outputs import atomic_write_bytes, atomic_write_text
 from toolreplay.runs.configuration import Configuration
 from toolreplay.runs.record import record_live
 from toolreplay.runs.target import RecordingError
@@ -74,29 +74,29 @@ def _server(status: int, body: bytes, content_type: str, plain: bytes = b"") -> 
 
 def test_redaction_covers_registered_keys_userinfo_query_and_environment(monkeypatch):
     monkeypatch.setenv("SOMEONES_API_KEY", "env-secret-0123456789")
-    secrets.register(KEY)
-    secrets.register_url("http://alice:pa55word-long@example.test/v1?api_key=qs-secret-value&x=1")
+    redaction.register(KEY)
+    redaction.register_url("http://alice:pa55word-long@example.test/v1?api_key=qs-secret-value&x=1")
     text = f"{KEY} alice:pa55word-long@example.test qs-secret-value env-secret-0123456789 x=1"
-    redacted = secrets.redact_text(text)
+    redacted = redaction.redact_text(text)
     for secret in (KEY, "pa55word-long", "qs-secret-value", "env-secret-0123456789"):
         assert secret not in redacted
-    assert redacted.count(secrets.REDACTED) == 4 and redacted.endswith("x=1")
-    assert secrets.redact_text("short k stays") == "short k stays"  # too short to be a key
+    assert redacted.count(redaction.REDACTED) == 4 and redacted.endswith("x=1")
+    assert redaction.redact_text("short k stays") == "short k stays"  # too short to be a key
 
 
 def test_find_secret_decodes_binary_bodies_first():
-    secrets.register(KEY)
+    redaction.register(KEY)
     latin1 = b"\xff\xfe invalid key " + KEY.encode() + b" \xe9"
     utf16 = f"invalid key {KEY}".encode("utf-16")
     gzipped = gzip.compress(f"key {KEY}".encode())
     for body in (latin1, utf16, gzipped):
-        where = secrets.find_secret({"interactions": [{"response": {"body": {"string": body}}}]})
+        where = redaction.find_secret({"interactions": [{"response": {"body": {"string": body}}}]})
         assert where == "interactions.0.response.body.string"
-    assert secrets.find_secret({"body": b"\xff\xfe nothing here"}) is None
+    assert redaction.find_secret({"body": b"\xff\xfe nothing here"}) is None
 
 
 def test_every_file_written_passes_the_step(tmp_path):
-    secrets.register(KEY)
+    redaction.register(KEY)
     atomic_write_text(tmp_path / "results.json", json.dumps({"answer": f"echo {KEY}"}))
     atomic_write_bytes(tmp_path / "page.html", f"<p>{KEY}</p>".encode())
     assert KEY.encode() not in _all_bytes(tmp_path)
@@ -118,7 +118,7 @@ def test_the_plugin_serializer_refuses_a_cassette_holding_a_key(monkeypatch):
         ],
         "version": 1,
     }
-    with pytest.raises(secrets.SecretFound, match="Refused before writing"):
+    with pytest.raises(redaction.SecretFound, match="Refused before writing"):
         JsonBodySerializer.serialize(cassette)
 
 
@@ -190,7 +190,7 @@ def test_console_output_survives_an_ascii_stream():
     import io
 
     raw = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
-    stream = secrets.SafeStream(raw)
+    stream = redaction.SafeStream(raw)
     stream.write("北京今天多少度？\n")
     raw.flush()
     assert raw.buffer.getvalue() == b"\\u5317\\u4eac\\u4eca\\u5929\\u591a\\u5c11\\u5ea6\\uff1f\n"

@@ -1,0 +1,336 @@
+"""One evaluation pipeline over two episode sources (``toolreplay.evaluation``): a recorded set
+replayed through the hosts and a test suite's cassettes read from the wire go through the same
+``evaluate``; each episode is assessed once and every consumer reads that assessment (one pass
+rule); a test suite's audit is scoped to what the eval file declares and to the selection."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from toolreplay.cli.main import app
+from toolreplay.evals import Question
+from toolreplay.evaluation import (
+    ReplayedSet,
+    Selection,
+    SelectionError,
+    SuiteCassettes,
+    evaluate,
+    suite_from_tests,
+)
+from toolreplay.evaluation.wire import test_question
+from toolreplay.judging.assessment import FAILING_MODES, assess
+
+from .stock_domain import episode
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "stock_agent"
+
+
+def _question(measure: str = "none") -> Question:
+    return Question(
+        id="q", text="How many ABC-1?", measure=measure, places=(), day_index=0,
+    )  # fmt: skip
+
+
+# ---- assessed once, one pass rule ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "passed", "modes"),
+    [
+        ("ABC-1: 12 units on hand.", True, []),
+        ("Let me check the stock and get back to you shortly.", False, ["unfulfilled_promise"]),
+        ("I'll look that up now.", False, ["unfulfilled_promise"]),
+    ],
+)
+def test_a_failure_mode_fails_an_episode_whatever_its_verdict(
+    answer: str, passed: bool, modes: list[str]
+) -> None:
+    """A question that measures nothing (a test without an eval file) passes any answer by
+    its verdict; a promise or an empty answer still fails it."""
+    assessment = assess(episode([], answer), _question())
+    assert assessment.verdict.passed
+    assert (assessment.passed, assessment.modes) == (passed, modes)
+
+
+def test_an_empty_answer_fails_by_verdict_and_label() -> None:
+    assessment = assess(episode([], ""), _question())
+    assert (assessment.verdict.passed, assessment.passed) == (False, False)
+    assert assessment.modes == ["empty_answer"]
+
+
+def test_the_failing_modes_are_failure_modes() -> None:
+    from toolreplay.judging.failures import FAILURE_MODES
+
+    assert set(FAILING_MODES) <= set(FAILURE_MODES)
+    assert "no_measurement" not in FAILING_MODES  # the verdict's own reason
+
+
+def test_results_trials_and_audit_read_one_assessment_per_episode(monkeypatch) -> None:
+    """Each trial-1 episode of the reference set is assessed once for the run: the results,
+    the pass^k outcomes and the audit's faithful table read that assessment (the audit judges
+    its own extra episodes, ablations and the narrow judge's, separately)."""
+    import toolreplay.evaluation.replayed as replayed
+    from toolreplay.evals import load_eval
+
+    calls: list[tuple[str, str]] = []
+    real = replayed.assess
+
+    def counting(ep: Any, question: Any, judge: Any) -> Any:
+        calls.append((ep.configuration, ep.question_id))
+        return real(ep, question, judge)
+
+    monkeypatch.setattr(replayed, "assess", counting)
+    suite = load_eval(REPO / "evals" / "weather.yaml")
+    source = ReplayedSet(REPO / "cassettes" / "reference", trials=1, audit=False)
+    evaluation = evaluate(source, suite)
+    assert len(calls) == len(set(calls)) == 16
+    passed = {(e["configuration"], e["question_id"]): e["passed"]
+              for e in evaluation.results["episodes"]}  # fmt: skip
+    outcomes = {(o["configuration"], o["question_id"]): o["passed"]
+                for o in evaluation.results["trial_outcomes"]}  # fmt: skip
+    assert passed == outcomes
+    assert [c["passed"] for c in evaluation.results["configurations"]] == [4, 4, 0, 4]
+
+
+def test_an_unknown_selection_is_a_selection_error() -> None:
+    from toolreplay.evals import load_eval
+
+    suite = load_eval(REPO / "evals" / "weather.yaml")
+    reference = ReplayedSet(REPO / "cassettes" / "reference")
+    with pytest.raises(SelectionError, match=r"^--questions: unknown nope"):
+        evaluate(reference, suite, Selection(questions=("nope",)))
+
+
+# ---- a test suite without an eval file -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("stem", "question"),
+    [
+        ("test_x", "test_x"),
+        ("test_x[3]", "test_x"),
+        ("test_x[12]", "test_x"),
+        ("test_x[paris]", "test_x[paris]"),
+        ("test_x[paris-2]", "test_x[paris]"),
+        ("test_x[2-paris]", "test_x[paris]"),
+        ("test_x[paris-2-rome]", "test_x[paris-rome]"),
+        ("test_x[v1.2]", "test_x[v1.2]"),
+    ],
+)
+def test_each_test_id_is_a_question_and_numbered_repeats_its_trials(
+    stem: str, question: str
+) -> None:
+    assert test_question(stem) == question
+
+
+def test_a_suite_from_tests_maps_every_cassette(tmp_path: Path) -> None:
+    folder = EXAMPLE / "cassettes" / "test_agent"
+    suite = suite_from_tests(sorted(folder.glob("*.yaml")), {"test_price": [{"max_rounds": 1}]})
+    ids = [q.id for q in suite.questions]
+    assert ids == ["test_price", "test_stock_and_price", "test_stock_levels", "test_unknown_sku"]
+    price = suite.question("test_price")
+    assert price.tests == ("test_price[1]", "test_price[2]", "test_price[3]")
+    assert price.text == "What does ABC-1 cost?"
+    assert [e.kind for e in price.expect] == ["max_rounds"]
+
+
+@pytest.mark.slow
+def test_run_on_a_test_suite_folder_needs_no_eval_file(tmp_path: Path, monkeypatch) -> None:
+    """``toolreplay run --cassettes DIR`` in a folder without ``evals/weather.yaml``: each
+    test a question, its numbered repeats the trials."""
+    shutil.copytree(EXAMPLE / "cassettes", tmp_path / "cassettes")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["run", "--cassettes", "cassettes", "--out", "out"])
+    assert result.exit_code == 0, result.output
+    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert [e["question_id"] for e in results["episodes"]] == [
+        "test_price", "test_stock_and_price", "test_stock_levels", "test_unknown_sku",
+    ]  # fmt: skip
+    assert results["trials"] == 3
+    assert not (tmp_path / "evals").exists()
+
+
+@pytest.mark.slow
+def test_a_manifest_a_run_wrote_never_makes_a_later_report_refuse_the_folder(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """``toolreplay run`` writes the folder's manifest (keyed by the questions of the eval it
+    ran with); a later session reporting with another eval file, after a test was recorded
+    into the folder and another removed, reads the folder: the completeness check names what
+    changed, the run is not refused."""
+    folder = tmp_path / "cassettes"
+    shutil.copytree(EXAMPLE / "cassettes", folder)
+    (folder / "manifest.json").unlink()
+    monkeypatch.chdir(tmp_path)
+    first = CliRunner().invoke(app, ["run", "--cassettes", "cassettes", "--out", "out"])
+    assert first.exit_code == 0, first.output
+    assert (folder / "manifest.json").is_file()
+    module = folder / "test_agent"
+    shutil.copy(module / "test_price[1].yaml", module / "test_price[4].yaml")
+    (module / "test_unknown_sku[3].yaml").unlink()
+    from toolreplay.evals import load_eval
+
+    suite = load_eval(EXAMPLE / "eval.yaml")
+    cassettes = [("test_agent", p) for p in sorted(module.glob("*.yaml"))]
+    evaluation = evaluate(SuiteCassettes(folder, cassettes, write_manifest=False), suite)
+    completeness = evaluation.audit.check("completeness")
+    evidence = " ".join(completeness.evidence)
+    assert "test_price[4].yaml: not in the manifest" in evidence
+    assert "test_unknown_sku[3].yaml: in the manifest, no longer in the folder" in evidence
+    assert "stock-levels (test_agent/test_stock_levels[1].yaml" not in evidence  # unchanged
+    # and the CLI still reads a test module's folder that holds its own manifest
+    second = CliRunner().invoke(app, ["run", "--cassettes", "cassettes/test_agent", "--out", "o2"])
+    third = CliRunner().invoke(app, ["run", "--cassettes", "cassettes", "--out", "o3"])
+    assert "eval file not found" not in second.output + third.output
+
+
+_PROMISE_TESTS = '''
+import httpx
+import openai
+import pytest
+
+
+def script(body):
+    text = body["messages"][-1]["content"]
+    if text.startswith("promise"):
+        return {"content": "Let me check the stock and get back to you shortly."}
+    return {"content": "ABC-1: 12 units on hand."}
+
+
+@pytest.fixture
+def model(record_mode, toolreplay_chat_server):
+    if record_mode != "none":
+        toolreplay_chat_server(script, model="promise-demo")
+
+
+@pytest.fixture
+def client(model, toolreplay_model_settings):
+    s = toolreplay_model_settings
+    http = httpx.Client(trust_env=False)
+    return openai.OpenAI(base_url=s.base_url, api_key=s.api_key or "-", http_client=http), s.model
+
+
+@pytest.mark.vcr
+@pytest.mark.parametrize("kind", ["promise", "answer"])
+@pytest.mark.parametrize("trial", [1, 2])
+def test_ask(client, kind, trial):
+    c, name = client
+    r = c.chat.completions.create(
+        model=name, messages=[{"role": "user", "content": f"{kind}: how many ABC-1?"}]
+    )
+    assert r.choices[0].message.content
+'''
+
+
+@pytest.mark.slow
+def test_pytest_report_without_eval_fails_an_unfulfilled_promise(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """``pytest --toolreplay-report`` without an eval file: each test id a question (its
+    parametrisation included), its numbered repeats the trials, and an episode whose answer is
+    a promise is not counted as passed."""
+    pytester.makepyfile(test_promise=textwrap.dedent(_PROMISE_TESTS))
+    pytester.makeini("[pytest]\ntoolreplay_cassettes = true\n")
+    recorded = pytester.runpytest("--record-mode=rewrite", "-p", "no:cacheprovider")
+    recorded.assert_outcomes(passed=4)
+    out = tmp_path / "report"
+    replayed = pytester.runpytest(
+        "--record-mode=none", "--block-network", "-p", "no:cacheprovider",
+        "--toolreplay-report", str(out),
+    )  # fmt: skip
+    replayed.assert_outcomes(passed=4)
+    replayed.stdout.fnmatch_lines(["toolreplay: 1 of 2 episodes passed in trial 1*"])
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    by_q = {e["question_id"]: e for e in results["episodes"]}
+    assert set(by_q) == {"test_ask[promise]", "test_ask[answer]"}
+    assert by_q["test_ask[answer]"]["passed"] is True
+    promise = by_q["test_ask[promise]"]
+    assert promise["passed"] is False
+    assert [f["mode"] for f in promise["failure_modes"]] == ["unfulfilled_promise"]
+    assert results["trials"] == 2
+
+
+# ---- a test suite's audit: scoped to the eval file and the selection ----------------------
+
+
+def _two_modules(tmp_path: Path, *, edit_schema: bool) -> Path:
+    """The example's cassettes as two test modules (two frameworks, say); with
+    ``edit_schema``, the second sends another description of check_stock's ``sku``."""
+    folder = tmp_path / "cassettes"
+    shutil.copytree(EXAMPLE / "cassettes", folder)
+    (folder / "manifest.json").unlink()
+    shutil.copytree(folder / "test_agent", folder / "test_agent_v2")
+    if edit_schema:
+        for cassette in (folder / "test_agent_v2").iterdir():
+            text = cassette.read_text(encoding="utf-8")
+            assert "The stock-keeping unit" in text or "sku" in text
+            cassette.write_text(
+                text.replace("check_stock", "check_stock_v2"), encoding="utf-8"
+            )
+    return folder
+
+
+@pytest.mark.slow
+def test_a_mixed_suite_without_declared_arms_passes_its_audit(tmp_path: Path) -> None:
+    """Two modules that send different tools (two agents, not two arms of one comparison):
+    arm parity is not applicable, and the audit passes."""
+    from toolreplay.evals import load_eval
+
+    folder = _two_modules(tmp_path, edit_schema=True)
+    suite = load_eval(EXAMPLE / "eval.yaml")
+    evaluation = evaluate(SuiteCassettes(folder), suite)
+    parity = evaluation.audit.check("arm_parity")
+    assert not parity.applicable and "none declared an arm" in parity.explanation
+    assert evaluation.audit.passed
+
+
+@pytest.mark.slow
+def test_declared_arms_that_differ_show_the_difference_never_cut(tmp_path: Path) -> None:
+    from toolreplay.evals import load_eval
+
+    folder = _two_modules(tmp_path, edit_schema=True)
+    suite = load_eval(EXAMPLE / "eval.yaml")
+    source = SuiteCassettes(folder, arms=("test_agent", "test_agent_v2"))
+    evaluation = evaluate(source, suite)
+    parity = evaluation.audit.check("arm_parity")
+    assert parity.applicable and not parity.passed
+    assert parity.explanation.startswith("the configurations differ in tool schemas")
+    lines = [line for line in parity.evidence if line.startswith("test_agent_v2:")]
+    assert "test_agent_v2: tool check_stock not sent (test_agent sends it)" in lines
+    assert "test_agent_v2: sends tool check_stock_v2, which test_agent does not" in lines
+    for line in parity.evidence:  # whole JSON values: every quote and bracket closed
+        assert line.count('"') % 2 == 0, line
+    same = evaluate(SuiteCassettes(_two_modules(tmp_path / "b", edit_schema=False),
+                                   arms=("test_agent", "test_agent_v2")), suite)  # fmt: skip
+    assert same.audit.check("arm_parity").passed
+
+
+@pytest.mark.slow
+def test_the_selection_narrows_a_test_suites_audit(tmp_path: Path) -> None:
+    """``--configurations``/``--questions`` narrow the audit as they narrow the run: a module
+    missing a question is not held against a selection that leaves it out."""
+    from toolreplay.evals import load_eval
+
+    folder = _two_modules(tmp_path, edit_schema=False)
+    for cassette in (folder / "test_agent_v2").glob("test_price*.yaml"):
+        cassette.unlink()
+    suite = load_eval(EXAMPLE / "eval.yaml")
+    arms = ("test_agent", "test_agent_v2")
+    whole = evaluate(SuiteCassettes(folder, arms=arms), suite)
+    assert not whole.audit.check("completeness").passed
+    assert "no episode for test_agent_v2/price" in whole.audit.check("completeness").evidence
+    narrowed = evaluate(
+        SuiteCassettes(folder, arms=arms), suite, Selection(questions=("stock-levels",))
+    )
+    assert narrowed.audit.check("completeness").passed
+    one = evaluate(SuiteCassettes(folder, arms=arms), suite, Selection(("test_agent",)))
+    assert one.audit.check("completeness").passed
+    assert not one.audit.check("arm_parity").applicable
