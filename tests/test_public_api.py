@@ -44,8 +44,14 @@ def test_studies_are_public_and_the_weather_study_is_not_the_api() -> None:
     """``Study`` and ``register_study`` are exported; the weather study's own names stay in
     ``toolreplay.study.weather``."""
     from toolreplay.studies import Study, register_study
-    from toolreplay.study.weather.openmeteo import OpenMeteoClient
-    from toolreplay.study.weather.toolsets import Heuristics, atomic_toolset, oneshot_toolset
+    from toolreplay.study.weather import (
+        STUDY,
+        Heuristics,
+        OpenMeteoClient,
+        atomic_toolset,
+        oneshot_toolset,
+    )
+    from toolreplay.study.weather.toolsets import oneshot_toolset as defined
 
     assert toolreplay.Study is Study and toolreplay.register_study is register_study
     for name in ("Heuristics", "oneshot_toolset", "atomic_toolset", "OpenMeteoClient"):
@@ -53,3 +59,4 @@ def test_studies_are_public_and_the_weather_study_is_not_the_api() -> None:
         with pytest.raises(AttributeError):
             getattr(toolreplay, name)
     assert all(callable(x) for x in (OpenMeteoClient, Heuristics, atomic_toolset, oneshot_toolset))
+    assert oneshot_toolset is defined and isinstance(STUDY, Study)

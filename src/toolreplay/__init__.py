@@ -32,7 +32,7 @@ Studies
     :class:`Study` (what a domain supplies: toolsets, tool client, judge vocabulary, audit
     and stand-in hooks) and :func:`register_study`. The weather study's own names
     (``oneshot_toolset``, ``atomic_toolset``, ``Heuristics``, ``OpenMeteoClient``) are
-    imported from :mod:`toolreplay.study.weather` (``toolsets``, ``openmeteo``).
+    imported from :mod:`toolreplay.study.weather`.
 Judging
     :class:`Judge`, :data:`FULL_JUDGE`, :data:`NARROW_JUDGE`, :class:`Verdict`; the failure
     classifier :func:`classify` and :class:`FailureMode`; the fidelity audit

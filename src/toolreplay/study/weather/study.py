@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from toolreplay.studies import Study
 from toolreplay.study.weather.endpoints import TOOL_URLS
-from toolreplay.study.weather.hints import parse_standin
 from toolreplay.study.weather.report_texts import FIDELITY_CHECKS, GLOSSARY
 
 if TYPE_CHECKING:
     import requests
 
+    from toolreplay.study.weather.hints import StandinHints
     from toolreplay.study.weather.openmeteo import OpenMeteoClient
     from toolreplay.tools.toolset import Toolset
 
@@ -79,6 +79,14 @@ def fixture_server() -> Iterator[tuple[Mapping[str, str], str]]:
     with open_meteo_fixture_server() as base:
         urls = {"geocoding_url": f"{base}/v1/search", "forecast_url": f"{base}/v1/forecast"}
         yield urls, str(load_fixtures()["today"])
+
+
+def parse_standin(raw: Any) -> StandinHints:
+    """A question's ``standin:`` block (:func:`toolreplay.study.weather.hints.parse_standin`,
+    imported when an eval file is first read)."""
+    from toolreplay.study.weather.hints import parse_standin as parse
+
+    return parse(raw)
 
 
 def standin_policy(suite: Any, seed: int, trial: int) -> Any:
