@@ -126,3 +126,35 @@ def test_variation_retries_and_none_measure_load(tmp_path):
     v = hints.variation
     assert (v.narrate, v.wrong_pick, v.rephrase) == (0.5, 0.25, 0.0)
     assert dict(b.hints) == {"narrates_followups": False}  # what a set's fingerprint keeps
+
+
+def test_the_engines_eval_schema_holds_no_weather() -> None:
+    """The eval package's code (docstrings aside) names nothing of the weather study: no
+    stand-in hints or variations, no 市 retry, no day words, no Open-Meteo field. Those are the
+    study's block of a question and its vocabulary's."""
+    import ast
+    from pathlib import Path
+
+    import toolreplay.evals as package
+
+    forbidden = ("standin", "narrat", "variation", "retries", "市", "tomorrow", "admin1", "meteo")
+    for path in sorted(Path(package.__file__).parent.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        words = [
+            str(n.value) if isinstance(n, ast.Constant) else getattr(n, "id", None) or n.attr
+            for n in ast.walk(tree)
+            if (isinstance(n, ast.Constant) and isinstance(n.value, str))
+            and id(n) not in docstrings
+            or isinstance(n, ast.Name | ast.Attribute)
+        ]
+        assert words, path.name
+        found = sorted({w for w in words for f in forbidden if f in w.lower()})
+        assert found == [], f"{path.name}: {found}"
