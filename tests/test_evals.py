@@ -148,13 +148,11 @@ def test_the_engines_eval_schema_holds_no_weather() -> None:
             and isinstance(node.body[0], ast.Expr)
             and isinstance(node.body[0].value, ast.Constant)
         }
-        words = [
-            str(n.value) if isinstance(n, ast.Constant) else getattr(n, "id", None) or n.attr
-            for n in ast.walk(tree)
-            if (isinstance(n, ast.Constant) and isinstance(n.value, str))
-            and id(n) not in docstrings
-            or isinstance(n, ast.Name | ast.Attribute)
-        ]
+        names = [n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(tree)
+                 if isinstance(n, ast.Name | ast.Attribute)]  # fmt: skip
+        texts = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+                 and isinstance(n.value, str) and id(n) not in docstrings]  # fmt: skip
+        words = [*names, *texts]
         assert words, path.name
         found = sorted({w for w in words for f in forbidden if f in w.lower()})
         assert found == [], f"{path.name}: {found}"
