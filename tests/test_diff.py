@@ -16,7 +16,15 @@ from typer.testing import CliRunner
 
 from toolreplay.cassettes.manifest import cassette_path
 from toolreplay.cli.main import app
-from toolreplay.diff import DiffError, Run, diff_runs, first_difference, format_diff, load_run
+from toolreplay.diff import (
+    DiffError,
+    MessageDifference,
+    Run,
+    diff_runs,
+    first_difference,
+    format_diff,
+    load_run,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "reports" / "results.json"
@@ -106,11 +114,9 @@ def test_runs_that_differ_in_prompt_questions_or_judge_are_not_comparable(
 def test_first_difference_past_the_end() -> None:
     a = [{"role": "user", "content": "q"}]
     b = [*a, {"role": "assistant", "content": None, "tool_calls": []}]
-    assert first_difference(a, b) == {
-        "index": 1,
-        "a": "(no message)",
-        "b": "assistant: content null",
-    }
+    assert first_difference(a, b) == MessageDifference(
+        index=1, a="(no message)", b="assistant: content null"
+    )
     assert first_difference(a, list(a)) is None
 
 

@@ -393,11 +393,13 @@ def test_tool_call_chains_per_question(committed_page: BeautifulSoup) -> None:
 def test_large_run_matrix_is_compact(committed: dict[str, Any]) -> None:
     """Past LARGE_RUN episodes, matrix cells hold verdict and tool names only."""
     from toolreplay.report.table import LARGE_RUN, matrix
+    from toolreplay.results.format import as_results
 
-    episodes = committed["episodes"]
+    typed = as_results(committed)
+    episodes = typed.episodes
     anchors = [f"ep-{i}" for i in range(len(episodes))]
-    small = matrix(episodes, committed["configurations"], anchors, detail=True)
-    large = matrix(episodes, committed["configurations"], anchors, detail=False)
+    small = matrix(episodes, typed.configurations, anchors, detail=True)
+    large = matrix(episodes, typed.configurations, anchors, detail=False)
     assert LARGE_RUN >= 100
     assert small["rows"][0]["cells"][0]["answer"] is not None
     cell = large["rows"][0]["cells"][0]
@@ -798,3 +800,30 @@ def test_trials_section_charts_pass_hat_k(committed: dict[str, Any]) -> None:
         for c in committed["configurations"]
     ]}  # fmt: skip
     assert parse(render_report(plain)).find("section", id="trials") is None
+
+
+# --------------------------------------------------------------------------- typed input
+
+
+def test_the_page_reads_the_typed_results_and_a_mapping_alike(committed: dict[str, Any]) -> None:
+    """The report reads :class:`~toolreplay.results.format.Results`; a mapping shaped like
+    results.json is validated into one first, so both give the committed page."""
+    from toolreplay.diff import Run
+    from toolreplay.results.format import as_results
+
+    typed = load_results(RESULTS)
+    page = render_report(typed)
+    assert page == render_report(committed) == INDEX.read_text(encoding="utf-8")
+    # the comparison section too: a Run holds the model, whatever it was given
+    before = Run("before.json", committed)
+    assert before.results == typed
+    assert render_report(typed, compare=before) == render_report(
+        committed, compare=Run("before.json", as_results(committed))
+    )
+
+
+def test_a_malformed_mapping_is_refused_before_rendering(committed: dict[str, Any]) -> None:
+    bad = copy.deepcopy(committed)
+    bad["episodes"][1]["failure_modes"] = [{"mode": 3}]
+    with pytest.raises(ReportError, match=r"at \$\.episodes\[1\]\.failure_modes\[0\]\.mode"):
+        render_report(bad)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +15,18 @@ import pytest
 from pydantic import BaseModel
 
 from toolreplay.results import format as results_module
+from toolreplay.results import records as records_module
 from toolreplay.results.build import write_results
 from toolreplay.results.format import (
     RESULTS_FORMAT,
     Results,
     ResultsError,
+    as_results,
     check_results,
+    load_results,
+    results_document,
     results_json_schema,
+    results_json_text,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,10 +49,11 @@ def test_committed_schema_is_generated_from_the_models() -> None:
 def _models() -> list[type[BaseModel]]:
     return [
         obj
-        for obj in vars(results_module).values()
+        for module in (results_module, records_module)
+        for obj in vars(module).values()
         if isinstance(obj, type)
         and issubclass(obj, BaseModel)
-        and obj.__module__ == results_module.__name__
+        and obj.__module__ == module.__name__
         and not obj.__name__.startswith("_")
     ]
 
@@ -98,12 +105,82 @@ def test_malformed_results_are_rejected_with_the_path(
 
 
 def test_unknown_fields_are_allowed(committed: dict) -> None:
-    """Other stages add optional data; readers ignore what they do not know."""
+    """Other stages add optional data; readers ignore what they do not know, and keep it (after
+    the known fields) when the document is dumped again."""
     extended = copy.deepcopy(committed)
-    extended["trials"] = {"k": 3}
+    extended["experiment"] = {"k": 3}
     extended["episodes"][0]["trial"] = 2
-    extended["configurations"][0]["pass_at_k"] = 1.0
+    extended["configurations"][0]["pass_at_3"] = 1.0
     check_results(extended)
+    again = results_document(extended)
+    assert again["experiment"] == {"k": 3} and list(again)[-1] == "experiment"
+    assert again["episodes"][0]["trial"] == 2
+    assert again["configurations"][0]["pass_at_3"] == 1.0
+
+
+def test_trial_fields_are_typed(committed: dict) -> None:
+    """The trial fields are part of the format: a wrong type is refused with its path."""
+    for edit, where in [
+        (lambda r: r.update(trials="5"), "at $.trials"),
+        (lambda r: r["configurations"][0]["pass_at_k"].update({"1": "1"}), "pass_at_k"),
+        (lambda r: r["trial_outcomes"][0].update(passed=1), "$.trial_outcomes[0].passed"),
+        (lambda r: r["selection"].update(all_questions="yes"), "$.selection.all_questions"),
+        (lambda r: r["episodes"][0]["verdict_evidence"].pop("values"), "'values' is a required"),
+    ]:
+        bad = copy.deepcopy(committed)
+        edit(bad)
+        with pytest.raises(ResultsError, match=re.escape(where)):
+            check_results(bad)
+
+
+def _untyped(value: Any, path: str = "$") -> list[str]:
+    """Where ``value`` holds fields no model declares (a transcript message's are the wire's)."""
+    if isinstance(value, BaseModel):
+        here = [f"{path}.{k}" for k in value.model_extra or {}]
+        for name in type(value).model_fields:
+            here += _untyped(getattr(value, name), f"{path}.{name}")
+        return here
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _untyped(v, f"{path}[{i}]")]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _untyped(v, f"{path}.{k}")]
+    return []
+
+
+COMMITTED_DOCUMENTS = sorted(
+    [*(REPO / "reports").rglob("results.json"), *(REPO / "examples").glob("*/report*/results.json")]
+)
+
+
+def test_every_committed_results_file_is_found() -> None:
+    names = {p.relative_to(REPO).as_posix() for p in COMMITTED_DOCUMENTS}
+    assert {"reports/results.json", "examples/stock_agent/report/results.json"} <= names
+
+
+@pytest.mark.parametrize(
+    "path", COMMITTED_DOCUMENTS, ids=lambda p: p.relative_to(REPO).parent.as_posix()
+)
+def test_committed_results_round_trip_through_the_models(path: Path) -> None:
+    """Read into :class:`Results` and written back, every committed results.json is the same
+    bytes: the models hold every field, in the writer's key order, and leave out what the
+    file leaves out."""
+    raw = path.read_bytes()
+    model = load_results(path)
+    assert _untyped(model) == []  # every field is a typed one (a message's own are the wire's)
+    text = json.dumps(results_document(model), ensure_ascii=False, indent=2) + "\n"
+    assert text.encode("utf-8") == raw
+    assert results_json_text(model).encode("utf-8") == raw
+    jsonschema.Draft202012Validator(results_json_schema()).validate(json.loads(raw))
+
+
+def test_as_results_validates_a_mapping_once(committed: dict) -> None:
+    model = as_results(committed)
+    assert isinstance(model, Results) and as_results(model) is model
+    assert model.episodes[0].question_id == committed["episodes"][0]["question_id"]
+    bad = copy.deepcopy(committed)
+    bad["episodes"][0]["rounds"] = "2"
+    with pytest.raises(ResultsError, match=re.escape("at $.episodes[0].rounds")):
+        as_results(bad)
 
 
 def test_writer_refuses_an_invalid_document(tmp_path: Path, committed: dict) -> None:

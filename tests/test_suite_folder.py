@@ -1,4 +1,4 @@
-"""Any set: a folder recorded by the pytest plugin (examples/stock_agent, a pydantic-ai agent)
+"""A test suite's folder (examples/stock_agent, a pydantic-ai agent, recorded by the pytest plugin)
 plus an eval file runs through ``toolreplay run`` like a recorded set: episodes read from the
 cassettes, judged with the eval file's expectations, pass^k over repeated tests, results and a
 report (the committed ones, byte for byte); a missing manifest is written inside the folder

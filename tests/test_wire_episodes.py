@@ -43,7 +43,7 @@ def test_tool_traffic_is_attached_to_the_round_it_followed():
     (wire,) = read_wire_episodes(load_cassette(path))
     assert [len(r.traffic) for r in wire.rounds] == [3, 3, 0]
     assert {x.path for x in wire.tool_traffic} == {"/v1/search", "/v1/forecast"}
-    assert not wire.streamed
+    assert not wire.episode.streamed
 
 
 def test_no_model_request_is_a_clear_error():
@@ -63,7 +63,7 @@ FOREIGN = Path(__file__).resolve().parent / "data" / "foreign"
 def test_a_streamed_pydantic_ai_run_reads_as_an_episode():
     (wire,) = read_wire_episodes(_yaml(FOREIGN / "pydantic-ai-openai-stream.yaml"))
     episode = wire.episode
-    assert wire.streamed and not wire.faults
+    assert wire.episode.streamed and not wire.episode.faults
     assert [len(r.results) for r in episode.rounds] == [1, 0]
     (call,) = episode.tool_calls
     assert (call.id, call.name, call.parsed_arguments()) == (
@@ -92,7 +92,7 @@ def test_the_same_run_unstreamed_reads_the_same_way():
 def test_a_reply_the_framework_recovered_from_is_a_fault_not_the_outcome():
     # Groq ended reply 1 with `event: error` (tool_use_failed); pydantic-ai sent a retry.
     (wire,) = read_wire_episodes(_yaml(FOREIGN / "pydantic-ai-groq-error-event.yaml"))
-    (fault,) = wire.faults
+    (fault,) = wire.episode.faults
     assert fault.startswith("request 1 (interaction 1): ") and "error event" in fault
     episode = wire.episode
     assert [r.index for r in episode.rounds] == [2, 3] and episode.error is None
@@ -128,7 +128,7 @@ def test_the_streamed_reference_set_reads_like_the_hosts_episodes(reference_epis
     stream_set = REFERENCE.parent / "reference-stream"
     for (config, question), hosted in reference_episodes.items():
         (wire,) = read_wire_episodes(load_cassette(cassette_path(stream_set, config, question)))
-        assert wire.streamed
+        assert wire.episode.streamed
         assert _comparable(wire.episode) == _comparable(hosted), (config, question)
 
 
@@ -192,7 +192,7 @@ def test_a_provider_repeating_id_and_name_on_every_chunk_is_not_doubled():
     # repeats "id": "0" and the name; the openai SDK's accumulation would make "00" and
     # "llm_versionllm_version" of them.
     (wire,) = read_wire_episodes(_yaml(FOREIGN / "llm-tools-streaming.yaml"))
-    assert wire.streamed
+    assert wire.episode.streamed
     (call,) = wire.episode.tool_calls
     assert (call.id, call.name, call.arguments) == ("0", "llm_version", "{}")
     assert wire.episode.rounds[0].results[0].content == "0.fixed-version"

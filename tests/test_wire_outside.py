@@ -151,7 +151,7 @@ def test_ollama_parallel_calls_read_as_the_sdk_accumulates_them() -> None:
     [round_] = wire.episode.rounds
     assert [(c.id, c.name, c.arguments) for c in round_.reply.tool_calls] == expected
     assert round_.reply.finish_reason == "tool_calls"
-    assert wire.streamed and wire.episode.answer == ""
+    assert wire.episode.streamed and wire.episode.answer == ""
     assert wire.episode.stop_reason == "max_rounds"  # nothing answered the calls
 
 
@@ -411,7 +411,7 @@ def test_final_answer_as_content_parts_unstreamed() -> None:
     exchange["response"]["headers"] = {"Content-Type": ["application/json"]}
     [wire] = read_wire_episodes([exchange])
     assert wire.episode.answer == "Your IP is 104.186.12.123."
-    assert wire.episode.stop_reason == "converged" and not wire.streamed
+    assert wire.episode.stop_reason == "converged" and not wire.episode.streamed
 
 
 FOREIGN = Path(__file__).parent / "data" / "foreign"

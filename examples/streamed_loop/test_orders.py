@@ -22,7 +22,7 @@ def check_wire(vcr: Any, messages: list[dict[str, Any]]) -> Any:
     if vcr.record_mode != "none":
         return None
     (wire,) = read_wire_episodes(load_cassette(vcr._path))
-    assert wire.streamed
+    assert wire.episode.streamed
     assert list(wire.episode.transcript) == messages
     assert wire.episode.answer == messages[-1]["content"]
     return wire.episode

@@ -25,12 +25,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolreplay.results.format import Results, as_results
+
 __all__ = [
     "Aspect",
     "DiffError",
     "EpisodeChange",
+    "MessageDifference",
     "Run",
     "RunDiff",
+    "Score",
     "diff_runs",
     "format_diff",
     "load_run",
@@ -44,13 +48,20 @@ class DiffError(ValueError):
 
 @dataclass(frozen=True)
 class Run:
-    """One side of a comparison. ``results`` is a results document; ``fingerprint`` holds the
-    manifest's ``system_prompt_sha256``, ``tool_schemas_sha256`` and ``settings`` when the run
-    was replayed from a cassette set (None for a results file, which does not record them)."""
+    """One side of a comparison. ``results`` is a results document
+    (:class:`~toolreplay.results.format.Results`; a mapping given here is validated into one,
+    :class:`~toolreplay.results.format.ResultsError` when it does not validate);
+    ``fingerprint`` holds the manifest's ``system_prompt_sha256``, ``tool_schemas_sha256`` and
+    ``settings`` when the run was replayed from a cassette set (None for a results file, which
+    does not record them)."""
 
     label: str
-    results: Mapping[str, Any]
+    results: Results
     fingerprint: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        # a results dict still built by a caller (the run pipeline, the plugin): typed once here
+        object.__setattr__(self, "results", as_results(self.results))
 
 
 @dataclass(frozen=True)
@@ -68,11 +79,32 @@ class Aspect:
 
 
 @dataclass(frozen=True)
+class MessageDifference:
+    """The first message where two transcripts differ: ``index`` (into both), ``a`` and ``b``
+    that message on each side in a few words (``(no message)`` past a transcript's end)."""
+
+    index: int
+    a: str
+    b: str
+
+
+@dataclass(frozen=True)
+class Score:
+    """A configuration's passed/total in each run: ``a`` (``–`` when run A lacks the
+    configuration) and ``b`` as ``"passed/total"``; ``changed`` when they differ."""
+
+    name: str
+    a: str
+    b: str
+    changed: bool
+
+
+@dataclass(frozen=True)
 class EpisodeChange:
     """What changed in one episode between run A and run B.
 
     ``passed`` is ``(a, b)``; ``gained``/``lost`` are failure-mode names (B has, A had);
-    ``rounds``/``tool_calls`` are ``(a, b)`` counts; ``first_difference`` describes the first
+    ``rounds``/``tool_calls`` are ``(a, b)`` counts; ``first_difference`` is the first
     differing transcript message (None when the transcripts are equal)."""
 
     configuration: str
@@ -84,7 +116,7 @@ class EpisodeChange:
     rounds: tuple[int, int]
     tool_calls: tuple[int, int]
     stop_reason: tuple[str, str]
-    first_difference: dict[str, Any] | None
+    first_difference: MessageDifference | None
     answer: tuple[str, str]
 
     @property
@@ -106,7 +138,7 @@ class RunDiff:
     changes: tuple[EpisodeChange, ...]
     only_a: tuple[str, ...] = ()
     only_b: tuple[str, ...] = ()
-    scores: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    scores: tuple[Score, ...] = field(default_factory=tuple)
 
     @property
     def comparable(self) -> bool:
@@ -194,7 +226,7 @@ def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
             results = evaluate(SuiteCassettes(set_dir, write_manifest=False), suite).results
         except SourceError as exc:
             raise DiffError(f"{set_dir}: {exc}") from None
-        return Run(label=str(set_dir), results=results)
+        return Run(label=str(set_dir), results=as_results(results))
     source = ReplayedSet(set_dir, workers=default_workers(), trials=1, audit=False)
     try:
         manifest = read_manifest(set_dir)
@@ -208,23 +240,29 @@ def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
         "tool_schemas_sha256": dict(manifest.tool_schemas_sha256),
         "settings": dict(manifest.settings),
     }
-    return Run(label=str(set_dir), results=results, fingerprint=fingerprint)
+    return Run(label=str(set_dir), results=as_results(results), fingerprint=fingerprint)
 
 
 # --------------------------------------------------------------------------- comparing
 
 
-def _questions(results: Mapping[str, Any]) -> dict[str, str]:
-    return {e["question_id"]: e["question"] for e in results["episodes"]}
+def _questions(results: Results) -> dict[str, str]:
+    return {e.question_id: e.question for e in results.episodes}
 
 
-def _system_prompts(results: Mapping[str, Any]) -> list[str]:
+def _system_prompts(results: Results) -> list[str]:
     out: dict[str, None] = {}
-    for e in results["episodes"]:
-        for m in e["transcript"][:1]:
+    for e in results.episodes:
+        for m in e.transcript[:1]:
             if m.get("role") == "system" and isinstance(m.get("content"), str):
                 out[m["content"]] = None
     return list(out)
+
+
+def _judge(results: Results) -> str:
+    return "unknown" if results.judge is None else results.judge
+
+
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -264,7 +302,7 @@ def _aspects(a: Run, b: Run) -> list[Aspect]:
             f"sha256 {_hash(pb)}" if pb else "none",
         )
     )
-    da, db = ra["provenance"].get("today"), rb["provenance"].get("today")
+    da, db = ra.provenance.today, rb.provenance.today
     out.append(Aspect("prompt date", da == db, str(da), str(db)))
     fa, fb = a.fingerprint, b.fingerprint
     if fa is not None and fb is not None:
@@ -290,9 +328,9 @@ def _aspects(a: Run, b: Run) -> list[Aspect]:
                 "not recorded" if fb is None else "recorded",
             )
         )
-    ja, jb = ra.get("judge", "unknown"), rb.get("judge", "unknown")
+    ja, jb = _judge(ra), _judge(rb)
     out.append(Aspect("judge", ja == jb, str(ja), str(jb)))
-    ma, mb = ra["provenance"].get("model"), rb["provenance"].get("model")
+    ma, mb = ra.provenance.model, rb.provenance.model
     # the model is what a re-recording usually changes: shown, never a reason to refuse
     out.append(Aspect("model", ma == mb, str(ma), str(mb), required=False))
     return out
@@ -320,46 +358,42 @@ def _describe_message(message: Mapping[str, Any] | None) -> str:
 
 def first_difference(
     ta: Sequence[Mapping[str, Any]], tb: Sequence[Mapping[str, Any]]
-) -> dict[str, Any] | None:
-    """``{"index", "a", "b"}`` for the first message that differs between two transcripts
-    (``a``/``b`` in a few words; ``(no message)`` past one transcript's end); None when the
+) -> MessageDifference | None:
+    """The first message that differs between two transcripts (chat-format message dicts,
+    an episode's ``transcript``), described in a few words on each side; None when the
     transcripts are equal."""
     for i in range(max(len(ta), len(tb))):
         ma = ta[i] if i < len(ta) else None
         mb = tb[i] if i < len(tb) else None
         if ma != mb:
-            return {"index": i, "a": _describe_message(ma), "b": _describe_message(mb)}
+            return MessageDifference(i, _describe_message(ma), _describe_message(mb))
     return None
-
-
-def _modes(ep: Mapping[str, Any]) -> list[str]:
-    return list(dict.fromkeys(f["mode"] for f in ep.get("failure_modes", [])))
 
 
 def diff_runs(a: Run, b: Run) -> RunDiff:
     """Compare run ``a`` (before) with run ``b`` (after). Episodes are matched by
     configuration and question id, in B's order (then those only in A)."""
-    ea = {(e["configuration"], e["question_id"]): e for e in a.results["episodes"]}
-    eb = {(e["configuration"], e["question_id"]): e for e in b.results["episodes"]}
+    ea = {(e.configuration, e.question_id): e for e in a.results.episodes}
+    eb = {(e.configuration, e.question_id): e for e in b.results.episodes}
     changes = []
     for key, y in eb.items():
         x = ea.get(key)
         if x is None:
             continue
-        ma, mb = _modes(x), _modes(y)
-        diff = first_difference(x["transcript"], y["transcript"])
+        ma, mb = x.modes, y.modes
+        diff = first_difference(x.transcript, y.transcript)
         change = EpisodeChange(
             configuration=key[0],
             question_id=key[1],
-            question=y["question"],
-            passed=(bool(x["passed"]), bool(y["passed"])),
+            question=y.question,
+            passed=(x.passed, y.passed),
             gained=tuple(m for m in mb if m not in ma),
             lost=tuple(m for m in ma if m not in mb),
-            rounds=(x["rounds"], y["rounds"]),
-            tool_calls=(x["tool_calls"], y["tool_calls"]),
-            stop_reason=(x["stop_reason"], y["stop_reason"]),
+            rounds=(x.rounds, y.rounds),
+            tool_calls=(x.tool_calls, y.tool_calls),
+            stop_reason=(x.stop_reason, y.stop_reason),
             first_difference=diff,
-            answer=(x["answer"], y["answer"]),
+            answer=(x.answer, y.answer),
         )
         if (
             change.flipped
@@ -371,16 +405,16 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
             or diff is not None
         ):
             changes.append(change)
-    ca = {c["name"]: c for c in a.results["configurations"]}
+    ca = {c.name: c for c in a.results.configurations}
     scores = tuple(
-        {
-            "name": c["name"],
-            "a": f"{ca[c['name']]['passed']}/{ca[c['name']]['total']}" if c["name"] in ca else "–",
-            "b": f"{c['passed']}/{c['total']}",
-            "changed": c["name"] not in ca
-            or (ca[c["name"]]["passed"], ca[c["name"]]["total"]) != (c["passed"], c["total"]),
-        }
-        for c in b.results["configurations"]
+        Score(
+            name=c.name,
+            a=f"{ca[c.name].passed}/{ca[c.name].total}" if c.name in ca else "–",
+            b=f"{c.passed}/{c.total}",
+            changed=c.name not in ca
+            or (ca[c.name].passed, ca[c.name].total) != (c.passed, c.total),
+        )
+        for c in b.results.configurations
     )
     return RunDiff(
         a=a.label,
@@ -418,11 +452,9 @@ def format_diff(d: RunDiff) -> list[str]:
     if d.identical:
         lines.append("no differences")
         return lines
-    changed_scores = [s for s in d.scores if s["changed"]]
+    changed_scores = [s for s in d.scores if s.changed]
     if changed_scores:
-        lines.append(
-            "passed: " + ", ".join(f"{s['name']} {s['a']} → {s['b']}" for s in changed_scores)
-        )
+        lines.append("passed: " + ", ".join(f"{s.name} {s.a} → {s.b}" for s in changed_scores))
     flips = d.flips
     lines.append(
         f"{len(flips)} flip{'' if len(flips) == 1 else 's'}, "
@@ -453,9 +485,9 @@ def _change_lines(c: EpisodeChange) -> list[str]:
         lines.append(f"    stop reason: {c.stop_reason[0]} → {c.stop_reason[1]}")
     if c.first_difference:
         fd = c.first_difference
-        lines.append(f"    first differing message #{fd['index']}:")
-        lines.append(f"      A {fd['a']}")
-        lines.append(f"      B {fd['b']}")
+        lines.append(f"    first differing message #{fd.index}:")
+        lines.append(f"      A {fd.a}")
+        lines.append(f"      B {fd.b}")
     return lines
 
 

@@ -36,7 +36,7 @@ from toolreplay.audit.tables import Audit, Check
 from toolreplay.cassettes.manifest import Manifest, manifest_path
 from toolreplay.evals import EvalSuite
 from toolreplay.judging.verdicts import Judge
-from toolreplay.runs.suite_folder import SuiteFolder, changed_cassettes
+from toolreplay.runs.suite_folder import SuiteFolder, changed_cassettes, key
 
 #: How many differences of one part the parity evidence lists per arm.
 _MAX_DIFFERENCES = 8
@@ -52,14 +52,14 @@ def _rows(
 ) -> dict[str, Any]:
     rows = []
     for name in found.configurations:
-        eps = [e for e in found.episodes if e.trial == 1 and e.episode.configuration == name]
-        by_q = {e.episode.question_id: e for e in eps}
+        eps = [e for e in found.episodes if e.trial == 1 and e.configuration == name]
+        by_q = {e.question_id: e for e in eps}
         rows.append(
             {
                 "name": name,
                 "source": name,
                 "passed": sum(
-                    1 for q in suite.questions if q.id in by_q and passed[by_q[q.id].key]
+                    1 for q in suite.questions if q.id in by_q and passed[key(by_q[q.id])]
                 ),
                 "total": len(suite.questions),
                 "missing": sum(1 for q in suite.questions if q.id not in by_q),
@@ -79,7 +79,7 @@ def _fingerprint(found: SuiteFolder, name: str) -> dict[str, set[str]]:
 
     out: dict[str, set[str]] = {"model": set(), "temperature": set(), "system prompt": set(),
                                 "tool schemas": set()}  # fmt: skip
-    cassettes = {e.cassette for e in found.episodes if e.episode.configuration == name}
+    cassettes = {e.cassette for e in found.episodes if e.configuration == name}
     for cassette in sorted(cassettes):
         for wire in read_wire_episodes(load_cassette(found.folder / cassette)):
             for r in wire.rounds:
@@ -136,7 +136,7 @@ def _parity(found: SuiteFolder, arms: Sequence[str]) -> Check:
 def _completeness(
     found: SuiteFolder, suite: EvalSuite, manifest: Manifest | None, arms: Sequence[str]
 ) -> Check:
-    have = {(e.episode.configuration, e.episode.question_id) for e in found.episodes}
+    have = {(e.configuration, e.question_id) for e in found.episodes}
     answered = {q for _, q in have}
     missing = [
         f"{c}/{q.id}"
@@ -154,7 +154,7 @@ def _completeness(
     evidence += [f"no episode for {m}" for m in missing]
     evidence += [f"not read: {e}" for e in found.errors]
     evidence += [f"no question takes {u}" for u in found.unmatched]
-    evidence += [f"recovered fault in {e.key}: {f}" for e in found.episodes for f in e.faults]
+    evidence += [f"recovered fault in {key(e)}: {f}" for e in found.episodes for f in e.faults]
     changed: list[str] = []
     if manifest is None:
         evidence.append(f"{manifest_path(found.folder)} missing: cassette edits cannot be told")
@@ -209,7 +209,7 @@ def audit_suite_folder(
         from toolreplay.judging.assessment import assess
 
         passed = {
-            e.key: assess(e.episode, suite.by_id.get(e.episode.question_id), judge).passed
+            key(e): assess(e, suite.by_id.get(e.question_id), judge).passed
             for e in found.episodes
             if e.trial == 1
         }

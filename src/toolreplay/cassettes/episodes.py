@@ -4,7 +4,7 @@ and its interactions read by the Chat Completions wire reader
 
 The wire reader's names (:func:`~toolreplay.wire.chat_completions.read_wire_episodes`,
 :func:`~toolreplay.wire.chat_completions.episodes_from_interactions`,
-:class:`~toolreplay.wire.interactions.WireEpisode`...) are importable from here too, as they
+:class:`~toolreplay.wire.interactions.WireRecord`...) are importable from here too, as they
 were before the reader moved under :mod:`toolreplay.wire`.
 """
 
@@ -23,8 +23,8 @@ from toolreplay.wire.chat_completions import read_wire_episodes as read_wire_epi
 from toolreplay.wire.episode import Episode
 from toolreplay.wire.episode import Message as Message
 from toolreplay.wire.interactions import Exchange as Exchange
-from toolreplay.wire.interactions import WireEpisode as WireEpisode
 from toolreplay.wire.interactions import WireEpisodeError as WireEpisodeError
+from toolreplay.wire.interactions import WireRecord as WireRecord
 from toolreplay.wire.interactions import WireRound as WireRound
 from toolreplay.wire.interactions import read_exchanges as read_exchanges
 

@@ -40,7 +40,7 @@ def diff(
     result = diff_runs(a, b)
     for line in format_diff(result):
         out.print(line, highlight=False, markup=False, soft_wrap=True)
-    empty = [r.label for r in (a, b) if not r.results.get("episodes")]
+    empty = [r.label for r in (a, b) if not r.results.episodes]
     if empty:
         raise _fail(f"nothing to compare: {' and '.join(empty)} hold(s) no episode")
     if not result.comparable:

@@ -143,7 +143,8 @@ class ReplayedSet:
             if isinstance(outcome, BaseException):
                 raise SourceError(str(outcome)) from outcome
             question = suite.by_id.get(outcome.question_id)
-            episodes.append(AssessedEpisode(outcome, job.trial, assess(outcome, question, judge)))
+            episode = replace(outcome, trial=job.trial)
+            episodes.append(AssessedEpisode(episode, assess(episode, question, judge)))
         if not self.audit:
             skipped = "not applicable: not audited (run without the audit)"
             audit = Audit(tuple(Check.not_applicable(n, skipped) for n in CHECK_NAMES), {}, ())

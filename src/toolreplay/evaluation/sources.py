@@ -50,13 +50,15 @@ class Selection:
 
 @dataclass(frozen=True)
 class AssessedEpisode:
-    """One episode of one trial (from 1) with its assessment, and, for a test suite's set,
-    the cassette it was read from (relative to the folder)."""
+    """One episode (its ``trial`` and, read from the wire, ``cassette`` on it) with its
+    assessment."""
 
     episode: Episode
-    trial: int
     assessment: Assessment
-    cassette: str = ""
+
+    @property
+    def trial(self) -> int:
+        return self.episode.trial
 
 
 @dataclass(frozen=True)

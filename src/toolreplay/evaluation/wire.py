@@ -40,6 +40,7 @@ from toolreplay.runs.suite_folder import (
     build_manifest,
     discover,
     ensure_manifest,
+    key,
     read_suite_folder,
 )
 
@@ -180,21 +181,14 @@ class SuiteCassettes:
         names = [c for c in found.configurations if c in (selection.configurations or [c])]
         qids = {q.id for q in suite.questions}
         chosen = tuple(
-            e for e in found.episodes
-            if e.episode.configuration in names and e.episode.question_id in qids
-        )  # fmt: skip
+            e for e in found.episodes if e.configuration in names and e.question_id in qids
+        )
         assessed = tuple(
-            AssessedEpisode(
-                e.episode,
-                e.trial,
-                assess(e.episode, suite.by_id.get(e.episode.question_id), judge),
-                e.cassette,
-            )
-            for e in chosen
+            AssessedEpisode(e, assess(e, suite.by_id.get(e.question_id), judge)) for e in chosen
         )
         narrowed = replace(found, episodes=chosen, configurations=tuple(names))
         arms = self.arms if self.arms is not None else getattr(whole, "arms", ())
-        passed = {e.key: a.assessment.passed for e, a in zip(chosen, assessed, strict=True)}
+        passed = {key(a.episode): a.assessment.passed for a in assessed}
         audit = audit_suite_folder(narrowed, suite, judge, audited_manifest, passed, arms)
         return Collected(
             manifest=manifest,

@@ -9,6 +9,12 @@ from typing import Any
 
 from toolreplay.report.summary import _mode_label
 from toolreplay.report.text import Segment, _text
+from toolreplay.results.format import (
+    CallRecord,
+    EpisodeError,
+    EpisodeResult,
+    FailureModeRecord,
+)
 
 
 def _compact(value: Any) -> str:
@@ -20,64 +26,65 @@ def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _error_summary(error: Mapping[str, Any]) -> str:
+def _error_summary(error: EpisodeError) -> str:
     """A model API error in a few words: ``HTTP 500 from http://…`` or ``no response from …``."""
-    status, endpoint = error.get("status"), error.get("endpoint")
+    status, endpoint = error.status, error.endpoint
     where = f" from {endpoint}" if endpoint else ""
-    if isinstance(status, int):
+    if status is not None:
         return f"HTTP {status}{where}" + (", not a chat completion" if status < 400 else "")
     return f"no response{where}"
 
 
-def _episode_error(ep: Mapping[str, Any], anchor: str) -> dict[str, Any] | None:
-    """The model API error the episode ended on (``ep["error"]``) for display: ``{"anchor",
+def _episode_error(ep: EpisodeResult, anchor: str) -> dict[str, Any] | None:
+    """The model API error the episode ended on (``ep.error``) for display: ``{"anchor",
     "round", "summary", "status", "message"}`` (the message cut with "show all" when long);
     None when the episode did not end on one."""
-    error = ep.get("error")
-    if not isinstance(error, Mapping):
+    error = ep.error
+    if error is None:
         return None
-    message = str(error.get("message") or error.get("text") or "")
+    message = error.message or error.text or ""
     return {
         "anchor": f"{anchor}-error",
-        "round": int(ep.get("rounds", 0)) + 1,
+        "round": ep.rounds + 1,
         "summary": _error_summary(error),
-        "status": error.get("status"),
+        "status": error.status,
         "message": _text(message, lang=False),
     }
 
 
-def _chain(ep: Mapping[str, Any]) -> dict[str, Any]:
+def _chain(ep: EpisodeResult) -> dict[str, Any]:
     """The episode's tool calls grouped by round (``→`` between rounds, parallel calls side by
     side), then the pending tool calls the host never ran, then the error the episode ended
     on, if any."""
-    calls = ep.get("calls")
+    calls = ep.calls
     if calls is None:  # older results: names only, one call per step
-        calls = [{"round": i, "name": n} for i, n in enumerate(ep["tool_chain"], 1)]
+        calls = [
+            CallRecord.model_validate({"round": i, "name": n})
+            for i, n in enumerate(ep.tool_chain, 1)
+        ]
     rounds: dict[int, list[dict[str, Any]]] = {}
     for call in calls:
-        args = call.get("arguments")
-        rounds.setdefault(call["round"], []).append(
-            {"name": call["name"], "args": None if args is None else _text(_compact(args))}
+        args = call.arguments
+        rounds.setdefault(call.round, []).append(
+            {"name": call.name, "args": None if args is None else _text(_compact(args))}
         )
     pending = [
-        {"name": c["name"], "args": _text(_compact(c.get("arguments")))}
-        for c in ep.get("pending_tool_calls", [])
+        {"name": c.name, "args": _text(_compact(c.arguments))} for c in ep.pending_tool_calls or []
     ]
-    error = ep.get("error")
-    status = error.get("status") if isinstance(error, Mapping) else None
+    error = ep.error
     return {
         "rounds": [rounds[k] for k in sorted(rounds)],
         "pending": pending,
         "error": None
-        if not isinstance(error, Mapping)
-        else (f"HTTP {status}" if isinstance(status, int) else "no response"),
-        "text": " → ".join(c["name"] for c in calls) or "(no tool call)",
+        if error is None
+        else (f"HTTP {error.status}" if error.status is not None else "no response"),
+        "text": " → ".join(c.name for c in calls) or "(no tool call)",
     }
 
 
-def _episode_modes(ep: Mapping[str, Any]) -> str:
+def _episode_modes(ep: EpisodeResult) -> str:
     """The episode's failure modes as a space-separated attribute value (for filters)."""
-    return " ".join(dict.fromkeys(f["mode"] for f in ep.get("failure_modes", [])))
+    return " ".join(ep.modes)
 
 
 def _text_of(message: Mapping[str, Any] | None) -> str | None:
@@ -155,11 +162,11 @@ def _one_line(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _pending(ep: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _pending(ep: EpisodeResult) -> list[dict[str, Any]]:
     """The episode's ``pending_tool_calls`` (requested in the last reply, never run)."""
     return [
-        {"name": c["name"], "arguments": _text(_one_line(c.get("arguments")), lang=False)}
-        for c in ep.get("pending_tool_calls", [])
+        {"name": c.name, "arguments": _text(_one_line(c.arguments), lang=False)}
+        for c in ep.pending_tool_calls or []
     ]
 
 
@@ -167,18 +174,18 @@ def _message_anchor(anchor: str, index: int | None) -> str:
     return anchor if index is None else f"{anchor}-m{index}"
 
 
-def _failure(ep: Mapping[str, Any], fm: Mapping[str, Any], anchor: str) -> dict[str, Any]:
+def _failure(ep: EpisodeResult, fm: FailureModeRecord, anchor: str) -> dict[str, Any]:
     """One gallery card: the question, the final text (the evidence marked in it when it lies
     there), the evidence message otherwise, the tool calls the host never ran, and a link to
     the exact transcript message holding the evidence."""
-    mode = fm["mode"]
-    evidence = fm.get("evidence") or {}
-    transcript = ep["transcript"]
+    mode = fm.mode
+    evidence = fm.evidence
+    transcript = ep.transcript
     error = _episode_error(ep, anchor) if mode == "error" else None
-    index = evidence.get("message_index")
-    message = transcript[index] if isinstance(index, int) and 0 <= index < len(transcript) else None
-    answer = ep["answer"]
-    span, quoted = evidence.get("span"), evidence.get("text")
+    index = None if evidence is None else evidence.message_index
+    message = transcript[index] if index is not None and 0 <= index < len(transcript) else None
+    answer = ep.answer
+    span, quoted = (None, None) if evidence is None else (evidence.span, evidence.text)
 
     answer_marked = None
     evidence_message = None
@@ -197,28 +204,28 @@ def _failure(ep: Mapping[str, Any], fm: Mapping[str, Any], anchor: str) -> dict[
             "role": message.get("role", "?"),
             "text": _text(marked or [Segment(target)]),
         }
-    tool_call = evidence.get("tool_call")
+    tool_call = None if evidence is None else evidence.tool_call
     evidence_call = (
-        {"name": tool_call["name"], "arguments": _one_line(tool_call.get("arguments"))}
+        {"name": tool_call.name, "arguments": _one_line(tool_call.arguments)}
         if tool_call
         else None
     )
     pending = _pending(ep)
     pending_plain = [
-        {"name": p["name"], "arguments": _one_line(c.get("arguments"))}
-        for p, c in zip(pending, ep.get("pending_tool_calls", []), strict=True)
+        {"name": p["name"], "arguments": _one_line(c.arguments)}
+        for p, c in zip(pending, ep.pending_tool_calls or [], strict=True)
     ]
     # link to the last message when the evidence names none (the answer is the last reply)
     link_index = index if message is not None else (len(transcript) - 1 if transcript else None)
     return {
         "mode": mode,
         "label": _mode_label(mode),
-        "explanation": _text(str(fm.get("explanation") or ""), lang=False),
+        "explanation": _text(fm.explanation or "", lang=False),
         "error": error,
-        "configuration": ep["configuration"],
-        "question_id": ep["question_id"],
-        "question": _text(ep["question"]),
-        "passed": ep["passed"],
+        "configuration": ep.configuration,
+        "question_id": ep.question_id,
+        "question": _text(ep.question),
+        "passed": ep.passed,
         "anchor": anchor,
         "message_anchor": error["anchor"] if error else _message_anchor(anchor, link_index),
         "message_index": link_index,

@@ -10,6 +10,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolreplay.results.format import EpisodeResult, GroundedValue
+
 #: A step of a JSONPath as the judge writes it: ``$.current.temperature_2m``,
 #: ``$.daily[0].precipitation_sum``.
 PATH_STEP = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]")
@@ -105,50 +107,44 @@ def resolve(value: Any, path: str) -> tuple[bool, Any]:
     return (pos == len(rest)), at
 
 
-def judge_citations(ep: Mapping[str, Any]) -> dict[int, list[Mapping[str, Any]]]:
-    """The judge's evidence (``verdict_evidence.values``) per tool message index, as the
-    results hold it (``{"text" (the stated value), "tool_field" (JSONPath), "tool_value",
-    "grounded", "reason", ...}``). Values without a tool message are left out (they are in
-    :func:`judge_values`)."""
-    out: dict[int, list[Mapping[str, Any]]] = {}
+def judge_citations(ep: EpisodeResult) -> dict[int, list[GroundedValue]]:
+    """The judge's evidence (``verdict_evidence.values``) per tool message index: the values
+    that cite a field (``tool_field``, a JSONPath) of that tool message. Values without a tool
+    message are left out (they are in :func:`judge_values`)."""
+    out: dict[int, list[GroundedValue]] = {}
     for v in _values(ep):
-        index = v.get("tool_message_index")
-        if isinstance(index, int) and isinstance(v.get("tool_field"), str):
-            out.setdefault(index, []).append(v)
+        if v.tool_message_index is not None and v.tool_field is not None:
+            out.setdefault(v.tool_message_index, []).append(v)
     return out
 
 
-def _values(ep: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    evidence = ep.get("verdict_evidence")
-    if not isinstance(evidence, Mapping):
-        return []
-    values = evidence.get("values")
-    return [v for v in values if isinstance(v, Mapping)] if isinstance(values, list) else []
+def _values(ep: EpisodeResult) -> list[GroundedValue]:
+    return [] if ep.verdict_evidence is None else ep.verdict_evidence.values
 
 
-def judge_values(ep: Mapping[str, Any], anchor: str, messages: int) -> list[dict[str, Any]]:
+def judge_values(ep: EpisodeResult, anchor: str, messages: int) -> list[dict[str, Any]]:
     """The judge's values for the transcript's judge line: ``{"text", "grounded", "field",
     "index", "href" (the tool message's anchor, or None), "reason"}``."""
     out = []
     for v in _values(ep):
-        index = v.get("tool_message_index")
-        linked = isinstance(index, int) and 0 <= index < messages
+        index = v.tool_message_index
+        linked = index is not None and 0 <= index < messages
         out.append(
             {
-                "text": str(v.get("text", "")),
-                "grounded": bool(v.get("grounded")),
-                "field": v.get("tool_field") if isinstance(v.get("tool_field"), str) else None,
-                "value": v.get("tool_value"),
+                "text": v.text,
+                "grounded": bool(v.grounded),
+                "field": v.tool_field,
+                "value": v.tool_value,
                 "index": index if linked else None,
                 "href": f"{anchor}-m{index}" if linked else None,
-                "reason": str(v.get("reason", "")),
+                "reason": v.reason or "",
             }
         )
     return out
 
 
 def cited_fields(
-    value: Any, citations: Sequence[Mapping[str, Any]], spans: Mapping[str, tuple[int, int]]
+    value: Any, citations: Sequence[GroundedValue], spans: Mapping[str, tuple[int, int]]
 ) -> tuple[list[dict[str, Any]], list[tuple[int, int]]]:
     """For a tool result (parsed JSON) and the judge's citations of it: the fields that matter,
     first (``{"field", "value" (one-line JSON), "stated" [the answer's values citing it]}``,
@@ -156,7 +152,7 @@ def cited_fields(
     fields: dict[str, dict[str, Any]] = {}
     marks: list[tuple[int, int]] = []
     for c in citations:
-        field = str(c["tool_field"])
+        field = str(c.tool_field)
         found, at = resolve(value, field)
         if not found:
             continue
@@ -168,7 +164,7 @@ def cited_fields(
             }
             if field in spans:
                 marks.append(spans[field])
-        stated = str(c.get("text", ""))
+        stated = c.text
         if stated and stated not in fields[field]["stated"]:
             fields[field]["stated"].append(stated)
     return list(fields.values()), sorted(set(marks))

@@ -10,6 +10,7 @@ from typing import Any
 from toolreplay.report.labels import toolset_labels
 from toolreplay.report.summary import _ordered, _split_name, _status
 from toolreplay.report.text import _mixed, _plural
+from toolreplay.results.format import Fidelity
 
 #: Plain-words title and lead sentence per fidelity check (what it asks, before the result);
 #: a study's :attr:`~toolreplay.studies.Study.fidelity_checks` say it in its own terms.
@@ -207,58 +208,63 @@ def _near_miss(tables: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     }
 
 
-def _fidelity(fidelity: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _fidelity(fidelity: Fidelity | None) -> dict[str, Any] | None:
     """None when the audit has not run (no ``fidelity`` key); else checks (each with its
     plain-words title and lead, and the table that belongs to it), tables, ablations."""
     if fidelity is None:
         return None
     words, glossary = _texts()
-    if any(c.get("not_applicable") for c in fidelity.get("checks", [])):
+    found = fidelity.checks or []
+    if any(c.not_applicable for c in found):
         # a set recorded by the pytest plugin: no study baseline, so none of its terms
         words = ANY_SET_CHECKS
         glossary = tuple(g for g in GLOSSARY if g[0] in ("judge breadth", "arm parity"))
     tables = [
         {
             "key": key,
-            "title": t.get("title", key),
-            "rows": [{**r, "status": _status(r["passed"], r["total"])} for r in t.get("rows", [])],
+            "title": key if t.title is None else t.title,
+            "rows": [
+                {**r.model_dump(), "status": _status(r.passed, r.total)}
+                for r in t.rows
+            ],
         }
-        for key, t in fidelity.get("tables", {}).items()
+        for key, t in (fidelity.tables or {}).items()
     ]
     ablations = [
         {
-            "heuristic": a["heuristic"],
-            "configuration": a["configuration"],
-            "passed": a["passed"],
-            "total": a["total"],
-            "status": _status(a["passed"], a["total"]),
-            "flips": list(a.get("flips", [])),
+            "heuristic": a.heuristic,
+            "configuration": a.configuration,
+            "passed": a.passed,
+            "total": a.total,
+            "status": _status(a.passed, a.total),
+            # dicts: the template reads a flip's "from", a Python keyword
+            "flips": [f.model_dump(by_alias=True) for f in a.flips or []],
         }
-        for a in fidelity.get("ablations", [])
+        for a in fidelity.ablations or []
     ]
     near = _near_miss(tables)
-    names = {c["name"] for c in fidelity.get("checks", [])}
+    names = {c.name for c in found}
     checks = []
-    for c in fidelity.get("checks", []):
-        title, lead = words.get(c["name"], (c["name"].replace("_", " "), ""))
+    for c in found:
+        title, lead = words.get(c.name, (c.name.replace("_", " "), ""))
         attach = None
-        if c["name"] == "ablation" and ablations:
+        if c.name == "ablation" and ablations:
             attach = "ablations"
-        elif c["name"] == "near_miss" and near is not None:
+        elif c.name == "near_miss" and near is not None:
             attach = "near_miss"
         checks.append(
             {
-                "name": c["name"],
+                "name": c.name,
                 "title": title,
                 "lead": _mixed(lead),
-                "passed": c["passed"],
-                "not_applicable": bool(c.get("not_applicable")),
+                "passed": c.passed,
+                "not_applicable": bool(c.not_applicable),
                 # the near-miss explanation only restates its table's numbers
-                "explanation": "" if attach == "near_miss" else _plain(c.get("explanation", "")),
+                "explanation": "" if attach == "near_miss" else _plain(c.explanation or ""),
                 # the ablation evidence only restates its table's rows
                 "evidence": []
                 if attach == "ablations"
-                else [_mixed(_plain(e)) for e in c.get("evidence", [])],
+                else [_mixed(_plain(e)) for e in c.evidence or []],
                 "attach": attach,
             }
         )

@@ -30,25 +30,26 @@ Guarantees:
 * **Deterministic**: the page is a function of the results only (no clock, no random ids, input
   order kept), so re-rendering the same results gives byte-identical output.
 
-Optional result fields, rendered when present and reported as *not run* when absent (never as
-a pass):
+The results are read as the typed :class:`~toolreplay.results.format.Results` (every entry
+point also takes a mapping shaped like results.json and validates it into one first,
+:func:`~toolreplay.results.format.as_results`). Optional fields, rendered when present and
+reported as *not run* when absent (never as a pass):
 
-* ``episodes[i]["failure_modes"]``: ``[{"mode": "error" | "empty_answer" |
-  "unfulfilled_promise" | "fabricated_value" | "no_measurement" | ..., "explanation": str,
-  "evidence": {"message_index": int | None, "span": [start, end] | None, "text": str | None,
-  "tool_call": {"name": str, "arguments": Any} | None}}]``. ``message_index`` indexes the
-  episode's ``transcript``; ``span`` is character offsets into that message's content (into the
-  answer when ``message_index`` is None). The evidence of an ``error`` label lies in
-  ``episodes[i]["error"]`` (``{"status", "endpoint", "message", "text"}``), shown after the
-  transcript's last message.
-* ``results["provenance"]["endpoints"]``: what answered at the model and each tool endpoint
+* ``episode.failure_modes`` (:class:`~toolreplay.results.format.FailureModeRecord` each:
+  ``mode`` ``error`` | ``empty_answer`` | ``unfulfilled_promise`` | ``fabricated_value`` |
+  ``no_measurement`` | ..., ``explanation``, ``evidence`` with ``message_index``, ``span``
+  ``[start, end]``, ``text`` and ``tool_call``). ``message_index`` indexes the episode's
+  ``transcript``; ``span`` is character offsets into that message's content (into the answer
+  when ``message_index`` is None). The evidence of an ``error`` label lies in
+  ``episode.error`` (status, endpoint, message, text), shown after the transcript's last
+  message.
+* ``results.provenance.endpoints``: what answered at the model and each tool endpoint
   (absent: the banner says it is not recorded).
-* ``results["trials"]``, ``configurations[i]["questions"]``, ``results["trial_outcomes"]``:
-  passes and failure modes over trials for the verdict line and the grid.
-* ``results["fidelity"]``: ``{"checks": [{"name", "passed": bool, "explanation", "evidence":
-  [str]}], "tables": {key: {"title", "rows": [{"name", "passed": int, "total": int}]}},
-  "ablations": [{"heuristic", "configuration", "passed", "total", "flips": [{"question_id",
-  "from": bool, "to": bool}]}]}``.
+* ``results.trials``, ``configuration.questions``, ``results.trial_outcomes``: passes and
+  failure modes over trials for the verdict line and the grid.
+* ``results.fidelity``: its ``checks`` (name, passed, not_applicable, explanation,
+  evidence lines), ``tables`` by key (title, rows of name, passed, total) and ``ablations``
+  (heuristic, configuration, passed, total, flips of question_id, from, to).
 """
 
 from __future__ import annotations
@@ -83,7 +84,13 @@ from toolreplay.report.table import LARGE_RUN, episode_rows, gallery, matrix
 from toolreplay.report.text import _block_html, _inline_html, _text
 from toolreplay.report.transcripts import _compare, _filters, _transcripts, shared_system
 from toolreplay.report.trials import trials_view
-from toolreplay.results.format import ResultsError, check_results, load_results
+from toolreplay.results.format import (
+    Results,
+    ResultsError,
+    as_results,
+    check_results,
+    load_results,
+)
 
 __all__ = [
     "ReportError",
@@ -153,10 +160,13 @@ def _static() -> dict[str, Any]:
 
 
 def render_report(
-    results: Mapping[str, Any], compare: Run | None = None, transcripts_href: str | None = None
+    results: Results | Mapping[str, Any],
+    compare: Run | None = None,
+    transcripts_href: str | None = None,
 ) -> str:
-    """Render the HTML page for ``results`` (the dict ``toolreplay run`` writes to
-    ``reports/results.json``; shape in :mod:`toolreplay.results` and this module's docstring).
+    """Render the HTML page for ``results``: :class:`~toolreplay.results.format.Results` (what
+    ``toolreplay run`` writes to ``reports/results.json``; shape in :mod:`toolreplay.results`
+    and this module's docstring), or the same document as a mapping (validated into one).
     ``compare`` (a :class:`toolreplay.diff.Run`) adds a section saying what changed since
     that earlier run. ``transcripts_href`` (a file name, e.g. ``index-transcripts.html``):
     the transcripts are on that page (:func:`render_transcripts`) and every link to one goes
@@ -170,7 +180,7 @@ def render_report(
     return buffer.getvalue()
 
 
-def render_transcripts(results: Mapping[str, Any], back: str = "index.html") -> str:
+def render_transcripts(results: Results | Mapping[str, Any], back: str = "index.html") -> str:
     """The transcripts of ``results`` as a page of their own, linking ``back`` to the report
     (see :func:`render_report`'s ``transcripts_href``). Raises :class:`ReportError` like it."""
     buffer = io.StringIO()
@@ -196,7 +206,7 @@ def write_report(results_path: Path, out_path: Path, compare: Run | None = None)
     results = load_results(results_path)
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    side = transcripts_path(out) if len(results["episodes"]) > LARGE_RUN else None
+    side = transcripts_path(out) if len(results.episodes) > LARGE_RUN else None
     if side is not None:
         with atomic_writer(side) as f:
             stream_transcripts(results, f.write, out.name)
@@ -208,7 +218,7 @@ def write_report(results_path: Path, out_path: Path, compare: Run | None = None)
 
 
 def stream_report(
-    results: Mapping[str, Any],
+    results: Results | Mapping[str, Any],
     write: Callable[[str], object],
     compare: Run | None = None,
     transcripts_href: str | None = None,
@@ -216,44 +226,48 @@ def stream_report(
     """Render the page for ``results`` like :func:`render_report`, passing it to ``write``
     (e.g. a text file's ``write``) piece by piece instead of building one string. Raises
     :class:`ReportError` (before writing anything) when ``results`` is malformed."""
-    check_results(results)
-    page = build_page(results, compare=compare)
+    page = build_page(as_results(results), compare=compare)
     page["tx"] = transcripts_href or ""
     for piece in _environment().get_template(TEMPLATE).generate(page=page, **_static()):
         write(piece)
 
 
 def stream_transcripts(
-    results: Mapping[str, Any], write: Callable[[str], object], back: str = "index.html"
+    results: Results | Mapping[str, Any], write: Callable[[str], object], back: str = "index.html"
 ) -> None:
     """:func:`render_transcripts`, passed to ``write`` piece by piece."""
-    check_results(results)
-    page = build_page(results)
+    page = build_page(as_results(results))
     page["tx"], page["back"] = "", back
     for piece in _environment().get_template(TRANSCRIPTS_TEMPLATE).generate(page=page, **_static()):
         write(piece)
 
 
-def build_page(results: Mapping[str, Any], compare: Run | None = None) -> dict[str, Any]:
-    """The template's view of ``results``: ``{"title", "header", "verdict", "grid", "metrics",
-    "charts", "episodes" (the episode table), "matrix" (questions × configurations),
-    "gallery", "fidelity", "transcripts", "trials", "filters", "compare", "large",
-    "system", "tx"}`` (plain dicts and lists). ``compare`` is an earlier run to compare with (None:
-    no comparison section). A run of more than :data:`~toolreplay.report.table.LARGE_RUN`
-    episodes is ``large``: lean transcripts, the set's shared system prompt shown once."""
-    episodes = list(results["episodes"])
+def build_page(
+    results: Results | Mapping[str, Any], compare: Run | None = None
+) -> dict[str, Any]:
+    """The template's view of ``results`` (a mapping is validated into
+    :class:`~toolreplay.results.format.Results` first; :class:`ReportError` when it does not
+    validate): ``{"title", "header", "verdict", "grid", "metrics", "charts", "episodes" (the
+    episode table), "matrix" (questions × configurations), "gallery", "fidelity",
+    "transcripts", "trials", "filters", "compare", "large", "system", "tx"}`` (plain dicts
+    and lists; an episode's expectations as their models). ``compare`` is an earlier run to
+    compare with (None: no comparison section). A run of more than
+    :data:`~toolreplay.report.table.LARGE_RUN` episodes is ``large``: lean transcripts, the
+    set's shared system prompt shown once."""
+    results = as_results(results)
+    episodes = list(results.episodes)
     anchors = _anchors(episodes)
-    configurations = list(results["configurations"])
-    prov = results["provenance"]
+    configurations = list(results.configurations)
+    prov = results.provenance
     modes = _mode_counts(episodes)
-    fidelity = _fidelity(results.get("fidelity"))
-    stand_in = prov["provenance"] == "stand-in"
+    fidelity = _fidelity(results.fidelity)
+    stand_in = prov.provenance == "stand-in"
     trials = _over_trials(results)
     large = len(episodes) > LARGE_RUN
     system = shared_system(episodes) if large else None
     trials_view_ = trials_view(results)
     return {
-        "title": f"toolreplay report: {results['cassette_set']} ({prov['provenance']})",
+        "title": f"toolreplay report: {results.cassette_set} ({prov.provenance})",
         "header": _header(results),
         "verdict": _verdict(
             configurations, modes, fidelity, episodes, trials, _trial_count(results)

@@ -9,29 +9,35 @@ from typing import Any
 
 from toolreplay.report.labels import FAILURE_MODES, HOSTS, METRICS, SOURCES, toolset_labels
 from toolreplay.report.text import _number
+from toolreplay.results.format import (
+    ConfigurationSummary,
+    Endpoint,
+    EpisodeResult,
+    Provenance,
+    Results,
+)
 
 
-def _endpoint(e: Mapping[str, Any]) -> dict[str, Any]:
-    name = str(e["name"])
+def _endpoint(e: Endpoint) -> dict[str, Any]:
     return {
-        "name": name.removesuffix("_url") if e.get("role") == "tool" else name,
-        "url": e["url"],
-        "host": e.get("host", ""),
-        "loopback": bool(e.get("loopback")),
-        "source": e["source"],
-        "label": SOURCES.get(e["source"], e["source"]),
+        "name": e.name.removesuffix("_url") if e.role == "tool" else e.name,
+        "url": e.url,
+        "host": e.host,
+        "loopback": e.loopback,
+        "source": e.source,
+        "label": SOURCES.get(e.source, e.source),
     }
 
 
-def _endpoints(prov: Mapping[str, Any]) -> dict[str, Any] | None:
+def _endpoints(prov: Provenance) -> dict[str, Any] | None:
     """What answered at each endpoint (``provenance.endpoints``): ``{"model": endpoint | None,
     "tools": [endpoint], "tools_source": "live" | "fixture-server" | "stand-in" | "mixed" |
     None}``; None for results that do not record it."""
-    found = prov.get("endpoints")
+    found = prov.endpoints
     if not found:
         return None
-    model = next((_endpoint(e) for e in found if e.get("role") == "model"), None)
-    tools = [_endpoint(e) for e in found if e.get("role") == "tool"]
+    model = next((_endpoint(e) for e in found if e.role == "model"), None)
+    tools = [_endpoint(e) for e in found if e.role == "tool"]
     sources = {t["source"] for t in tools}
     source = (sources.pop() if len(sources) == 1 else "mixed") if tools else None
     return {
@@ -42,40 +48,37 @@ def _endpoints(prov: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def _header(results: Mapping[str, Any]) -> dict[str, Any]:
-    prov = results["provenance"]
+def _header(results: Results) -> dict[str, Any]:
+    prov = results.provenance
     endpoints = _endpoints(prov)
     model = endpoints["model"] if endpoints else None
     return {
-        "cassette_set": results["cassette_set"],
-        "provenance": prov["provenance"],
-        "stand_in": prov["provenance"] == "stand-in",
-        "live": prov["provenance"] == "live",
-        "pytest": prov["provenance"] == "pytest",
-        "streamed": prov.get("streamed") is True,
-        "model": prov["model"],
-        "endpoint_host": prov["endpoint_host"],
+        "cassette_set": results.cassette_set,
+        "provenance": prov.provenance,
+        "stand_in": prov.provenance == "stand-in",
+        "live": prov.provenance == "live",
+        "pytest": prov.provenance == "pytest",
+        "streamed": prov.streamed is True,
+        "model": prov.model,
+        "endpoint_host": prov.endpoint_host,
         "endpoints": endpoints,
         "model_on_loopback": model is not None and model["loopback"],
-        "recorded_on": prov.get("recorded_on") or "unknown",
-        "today": prov.get("today") or "unknown",
-        "judge": results.get("judge", "unknown"),
-        "packages": [{"name": k, "version": v} for k, v in prov.get("packages", {}).items()],
-        "episodes": len(results["episodes"]),
-        "configurations": len(results["configurations"]),
+        "recorded_on": prov.recorded_on or "unknown",
+        "today": prov.today or "unknown",
+        "judge": "unknown" if results.judge is None else results.judge,
+        "packages": [{"name": k, "version": v} for k, v in (prov.packages or {}).items()],
+        "episodes": len(results.episodes),
+        "configurations": len(results.configurations),
         "trials": _trial_count(results),
     }
 
 
-def _trial_count(results: Mapping[str, Any]) -> int:
+def _trial_count(results: Results) -> int:
     """Trials per episode (1 for results without trial fields)."""
-    try:
-        return max(int(results.get("trials") or 1), 1)
-    except (TypeError, ValueError):
-        return 1
+    return max(results.trials or 1, 1)
 
 
-def _over_trials(results: Mapping[str, Any]) -> dict[str, dict[str, Any]] | None:
+def _over_trials(results: Results) -> dict[str, dict[str, Any]] | None:
     """Per configuration, its passes over every trial: ``{"passed", "total", "always",
     "questions", "status", "modes"}`` (``always``: questions that passed in every trial;
     ``modes``: trials carrying each failure mode, from ``trial_outcomes``). None for a set with
@@ -83,22 +86,22 @@ def _over_trials(results: Mapping[str, Any]) -> dict[str, dict[str, Any]] | None
     if _trial_count(results) < 2:
         return None
     counts: dict[str, dict[str, int]] = {}
-    for o in results.get("trial_outcomes") or []:
-        per = counts.setdefault(o["configuration"], {})
-        for mode in dict.fromkeys(o.get("failure_modes") or []):
+    for o in results.trial_outcomes or []:
+        per = counts.setdefault(o.configuration, {})
+        for mode in dict.fromkeys(o.failure_modes or []):
             per[mode] = per.get(mode, 0) + 1
     out: dict[str, dict[str, Any]] = {}
-    for c in results["configurations"]:
-        questions = c.get("questions")
+    for c in results.configurations:
+        questions = c.questions
         if not questions:
             continue
-        passed = sum(int(q["passes"]) for q in questions)
-        total = sum(int(q["trials"]) for q in questions)
-        per = counts.get(c["name"], {})
-        out[c["name"]] = {
+        passed = sum(q.passes for q in questions)
+        total = sum(q.trials for q in questions)
+        per = counts.get(c.name, {})
+        out[c.name] = {
             "passed": passed,
             "total": total,
-            "always": sum(1 for q in questions if q["passes"] == q["trials"]),
+            "always": sum(1 for q in questions if q.passes == q.trials),
             "questions": len(questions),
             "status": _status(passed, total),
             "modes": [
@@ -109,11 +112,11 @@ def _over_trials(results: Mapping[str, Any]) -> dict[str, dict[str, Any]] | None
     return out or None
 
 
-def _anchors(episodes: Sequence[Mapping[str, Any]]) -> list[str]:
+def _anchors(episodes: Sequence[EpisodeResult]) -> list[str]:
     """A stable, unique HTML id per episode: ``ep-<n>-<configuration>-<question id>``."""
     out = []
     for n, ep in enumerate(episodes, 1):
-        slug = re.sub(r"[^a-z0-9]+", "-", f"{ep['configuration']}-{ep['question_id']}".lower())
+        slug = re.sub(r"[^a-z0-9]+", "-", f"{ep.configuration}-{ep.question_id}".lower())
         out.append(f"ep-{n}-{slug.strip('-')}")
     return out
 
@@ -122,15 +125,15 @@ def _mode_label(mode: str) -> str:
     return FAILURE_MODES.get(mode, mode.replace("_", " "))
 
 
-def _mode_counts(episodes: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]] | None:
+def _mode_counts(episodes: Sequence[EpisodeResult]) -> dict[str, dict[str, int]] | None:
     """Per configuration, episodes carrying each failure mode (known modes first); None when
     no episode was classified."""
-    if not any("failure_modes" in ep for ep in episodes):
+    if not any(ep.failure_modes is not None for ep in episodes):
         return None
     counts: dict[str, dict[str, int]] = {}
     for ep in episodes:
-        per = counts.setdefault(ep["configuration"], {})
-        for mode in dict.fromkeys(f["mode"] for f in ep.get("failure_modes", [])):
+        per = counts.setdefault(ep.configuration, {})
+        for mode in ep.modes:
             per[mode] = per.get(mode, 0) + 1
     return {
         name: {m: per[m] for m in _ordered(sorted(per), FAILURE_MODES)}
@@ -147,10 +150,10 @@ def _modes_of(name: str, modes: dict[str, dict[str, int]] | None) -> list[dict[s
 
 
 def _verdict(
-    configurations: Sequence[Mapping[str, Any]],
+    configurations: Sequence[ConfigurationSummary],
     modes: dict[str, dict[str, int]] | None,
     fidelity: Mapping[str, Any] | None,
-    episodes: Sequence[Mapping[str, Any]],
+    episodes: Sequence[EpisodeResult],
     trials: Mapping[str, Mapping[str, Any]] | None = None,
     n_trials: int = 1,
 ) -> dict[str, Any]:
@@ -161,16 +164,16 @@ def _verdict(
     are then counted over trials."""
     rows = []
     for c in configurations:
-        over = (trials or {}).get(c["name"])
-        done, total = (over["passed"], over["total"]) if over else (c["passed"], c["total"])
+        over = (trials or {}).get(c.name)
+        done, total = (over["passed"], over["total"]) if over else (c.passed, c.total)
         rows.append(
             {
-                "name": c["name"],
-                "passed": c["passed"],
-                "total": c["total"],
+                "name": c.name,
+                "passed": c.passed,
+                "total": c.total,
                 "status": _status(done, total),
                 "ok": bool(total) and done == total,
-                "modes": over["modes"] if over else _modes_of(c["name"], modes),
+                "modes": over["modes"] if over else _modes_of(c.name, modes),
                 "trials": over,
             }
         )
@@ -185,7 +188,7 @@ def _verdict(
         "passed": [r for r in rows if r["ok"]],
         "failed": [r for r in rows if not r["ok"] and r["status"] != "empty"],
         "trials": over_all,
-        "episodes_passed": sum(1 for ep in episodes if ep["passed"]),
+        "episodes_passed": sum(1 for ep in episodes if ep.passed),
         "episodes": len(episodes),
         "classified": modes is not None,
         "fidelity": None
@@ -242,16 +245,16 @@ def _stop(configuration: str, reason: str) -> dict[str, str]:
 
 
 def _grid(
-    configurations: Sequence[Mapping[str, Any]],
+    configurations: Sequence[ConfigurationSummary],
     modes: dict[str, dict[str, int]] | None = None,
     trials: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Rows are hosts, columns toolsets, cells passed/total and failure-mode counts, like the
     study's table (trial 1). With several trials each cell also gives its passes over trials
     (``trials``, from :func:`_over_trials`), and its colour is theirs."""
-    cells: dict[tuple[str, str], Mapping[str, Any]] = {}
+    cells: dict[tuple[str, str], ConfigurationSummary] = {}
     for c in configurations:
-        parts = _split_name(c["name"])
+        parts = _split_name(c.name)
         if parts:
             cells.setdefault(parts, c)
     hosts = _ordered((h for h, _ in cells), HOSTS)
@@ -262,17 +265,17 @@ def _grid(
         row = []
         for toolset in toolsets:
             cell = cells.get((host, toolset))
-            over = None if cell is None else (trials or {}).get(cell["name"])
+            over = None if cell is None else (trials or {}).get(cell.name)
             row.append(
                 None
                 if cell is None
                 else {
-                    "name": cell["name"],
-                    "passed": cell["passed"],
-                    "total": cell["total"],
-                    "trial1_status": _status(cell["passed"], cell["total"]),
-                    "status": over["status"] if over else _status(cell["passed"], cell["total"]),
-                    "modes": _modes_of(cell["name"], modes),
+                    "name": cell.name,
+                    "passed": cell.passed,
+                    "total": cell.total,
+                    "trial1_status": _status(cell.passed, cell.total),
+                    "status": over["status"] if over else _status(cell.passed, cell.total),
+                    "modes": _modes_of(cell.name, modes),
                     "trials": over,
                 }
             )
@@ -283,22 +286,35 @@ def _grid(
     }
 
 
+def _metric(c: ConfigurationSummary, key: str) -> float:
+    """The value of the metric ``key`` (a :data:`~toolreplay.report.labels.METRICS` key)."""
+    values = {
+        "avg_rounds": c.avg_rounds,
+        "avg_tool_calls": c.avg_tool_calls,
+        "recorded_wall_time_s": c.recorded_wall_time_s,
+        "avg_tokens": c.avg_tokens,
+    }
+    return values[key]
+
+
 def _metrics(
-    configurations: Sequence[Mapping[str, Any]], modes: dict[str, dict[str, int]] | None = None
+    configurations: Sequence[ConfigurationSummary],
+    modes: dict[str, dict[str, int]] | None = None,
 ) -> list[dict[str, Any]]:
     return [
         {
-            "name": c["name"],
-            "passed": c["passed"],
-            "total": c["total"],
-            "status": _status(c["passed"], c["total"]),
+            "name": c.name,
+            "passed": c.passed,
+            "total": c.total,
+            "status": _status(c.passed, c.total),
             "cells": [
-                {"label": label, "value": _number(c[key], fmt)} for key, label, fmt in METRICS
+                {"label": label, "value": _number(_metric(c, key), fmt)}
+                for key, label, fmt in METRICS
             ],
             "stop_reasons": [
-                {**_stop(c["name"], k), "count": v} for k, v in c.get("stop_reasons", {}).items()
+                {**_stop(c.name, k), "count": v} for k, v in (c.stop_reasons or {}).items()
             ],
-            "modes": _modes_of(c["name"], modes),
+            "modes": _modes_of(c.name, modes),
         }
         for c in configurations
     ]
@@ -317,17 +333,17 @@ CHART_VALUE_W = 64
 
 
 def _charts(
-    configurations: Sequence[Mapping[str, Any]], skip: Sequence[str] = ()
+    configurations: Sequence[ConfigurationSummary], skip: Sequence[str] = ()
 ) -> list[dict[str, Any]]:
     """One horizontal bar chart per metric (except ``skip``); geometry precomputed for the
     SVG (fixed decimals, so the markup is deterministic)."""
-    label_w = max([len(c["name"]) for c in configurations] + [8]) * 7 + 10
+    label_w = max([len(c.name) for c in configurations] + [8]) * 7 + 10
     width = label_w + CHART_BAR_W + CHART_VALUE_W
     charts = []
     for key, label, fmt in METRICS:
         if key in skip:
             continue
-        values = [float(c[key]) for c in configurations]
+        values = [float(_metric(c, key)) for c in configurations]
         top = max([*values, 0.0])
         bars = []
         for i, (c, v) in enumerate(zip(configurations, values, strict=True)):
@@ -335,13 +351,13 @@ def _charts(
             w = CHART_BAR_W * v / top if top > 0 else 0.0
             bars.append(
                 {
-                    "name": c["name"],
-                    "value": _number(c[key], fmt),
+                    "name": c.name,
+                    "value": _number(_metric(c, key), fmt),
                     "y": y,
                     "text_y": f"{y + CHART_BAR_H * 0.72:.1f}",
                     "w": f"{w:.1f}",
                     "value_x": f"{label_w + w + 4:.1f}",
-                    "host": (_split_name(c["name"]) or ("other", ""))[0],
+                    "host": (_split_name(c.name) or ("other", ""))[0],
                 }
             )
         charts.append(

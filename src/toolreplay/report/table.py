@@ -9,13 +9,20 @@ one rule and counts what is left; without the script every row is shown, in resu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from toolreplay.report.episodes import _chain, _episode_modes, _failure, _pending
 from toolreplay.report.labels import FAILURE_MODES
 from toolreplay.report.summary import _mode_label, _ordered, _stop
 from toolreplay.report.text import _text
+from toolreplay.results.format import (
+    ConfigurationSummary,
+    EpisodeResult,
+    FailureModeRecord,
+    Results,
+    TrialOutcome,
+)
 
 #: A run with more episodes than this is "large": transcripts are rendered lean (see
 #: :mod:`toolreplay.report.transcripts`), matrix cells show the chain without arguments or
@@ -41,8 +48,8 @@ def _modes(names: Sequence[str]) -> list[dict[str, str]]:
 
 
 def episode_rows(
-    results: Mapping[str, Any],
-    episodes: Sequence[Mapping[str, Any]],
+    results: Results,
+    episodes: Sequence[EpisodeResult],
     anchors: Sequence[str],
 ) -> list[dict[str, Any]]:
     """One row per episode (trial 1, with its transcript), then one per further trial from
@@ -50,50 +57,48 @@ def episode_rows(
     "anchor", "configuration", "question_id", "question", "trial", "passed", "modes",
     "mode_names", "rounds", "tool_calls", "stop", "answer", "has_transcript"}``. Order:
     results order, each episode's further trials after it."""
-    later: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for o in results.get("trial_outcomes") or []:
-        if int(o.get("trial", 1)) > 1:
-            later.setdefault((o["configuration"], o["question_id"]), []).append(o)
+    later: dict[tuple[str, str], list[TrialOutcome]] = {}
+    for o in results.trial_outcomes or []:
+        if o.trial > 1:
+            later.setdefault((o.configuration, o.question_id), []).append(o)
     rows: list[dict[str, Any]] = []
     for i, ep in enumerate(episodes):
-        modes = [f["mode"] for f in ep.get("failure_modes", [])]
-        question = _text(ep["question"])
+        modes = [f.mode for f in ep.failure_modes or []]
+        question = _text(ep.question)
         rows.append(
             {
                 "n": i + 1,
                 "anchor": anchors[i],
-                "configuration": ep["configuration"],
-                "question_id": ep["question_id"],
+                "configuration": ep.configuration,
+                "question_id": ep.question_id,
                 "question": question,
                 "trial": 1,
-                "passed": ep["passed"],
+                "passed": ep.passed,
                 "modes": _modes(modes),
                 "mode_names": _episode_modes(ep),
-                "rounds": ep["rounds"],
-                "tool_calls": ep["tool_calls"],
-                "stop": _stop(ep["configuration"], ep["stop_reason"]),
-                "answer": _text(_first_line(ep["answer"])) if ep["answer"] else None,
+                "rounds": ep.rounds,
+                "tool_calls": ep.tool_calls,
+                "stop": _stop(ep.configuration, ep.stop_reason),
+                "answer": _text(_first_line(ep.answer)) if ep.answer else None,
                 "has_transcript": True,
             }
         )
-        for o in sorted(
-            later.get((ep["configuration"], ep["question_id"]), []), key=lambda o: o["trial"]
-        ):
-            names = list(o.get("failure_modes") or [])
+        for o in sorted(later.get((ep.configuration, ep.question_id), []), key=lambda o: o.trial):
+            names = list(o.failure_modes or [])
             rows.append(
                 {
                     "n": i + 1,
                     "anchor": anchors[i],
-                    "configuration": ep["configuration"],
-                    "question_id": ep["question_id"],
+                    "configuration": ep.configuration,
+                    "question_id": ep.question_id,
                     "question": question,
-                    "trial": int(o["trial"]),
-                    "passed": bool(o["passed"]),
+                    "trial": o.trial,
+                    "passed": o.passed,
                     "modes": _modes(names),
                     "mode_names": " ".join(dict.fromkeys(names)),
-                    "rounds": o.get("rounds", ""),
-                    "tool_calls": o.get("tool_calls", ""),
-                    "stop": _stop(ep["configuration"], str(o.get("stop_reason", ""))),
+                    "rounds": "" if o.rounds is None else o.rounds,
+                    "tool_calls": "" if o.tool_calls is None else o.tool_calls,
+                    "stop": _stop(ep.configuration, o.stop_reason or ""),
                     "answer": None,
                     "has_transcript": False,
                 }
@@ -102,8 +107,8 @@ def episode_rows(
 
 
 def matrix(
-    episodes: Sequence[Mapping[str, Any]],
-    configurations: Sequence[Mapping[str, Any]],
+    episodes: Sequence[EpisodeResult],
+    configurations: Sequence[ConfigurationSummary],
     anchors: Sequence[str],
     detail: bool,
 ) -> dict[str, Any]:
@@ -111,12 +116,12 @@ def matrix(
     verdict, its tool-call chain (with arguments and the answer's first line when ``detail``)
     and a link to its transcript; None where the configuration did not run the question.
     ``{"columns": [name], "rows": [{"id", "question", "cells": [cell | None]}], "detail"}``."""
-    names = _ordered((ep["configuration"] for ep in episodes), [c["name"] for c in configurations])
+    names = _ordered((ep.configuration for ep in episodes), [c.name for c in configurations])
     at: dict[tuple[str, str], int] = {}
     questions: dict[str, int] = {}
     for i, ep in enumerate(episodes):
-        at.setdefault((ep["question_id"], ep["configuration"]), i)
-        questions.setdefault(ep["question_id"], i)
+        at.setdefault((ep.question_id, ep.configuration), i)
+        questions.setdefault(ep.question_id, i)
     rows = []
     for qid, first in questions.items():
         cells: list[dict[str, Any] | None] = []
@@ -139,25 +144,23 @@ def matrix(
                     "anchor": anchors[i],
                     "configuration": name,
                     "question_id": qid,
-                    "passed": ep["passed"],
+                    "passed": ep.passed,
                     "mode_names": _episode_modes(ep),
-                    "modes": _modes([f["mode"] for f in ep.get("failure_modes", [])]),
+                    "modes": _modes([f.mode for f in ep.failure_modes or []]),
                     "chain": chain,
-                    "rounds": ep["rounds"],
-                    "tool_calls": ep["tool_calls"],
-                    "stop": _stop(name, ep["stop_reason"]),
-                    "answer": _text(_first_line(ep["answer"], 200))
-                    if detail and ep["answer"]
-                    else None,
+                    "rounds": ep.rounds,
+                    "tool_calls": ep.tool_calls,
+                    "stop": _stop(name, ep.stop_reason),
+                    "answer": _text(_first_line(ep.answer, 200)) if detail and ep.answer else None,
                 }
             )
-        rows.append({"id": qid, "question": _text(episodes[first]["question"]), "cells": cells})
+        rows.append({"id": qid, "question": _text(episodes[first].question), "cells": cells})
     return {"columns": names, "rows": rows, "detail": detail}
 
 
 def gallery(
-    episodes: Sequence[Mapping[str, Any]],
-    configurations: Sequence[Mapping[str, Any]],
+    episodes: Sequence[EpisodeResult],
+    configurations: Sequence[ConfigurationSummary],
     anchors: Sequence[str],
     examples: int = EXAMPLES,
 ) -> dict[str, Any]:
@@ -167,13 +170,13 @@ def gallery(
 
     ``classified`` counts episodes carrying ``failure_modes``; when it is 0 the classifier has
     not run and ``unclassified`` lists the episodes the judge failed, without a mode."""
-    classified = [i for i, ep in enumerate(episodes) if "failure_modes" in ep]
-    members: dict[str, dict[str, list[tuple[int, Mapping[str, Any]]]]] = {}
+    classified = [i for i, ep in enumerate(episodes) if ep.failure_modes is not None]
+    members: dict[str, dict[str, list[tuple[int, FailureModeRecord]]]] = {}
     for i in classified:
-        for fm in episodes[i]["failure_modes"]:
-            per = members.setdefault(fm["mode"], {})
-            per.setdefault(episodes[i]["configuration"], []).append((i, fm))
-    order = [c["name"] for c in configurations]
+        for fm in episodes[i].failure_modes or []:
+            per = members.setdefault(fm.mode, {})
+            per.setdefault(episodes[i].configuration, []).append((i, fm))
+    order = [c.name for c in configurations]
     groups = []
     for mode in _ordered(sorted(members), FAILURE_MODES):
         per = members[mode]
@@ -189,9 +192,9 @@ def gallery(
                         {
                             "anchor": anchors[i],
                             "configuration": name,
-                            "question_id": episodes[i]["question_id"],
-                            "question": _text(episodes[i]["question"]),
-                            "passed": episodes[i]["passed"],
+                            "question_id": episodes[i].question_id,
+                            "question": _text(episodes[i].question),
+                            "passed": episodes[i].passed,
                             "mode": mode,
                         }
                         for i, _ in found[examples:]
@@ -208,17 +211,17 @@ def gallery(
         )
     unclassified = [
         {
-            "configuration": ep["configuration"],
-            "question_id": ep["question_id"],
-            "question": _text(ep["question"]),
-            "answer": _text(ep["answer"]) if ep["answer"] else None,
-            "verdict": ep.get("verdict", ""),
-            "stop": _stop(ep["configuration"], ep["stop_reason"]),
+            "configuration": ep.configuration,
+            "question_id": ep.question_id,
+            "question": _text(ep.question),
+            "answer": _text(ep.answer) if ep.answer else None,
+            "verdict": "" if ep.verdict is None else ep.verdict,
+            "stop": _stop(ep.configuration, ep.stop_reason),
             "anchor": anchors[i],
             "pending": _pending(ep),
         }
         for i, ep in enumerate(episodes)
-        if "failure_modes" not in ep and not ep["passed"]
+        if ep.failure_modes is None and not ep.passed
     ]
     return {
         "ran": bool(classified),

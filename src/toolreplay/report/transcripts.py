@@ -21,6 +21,13 @@ from toolreplay.report.evidence import cited_fields, judge_citations, judge_valu
 from toolreplay.report.labels import FAILURE_MODES
 from toolreplay.report.summary import _mode_label, _ordered, _stop
 from toolreplay.report.text import CLIP_AT, CLIP_JSON, Segment, _plural, _text
+from toolreplay.results.format import (
+    ConfigurationSummary,
+    EpisodeResult,
+    FailureModeRecord,
+    GroundedValue,
+    Results,
+)
 from toolreplay.wire.episode import REASONING_FIELDS, reasoning_text
 
 
@@ -44,8 +51,8 @@ def _marked(text: str, spans: Sequence[tuple[int, int, str]]) -> list[Segment]:
 def _content(
     role: str,
     content: Any,
-    modes: Sequence[Mapping[str, Any]],
-    citations: Sequence[Mapping[str, Any]],
+    modes: Sequence[FailureModeRecord],
+    citations: Sequence[GroundedValue],
     width: int,
 ) -> tuple[dict[str, Any], bool, list[dict[str, Any]]]:
     """A message's content for display: ``(text, is_json, cited fields)``. A tool result (or
@@ -66,8 +73,10 @@ def _content(
         raw = str(parsed)
         segments: list[Segment] = [Segment(raw)]
         for fm in modes:
-            ev = fm.get("evidence") or {}
-            marked = _highlight(raw, ev.get("span"), ev.get("text"), fm["mode"])
+            ev = fm.evidence
+            if ev is None:
+                continue
+            marked = _highlight(raw, ev.span, ev.text, fm.mode)
             if marked:
                 segments = marked
                 break
@@ -76,9 +85,9 @@ def _content(
     fields, cited = cited_fields(parsed, citations, spans)
     marks = [(a, b, "cited") for a, b in cited]
     for fm in modes:
-        quoted = (fm.get("evidence") or {}).get("text")
-        if isinstance(quoted, str) and quoted and (at := raw.find(quoted)) >= 0:
-            marks.append((at, at + len(quoted), fm["mode"]))
+        quoted = None if fm.evidence is None else fm.evidence.text
+        if quoted and (at := raw.find(quoted)) >= 0:
+            marks.append((at, at + len(quoted), fm.mode))
     segments = _marked(raw, marks) if marks else [Segment(raw)]
     cited_view = [{**f, "value": _text(f["value"], lang=False)} for f in fields]
     return _text(segments, limit=CLIP_JSON, lang=False), True, cited_view
@@ -89,14 +98,15 @@ def _message(
     message: Mapping[str, Any],
     call_names: dict[str, str],
     executed: set[str],
-    marks: Mapping[int, list[Mapping[str, Any]]],
+    marks: Mapping[int, list[FailureModeRecord]],
     anchor: str,
-    citations: Mapping[int, list[Mapping[str, Any]]] | None = None,
+    citations: Mapping[int, list[GroundedValue]] | None = None,
     width: int = PRETTY_WIDTH,
 ) -> dict[str, Any]:
-    """One transcript message for display: ``{"index", "anchor", "role", "text" (None when
-    content is None; else see :func:`_text`), "json", "cited" (the fields of a tool result the
-    judge cites: ``{"field", "value", "stated"}``, marked in the text too), "tool_calls":
+    """One transcript message (the chat-format dict it was recorded as) for display:
+    ``{"index", "anchor", "role", "text" (None when content is None; else see
+    :func:`_text`), "json", "cited" (the fields of a tool result the judge cites: ``{"field",
+    "value", "stated"}``, marked in the text too), "tool_calls":
     [{"id", "name", "arguments", "json", "run"}], "tool_call_id", "tool_name", "refusal",
     "reasoning" (None unless the message holds reasoning fields; else its readable text, see
     :func:`~toolreplay.wire.episode.reasoning_text`), "reasoning_fields" (their names),
@@ -149,7 +159,7 @@ def _message(
         "reasoning_fields": ", ".join(
             name for name in REASONING_FIELDS if message.get(name) is not None
         ),
-        "modes": [{"mode": fm["mode"], "label": _mode_label(fm["mode"])} for fm in modes],
+        "modes": [{"mode": fm.mode, "label": _mode_label(fm.mode)} for fm in modes],
     }
 
 
@@ -171,58 +181,55 @@ class _Lazy:
 
 
 def _transcript(
-    ep: Mapping[str, Any], anchor: str, lean: bool = False, system: str | None = None
+    ep: EpisodeResult, anchor: str, lean: bool = False, system: str | None = None
 ) -> dict[str, Any]:
     """One episode's collapsible transcript (see :func:`_message` for each message), then the
     model API error it ended on (``error``: see :func:`toolreplay.report.episodes._episode_error`),
     which carries the ``error`` label's badge. The judge's values link to the tool message and
     field they cite (``judge_values``). ``lean`` (a large run): lighter markup, JSON on wider
     lines, and a system message equal to ``system`` (the set's, shown once) is not repeated."""
-    name = ep["configuration"]
-    transcript = ep["transcript"]
+    name = ep.configuration
+    transcript = ep.transcript
     call_names: dict[str, str] = {}
     executed = {str(m.get("tool_call_id")) for m in transcript if m.get("role") == "tool"}
-    marks: dict[int, list[Mapping[str, Any]]] = {}
+    marks: dict[int, list[FailureModeRecord]] = {}
     error = _episode_error(ep, anchor)
-    for fm in ep.get("failure_modes", []):
-        if error is not None and fm["mode"] == "error":
+    for fm in ep.failure_modes or []:
+        if error is not None and fm.mode == "error":
             continue  # its evidence is the error, shown after the last message
-        ev = fm.get("evidence") or {}
-        at = ev.get("message_index")
-        if not isinstance(at, int) or not 0 <= at < len(transcript):
+        at = None if fm.evidence is None else fm.evidence.message_index
+        if at is None or not 0 <= at < len(transcript):
             at = len(transcript) - 1  # evidence in the answer: the last reply
         marks.setdefault(at, []).append(fm)
     citations = judge_citations(ep)
     width = LEAN_WIDTH if lean else PRETTY_WIDTH
-    messages = []
+    shown = []
     for n, m in enumerate(transcript):
         if system is not None and m.get("role") == "system" and m.get("content") == system:
-            messages.append({"index": n, "anchor": _message_anchor(anchor, n), "shared": True})
+            shown.append({"index": n, "anchor": _message_anchor(anchor, n), "shared": True})
             continue
-        messages.append(_message(n, m, call_names, executed, marks, anchor, citations, width))
+        shown.append(_message(n, m, call_names, executed, marks, anchor, citations, width))
     return {
         "anchor": anchor,
         "configuration": name,
-        "question_id": ep["question_id"],
-        "question": _text(ep["question"]),
-        "passed": ep["passed"],
-        "verdict": ep.get("verdict", ""),
-        "expectations": ep.get("expectations", []),
+        "question_id": ep.question_id,
+        "question": _text(ep.question),
+        "passed": ep.passed,
+        "verdict": "" if ep.verdict is None else ep.verdict,
+        # ExpectationRecord models: the template reads their attributes
+        "expectations": ep.expectations or [],
         "judge_values": judge_values(ep, anchor, len(transcript)),
-        "rounds": ep["rounds"],
-        "tool_calls": ep["tool_calls"],
-        "counts": f"{_plural(ep['rounds'], 'round')} · {_plural(ep['tool_calls'], 'tool call')}",
-        "finish_reason": ep.get("finish_reason"),
-        "stop": _stop(name, ep["stop_reason"]),
-        "modes": [
-            {"mode": m, "label": _mode_label(m)}
-            for m in dict.fromkeys(f["mode"] for f in ep.get("failure_modes", []))
-        ],
+        "rounds": ep.rounds,
+        "tool_calls": ep.tool_calls,
+        "counts": f"{_plural(ep.rounds, 'round')} · {_plural(ep.tool_calls, 'tool call')}",
+        "finish_reason": ep.finish_reason,
+        "stop": _stop(name, ep.stop_reason),
+        "modes": [{"mode": m, "label": _mode_label(m)} for m in ep.modes],
         "mode_names": _episode_modes(ep),
-        "messages": messages,
+        "messages": shown,
         "error": error,
         "error_modes": [{"mode": "error", "label": _mode_label("error")}]
-        if error is not None and any(f["mode"] == "error" for f in ep.get("failure_modes", []))
+        if error is not None and "error" in ep.modes
         else [],
     }
 
@@ -232,11 +239,11 @@ def _transcript(
 LEAN_WIDTH = 1_000_000
 
 
-def shared_system(episodes: Sequence[Mapping[str, Any]]) -> str | None:
+def shared_system(episodes: Sequence[EpisodeResult]) -> str | None:
     """The system prompt every episode opens with, when they all share one (else None)."""
     found: set[str] = set()
     for ep in episodes:
-        first = ep["transcript"][0] if ep["transcript"] else {}
+        first = ep.transcript[0] if ep.transcript else {}
         content = first.get("content")
         if first.get("role") != "system" or not isinstance(content, str):
             return None
@@ -247,18 +254,18 @@ def shared_system(episodes: Sequence[Mapping[str, Any]]) -> str | None:
 
 
 def _transcripts(
-    episodes: Sequence[Mapping[str, Any]],
-    configurations: Sequence[Mapping[str, Any]],
+    episodes: Sequence[EpisodeResult],
+    configurations: Sequence[ConfigurationSummary],
     anchors: Sequence[str],
     lean: bool = False,
     system: str | None = None,
 ) -> list[dict[str, Any]]:
     """Episodes grouped by configuration (configurations order, then any others); each
     group's ``episodes`` are built lazily, as the template reaches them."""
-    names = _ordered((ep["configuration"] for ep in episodes), [c["name"] for c in configurations])
+    names = _ordered((ep.configuration for ep in episodes), [c.name for c in configurations])
     groups = []
     for name in names:
-        members = [i for i, ep in enumerate(episodes) if ep["configuration"] == name]
+        members = [i for i, ep in enumerate(episodes) if ep.configuration == name]
         groups.append(
             {
                 "configuration": name,
@@ -275,15 +282,15 @@ QUESTION_CHOICES = 40
 
 
 def _filters(
-    episodes: Sequence[Mapping[str, Any]], configurations: Sequence[Mapping[str, Any]]
+    episodes: Sequence[EpisodeResult], configurations: Sequence[ConfigurationSummary]
 ) -> dict[str, Any]:
     """The choices the filter bar offers: configurations, questions (a list only up to
     :data:`QUESTION_CHOICES` of them; beyond, the search box finds them), failure modes."""
-    questions = {ep["question_id"]: ep["question"] for ep in episodes}
-    modes = {f["mode"] for ep in episodes for f in ep.get("failure_modes", [])}
+    questions = {ep.question_id: ep.question for ep in episodes}
+    modes = {m for ep in episodes for m in ep.modes}
     return {
         "configurations": _ordered(
-            (ep["configuration"] for ep in episodes), [c["name"] for c in configurations]
+            (ep.configuration for ep in episodes), [c.name for c in configurations]
         ),
         "questions": [{"id": k, "question": v} for k, v in questions.items()]
         if len(questions) <= QUESTION_CHOICES
@@ -296,15 +303,15 @@ def _filters(
 
 def _compare(
     before: Run,
-    results: Mapping[str, Any],
-    episodes: Sequence[Mapping[str, Any]],
+    results: Results,
+    episodes: Sequence[EpisodeResult],
     anchors: Sequence[str],
 ) -> dict[str, Any]:
     """What changed since ``before``: comparability, scores, and each changed episode with
     a link to its transcript (and the first differing message) in this page."""
     d = diff_runs(before, Run(label="this report", results=results))
-    where = {(ep["configuration"], ep["question_id"]): anchors[i] for i, ep in enumerate(episodes)}
-    earlier = {(ep["configuration"], ep["question_id"]): ep for ep in before.results["episodes"]}
+    where = {(ep.configuration, ep.question_id): anchors[i] for i, ep in enumerate(episodes)}
+    earlier = {(ep.configuration, ep.question_id): ep for ep in before.results.episodes}
     changes = []
     for n, c in enumerate(d.changes):
         anchor = where[(c.configuration, c.question_id)]
@@ -321,9 +328,9 @@ def _compare(
                 "stop_reason": c.stop_reason,
                 "anchor": anchor,
                 "side_by_side": _side_by_side(
-                    earlier[(c.configuration, c.question_id)]["transcript"],
-                    episodes[anchors.index(anchor)]["transcript"],
-                    None if fd is None else fd["index"],
+                    earlier[(c.configuration, c.question_id)].transcript,
+                    episodes[anchors.index(anchor)].transcript,
+                    None if fd is None else fd.index,
                     anchor,
                 )
                 if n < SIDE_BY_SIDE_MAX
@@ -331,11 +338,11 @@ def _compare(
                 "first_difference": None
                 if fd is None
                 else {
-                    "index": fd["index"],
-                    "a": _text(fd["a"]),
-                    "b": _text(fd["b"]),
-                    "anchor": _message_anchor(anchor, fd["index"])
-                    if fd["index"] < len(episodes[anchors.index(anchor)]["transcript"])
+                    "index": fd.index,
+                    "a": _text(fd.a),
+                    "b": _text(fd.b),
+                    "anchor": _message_anchor(anchor, fd.index)
+                    if fd.index < len(episodes[anchors.index(anchor)].transcript)
                     else anchor,
                 },
             }
@@ -348,7 +355,9 @@ def _compare(
             {"name": x.name, "same": x.same, "a": x.a, "b": x.b, "required": x.required}
             for x in d.aspects
         ],
-        "scores": list(d.scores),
+        "scores": [
+            {"name": s.name, "a": s.a, "b": s.b, "changed": s.changed} for s in d.scores
+        ],
         "changes": changes,
         "flips": len(d.flips),
         "only_a": list(d.only_a),

@@ -1,16 +1,17 @@
 """The report's "Consistency over trials" section: a view model for ``templates/trials.html.j2``.
 
-Reads the trial fields of results.json (``results["trials"]``, each configuration's
+Reads the trial fields of the typed results (``results.trials``, each configuration's
 ``pass_at_k``/``pass_hat_k``/``rounds_over_trials``/``tool_calls_over_trials``/
-``failure_mode_rates``/``questions``, ``results["selection"]``) and lays out a small inline SVG
+``failure_mode_rates``/``questions``, ``results.selection``) and lays out a small inline SVG
 line chart of pass^k against k, one line per configuration. Results without trial fields give
 None (the section is then left out). Deterministic: a function of the results only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
+
+from toolreplay.results.format import ConfigurationSummary, Results, Selection, SpreadRecord
 
 #: Line colours per configuration, in results order (presentation attributes, not CSS).
 COLOURS = ("#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#ff7f0e", "#8c564b")
@@ -33,7 +34,7 @@ def _fmt(value: float) -> str:
     return f"{value:.2f}"
 
 
-def _chart(configurations: list[Mapping[str, Any]], n: int) -> dict[str, Any]:
+def _chart(configurations: list[ConfigurationSummary], n: int) -> dict[str, Any]:
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
     def x(k: int) -> float:
@@ -44,11 +45,11 @@ def _chart(configurations: list[Mapping[str, Any]], n: int) -> dict[str, Any]:
 
     lines = []
     for i, c in enumerate(configurations):
-        curve = {int(k): float(v) for k, v in c["pass_hat_k"].items()}
+        curve = {int(k): float(v) for k, v in (c.pass_hat_k or {}).items()}
         points = [(x(k), y(curve[k])) for k in sorted(curve)]
         lines.append(
             {
-                "name": c["name"],
+                "name": c.name,
                 "colour": COLOURS[i % len(COLOURS)],
                 "dash": DASHES[i % len(DASHES)],
                 "width": WIDTHS[min(i, len(WIDTHS) - 1)],
@@ -73,54 +74,59 @@ def _chart(configurations: list[Mapping[str, Any]], n: int) -> dict[str, Any]:
     }
 
 
-def trials_view(results: Mapping[str, Any]) -> dict[str, Any] | None:
+def _mean_sd(spread: SpreadRecord | None) -> str:
+    mean, sd = (0.0, 0.0) if spread is None else (spread.mean, spread.sd)
+    return f"{mean:.2f} ± {sd:.2f}"
+
+
+def trials_view(results: Results) -> dict[str, Any] | None:
     """``{"trials", "selection", "rows", "questions", "chart", "ks"}`` or None."""
-    configurations = [c for c in results.get("configurations", []) if "pass_hat_k" in c]
+    configurations = [c for c in results.configurations if c.pass_hat_k is not None]
     if not configurations:
         return None
-    n = int(results.get("trials") or max(int(c.get("trials") or 1) for c in configurations))
+    n = results.trials or max(c.trials or 1 for c in configurations)
     ks = list(range(1, n + 1))
     rows = []
     for c in configurations:
-        hat, at = c["pass_hat_k"], c.get("pass_at_k", {})
-        rounds = c.get("rounds_over_trials", {})
-        calls = c.get("tool_calls_over_trials", {})
-        rates = c.get("failure_mode_rates", {})
+        hat, at = c.pass_hat_k or {}, c.pass_at_k or {}
         rows.append(
             {
-                "name": c["name"],
+                "name": c.name,
                 "pass_hat_k": [_fmt(hat[str(k)]) if str(k) in hat else "–" for k in ks],
                 "pass_at_k": [_fmt(at[str(k)]) if str(k) in at else "–" for k in ks],
-                "rounds": f"{rounds.get('mean', 0):.2f} ± {rounds.get('sd', 0):.2f}",
-                "tool_calls": f"{calls.get('mean', 0):.2f} ± {calls.get('sd', 0):.2f}",
-                "rates": [{"mode": m, "rate": f"{r:.0%}"} for m, r in rates.items()],
+                "rounds": _mean_sd(c.rounds_over_trials),
+                "tool_calls": _mean_sd(c.tool_calls_over_trials),
+                "rates": [
+                    {"mode": m, "rate": f"{r:.0%}"}
+                    for m, r in (c.failure_mode_rates or {}).items()
+                ],
             }
         )
     qids: list[str] = []
     cells: dict[tuple[str, str], str] = {}
     for c in configurations:
-        for q in c.get("questions", []):
-            if q["question_id"] not in qids:
-                qids.append(q["question_id"])
-            cells[(q["question_id"], c["name"])] = f"{q['passes']}/{q['trials']}"
+        for q in c.questions or []:
+            if q.question_id not in qids:
+                qids.append(q.question_id)
+            cells[(q.question_id, c.name)] = f"{q.passes}/{q.trials}"
     questions = [
-        {"id": qid, "cells": [cells.get((qid, c["name"]), "–") for c in configurations]}
+        {"id": qid, "cells": [cells.get((qid, c.name), "–") for c in configurations]}
         for qid in qids
     ]
-    sel = results.get("selection") or {}
+    sel = results.selection or Selection.model_validate({})
     return {
         "trials": n,
         "ks": ks,
-        "names": [c["name"] for c in configurations],
+        "names": [c.name for c in configurations],
         "rows": rows,
         "questions": questions,
         "chart": _chart(configurations, n),
-        "stand_in": results.get("provenance", {}).get("provenance") == "stand-in",
+        "stand_in": results.provenance.provenance == "stand-in",
         "selection": {
-            "eval_file": sel.get("eval_file", ""),
-            "configurations": ", ".join(sel.get("configurations", [])),
-            "questions": ", ".join(sel.get("questions", [])),
-            "all_configurations": bool(sel.get("all_configurations", True)),
-            "all_questions": bool(sel.get("all_questions", True)),
+            "eval_file": sel.eval_file or "",
+            "configurations": ", ".join(sel.configurations or []),
+            "questions": ", ".join(sel.questions or []),
+            "all_configurations": sel.all_configurations is not False,
+            "all_questions": sel.all_questions is not False,
         },
     }

@@ -5,6 +5,14 @@ the format: every field has a description, the JSON Schema committed at
 ``schemas/results.schema.json`` is generated from them (:func:`results_json_schema`; a test
 fails when the committed file differs), :func:`write_results` refuses a document that does
 not validate, and :func:`load_results` / :func:`check_results` validate what the report reads.
+The per-episode models live in :mod:`toolreplay.results.records` and are re-exported here.
+
+**In memory.** The same models are the results in memory: :func:`load_results` returns a
+:class:`Results`, and the report and diff read its attributes; their entry points also take a
+mapping shaped like the file, validated once by :func:`as_results`. Back to JSON:
+:func:`results_document` / :func:`results_json_text` (only the fields that were set, in the
+models' order, which is the writer's: a file read and dumped again is the same bytes). A
+transcript message stays the chat-format dict it was recorded as (:data:`ChatMessage`).
 
 **Format version and the rule for changing it.** ``format`` is :data:`RESULTS_FORMAT` (1).
 Adding an optional field, or a field that readers may ignore, keeps the number; removing or
@@ -19,7 +27,7 @@ Shape (key order as written)::
                          "recorded_wall_time_s", "avg_tokens", "stop_reasons",
                          "failure_modes"}, ...],
      "episodes": [{"configuration", "question_id", "question", "measure", "answer", "passed",
-                   "verdict", "rounds", "tool_calls", "tool_chain", "calls",
+                   "verdict", "verdict_evidence", "rounds", "tool_calls", "tool_chain", "calls",
                    "pending_tool_calls", "stop_reason", "finish_reason", "usage",
                    "recorded_wall_time_s", "failure_modes", "expectations", "transcript",
                    "error"}, ...],                 # "error" only when the model API failed
@@ -72,11 +80,29 @@ cassettes gives byte-identical output (times are the manifest's recorded ones).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
+
+from toolreplay.results.records import (
+    CallRecord,
+    ChatMessage,
+    Conclusion,
+    EpisodeError,
+    EpisodeResult,
+    Evidence,
+    ExpectationRecord,
+    FailureModeRecord,
+    GroundedValue,
+    Message,
+    ToolCallRecord,
+    TrialOutcome,
+    Usage,
+    VerdictEvidence,
+    _Model,
+)
 
 RESULTS_FORMAT: Literal[1] = 1
 
@@ -92,176 +118,64 @@ __all__ = [
     "RESULTS_FORMAT",
     "Ablation",
     "AuditTable",
+    "CallRecord",
+    "ChatMessage",
     "Check",
+    "Conclusion",
     "ConfigurationSummary",
     "Endpoint",
     "EpisodeError",
     "EpisodeResult",
     "Evidence",
+    "ExpectationRecord",
     "FailureModeRecord",
     "Fidelity",
+    "Flip",
+    "GroundedValue",
+    "Message",
     "Provenance",
+    "QuestionTrials",
     "Results",
     "ResultsError",
+    "Selection",
+    "SpreadRecord",
+    "TableRow",
+    "ToolCallRecord",
+    "TrialOutcome",
+    "Usage",
+    "VerdictEvidence",
+    "as_results",
     "check_results",
     "load_results",
+    "results_document",
     "results_json_schema",
+    "results_json_text",
 ]
 
 
-class _Model(BaseModel):
-    # strict: a results file is JSON written by this package; "4" is not 4 and 1 is not true.
-    # extra="allow": other stages add optional data; readers ignore what they do not know.
-    model_config = ConfigDict(strict=True, extra="allow")
+class SpreadRecord(_Model):
+    """Mean, population standard deviation, min and max of a count over every trial
+    (:meth:`toolreplay.results.metrics.Spread.to_dict`, 4 decimals)."""
+
+    mean: float = Field(description="Mean.")
+    sd: float = Field(description="Population standard deviation.")
+    min: int | float = Field(description="Smallest value (an integer for counts).")
+    max: int | float = Field(description="Largest value (an integer for counts).")
 
 
-Span = Annotated[list[int], Field(min_length=2, max_length=2)]
+class QuestionTrials(_Model):
+    """One question's passes over the trials of one configuration."""
 
-
-class ToolCallRecord(_Model):
-    """A tool call as results store it: the name and the arguments parsed from JSON."""
-
-    name: str = Field(description="Tool name, as the model called it.")
-    arguments: Any = Field(
-        None,
-        description="The call's arguments parsed from their JSON string (the raw string when it "
-        "is not valid JSON).",
-    )
-
-
-class CallRecord(ToolCallRecord):
-    """A tool call the host executed, with the round it was made in."""
-
-    round: int = Field(description="The round (1-based model request) that made the call.")
-
-
-class Evidence(_Model):
-    """Where a failure mode shows in the episode."""
-
-    message_index: int | None = Field(
-        None, description="Index into the episode's transcript; null: the final answer."
-    )
-    span: Span | None = Field(
-        None,
-        description="[start, end) character offsets into that message's content (into the "
-        "answer when message_index is null); null when the evidence is not a text span.",
-    )
-    text: str | None = Field(None, description="The quoted text (a promise, a value), if any.")
-    tool_call: ToolCallRecord | None = Field(
-        None, description="The tool call involved (e.g. the pending one), if any."
-    )
-
-
-class FailureModeRecord(_Model):
-    """One label from the failure classifier (:mod:`toolreplay.judging.failures`)."""
-
-    mode: str = Field(
-        description="empty_answer, unfulfilled_promise, fabricated_value, no_measurement, "
-        "refusal, error, ..."
-    )
-    explanation: str | None = Field(None, description="One sentence: why the label applies.")
-    evidence: Evidence | None = Field(None, description="Where it shows; null when nowhere.")
-
-
-class ExpectationRecord(_Model):
-    """One expectation of the eval file checked on the episode
-    (:mod:`toolreplay.judging.expectations`)."""
-
-    kind: str = Field(
-        description="tool_called, tool_not_called, tool_sequence, tool_arguments, max_rounds, "
-        "max_tool_calls, stop_reason, answer_contains, answer_matches, answer_not_contains, "
-        "grounded or strict_grounding."
-    )
-    expected: str = Field(description="The expectation in words.")
-    passed: bool = Field(description="Whether the episode meets it.")
-    explanation: str = Field(description="One sentence: why it passed or failed.")
-    evidence: Evidence | None = Field(
-        None, description="The message (and for answer checks the span) it rests on."
-    )
-
-
-class Message(_Model):
-    """A chat message as sent to or received from the model (OpenAI chat format)."""
-
-    role: str = Field(description="system, user, assistant or tool.")
-
-
-class Usage(_Model):
-    """Token usage summed over the episode's rounds, as the API reported it."""
-
-    prompt_tokens: int = Field(description="Prompt tokens, summed over rounds.")
-    completion_tokens: int = Field(description="Completion tokens, summed over rounds.")
-    total_tokens: int = Field(description="prompt_tokens + completion_tokens.")
-
-
-class EpisodeError(_Model):
-    """The model API error an episode ended on
-    (:class:`toolreplay.judging.failures.EpisodeError`)."""
-
-    status: int | None = Field(
-        None, description="HTTP status the model endpoint answered; null when no response came."
-    )
-    endpoint: str | None = Field(None, description="The request URL, when known.")
-    message: str = Field(
-        description="The server's own message when its error body holds one, else the error "
-        "text without endpoint and status."
-    )
-    text: str = Field(description="The error as the host recorded it.")
-
-
-class EpisodeResult(_Model):
-    """One episode (a question under a configuration), judged and labelled."""
-
-    configuration: str = Field(description="host+toolset[-no_<heuristic>], e.g. loop+atomic.")
-    question_id: str = Field(description="The question's id in the eval file.")
-    question: str = Field(description="The question's text.")
-    measure: str | None = Field(
-        None,
-        description="What the question measures (temperature, precipitation, comparison), from "
-        "the eval file; null: any measured value.",
-    )
-    answer: str = Field(description='The host\'s final answer ("" when there is none).')
-    passed: bool = Field(
-        description="The judge's verdict, and every expectation met (when there are any)."
-    )
-    verdict: str | None = Field(None, description="The judge's explanation.")
-    rounds: int = Field(description="Model requests made.")
-    tool_calls: int = Field(description="Tool calls the host executed.")
-    tool_chain: list[str] = Field(description="Names of the executed tool calls, in order.")
-    calls: list[CallRecord] | None = Field(
-        None, description="The executed tool calls with round and parsed arguments."
-    )
-    pending_tool_calls: list[ToolCallRecord] | None = Field(
-        None, description="Tool calls of the last reply that the host never executed."
-    )
-    stop_reason: str = Field(
-        description="converged, repeated, max_rounds, budget, truncated, filtered or error (see "
-        "the hosts)."
-    )
-    usage: Usage | None = Field(None, description="Token usage summed over rounds.")
-    recorded_wall_time_s: float | None = Field(
-        None, description="Wall time of the episode when it was recorded (seconds, manifest)."
-    )
-    failure_modes: list[FailureModeRecord] | None = Field(
-        None, description="Failure-mode labels; absent when the classifier has not run."
-    )
-    expectations: list[ExpectationRecord] | None = Field(
-        None,
-        description="The question's expectations, checked (the episode passes only when all "
-        "pass); absent when it declares none.",
-    )
-    transcript: list[Message] = Field(
-        description="Every message in order: system, user, assistant (with tool_calls), tool."
-    )
-    error: EpisodeError | None = Field(
-        None,
-        description="The model API error the episode ended on (stop reason error); absent "
-        "otherwise.",
-    )
+    question_id: str = Field(description="The question's id.")
+    trials: int = Field(description="Trials run.")
+    passes: int = Field(description="Trials judged passed.")
+    pass_at_k: dict[str, float] = Field(description='pass@k by k ("1".."n"), in [0, 1].')
+    pass_hat_k: dict[str, float] = Field(description='pass^k by k ("1".."n"), in [0, 1].')
 
 
 class ConfigurationSummary(_Model):
-    """One configuration's totals over the questions."""
+    """One configuration's totals over the questions (trial 1), then, in a run with trials,
+    its figures over every trial."""
 
     name: str = Field(description="The configuration, e.g. single+oneshot.")
     passed: int = Field(description="Episodes judged passed.")
@@ -278,7 +192,27 @@ class ConfigurationSummary(_Model):
     failure_modes: dict[str, int] | None = Field(
         None, description="Episodes per failure mode (modes with none left out)."
     )
-
+    trials: int | None = Field(
+        None, description="Fewest trials any question has; absent without trial fields."
+    )
+    pass_at_k: dict[str, float] | None = Field(
+        None, description='pass@k by k ("1".."n"), mean over the questions, 4 decimals.'
+    )
+    pass_hat_k: dict[str, float] | None = Field(
+        None, description='pass^k by k ("1".."n"), mean over the questions, 4 decimals.'
+    )
+    rounds_over_trials: SpreadRecord | None = Field(
+        None, description="Rounds over every trial."
+    )
+    tool_calls_over_trials: SpreadRecord | None = Field(
+        None, description="Executed tool calls over every trial."
+    )
+    failure_mode_rates: dict[str, float] | None = Field(
+        None, description="Share of trials carrying each failure mode (modes never seen left out)."
+    )
+    questions: list[QuestionTrials] | None = Field(
+        None, description="Each question's passes over the trials."
+    )
 
 class Endpoint(_Model):
     """An endpoint the set was recorded against, and what answered there."""
@@ -340,9 +274,9 @@ class TableRow(_Model):
     """A row of an audit table."""
 
     name: str = Field(description="Configuration shown.")
+    source: str | None = Field(None, description="Configuration whose cassettes were replayed.")
     passed: int = Field(description="Episodes passed.")
     total: int = Field(description="Episodes expected.")
-    source: str | None = Field(None, description="Configuration whose cassettes were replayed.")
     missing: int | None = Field(None, description="Episodes that did not replay.")
 
 
@@ -357,10 +291,10 @@ class AuditTable(_Model):
 class Flip(_Model):
     """A question whose verdict changed between two variants."""
 
+    configuration: str | None = Field(None, description="Configuration, where not implied.")
     question_id: str = Field(description="The question.")
     from_: bool = Field(alias="from", description="Verdict before (the faithful variant).")
     to: bool = Field(description="Verdict after.")
-    configuration: str | None = Field(None, description="Configuration, where not implied.")
 
 
 class Ablation(_Model):
@@ -368,11 +302,19 @@ class Ablation(_Model):
 
     heuristic: str = Field(description="The heuristic removed.")
     configuration: str = Field(description="The ablated configuration replayed.")
+    baseline_configuration: str | None = Field(None, description="The faithful configuration.")
     passed: int = Field(description="Episodes passed.")
     total: int = Field(description="Episodes expected.")
-    baseline_configuration: str | None = Field(None, description="The faithful configuration.")
     missing: int | None = Field(None, description="Episodes that did not replay.")
     flips: list[Flip] | None = Field(None, description="Verdicts that changed.")
+    no_effect: bool | None = Field(
+        None, description="Whether removing the heuristic changed no verdict."
+    )
+    no_effect_expected: bool | None = Field(
+        None,
+        description="Whether no effect is expected on these questions (true), a sign of a "
+        "weakened audit (false) or not in question (null).",
+    )
 
 
 class Fidelity(_Model):
@@ -389,6 +331,20 @@ class Fidelity(_Model):
     )
 
 
+class Selection(_Model):
+    """What a run took from its eval file."""
+
+    eval_file: str | None = Field(None, description="The eval file, relative to the run's folder.")
+    configurations: list[str] | None = Field(None, description="The configurations run.")
+    questions: list[str] | None = Field(None, description="The question ids run.")
+    all_configurations: bool | None = Field(
+        None, description="Whether every configuration of the eval file was run."
+    )
+    all_questions: bool | None = Field(
+        None, description="Whether every question of the eval file was run."
+    )
+
+
 class Results(_Model):
     """The whole ``results.json`` document."""
 
@@ -402,6 +358,15 @@ class Results(_Model):
         description="One summary per configuration, in the study's order."
     )
     episodes: list[EpisodeResult] = Field(description="Every episode, configuration-major.")
+    selection: Selection | None = Field(
+        None, description="What was run of the eval file; absent without trial fields."
+    )
+    trials: int | None = Field(
+        None, description="Trials per configuration × question; absent without trial fields."
+    )
+    trial_outcomes: list[TrialOutcome] | None = Field(
+        None, description="Every trial of every episode, judged; absent without trial fields."
+    )
     fidelity: Fidelity | None = Field(None, description="The fidelity audit, when it ran.")
 
     @field_validator("format", mode="before")
@@ -439,14 +404,9 @@ def _json_path(loc: Sequence[int | str]) -> str:
     return out
 
 
-def check_results(results: Any) -> None:
-    """Validate ``results`` (a parsed results.json) against :class:`Results`.
-
-    Raises :class:`ResultsError` with the first problem: the message and where it is as a JSON
-    path, e.g. ``'provenance' is a required property at $`` or ``... at
-    $.episodes[2].failure_modes[0].evidence.span``."""
+def _validated(results: Any) -> Results:
     try:
-        Results.model_validate(results)
+        return Results.model_validate(results)
     except ValidationError as exc:
         error = exc.errors()[0]
         loc = tuple(error["loc"])
@@ -459,12 +419,47 @@ def check_results(results: Any) -> None:
         ) from None
 
 
-def load_results(path: Path) -> dict[str, Any]:
+def check_results(results: Any) -> None:
+    """Validate ``results`` (a parsed results.json) against :class:`Results`.
+
+    Raises :class:`ResultsError` with the first problem: the message and where it is as a JSON
+    path, e.g. ``'provenance' is a required property at $`` or ``... at
+    $.episodes[2].failure_modes[0].evidence.span``."""
+    if not isinstance(results, Results):
+        _validated(results)
+
+
+def as_results(results: Results | Mapping[str, Any]) -> Results:
+    """``results`` as the typed model: a :class:`Results` is returned as it is, a mapping (a
+    parsed results.json, or a results dict built in memory) is validated into one. The
+    report's and diff's entry points take either through this.
+
+    Raises :class:`ResultsError` like :func:`check_results` when a mapping does not validate."""
+    if isinstance(results, Results):
+        return results
+    return _validated(results)
+
+
+def results_document(results: Results | Mapping[str, Any]) -> dict[str, Any]:
+    """``results`` as the JSON document ``results.json`` holds: only the fields that were set
+    (an optional field absent in the input stays absent), in the models' order (the writer's),
+    ``from`` under its own name, unknown fields kept after the known ones. A document read
+    with :func:`load_results` dumps back to the same JSON."""
+    return as_results(results).model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def results_json_text(results: Results | Mapping[str, Any]) -> str:
+    """The text of ``results.json`` for ``results``: :func:`results_document` as JSON with a
+    2-space indent, ``ensure_ascii=False`` and a final newline (UTF-8 when written)."""
+    return json.dumps(results_document(results), ensure_ascii=False, indent=2) + "\n"
+
+
+def load_results(path: Path) -> Results:
     """Read and validate a ``results.json``.
 
-    Returns the parsed results dict (as read: validation changes nothing). Raises
-    :class:`ResultsError` naming ``path`` when the file is missing, unreadable, not UTF-8
-    JSON, or not shaped like :class:`Results`."""
+    Returns it as :class:`Results` (:func:`results_document` gives the JSON back unchanged).
+    Raises :class:`ResultsError` naming ``path`` when the file is missing, unreadable, not
+    UTF-8 JSON, or not shaped like :class:`Results`."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -476,7 +471,6 @@ def load_results(path: Path) -> dict[str, Any]:
     except ValueError as exc:
         raise ResultsError(f"{path}: not valid JSON: {exc}") from None
     try:
-        check_results(results)
+        return _validated(results)
     except ResultsError as exc:
         raise ResultsError(f"{path}: {exc}") from None
-    return results

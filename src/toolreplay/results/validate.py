@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from toolreplay.inputs import InputFileError, read_checked
-from toolreplay.results.format import ResultsError, check_results
+from toolreplay.results.format import Results, ResultsError, as_results
 
 #: Larger results files are refused unread (the study's is ~1 MB).
 RESULTS_LIMIT = 256 * 1024 * 1024
@@ -42,44 +42,47 @@ def load_json_bounded(path: Path, what: str, limit: int, depth: int = MAX_DEPTH)
     return read_checked(path, what=what, limit=limit, parse="json", depth=depth)
 
 
-def check_invariants(results: Mapping[str, Any]) -> None:
+def check_invariants(results: Results | Mapping[str, Any]) -> None:
     """:class:`ResultsError` naming the first broken invariant (see the module docstring) of
-    ``results``, a document :func:`~toolreplay.results.format.check_results` accepted."""
-    episodes = list(results.get("episodes") or [])
-    keys = Counter((e["configuration"], e["question_id"]) for e in episodes)
+    ``results``, a document :func:`~toolreplay.results.format.check_results` accepted (a
+    mapping is validated into :class:`~toolreplay.results.format.Results` first)."""
+    doc = as_results(results)
+    episodes = doc.episodes
+    keys = Counter((e.configuration, e.question_id) for e in episodes)
     if twice := [(c, q, n) for (c, q), n in keys.items() if n > 1]:
-        c, q, n = twice[0]
-        raise ResultsError(f"episode {c}/{q} appears {n} times")
+        config, qid, n = twice[0]
+        raise ResultsError(f"episode {config}/{qid} appears {n} times")
     for e in episodes:
-        key = f"{e['configuration']}/{e['question_id']}"
-        for field in ("rounds", "tool_calls"):
-            if e[field] < 0:
-                raise ResultsError(f"episode {key}: {field} is {e[field]}, below 0")
-        usage = e.get("usage") or {}
-        for field, value in usage.items():
-            if isinstance(value, int) and value < 0:
-                raise ResultsError(f"episode {key}: usage.{field} is {value}, below 0")
-        if e["passed"]:
-            bad = [m["mode"] for m in e.get("failure_modes") or [] if m["mode"] in FAILING_MODES]
+        key = f"{e.configuration}/{e.question_id}"
+        for field, count in (("rounds", e.rounds), ("tool_calls", e.tool_calls)):
+            if count < 0:
+                raise ResultsError(f"episode {key}: {field} is {count}, below 0")
+        if e.usage is not None:
+            for field, value in e.usage.model_dump().items():
+                if isinstance(value, int) and value < 0:
+                    raise ResultsError(f"episode {key}: usage.{field} is {value}, below 0")
+        if e.passed:
+            bad = [m for m in e.modes if m in FAILING_MODES]
             if bad:
                 raise ResultsError(
                     f"episode {key} is marked passed beside the failure mode {bad[0]}; a "
                     "results file from toolreplay never says both (edited by hand?)"
                 )
-    for c in results.get("configurations") or []:
-        name = c["name"]
-        if not 0 <= c["passed"] <= c["total"]:
+    for c in doc.configurations:
+        name = c.name
+        if not 0 <= c.passed <= c.total:
             raise ResultsError(
-                f"configuration {name}: passed {c['passed']} of total {c['total']} is impossible"
+                f"configuration {name}: passed {c.passed} of total {c.total} is impossible"
             )
-        for field in ("avg_rounds", "avg_tool_calls"):
-            if c.get(field, 0) < 0:
-                raise ResultsError(f"configuration {name}: {field} is {c[field]}, below 0")
+        for field, mean in (("avg_rounds", c.avg_rounds), ("avg_tool_calls", c.avg_tool_calls)):
+            if mean < 0:
+                raise ResultsError(f"configuration {name}: {field} is {mean}, below 0")
 
 
-def read_results(path: Path) -> dict[str, Any]:
+def read_results(path: Path) -> Results:
     """Read, bound, validate and check a ``results.json`` (see the module docstring).
-    :class:`ResultsError` naming ``path`` otherwise."""
+    Returns it as :class:`~toolreplay.results.format.Results`; :class:`ResultsError` naming
+    ``path`` otherwise."""
     try:
         results = load_json_bounded(Path(path), "results file", RESULTS_LIMIT)
     except InputFileError as exc:
@@ -91,10 +94,8 @@ def read_results(path: Path) -> dict[str, Any]:
     except ValueError as exc:
         raise ResultsError(str(exc)) from None
     try:
-        check_results(results)
-        check_invariants(results)
+        doc = as_results(results)
+        check_invariants(doc)
     except ResultsError as exc:
         raise ResultsError(f"{path}: {exc}") from None
-    if not isinstance(results, dict):  # pragma: no cover - check_results refuses it
-        raise ResultsError(f"{path}: not a results document")
-    return results
+    return doc

@@ -1,4 +1,4 @@
-"""Any set: a folder of cassettes recorded by the pytest plugin, judged like a recorded set.
+"""A test suite's folder: the cassettes the pytest plugin recorded, read as a set.
 
 The episodes are read from the cassettes alone (:mod:`toolreplay.cassettes.episodes`: the Chat
 Completions requests and replies in order, whatever framework sent them), not run by the
@@ -47,7 +47,7 @@ from toolreplay.cassettes.manifest import (
 from toolreplay.evals import EvalSuite, Question
 from toolreplay.wire.chat_completions import read_wire_episodes
 from toolreplay.wire.episode import Episode
-from toolreplay.wire.interactions import WireEpisode, WireEpisodeError
+from toolreplay.wire.interactions import WireEpisodeError, WireRecord
 
 #: The provenance of a set recorded by the pytest plugin (its manifest written afterwards).
 PYTEST: Literal["pytest"] = "pytest"
@@ -60,33 +60,16 @@ class SuiteFolderError(ValueError):
 
 
 @dataclass(frozen=True)
-class SuiteEpisode:
-    """One episode of the set: the :class:`~toolreplay.wire.episode.Episode` (its
-    ``configuration`` and ``question_id`` set), its ``trial`` (from 1), the cassette it was
-    read from (relative to the folder), which of the cassette's episodes it is (from 1),
-    whether it was streamed, and the replies the program recovered from (``faults``)."""
-
-    episode: Episode
-    trial: int
-    cassette: str
-    index: int
-    streamed: bool = False
-    faults: tuple[str, ...] = ()
-
-    @property
-    def key(self) -> str:
-        return episode_key(self.episode.configuration, self.episode.question_id, self.trial)
-
-
-@dataclass(frozen=True)
 class SuiteFolder:
     """Everything read from a folder: ``episodes`` (matched, in configuration, question,
-    trial order), ``configurations`` (in folder order), ``unmatched`` (``"CASSETTE episode
-    N: first user message"`` for episodes no question takes) and ``errors`` (``"CASSETTE:
-    what"`` for cassettes that could not be read)."""
+    trial order; each :class:`~toolreplay.wire.episode.Episode` with its ``configuration``,
+    ``question_id``, ``trial`` and ``cassette`` set), ``configurations`` (in folder
+    order), ``unmatched`` (``"CASSETTE episode N: first user message"`` for episodes no
+    question takes) and ``errors`` (``"CASSETTE: what"`` for cassettes that could not be
+    read)."""
 
     folder: Path
-    episodes: tuple[SuiteEpisode, ...]
+    episodes: tuple[Episode, ...]
     configurations: tuple[str, ...]
     unmatched: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
@@ -97,7 +80,13 @@ class SuiteFolder:
         return max((e.trial for e in self.episodes), default=1)
 
     def trial_one(self) -> list[Episode]:
-        return [e.episode for e in self.episodes if e.trial == 1]
+        return [e for e in self.episodes if e.trial == 1]
+
+
+def key(episode: Episode) -> str:
+    """The episode's key in the manifest: ``CONFIG/QUESTION`` (``/trial-<i>`` after the
+    first trial)."""
+    return episode_key(episode.configuration, episode.question_id, episode.trial)
 
 
 def _natural(text: str) -> list[object]:
@@ -155,13 +144,13 @@ def read_suite_folder(
     listed in :attr:`SuiteFolder.errors`, not raised."""
     found = discover(folder) if cassettes is None else list(cassettes)
     configurations = list(dict.fromkeys(c for c, _ in found))
-    per_key: dict[tuple[str, str], list[SuiteEpisode]] = {}
+    per_key: dict[tuple[str, str], list[Episode]] = {}
     unmatched: list[str] = []
     errors: list[str] = []
     for configuration, path in found:
         rel = path.relative_to(folder).as_posix()
         try:
-            wire: list[WireEpisode] = read_wire_episodes(_interactions(path), configuration)
+            wire: list[WireRecord] = read_wire_episodes(_interactions(path), configuration)
             if not wire:
                 raise WireEpisodeError("no Chat Completions request in it")
         except (CassetteError, WireEpisodeError) as exc:
@@ -175,8 +164,9 @@ def read_suite_folder(
                 continue
             key = (configuration, question.id)
             mine = per_key.setdefault(key, [])
-            episode = replace(w.episode, question_id=question.id)
-            mine.append(SuiteEpisode(episode, len(mine) + 1, rel, index, w.streamed, w.faults))
+            mine.append(
+                replace(w.episode, question_id=question.id, trial=len(mine) + 1, cassette=rel)
+            )
     ordered = [
         e for c in configurations for q in suite.questions for e in per_key.get((c, q.id), [])
     ]
@@ -231,13 +221,13 @@ def build_manifest(found: SuiteFolder, suite: EvalSuite) -> Manifest:
         tool_schemas_sha256={},
         settings={"stream": True} if any(e.streamed for e in found.episodes) else {},
         episodes={
-            e.key: EpisodeRecord(
+            key(e): EpisodeRecord(
                 cassette=e.cassette,
                 cassette_sha256=_sha256(found.folder / e.cassette),
                 wall_time_s=0.0,
-                prompt_tokens=e.episode.usage.prompt_tokens,
-                completion_tokens=e.episode.usage.completion_tokens,
-                rounds=len(e.episode.rounds),
+                prompt_tokens=e.usage.prompt_tokens,
+                completion_tokens=e.usage.completion_tokens,
+                rounds=len(e.rounds),
             )
             for e in found.episodes
         },
@@ -270,9 +260,9 @@ def changed_cassettes(found: SuiteFolder, manifest: Manifest) -> list[str]:
         if e.cassette not in seen:
             seen[e.cassette] = _sha256(found.folder / e.cassette)
         if e.cassette not in recorded:
-            out.append(f"{e.key} ({e.cassette}: not in the manifest)")
+            out.append(f"{key(e)} ({e.cassette}: not in the manifest)")
         elif recorded[e.cassette] != seen[e.cassette]:
-            out.append(f"{e.key} ({e.cassette})")
+            out.append(f"{key(e)} ({e.cassette})")
     present = {c for _, p in discover(found.folder) for c in [_rel(found.folder, p)]}
     out += [
         f"{c}: in the manifest, no longer in the folder"

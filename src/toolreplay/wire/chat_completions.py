@@ -44,8 +44,8 @@ from toolreplay.wire.episode import (
 )
 from toolreplay.wire.interactions import (
     Exchange,
-    WireEpisode,
     WireEpisodeError,
+    WireRecord,
     WireRound,
     read_exchanges,
 )
@@ -207,7 +207,7 @@ def _stop_reason(rounds: Sequence[Round], replies_ok: bool) -> str:
     return "max_rounds"
 
 
-def _episode(group: Sequence[WireRound], configuration: str, question_id: str) -> WireEpisode:
+def _episode(group: Sequence[WireRound], configuration: str, question_id: str) -> WireRecord:
     rounds: list[Round] = []
     faults: list[str] = []
     usage = Usage()
@@ -253,14 +253,16 @@ def _episode(group: Sequence[WireRound], configuration: str, question_id: str) -
         answer=answer,
         usage=usage,
         error=error,
+        streamed=streamed,
+        faults=tuple(faults),
     )
-    return WireEpisode(episode, tuple(group), streamed, tuple(faults))
+    return WireRecord(episode, tuple(group))
 
 
 def read_wire_episodes(
     interactions: Iterable[Mapping[str, Any]], configuration: str = "", question_id: str = ""
-) -> list[WireEpisode]:
-    """Every episode in ``interactions`` with where it came from (:class:`WireEpisode`), in
+) -> list[WireRecord]:
+    """Every episode in ``interactions`` with where it came from (:class:`WireRecord`), in
     order; see :func:`episodes_from_interactions`."""
     groups = _group(read_exchanges(list(interactions)))
     return [_episode(g, configuration, question_id) for g in groups]
@@ -286,7 +288,7 @@ def episodes_from_interactions(
       and reads as ``max_rounds``); ``error`` holds the last reply's fault (an error status,
       a stream cut off...), the rounds before it kept. An unusable reply that the program
       recovered from (a later request continues) is skipped, and named in
-      :attr:`WireEpisode.faults` (:func:`read_wire_episodes`); round numbers count requests,
+      :attr:`Episode.faults` (:func:`read_wire_episodes`); round numbers count requests,
       so they then skip it too;
     - ``configuration``/``question_id``: as given; ``wall_time_s``: 0.
 

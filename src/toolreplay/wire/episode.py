@@ -183,6 +183,13 @@ class Episode:
     ``transcript`` is every message in order (system, user, assistant, tool...), including the
     final assistant reply. ``answer`` is what the host returned to the user. ``wall_time_s`` is
     seconds spent (live or recorded, as the caller sets it).
+
+    Where it came from, not what happened (so left out of equality: the same exchange read
+    from the wire and run by a host compares equal): ``trial`` (from 1: which repeat of its
+    configuration × question), ``cassette`` (the cassette it was read from, relative to its
+    set's folder; ``""`` when run or replayed by a host), ``streamed`` (its model replies
+    were streamed) and ``faults`` (replies the program recovered from, read from the wire:
+    ``"request N (interaction M): what was wrong"``; they are not rounds).
     """
 
     configuration: str
@@ -195,6 +202,10 @@ class Episode:
     usage: Usage
     wall_time_s: float = 0.0
     error: str | None = None
+    trial: int = field(default=1, compare=False)
+    cassette: str = field(default="", compare=False)
+    streamed: bool = field(default=False, compare=False)
+    faults: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:

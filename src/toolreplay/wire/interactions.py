@@ -1,6 +1,6 @@
 """HTTP interactions as a wire reader sees them: each recorded request and reply of a cassette
 as an :class:`Exchange`, whatever serializer stored it, and the episode-with-provenance a
-reader returns (:class:`WireEpisode`: the episode, and the exchanges it was read from).
+reader returns (:class:`WireRecord`: the episode, and the exchanges it was read from).
 
 Interaction shapes read: toolreplay's stored form (``parsed_body`` under the request, and
 under ``response.body``), vcrpy's (``body`` as text, ``response.body.string``) and
@@ -77,18 +77,15 @@ class WireRound:
 
 
 @dataclass(frozen=True)
-class WireEpisode:
-    """An episode and where on the wire it came from: ``episode`` (rounds, transcript,
-    answer, usage, stop reason), ``rounds`` (one :class:`WireRound` per model request),
-    ``streamed`` (whether any of its requests asked for a streamed reply) and ``faults``:
-    the replies that could not be read but that the program recovered from (a later request
-    continues the conversation, e.g. a framework retrying after an error event), each
-    ``"request N (interaction M): what was wrong"``; they are not rounds of the episode."""
+class WireRecord:
+    """An episode and the wire it was read from: ``episode`` (rounds, transcript, answer,
+    usage, stop reason; its ``streamed`` and ``faults`` say whether its requests asked for
+    streamed replies and which replies could not be read but were recovered from) and
+    ``rounds`` (one :class:`WireRound` per model request: the exchange and the tools' traffic
+    after it)."""
 
     episode: Episode
     rounds: tuple[WireRound, ...]
-    streamed: bool
-    faults: tuple[str, ...] = ()
 
     @property
     def tool_traffic(self) -> tuple[Exchange, ...]:
@@ -192,4 +189,4 @@ def read_exchanges(interactions: Sequence[Mapping[str, Any]]) -> list[Exchange]:
     return exchanges
 
 
-__all__ = ["Exchange", "WireEpisode", "WireEpisodeError", "WireRound", "read_exchanges"]
+__all__ = ["Exchange", "WireEpisodeError", "WireRecord", "WireRound", "read_exchanges"]

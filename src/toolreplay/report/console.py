@@ -1,0 +1,109 @@
+"""The results on a terminal: the summary table (trial 1, the study's 2×2 as rows), the table
+of consistency over trials, and the failure-mode rates over trials, as ``rich`` renderables
+read from the typed :class:`~toolreplay.results.format.Results`.
+
+Each fits 80 columns without cutting a word; below 80 (``width``) only the essential columns
+are kept (the page and results.json have the rest). Deterministic: a function of the results
+and the width only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from toolreplay.results.format import Results, as_results
+
+if TYPE_CHECKING:  # rich is imported when a table is built, not when this module is
+    from rich.table import Table
+
+__all__ = ["rates_lines", "summary_table", "trials_table"]
+
+
+def summary_table(results: Results | Mapping[str, Any], width: int = 80) -> Table:
+    """One row per configuration: passed/total, average rounds and tool calls, stop reasons
+    and failure modes (one per line, no vertical rules). ``width``: the terminal's columns;
+    under 80 only configuration, passed and rounds are shown. Raises
+    :class:`~toolreplay.results.format.ResultsError` when a mapping does not validate."""
+    from rich import box
+    from rich.table import Table
+
+    doc = as_results(results)
+    prov = doc.provenance
+    table = Table(
+        title=f"cassette set: {doc.cassette_set} ({prov.provenance}, model {prov.model})",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+    )
+    left = ("configuration", "stop reasons", "failure modes")
+    cols = ("configuration", "passed", "avg\nrounds", "avg\ntool\ncalls", *left[1:])
+    narrow = width < 80
+    keep = 3 if narrow else len(cols)
+    for col in cols[:keep]:
+        table.add_column(
+            col,
+            justify="left" if col in left else "right",
+            no_wrap=not (narrow and col == "configuration"),
+            overflow="fold",
+        )
+    for c in doc.configurations:
+        reasons = "\n".join(f"{k} {v}" for k, v in (c.stop_reasons or {}).items())
+        modes = "\n".join(f"{k} {v}" for k, v in (c.failure_modes or {}).items()) or "-"
+        row = (
+            c.name,
+            f"{c.passed}/{c.total}",
+            f"{c.avg_rounds:.2f}",
+            f"{c.avg_tool_calls:.2f}",
+            reasons,
+            modes,
+        )
+        table.add_row(*row[:keep])
+    return table
+
+
+def trials_table(results: Results | Mapping[str, Any], width: int = 80) -> Table:
+    """Per configuration over every trial: pass^k for k = 1..n in one column, pass@n, rounds
+    and tool calls (mean±sd); under 80 columns (``width``) configuration and pass@n only.
+    The failure-mode rates follow it (:func:`rates_lines`)."""
+    from rich import box
+    from rich.table import Table
+
+    doc = as_results(results)
+    n = 1 if doc.trials is None else doc.trials
+    uneven = any((n if c.trials is None else c.trials) < n for c in doc.configurations)
+    title = f"consistency over {n} trial(s) per configuration × question"
+    if uneven:  # a question asked by fewer tests has no pass^k beyond its trials
+        title = f"consistency over up to {n} trial(s) per configuration × question"
+    table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    narrow = width < 80
+    table.add_column("configuration", no_wrap=not narrow, overflow="fold")
+    if not narrow:
+        table.add_column(f"pass^k, k=1..{n}", no_wrap=True)
+    table.add_column(f"pass@{n}", justify="right", no_wrap=True)
+    if not narrow:
+        table.add_column("rounds", justify="right", no_wrap=True)
+        table.add_column("tool calls", justify="right", no_wrap=True)
+    for c in doc.configurations:
+        hat, at = c.pass_hat_k or {}, c.pass_at_k or {}
+        r, t = c.rounds_over_trials, c.tool_calls_over_trials
+        row = (
+            c.name,
+            " ".join(f"{hat[str(k)]:.2f}" if str(k) in hat else "-" for k in range(1, n + 1)),
+            f"{at[str(n)]:.2f}" if str(n) in at else "-",
+            "0.00±0.00" if r is None else f"{r.mean:.2f}±{r.sd:.2f}",
+            "0.00±0.00" if t is None else f"{t.mean:.2f}±{t.sd:.2f}",
+        )
+        table.add_row(*((row[0], row[2]) if narrow else row))
+    return table
+
+
+def rates_lines(results: Results | Mapping[str, Any]) -> list[str]:
+    """``["failure-mode rates over trials:", "  <configuration>: <mode> 65%, ..."]``, one line
+    per configuration with failure modes over the trials; ``[]`` when none has any."""
+    lines = []
+    for c in as_results(results).configurations:
+        if c.failure_mode_rates:
+            shown = ", ".join(f"{m} {v:.0%}" for m, v in c.failure_mode_rates.items())
+            lines.append(f"  {c.name}: {shown}")
+    return ["failure-mode rates over trials:", *lines] if lines else []

@@ -1,0 +1,294 @@
+"""The per-episode models of ``results.json``: an episode's record and what it nests (tool
+calls, failure modes, expectations, the judge's evidence, usage, the model API error), and one
+trial's outcome. :mod:`toolreplay.results.format` builds the whole document from them and
+re-exports them; the format's rules (version, optional fields, key order) are written there.
+
+Fields are declared in the order the writer emits them, so a document read into these models
+and dumped back (:func:`toolreplay.results.format.results_document`) keeps its key order.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
+from pydantic_core import PydanticCustomError
+
+__all__ = [
+    "CallRecord",
+    "ChatMessage",
+    "Conclusion",
+    "EpisodeError",
+    "EpisodeResult",
+    "Evidence",
+    "ExpectationRecord",
+    "FailureModeRecord",
+    "GroundedValue",
+    "Message",
+    "ToolCallRecord",
+    "TrialOutcome",
+    "Usage",
+    "VerdictEvidence",
+]
+
+
+class _Model(BaseModel):
+    # strict: a results file is JSON written by this package; "4" is not 4 and 1 is not true.
+    # extra="allow": other stages add optional data; readers ignore what they do not know.
+    model_config = ConfigDict(strict=True, extra="allow")
+
+
+Span = Annotated[list[int], Field(min_length=2, max_length=2)]
+
+
+class ToolCallRecord(_Model):
+    """A tool call as results store it: the name and the arguments parsed from JSON."""
+
+    name: str = Field(description="Tool name, as the model called it.")
+    arguments: Any = Field(
+        None,
+        description="The call's arguments parsed from their JSON string (the raw string when it "
+        "is not valid JSON).",
+    )
+
+
+class CallRecord(_Model):
+    """A tool call the host executed, with the round it was made in."""
+
+    round: int = Field(description="The round (1-based model request) that made the call.")
+    name: str = Field(description="Tool name, as the model called it.")
+    arguments: Any = Field(
+        None,
+        description="The call's arguments parsed from their JSON string (the raw string when it "
+        "is not valid JSON).",
+    )
+
+
+class Evidence(_Model):
+    """Where a failure mode shows in the episode."""
+
+    message_index: int | None = Field(
+        None, description="Index into the episode's transcript; null: the final answer."
+    )
+    span: Span | None = Field(
+        None,
+        description="[start, end) character offsets into that message's content (into the "
+        "answer when message_index is null); null when the evidence is not a text span.",
+    )
+    text: str | None = Field(None, description="The quoted text (a promise, a value), if any.")
+    tool_call: ToolCallRecord | None = Field(
+        None, description="The tool call involved (e.g. the pending one), if any."
+    )
+
+
+class FailureModeRecord(_Model):
+    """One label from the failure classifier (:mod:`toolreplay.judging.failures`)."""
+
+    mode: str = Field(
+        description="empty_answer, unfulfilled_promise, fabricated_value, no_measurement, "
+        "refusal, error, ..."
+    )
+    explanation: str | None = Field(None, description="One sentence: why the label applies.")
+    evidence: Evidence | None = Field(None, description="Where it shows; null when nowhere.")
+
+
+class ExpectationRecord(_Model):
+    """One expectation of the eval file checked on the episode
+    (:mod:`toolreplay.judging.expectations`)."""
+
+    kind: str = Field(
+        description="tool_called, tool_not_called, tool_sequence, tool_arguments, max_rounds, "
+        "max_tool_calls, stop_reason, answer_contains, answer_matches, answer_not_contains, "
+        "grounded or strict_grounding."
+    )
+    expected: str = Field(description="The expectation in words.")
+    passed: bool = Field(description="Whether the episode meets it.")
+    explanation: str = Field(description="One sentence: why it passed or failed.")
+    evidence: Evidence | None = Field(
+        None, description="The message (and for answer checks the span) it rests on."
+    )
+
+
+class Message(_Model):
+    """A chat message as sent to or received from the model (OpenAI chat format). Only
+    ``role`` is declared: the rest (``content``, ``tool_calls``, ``tool_call_id``, reasoning
+    fields, ...) is the wire's own, kept as recorded. The schema of a transcript's messages;
+    in memory a message stays the plain dict it was read as (:data:`ChatMessage`)."""
+
+    role: str = Field(description="system, user, assistant or tool.")
+
+
+def _chat_message(value: Any) -> dict[str, Any]:
+    """``value`` itself when it is a JSON object with a string ``role`` (not copied: a
+    transcript is the largest part of a results document)."""
+    if not isinstance(value, dict):
+        raise PydanticCustomError("dict_type", "Input should be a valid dictionary")
+    if not isinstance(value.get("role"), str):
+        raise PydanticCustomError("message_role", "'role' (a string) is a required property")
+    return value
+
+
+#: A transcript message in memory: the chat-format dict as recorded (wire
+#: :data:`toolreplay.wire.episode.Message`), checked to carry a string ``role``; its schema
+#: is :class:`Message`'s.
+ChatMessage = Annotated[
+    dict[str, Any],
+    PlainValidator(_chat_message),
+    WithJsonSchema(Message.model_json_schema()),
+]
+
+
+class Usage(_Model):
+    """Token usage summed over the episode's rounds, as the API reported it."""
+
+    prompt_tokens: int = Field(description="Prompt tokens, summed over rounds.")
+    completion_tokens: int = Field(description="Completion tokens, summed over rounds.")
+    total_tokens: int = Field(description="prompt_tokens + completion_tokens.")
+
+
+class EpisodeError(_Model):
+    """The model API error an episode ended on
+    (:class:`toolreplay.judging.failures.EpisodeError`)."""
+
+    status: int | None = Field(
+        None, description="HTTP status the model endpoint answered; null when no response came."
+    )
+    endpoint: str | None = Field(None, description="The request URL, when known.")
+    message: str = Field(
+        description="The server's own message when its error body holds one, else the error "
+        "text without endpoint and status."
+    )
+    text: str = Field(description="The error as the host recorded it.")
+
+
+class GroundedValue(_Model):
+    """A value the answer states, and the tool result it was checked against
+    (:meth:`toolreplay.judging.grounding.ValueCheck.to_dict`; a format-only judge gives span,
+    text and kind only)."""
+
+    span: Span | None = Field(
+        None, description="[start, end) character offsets of the value in the answer."
+    )
+    text: str = Field(description="The value as the answer states it, e.g. 28.3°C.")
+    kind: str | None = Field(None, description="What it measures (temperature, ...).")
+    stated_day: str | None = Field(None, description="The day the answer states it for.")
+    stated_field: str | None = Field(None, description="The field the answer states it as.")
+    stated_place: str | None = Field(None, description="The place the answer states it for.")
+    grounded: bool | None = Field(
+        None, description="Whether a tool result holds the value (null: not checked)."
+    )
+    tool_message_index: int | None = Field(
+        None, description="Transcript index of the tool message holding it; null: none."
+    )
+    tool_field: str | None = Field(
+        None, description="JSONPath of the field holding it in that tool message."
+    )
+    tool_value: str | None = Field(None, description="That field's value with its unit.")
+    tool_place: str | None = Field(None, description="The place that tool result is for.")
+    reason: str | None = Field(None, description="One line: why it is grounded or not.")
+    stated_places: list[str] | None = Field(
+        None, description="Every place the value is stated for, when more than one."
+    )
+
+
+class Conclusion(_Model):
+    """A comparison's conclusion (:class:`toolreplay.judging.comparisons.Conclusion`)."""
+
+    said: str | None = Field(None, description="The place the answer names.")
+    span: Span | None = Field(None, description="Where the answer names it.")
+    actual: str | None = Field(None, description="The place the tool results make it.")
+    values: list[str] = Field(description="The tool values compared, one line each.")
+    correct: bool = Field(description="Whether the answer's conclusion is right.")
+    claims: list[str] | None = Field(
+        None, description="The relations the answer states, as read; absent when none."
+    )
+
+
+class VerdictEvidence(_Model):
+    """What the judge's verdict rests on (:meth:`toolreplay.judging.verdicts.Verdict.to_dict`'s
+    ``evidence``)."""
+
+    values: list[GroundedValue] = Field(description="The values read from the answer.")
+    conclusion: Conclusion | None = Field(
+        None, description="A comparison's conclusion; null for other questions."
+    )
+
+
+class EpisodeResult(_Model):
+    """One episode (a question under a configuration), judged and labelled."""
+
+    configuration: str = Field(description="host+toolset[-no_<heuristic>], e.g. loop+atomic.")
+    question_id: str = Field(description="The question's id in the eval file.")
+    question: str = Field(description="The question's text.")
+    measure: str | None = Field(
+        None,
+        description="What the question measures (temperature, precipitation, comparison), from "
+        "the eval file; null: any measured value.",
+    )
+    answer: str = Field(description='The host\'s final answer ("" when there is none).')
+    passed: bool = Field(
+        description="The judge's verdict, and every expectation met (when there are any)."
+    )
+    verdict: str | None = Field(None, description="The judge's explanation.")
+    verdict_evidence: VerdictEvidence | None = Field(
+        None, description="The values the verdict rests on; absent in older results."
+    )
+    rounds: int = Field(description="Model requests made.")
+    tool_calls: int = Field(description="Tool calls the host executed.")
+    tool_chain: list[str] = Field(description="Names of the executed tool calls, in order.")
+    calls: list[CallRecord] | None = Field(
+        None, description="The executed tool calls with round and parsed arguments."
+    )
+    pending_tool_calls: list[ToolCallRecord] | None = Field(
+        None, description="Tool calls of the last reply that the host never executed."
+    )
+    stop_reason: str = Field(
+        description="converged, repeated, max_rounds, budget, truncated, filtered or error (see "
+        "the hosts)."
+    )
+    finish_reason: str | None = Field(
+        None,
+        description="The last reply's finish_reason as the API gave it; null when there was "
+        "no reply.",
+    )
+    usage: Usage | None = Field(None, description="Token usage summed over rounds.")
+    recorded_wall_time_s: float | None = Field(
+        None, description="Wall time of the episode when it was recorded (seconds, manifest)."
+    )
+    failure_modes: list[FailureModeRecord] | None = Field(
+        None, description="Failure-mode labels; absent when the classifier has not run."
+    )
+    expectations: list[ExpectationRecord] | None = Field(
+        None,
+        description="The question's expectations, checked (the episode passes only when all "
+        "pass); absent when it declares none.",
+    )
+    transcript: list[ChatMessage] = Field(
+        description="Every message in order: system, user, assistant (with tool_calls), tool."
+    )
+    error: EpisodeError | None = Field(
+        None,
+        description="The model API error the episode ended on (stop reason error); absent "
+        "otherwise.",
+    )
+
+    @property
+    def modes(self) -> list[str]:
+        """Its failure modes' names, each once, in label order (empty when unclassified)."""
+        return list(dict.fromkeys(f.mode for f in self.failure_modes or []))
+
+
+class TrialOutcome(_Model):
+    """One trial of one episode, judged and labelled (:func:`toolreplay.runs.trials.
+    trial_outcome`); trial 1 is the episode in ``episodes``."""
+
+    configuration: str = Field(description="The configuration.")
+    question_id: str = Field(description="The question's id.")
+    trial: int = Field(1, description="The trial's number, from 1.")
+    passed: bool = Field(description="Judged passed (the episode's rule).")
+    rounds: int | None = Field(None, description="Model requests made.")
+    tool_calls: int | None = Field(None, description="Tool calls executed.")
+    stop_reason: str | None = Field(None, description="Why the host stopped.")
+    failure_modes: list[str] | None = Field(
+        None, description="The failure modes' names, sorted, each once."
+    )
