@@ -27,9 +27,9 @@ from typing import Any
 import requests
 
 from toolreplay.doubles.loopback import serve
-from toolreplay.doubles.open_meteo import OpenMeteoFixtures, load_fixtures
 from toolreplay.hosts import run_single
 from toolreplay.models.scripted import ScriptedModel
+from toolreplay.study.weather.fixture_server import OpenMeteoFixtures, load_fixtures
 from toolreplay.study.weather.openmeteo import OpenMeteoClient
 from toolreplay.study.weather.toolsets import atomic_toolset
 from toolreplay.wire.episode import ModelReply, ToolCall

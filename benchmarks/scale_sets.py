@@ -50,7 +50,8 @@ TOOLREPLAY = (
 )
 
 #: ``(query, region, extra)`` of the places the fixture server answers for (the two eval
-#: files' places, with their retries where the study needs them).
+#: files' places, with their retries where the study needs them: moved into the question's
+#: ``standin:`` block, the weather study's own).
 PLACES: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("北京", "北京市", {"names": ["Beijing"]}),
     ("上海", "上海市", {"names": ["Shanghai"]}),
@@ -116,14 +117,17 @@ def questions(count: int) -> list[dict[str, Any]]:
     for k, (measure, text, combo, (day, day_zh)) in enumerate(order[:count]):
         names = [PLACES[i][0] for i in combo]
         words = dict(zip("abc", names, strict=False))
+        places = [_place(i) for i in combo]
+        retries = {p["query"]: p.pop("retries") for p in places if "retries" in p}  # the study's
         out.append(
             {
                 "id": f"g{k + 1:03d}-{measure[:4]}-{day}",
                 "text": text.format(day=day_zh, **words),
                 "measure": measure,
                 "day": day,
-                "places": [_place(i) for i in combo],
-                "standin": {"narrates_followups": k % 3 == 0},
+                "places": places,
+                "standin": {"narrates_followups": k % 3 == 0}
+                | ({"retries": retries} if retries else {}),
             }
         )
     return out

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from toolreplay.judging.grounding import Expectation, PlaceSpec
+from toolreplay.judging.grounding import PlaceSpec, Target
 from toolreplay.wire.episode import Episode, ModelReply, Round, ToolCall, ToolResult, Usage
 
 from .conftest import REPO
@@ -51,5 +51,5 @@ def episode(answer: str, *tools: str) -> Episode:
     return Episode("judge", "q", "?", tuple(messages), tuple(rounds), "converged", answer, Usage())
 
 
-def expect(measure: str, day: int, *places: PlaceSpec) -> Expectation:
-    return Expectation(measure, day, places)
+def expect(measure: str, day: int, *places: PlaceSpec) -> Target:
+    return Target(measure, day, places)

@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from toolreplay.declarations import MeasureDeclaration, UnitDeclaration
+from toolreplay.evals import MeasureDeclaration, UnitDeclaration
 from toolreplay.wire.episode import Episode, ModelReply, Round, ToolCall, ToolResult, Usage
 
 #: Units on hand: "12 units", "12 件"; the count sits in a tool result's ``on_hand``.

@@ -396,7 +396,7 @@ def test_a_changed_stand_in_hint_makes_the_set_stale(suite):
     from toolreplay.runs.configuration import fingerprint, stale_parts
 
     ningde = suite.question("ningde")
-    quiet = replace(ningde, narrates_followups=False)
+    quiet = replace(ningde, hints={"narrates_followups": False})  # the study's block says so
     changed = replace(suite, questions=tuple(quiet if q.id == "ningde" else q
                                              for q in suite.questions))  # fmt: skip
     assert fingerprint(suite)["settings"]["standin_hints"]["ningde"] == {"narrates_followups": True}

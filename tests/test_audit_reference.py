@@ -16,11 +16,11 @@ import pytest
 
 from toolreplay.audit.run import run_audit
 from toolreplay.cassettes.manifest import read_manifest
-from toolreplay.doubles.open_meteo import load_fixtures
 from toolreplay.evals import EvalSuite, load_eval
 from toolreplay.judging.verdicts import FULL_JUDGE
 from toolreplay.study.weather import reference as ref
 from toolreplay.study.weather.baseline import check_baseline
+from toolreplay.study.weather.fixture_server import load_fixtures
 
 from .conftest import EVAL_FILE, HARD_EVAL_FILE, REFERENCE, REPO
 from .weakened import weakened_oneshot

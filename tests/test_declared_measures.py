@@ -12,8 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from toolreplay.declarations import parse_measures
-from toolreplay.evals import EvalFileError, load_eval
+from toolreplay.evals import EvalFileError, load_eval, parse_measures
 from toolreplay.judging.failures import FABRICATED_VALUE, classify
 from toolreplay.judging.measures import declared_vocabulary, measure_vocabulary
 from toolreplay.judging.values import find_measured_values
@@ -176,9 +175,9 @@ def test_a_declared_vocabulary_is_one_object_and_leaves_the_study_as_it_is() -> 
 
 
 def load_eval_question_stub() -> Any:
-    from toolreplay.judging.grounding import Expectation
+    from toolreplay.judging.grounding import Target
 
-    return Expectation("stock", None, (), (STOCK,))
+    return Target("stock", None, (), (STOCK,))
 
 
 @pytest.mark.parametrize(
@@ -210,7 +209,7 @@ def test_a_price_in_cents_grounds_a_price_in_euros() -> None:
 
 
 def test_the_weather_studys_measures_are_declarations_of_the_same_mechanism() -> None:
-    from toolreplay.declarations import MeasureDeclaration
+    from toolreplay.evals import MeasureDeclaration
     from toolreplay.study.weather import vocabulary as weather
 
     assert weather.WEATHER is declared_vocabulary(weather.WEATHER_WORDS, weather.MEASURES)

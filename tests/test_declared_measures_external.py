@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import pytest
 
-from toolreplay.declarations import MeasureDeclaration, UnitDeclaration
+from toolreplay.evals import MeasureDeclaration, UnitDeclaration
 from toolreplay.judging.expectations import check_expectations
 from toolreplay.judging.failures import FABRICATED_VALUE, NO_MEASUREMENT, classify
-from toolreplay.judging.grounding import Expectation
+from toolreplay.judging.grounding import Target
 from toolreplay.judging.verdicts import GROUNDED_JUDGE
 
 from .stock_domain import call, episode
@@ -44,7 +44,7 @@ HERMES_ANSWERS = (
     "prices. No further function calls are needed here because the query has been answered.",
 )
 
-TSLA = Expectation("share_price", None, (), (SHARE_PRICE,))
+TSLA = Target("share_price", None, (), (SHARE_PRICE,))
 
 
 def _hermes(answer: str) -> object:

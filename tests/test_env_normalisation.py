@@ -12,12 +12,12 @@ import pytest
 from toolreplay.cassettes.environment import normalise_environment
 from toolreplay.cassettes.manifest import read_manifest
 from toolreplay.doubles.loopback import serve
-from toolreplay.doubles.open_meteo import open_meteo_fixture_server
-from toolreplay.doubles.standin import standin_server
 from toolreplay.models.base import ModelSettings
 from toolreplay.runs.configuration import Configuration
 from toolreplay.runs.record import record_live
 from toolreplay.runs.replay import replay_set
+from toolreplay.study.weather.fixture_server import open_meteo_fixture_server
+from toolreplay.study.weather.standin import standin_server
 
 
 def test_loopback_ports_and_temporary_paths_are_normalised_idempotently():

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from toolreplay.evals import EvalFileError, load_eval
+from toolreplay.study.weather.hints import hints_of
 
 
 def test_weather_eval_has_the_four_study_questions(suite):
@@ -111,13 +112,47 @@ def test_variation_retries_and_none_measure_load(tmp_path):
     path.write_text(
         HEAD
         + " - {id: a, text: t, measure: none}\n"
-        + " - {id: b, text: u, measure: wind, places: [{query: 通州, region: r, retries: [通州区]},"
-        " {query: x, region: r, retries: []}, {query: y, region: r}],"
-        " standin: {variation: {narrate: 0.5, wrong_pick: 0.25}}}\n",
+        + " - {id: b, text: u, measure: wind, places: [{query: 通州, region: r},"
+        " {query: x, region: r}, {query: y, region: r}],"
+        " standin: {variation: {narrate: 0.5, wrong_pick: 0.25},"
+        " retries: {通州: [通州区], x: []}}}\n",
         encoding="utf-8",
     )
     suite = load_eval(path)
     assert suite.question("a").places == ()
     b = suite.question("b")
-    assert [p.queries for p in b.places] == [("通州", "通州区"), ("x",), ("y", "y市")]
-    assert (b.variation.narrate, b.variation.wrong_pick, b.variation.rephrase) == (0.5, 0.25, 0.0)
+    hints = hints_of(b)  # the weather study's block, parsed by the study
+    assert [hints.queries(p.query) for p in b.places] == [("通州", "通州区"), ("x",), ("y", "y市")]
+    v = hints.variation
+    assert (v.narrate, v.wrong_pick, v.rephrase) == (0.5, 0.25, 0.0)
+    assert dict(b.hints) == {"narrates_followups": False}  # what a set's fingerprint keeps
+
+
+def test_the_engines_eval_schema_holds_no_weather() -> None:
+    """The eval package's code (docstrings aside) names nothing of the weather study: no
+    stand-in hints or variations, no 市 retry, no day words, no Open-Meteo field. Those are the
+    study's block of a question and its vocabulary's."""
+    import ast
+    from pathlib import Path
+
+    import toolreplay.evals as package
+
+    forbidden = ("standin", "narrat", "variation", "retries", "市", "tomorrow", "admin1", "meteo")
+    for path in sorted(Path(package.__file__).parent.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        names = [n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(tree)
+                 if isinstance(n, ast.Name | ast.Attribute)]  # fmt: skip
+        texts = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+                 and isinstance(n.value, str) and id(n) not in docstrings]  # fmt: skip
+        words = [*names, *texts]
+        assert words, path.name
+        found = sorted({w for w in words for f in forbidden if f in w.lower()})
+        assert found == [], f"{path.name}: {found}"

@@ -35,8 +35,7 @@ EXAMPLE = REPO / "examples" / "stock_agent"
 
 def _question(measure: str = "none") -> Question:
     return Question(
-        id="q", text="How many ABC-1?", measure=measure, day="today", places=(),
-        narrates_followups=False,
+        id="q", text="How many ABC-1?", measure=measure, places=(), day_index=0,
     )  # fmt: skip
 
 

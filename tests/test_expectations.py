@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from toolreplay.declarations import (
+from toolreplay.evals import (
     EXPECTATION_KINDS,
     DeclarationError,
     MaxRounds,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from toolreplay.declarations import DeclarationError, parse_expectation, parse_measures
+from toolreplay.evals import DeclarationError, parse_expectation, parse_measures
 from toolreplay.judging.expectations import check_expectations
 from toolreplay.judging.trajectory import subset_mismatch
 

@@ -16,7 +16,7 @@ from toolreplay.judging.failures import (
     WRONG_PLACE,
     classify,
 )
-from toolreplay.judging.grounding import Expectation
+from toolreplay.judging.grounding import Target
 from toolreplay.judging.measures import measure_vocabulary
 from toolreplay.judging.places import PlaceSpec
 from toolreplay.judging.verdicts import GROUNDED_JUDGE, GroundedJudge
@@ -25,15 +25,15 @@ from toolreplay.wire.episode import Episode
 from .stock_domain import ABC, ABC_RESULT, CORRECT, PRICE, STOCK, XYZ, call, episode, stock_episode
 
 #: What the question asks (stock of ABC-1 and XYZ-2), the measure declared as an eval file does.
-ASKED = Expectation("stock", None, (PlaceSpec("ABC-1", None), PlaceSpec("XYZ-2", None)), (STOCK,))
-ONLY_ABC = Expectation("stock", None, (PlaceSpec("ABC-1", None),), (STOCK,))
+ASKED = Target("stock", None, (PlaceSpec("ABC-1", None), PlaceSpec("XYZ-2", None)), (STOCK,))
+ONLY_ABC = Target("stock", None, (PlaceSpec("ABC-1", None),), (STOCK,))
 #: The same judged with a vocabulary of the declarations alone (no study at all).
 ALONE = GroundedJudge("grounded", vocabulary=measure_vocabulary((STOCK, PRICE), "stock-shop"))
 
 JUDGES = pytest.mark.parametrize("judge", [GROUNDED_JUDGE, ALONE], ids=["study+declared", "alone"])
 
 
-def modes(ep: Episode, judge: GroundedJudge, expect: Expectation = ASKED) -> list[str]:
+def modes(ep: Episode, judge: GroundedJudge, expect: Target = ASKED) -> list[str]:
     return [f.mode for f in classify(ep, judge, expect)]
 
 
@@ -136,7 +136,7 @@ def test_a_price_in_eur_fabricated_and_wrong_entity() -> None:
         {"sku": "ABC-1", "price": {"amount": 12.5, "currency": "EUR"}},
         {"sku": "XYZ-2", "price": {"amount": 7.0, "currency": "EUR"}},
     )
-    asked = Expectation("price", None, (PlaceSpec("ABC-1", None),), (PRICE,))
+    asked = Target("price", None, (PlaceSpec("ABC-1", None),), (PRICE,))
     priced = measure_vocabulary((PRICE,), "prices")
     for answer, labels in [
         ("ABC-1 costs €12.50.", []),

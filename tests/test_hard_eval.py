@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from toolreplay.doubles.open_meteo import load_fixtures
 from toolreplay.evals import load_eval
+from toolreplay.study.weather.fixture_server import load_fixtures
+from toolreplay.study.weather.hints import hints_of
 
 HARD = Path(__file__).resolve().parents[1] / "evals" / "weather-hard.yaml"
 
@@ -45,8 +46,9 @@ def test_every_place_has_fixture_data():
         )
 
     for q in load_eval(HARD).questions:
+        queries = hints_of(q).queries
         for place in q.places:
-            answers = [data["search"].get(n, {}).get("results", []) for n in place.queries]
+            answers = [data["search"].get(n, {}).get("results", []) for n in queries(place.query)]
             candidates = [c for a in answers for c in a]
             if place.region is None:
                 assert candidates == [], place

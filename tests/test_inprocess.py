@@ -25,7 +25,7 @@ from toolreplay.wire.episode import ModelReply, ToolCall
 def test_standin_model_in_process_matches_the_recorded_episode(
     suite: EvalSuite, reference_episodes: dict, loopback: None, configuration: str
 ) -> None:
-    from toolreplay.doubles.open_meteo import load_fixtures, open_meteo_fixture_server
+    from toolreplay.study.weather.fixture_server import load_fixtures, open_meteo_fixture_server
 
     config = Configuration.parse(configuration)
     with open_meteo_fixture_server() as base, requests.Session() as session:

@@ -59,7 +59,7 @@ def test_eval_naming_a_folder(tmp_path):
 
 
 def test_oversized_eval_file_is_refused_unread(tmp_path, monkeypatch):
-    import toolreplay.evals as evals
+    import toolreplay.evals.load as evals
 
     monkeypatch.setattr(evals, "EVAL_FILE_LIMIT", 100)
     with pytest.raises(EvalFileError, match="larger than 100 bytes"):

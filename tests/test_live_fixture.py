@@ -14,11 +14,11 @@ from typer.testing import CliRunner
 from toolreplay.cassettes.manifest import read_manifest
 from toolreplay.cassettes.store import read_cassette
 from toolreplay.cli.main import app
-from toolreplay.doubles.open_meteo import load_fixtures
-from toolreplay.doubles.standin import STANDIN_MODEL, standin_server
 from toolreplay.evals import load_eval
 from toolreplay.models.base import ModelSettings
 from toolreplay.models.openai_chat import OpenAIChatModel
+from toolreplay.study.weather.fixture_server import load_fixtures
+from toolreplay.study.weather.standin import STANDIN_MODEL, standin_server
 
 from .conftest import EVAL_FILE
 from .wire_shapes import completion

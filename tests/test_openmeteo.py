@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import requests
 
-from toolreplay.doubles.open_meteo import open_meteo_fixture_server
+from toolreplay.study.weather.fixture_server import open_meteo_fixture_server
 from toolreplay.study.weather.openmeteo import BadRequest, NoMatch, OpenMeteoClient, RateLimited
 
 

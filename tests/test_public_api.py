@@ -38,3 +38,25 @@ def test_import_is_cheap() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_studies_are_public_and_the_weather_study_is_not_the_api() -> None:
+    """``Study`` and ``register_study`` are exported; the weather study's own names stay in
+    ``toolreplay.study.weather``."""
+    from toolreplay.studies import Study, register_study
+    from toolreplay.study.weather import (
+        STUDY,
+        Heuristics,
+        OpenMeteoClient,
+        atomic_toolset,
+        oneshot_toolset,
+    )
+    from toolreplay.study.weather.toolsets import oneshot_toolset as defined
+
+    assert toolreplay.Study is Study and toolreplay.register_study is register_study
+    for name in ("Heuristics", "oneshot_toolset", "atomic_toolset", "OpenMeteoClient"):
+        assert name not in toolreplay.__all__
+        with pytest.raises(AttributeError):
+            getattr(toolreplay, name)
+    assert all(callable(x) for x in (OpenMeteoClient, Heuristics, atomic_toolset, oneshot_toolset))
+    assert oneshot_toolset is defined and isinstance(STUDY, Study)

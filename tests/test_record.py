@@ -118,8 +118,8 @@ def test_manifest_records_provenance_and_hashes():
 @pytest.mark.slow
 def test_live_path_never_writes_the_key(suite, tmp_path, loopback):
     """The live recording path, pointed at the stand-in and fixture servers with a fake key."""
-    from toolreplay.doubles.open_meteo import open_meteo_fixture_server
-    from toolreplay.doubles.standin import standin_server
+    from toolreplay.study.weather.fixture_server import open_meteo_fixture_server
+    from toolreplay.study.weather.standin import standin_server
 
     key = "-".join(["sk", "test", "0123456789abcdefghijklmnop"])  # built: no key-like literal
     with standin_server(suite) as model_url, open_meteo_fixture_server() as om:

@@ -153,7 +153,7 @@ def test_a_key_echoed_in_a_body_that_is_not_utf8_is_refused_before_writing(
 
 
 def test_userinfo_of_the_base_url_is_never_written(suite, tmp_path, loopback):
-    from toolreplay.doubles.standin import standin_server
+    from toolreplay.study.weather.standin import standin_server
 
     with standin_server(suite) as model_url:
         url = model_url.replace("http://", "http://alice:userinfo-secret-42@")

@@ -9,7 +9,7 @@ from functools import cache
 
 from toolreplay.cassettes.manifest import cassette_path, read_manifest
 from toolreplay.cassettes.store import read_cassette
-from toolreplay.doubles.standin import StandinPolicy
+from toolreplay.study.weather.standin import StandinPolicy
 
 from .conftest import REFERENCE
 

@@ -361,7 +361,7 @@ def test_the_sdks_own_streaming_reads_a_replayed_stream(mode):
 def test_the_stand_in_streams_when_asked(suite, loopback):
     """Over loopback, the stand-in's event stream assembles into the reply it sends
     unstreamed (ids, calls, content, usage), in several chunks."""
-    from toolreplay.doubles.standin import STANDIN_MODEL, standin_server
+    from toolreplay.study.weather.standin import STANDIN_MODEL, standin_server
     from toolreplay.study.weather.toolsets import atomic_toolset
 
     question = suite.questions[2]  # three places: three parallel calls

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolreplay.doubles.loopback import serve
-from toolreplay.doubles.open_meteo import OpenMeteoFixtures, load_fixtures
+from toolreplay.study.weather.fixture_server import OpenMeteoFixtures, load_fixtures
 from toolreplay.study.weather.openmeteo import OpenMeteoClient
 from toolreplay.study.weather.toolsets import atomic_toolset, oneshot_toolset
 from toolreplay.tools.toolset import Toolset

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from toolreplay.doubles.open_meteo import load_fixtures
+from toolreplay.study.weather.fixture_server import load_fixtures
 from toolreplay.study.weather.openmeteo import BadRequest, NoMatch
 from toolreplay.study.weather.toolsets import (
     Heuristics,

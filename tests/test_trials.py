@@ -9,14 +9,15 @@ import pytest
 
 from toolreplay.cassettes.manifest import cassette_path, read_manifest
 from toolreplay.cassettes.store import read_cassette
-from toolreplay.doubles.standin import StandinPolicy
-from toolreplay.evals import EvalSuite, Variation
+from toolreplay.evals import EvalSuite
 from toolreplay.judging.assessment import assess
 from toolreplay.judging.verdicts import FULL_JUDGE
 from toolreplay.results.trials import summarize_trials, trial_outcome
 from toolreplay.runs.configuration import Configuration
 from toolreplay.runs.record import record_stand_in
 from toolreplay.runs.trials import replay_trials
+from toolreplay.study.weather.hints import Variation, hints_of
+from toolreplay.study.weather.standin import StandinPolicy
 
 from .conftest import REFERENCE
 
@@ -26,7 +27,11 @@ ALWAYS = Variation(
 
 
 def with_variation(suite: EvalSuite, variation: Variation, *ids: str) -> EvalSuite:
-    qs = tuple(replace(q, variation=variation) for q in suite.questions if not ids or q.id in ids)
+    qs = tuple(
+        replace(q, extension=replace(hints_of(q), variation=variation))
+        for q in suite.questions
+        if not ids or q.id in ids
+    )
     return replace(suite, questions=qs)
 
 

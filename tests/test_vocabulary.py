@@ -200,3 +200,25 @@ def test_no_judging_module_imports_a_study() -> None:
             if n == "toolreplay.study" or n.startswith("toolreplay.study.")
         ]  # fmt: skip
         assert study == [], f"{path.name} imports {study}"
+
+
+def test_place_suffixes_come_from_the_vocabulary_not_the_engine() -> None:
+    """宁德 and 宁德市 are one place because the weather vocabulary says 市 is a place suffix;
+    a vocabulary without suffixes reads names as they are, and no judging module spells 市."""
+    from toolreplay.judging.places import PlaceSpec
+    from toolreplay.judging.toolvalues import ToolPlace
+
+    city = ToolPlace({"name": "宁德市", "admin1": "福建省"}, "name", "admin1")
+    weather = study_vocabulary(load_study("weather"))
+    assert weather.place_suffixes == ("市",) and weather.day_names == ("today", "tomorrow")
+    spelt = PlaceSpec("宁德", "福建省", suffixes=weather.place_suffixes)
+    assert spelt.matches(city) and spelt.names()[:2] == ("宁德市", "宁德")
+    plain = PlaceSpec("宁德", "福建省")
+    assert plain.names() == ("宁德",)
+    assert plain.named(ToolPlace({"name": "宁德"}, "name", "admin1"))
+    for path in (SRC / "toolreplay" / "judging").glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        suffixes = [
+            n for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in ("市", "市$")
+        ]
+        assert suffixes == [], path.name

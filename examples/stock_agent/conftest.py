@@ -12,7 +12,9 @@ import pytest
 from agent import build_agent
 from servers import inventory_api, stock_policy
 
+from toolreplay import Study, register_study
 from toolreplay.doubles.loopback import serve
+from toolreplay.studies import unregister_study
 
 
 @pytest.fixture
@@ -35,3 +37,13 @@ def agent(inventory_url: str, toolreplay_model_settings: Any) -> Iterator[Any]:
     s = toolreplay_model_settings
     with_client = httpx.AsyncClient(trust_env=False)
     yield build_agent(s.base_url, s.model, s.api_key, with_client, inventory_url)
+
+
+@pytest.fixture
+def stock_study() -> Iterator[Study[Any]]:
+    """This domain as a toolreplay study (``stock_study.STUDY``), registered for the test: an
+    eval file naming ``study: stock`` runs the engine's configurations on its tools."""
+    from stock_study import STUDY
+
+    yield register_study(STUDY)
+    unregister_study(STUDY.name)

@@ -5,6 +5,7 @@ Data flow, one package per stage (docs/architecture.md maps every module)::
     evals ─► runs (configurations, episodes) ─► hosts ─► models (openai SDK) ─┐
                      │                            │                           ├─ cassettes
                   studies ◄── study/weather    tools ─► study's tool client ───┘
+                  (Study, register_study; the weather study one implementation)
                      ▼
     wire (episodes) ─► judging / audit ─► results ─► report, diff
 
@@ -26,9 +27,12 @@ Episodes
     :class:`Usage`, :class:`Round`.
 Tools
     :class:`Toolset`, :class:`ToolError`; from plain callables: :func:`tool`,
-    :func:`tool_schema`, :func:`toolset_from_functions` (schema from type hints, or given);
-    the study's toolsets: :func:`oneshot_toolset`, :func:`atomic_toolset`,
-    :class:`Heuristics`, and :class:`OpenMeteoClient`.
+    :func:`tool_schema`, :func:`toolset_from_functions` (schema from type hints, or given).
+Studies
+    :class:`Study` (what a domain supplies: toolsets, tool client, judge vocabulary, audit
+    and stand-in hooks) and :func:`register_study`. The weather study's own names
+    (``oneshot_toolset``, ``atomic_toolset``, ``Heuristics``, ``OpenMeteoClient``) are
+    imported from :mod:`toolreplay.study.weather`.
 Judging
     :class:`Judge`, :data:`FULL_JUDGE`, :data:`NARROW_JUDGE`, :class:`Verdict`; the failure
     classifier :func:`classify` and :class:`FailureMode`; the fidelity audit
@@ -76,14 +80,13 @@ _EXPORTS: dict[str, str] = {
     # tools
     "Toolset": "tools.toolset",
     "ToolError": "tools.toolset",
-    "Heuristics": "study.weather.toolsets",
-    "oneshot_toolset": "study.weather.toolsets",
-    "atomic_toolset": "study.weather.toolsets",
     "Tool": "tools.functions",
     "tool": "tools.functions",
     "tool_schema": "tools.functions",
     "toolset_from_functions": "tools.functions",
-    "OpenMeteoClient": "study.weather.openmeteo",
+    # studies
+    "Study": "studies",
+    "register_study": "studies",
     # judging
     "Judge": "judging.verdicts",
     "Verdict": "judging.verdicts",
@@ -124,18 +127,17 @@ __all__ = [
     "Episode",
     "EvalSuite",
     "FailureMode",
-    "Heuristics",
     "Judge",
     "LoopLimits",
     "ModelReply",
     "ModelSettings",
     "OpenAIChatModel",
-    "OpenMeteoClient",
     "Results",
     "ResultsError",
     "Round",
     "ScriptedModel",
     "StandinModel",
+    "Study",
     "Tool",
     "ToolCall",
     "ToolError",
@@ -145,7 +147,6 @@ __all__ = [
     "Usage",
     "Verdict",
     "__version__",
-    "atomic_toolset",
     "build_results",
     "check_results",
     "classify",
@@ -155,7 +156,7 @@ __all__ = [
     "load_eval",
     "load_results",
     "model_settings",
-    "oneshot_toolset",
+    "register_study",
     "replay_cassette",
     "replay_set",
     "reply_from_completion",
@@ -217,8 +218,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; nothing is imported at run time
         results_json_schema,
     )
     from toolreplay.runs.replay import replay_set
-    from toolreplay.study.weather.openmeteo import OpenMeteoClient
-    from toolreplay.study.weather.toolsets import Heuristics, atomic_toolset, oneshot_toolset
+    from toolreplay.studies import Study, register_study
     from toolreplay.tools.functions import Tool, tool, tool_schema, toolset_from_functions
     from toolreplay.tools.toolset import ToolError, Toolset
     from toolreplay.wire.chat_completions import episodes_from_interactions

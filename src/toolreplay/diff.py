@@ -207,6 +207,7 @@ def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
     audit; a test suite's folder read (nothing written)."""
     from toolreplay.cassettes.errors import CassetteError, CassetteMiss, UnplayedInteractions
     from toolreplay.cassettes.manifest import read_manifest
+    from toolreplay.defaults import DEFAULT_EVAL
     from toolreplay.evals import EvalFileError, load_eval
     from toolreplay.evaluation import (
         ReplayedSet,
@@ -214,7 +215,6 @@ def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
         SuiteCassettes,
         evaluate,
     )
-    from toolreplay.runs.configuration import DEFAULT_EVAL
     from toolreplay.runs.replay import WorkerDied, default_workers
 
     try:

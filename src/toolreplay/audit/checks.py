@@ -131,7 +131,7 @@ def _provenance_mismatch(
                     body.get("id", "")
                 ).startswith("chatcmpl-standin-"):
                     standin_replies += 1
-    from toolreplay.doubles.standin import STANDIN_MODEL
+    from toolreplay.doubles import STANDIN_MODEL
 
     said_standin = manifest.model == STANDIN_MODEL or standin_replies > 0
     if manifest.provenance == "live" and said_standin:

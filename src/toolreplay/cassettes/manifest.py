@@ -85,7 +85,7 @@ class Manifest(BaseModel):
     cassette_set: str
     #: Trials recorded per configuration × question (1: one cassette per episode).
     trials: int = Field(default=1, ge=1)
-    #: Seed of the stand-in's per-trial variation (see toolreplay.doubles.standin).
+    #: Seed of the stand-in's per-trial variation (see toolreplay.study.weather.standin).
     seed: int = 0
     #: ``pytest``: a folder recorded by the pytest plugin, its manifest written afterwards
     #: (:mod:`toolreplay.runs.suite_folder`).

@@ -1,5 +1,5 @@
-"""A tiny JSON-over-HTTP server on loopback, shared by the stand-in model and the
-Open-Meteo fixture server. Built on the standard library's ``ThreadingHTTPServer``.
+"""A tiny JSON-over-HTTP server on loopback, shared by the doubles (a study's stand-in model
+and fixture server, an example's API). Built on the standard library's ``ThreadingHTTPServer``.
 
 :func:`serve` runs ``app(method, path, query, body) -> (status, json_body)`` on
 ``127.0.0.1`` (a free port) in a background thread and yields its base URL. A payload that

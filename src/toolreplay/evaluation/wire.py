@@ -79,7 +79,7 @@ def suite_from_tests(
     test's ``@pytest.mark.toolreplay_expect`` marker). :class:`SourceError` for a cassette that
     cannot be read."""
     from toolreplay.cassettes.store import load_cassette
-    from toolreplay.declarations import parse_expectations
+    from toolreplay.evals import parse_expectations
     from toolreplay.wire.chat_completions import read_wire_episodes
 
     by_question: dict[str, list[Path]] = {}
@@ -99,9 +99,8 @@ def suite_from_tests(
                 id=_question_id(question),
                 text=text,
                 measure="none",
-                day="today",
                 places=(),
-                narrates_followups=False,
+                day_index=0,  # a value of a day series is read for its first day
                 expect=parse_expectations(list(expect), f"{function} expect"),
                 tests=tuple(sorted({p.stem for p in paths})),
             )

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolreplay.judging.claims import Claims, read_claims
-from toolreplay.judging.grounding import Expectation, ValueCheck, fits_field
+from toolreplay.judging.grounding import Target, ValueCheck, fits_field
 from toolreplay.judging.places import PlaceSpec, find_mentions
 from toolreplay.judging.presentation import plain
 from toolreplay.judging.toolvalues import ToolValue
@@ -59,7 +59,7 @@ class Conclusion:
 
 
 def _values(
-    pool: Sequence[ToolValue], expect: Expectation, cmp: Comparison, vocab: Vocabulary
+    pool: Sequence[ToolValue], expect: Target, cmp: Comparison, vocab: Vocabulary
 ) -> dict[PlaceSpec, ToolValue]:
     """Each place's tool value from the first of the comparison's fields covering two."""
     day = expect.day if expect.day is not None else 0
@@ -144,7 +144,7 @@ def _winner(claims: Claims, places: Sequence[PlaceSpec]) -> frozenset[PlaceSpec]
 def check_conclusion(
     answer: str,
     pool: Sequence[ToolValue],
-    expect: Expectation,
+    expect: Target,
     vocabulary: Vocabulary | None = None,
     checks: Sequence[ValueCheck] = (),
 ) -> Conclusion:

@@ -1,7 +1,7 @@
 """Expectations: what an episode should do along the way and say at the end, checked one by one.
 
 :func:`check_expectations` checks an :class:`~toolreplay.wire.episode.Episode` against
-expectations (the data of :mod:`toolreplay.declarations`, or their YAML form as dicts) and
+expectations (the data of :mod:`toolreplay.evals.expectations`, or their YAML form as dicts) and
 gives one :class:`ExpectationResult` per expectation: ``passed``, a one-line ``explanation``
 and the :class:`~toolreplay.judging.failures.Evidence` (the transcript message it rests on,
 and for answer checks the span of the final answer). Usable on its own, e.g. in a test::
@@ -18,7 +18,7 @@ and for answer checks the span of the final answer). Usable on its own, e.g. in 
     assert all(r.passed for r in results), [r.explanation for r in results if not r.passed]
 
 The trajectory kinds are checked by :mod:`toolreplay.judging.trajectory`, the answer kinds
-here. What each kind checks (module docstring of :mod:`toolreplay.declarations` for the forms):
+here. What each kind checks (:mod:`toolreplay.evals.expectations` for the forms):
 tool calls are the calls the host executed (a call left pending in the final reply was never
 made), except for ``tool_not_called``, which also fails on a pending call (the model asked for
 it). ``grounded`` and ``strict_grounding`` use the grounded judge
@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from toolreplay.declarations import (
+from toolreplay.evals import (
     AnswerContains,
     AnswerMatches,
     AnswerNotContains,
@@ -53,7 +53,7 @@ from toolreplay.declarations import (
     parse_measures,
 )
 from toolreplay.judging.failures import Evidence, final_index
-from toolreplay.judging.grounding import Expectation, ground_answer
+from toolreplay.judging.grounding import Target, ground_answer
 from toolreplay.judging.trajectory import TRAJECTORY_CHECKS, subset_mismatch
 from toolreplay.judging.verdicts import GROUNDED_JUDGE, FormatJudge
 from toolreplay.wire.episode import Episode
@@ -124,7 +124,7 @@ def _answer_matches(e: AnswerMatches, episode: Episode) -> tuple[bool, str, Evid
 
 
 def _grounded(
-    e: Grounded, episode: Episode, expect: Expectation, judge: FormatJudge
+    e: Grounded, episode: Episode, expect: Target, judge: FormatJudge
 ) -> tuple[bool, str, Evidence]:
     asked = expect if e.measure is None else replace(expect, measure=e.measure)
     verdict = judge.judge_episode(episode, asked)
@@ -139,7 +139,7 @@ def _grounded(
 
 
 def _strict(
-    e: StrictGrounding, episode: Episode, expect: Expectation, judge: FormatJudge
+    e: StrictGrounding, episode: Episode, expect: Target, judge: FormatJudge
 ) -> tuple[bool, str, Evidence]:
     judge = judge.for_question(expect)
     vocab = judge.resolved_vocabulary()
@@ -214,7 +214,7 @@ def check_expectation(
     judge: FormatJudge = GROUNDED_JUDGE,
 ) -> ExpectationResult:
     """One expectation checked (see :func:`check_expectations`)."""
-    expect = Expectation.of(question)
+    expect = Target.of(question)
     e = expectation
     if isinstance(e, Grounded):
         ok, why, ev = _grounded(e, episode, expect, judge)
@@ -245,12 +245,12 @@ def check_expectations(
     """Check ``episode`` against ``expectations``, one :class:`ExpectationResult` each, in
     order.
 
-    ``expectations``: :mod:`toolreplay.declarations` data, or their YAML form as dicts
+    ``expectations``: :mod:`toolreplay.evals.expectations` data, or their YAML form as dicts
     (``{"max_rounds": 3}``); a bad one raises
-    :class:`~toolreplay.declarations.DeclarationError` before anything is checked.
+    :class:`~toolreplay.evals.DeclarationError` before anything is checked.
     ``question``: what ``grounded`` and ``strict_grounding`` judge the answer for: an
     :class:`~toolreplay.evals.Question` (its measure, day, places and its eval file's declared
-    measures), a measure name, a :class:`~toolreplay.judging.grounding.Expectation`, or None
+    measures), a measure name, a :class:`~toolreplay.judging.grounding.Target`, or None
     (any measure, day and place). ``measures``: measure declarations to add to the judge's
     vocabulary (data or ``{"name", "units", "words", "fields"}`` dicts). ``judge``: the judge
     the answer checks use (default: the grounded judge with the default study's vocabulary;
@@ -261,7 +261,7 @@ def check_expectations(
         m if isinstance(m, MeasureDeclaration) else parse_measures([m], "measures")[0]
         for m in measures
     )
-    expect = Expectation.of(question)
+    expect = Target.of(question)
     if declared:
         expect = replace(expect, measures=(*expect.measures, *declared))
     return [check_expectation(e, episode, expect, judge) for e in specs]

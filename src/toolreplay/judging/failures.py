@@ -63,7 +63,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolreplay.judging.episode_errors import EpisodeError
-from toolreplay.judging.grounding import Expectation, ground_answer
+from toolreplay.judging.grounding import Target, ground_answer
 from toolreplay.judging.intent import find_promise, sentences
 from toolreplay.judging.toolvalues import ToolValue, tool_values
 from toolreplay.judging.values import relevant_values
@@ -230,7 +230,7 @@ def _error(episode: Episode) -> FailureMode:
 def classify(
     episode: Episode,
     judge: FormatJudge = FULL_JUDGE,
-    measure: Question | str | Expectation | None = None,
+    measure: Question | str | Target | None = None,
 ) -> tuple[FailureMode, ...]:
     """The failure modes of ``episode`` (see the module docstring), in :data:`FAILURE_MODES`
     order; ``()`` for an answer that holds only grounded measured values.
@@ -247,7 +247,7 @@ def classify(
     episode."""
     if episode.stop_reason == "error":
         return (_error(episode),)
-    expect = Expectation.of(measure)
+    expect = Target.of(measure)
     judge = judge.for_question(expect)
     index = final_index(episode)
     answer = episode.answer
@@ -263,6 +263,7 @@ def classify(
     if not answer.strip():
         return (_empty(episode, index),)
     vocab = judge.resolved_vocabulary()
+    expect = expect.in_vocabulary(vocab)
     grounding = ground_answer(answer, episode.transcript, expect, judge.resolved_units(), vocab)
     values = tuple(c.value for c in grounding.checks)
     relevant = relevant_values(answer, values, expect.measure, vocab)

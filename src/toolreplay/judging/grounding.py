@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from toolreplay.declarations import MeasureDeclaration
+from toolreplay.evals import MeasureDeclaration
 from toolreplay.judging.places import (
     CLAUSE,
     SENTENCE,
@@ -131,10 +131,11 @@ def _stated(
 
 
 @dataclass(frozen=True)
-class Expectation:
-    """What the judge checks an answer against: the question's ``measure`` (None: any
-    value), ``day`` (0 today, 1 tomorrow; None: any) and ``places`` (empty: any place), and
-    the ``measures`` its eval file declares (added to the judge's vocabulary,
+class Target:
+    """What the judge grounds an answer against (its target; not an eval file's
+    expectation): the question's ``measure`` (None: any value), ``day`` (an index into the
+    tool results' day series, the question's ``day_index``; None: any) and ``places`` (empty:
+    any place), and the ``measures`` its eval file declares (added to the judge's vocabulary,
     :func:`toolreplay.judging.measures.declared_vocabulary`)."""
 
     measure: str | None = None
@@ -143,11 +144,11 @@ class Expectation:
     measures: tuple[MeasureDeclaration, ...] = ()
 
     @classmethod
-    def of(cls, question: Question | str | Expectation | None) -> Expectation:
+    def of(cls, question: Question | str | Target | None) -> Target:
         """From an :class:`~toolreplay.evals.Question`, a bare measure name, or None."""
         if question is None or isinstance(question, str):
             return cls(question)
-        if isinstance(question, Expectation):
+        if isinstance(question, Target):
             return question
         return cls(
             question.measure,
@@ -155,6 +156,13 @@ class Expectation:
             tuple(PlaceSpec(p.query, p.region, tuple(p.names)) for p in question.places),
             tuple(getattr(question, "declared_measures", ())),
         )
+
+    def in_vocabulary(self, vocab: Vocabulary) -> Target:
+        """This target with its places spelt by ``vocab`` (its ``place_suffixes``)."""
+        if all(p.suffixes == vocab.place_suffixes for p in self.places):
+            return self
+        places = tuple(replace(p, suffixes=vocab.place_suffixes) for p in self.places)
+        return replace(self, places=places)
 
 
 @dataclass(frozen=True)
@@ -317,7 +325,7 @@ def check_value(
     text: str,
     v: MeasuredValue,
     pool: Sequence[ToolValue],
-    expect: Expectation,
+    expect: Target,
     place: PlaceSpec | None,
     units: Sequence[Unit] | None = None,
     vocabulary: Vocabulary | None = None,
@@ -446,7 +454,7 @@ class Grounding:
 def ground_answer(
     answer: str,
     transcript: Sequence[Mapping[str, Any]],
-    question: Question | str | Expectation | None = None,
+    question: Question | str | Target | None = None,
     units: Sequence[Unit] | None = None,
     vocabulary: Vocabulary | None = None,
 ) -> Grounding:
@@ -456,11 +464,11 @@ def ground_answer(
     (:func:`~toolreplay.judging.presentation.plain`) and each value is stated for the place
     :func:`~toolreplay.judging.places.attribute` gives it; spans are spans of ``answer``."""
     vocab = resolve(vocabulary)
-    expect = Expectation.of(question)
+    expect = Target.of(question).in_vocabulary(vocab)
     p = plain(answer)
     read = scan_plain(p.text, units, vocab)
     pool = tool_values(transcript, vocab)
-    others = other_places(pool, expect.places)
+    others = other_places(pool, expect.places, vocab.place_suffixes)
     mentions = find_mentions(p.text, (*expect.places, *others))
     stated = attribute(p.text, read.values, read.lists, mentions, expect.places)
     only = expect.places[0] if len(expect.places) == 1 else None

@@ -1,7 +1,7 @@
 """Declared measures into the judge's vocabulary: one mechanism for a study's measures and an
 eval file's.
 
-A :class:`~toolreplay.declarations.MeasureDeclaration` (name, units with conversions, the words
+A :class:`~toolreplay.evals.MeasureDeclaration` (name, units with conversions, the words
 that mark its values, the tool-result fields that hold them) becomes what the judge reads with:
 
 - each unit a :class:`~toolreplay.judging.vocabulary.Unit` of the measure's own kind (the
@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from toolreplay.declarations import MeasureDeclaration, UnitDeclaration, field_pattern
+from toolreplay.evals import MeasureDeclaration, UnitDeclaration, field_pattern
 from toolreplay.judging.vocabulary import Measure, Unit, Vocabulary
 
 

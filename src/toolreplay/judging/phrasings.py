@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from toolreplay.evals import Measure, Place, Question
+from toolreplay.evals import Measure, Place, PlaceModel, Question
 from toolreplay.inputs import InputFileError, read_checked
 from toolreplay.judging.vocabulary import Vocabulary, resolve
 from toolreplay.wire.episode import Episode, Message, ModelReply, Round, ToolCall, ToolResult, Usage
@@ -41,17 +41,11 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class _PlaceModel(_Strict):
-    query: str = Field(min_length=1)
-    region: str = Field(min_length=1)
-    names: list[str] = []
-
-
 class _QuestionModel(_Strict):
     text: str = Field(min_length=1)
     measure: Measure  # and one the vocabulary declares (checked on loading)
-    day: Literal["today", "tomorrow"] = "today"
-    places: list[_PlaceModel] = Field(min_length=1)
+    day: str | None = None  # one of the vocabulary's day names; None: its first
+    places: list[PlaceModel] = Field(min_length=1)  # an eval file's place, as it is written
     tools: list[str] = []
 
 
@@ -206,18 +200,25 @@ def load_corpus(path: str | Path, vocabulary: Vocabulary | None = None) -> Corpu
         for name, q in model.questions.items()
         if vocab.measure(q.measure) is None
     ]
+    unknown += [
+        f"  questions.{name}.day: {q.day!r} is not a day of the {vocab.name} vocabulary "
+        f"({', '.join(vocab.day_names) or 'none'})"
+        for name, q in model.questions.items()
+        if q.day is not None and q.day not in vocab.day_names
+    ]
     if unknown:
         raise PhrasingsError(f"{p}: does not match the corpus schema:\n" + "\n".join(unknown))
     cases = []
     for n, c in enumerate(model.cases):
         q = model.questions[c.q]
+        day = q.day if q.day is not None else (vocab.day_names or (None,))[0]
         question = Question(
             c.q,
             q.text,
             q.measure,
-            q.day,
             tuple(Place(pl.query, pl.region, tuple(pl.names)) for pl in q.places),
-            False,
+            day,
+            None if day is None else vocab.day_names.index(day),
         )
         results = [model.fixtures[t] for t in q.tools]
         cases.append(

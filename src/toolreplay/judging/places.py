@@ -35,23 +35,34 @@ from toolreplay.judging.values import MeasuredValue
 @dataclass(frozen=True)
 class PlaceSpec:
     """A place a question is about: ``query`` (e.g. 宁德), ``region`` (compared with a tool
-    place's :attr:`~toolreplay.judging.toolvalues.ToolPlace.region`, Open-Meteo's ``admin1``)
-    and other ``aliases`` an answer may use (``Guangzhou``)."""
+    place's :attr:`~toolreplay.judging.toolvalues.ToolPlace.region`, the key the vocabulary's
+    ``place_region`` names) and other ``aliases`` an answer may use (``Guangzhou``).
+    ``suffixes``: the vocabulary's
+    :attr:`~toolreplay.judging.vocabulary.Vocabulary.place_suffixes`, endings a name may have
+    or lack (宁德, 宁德市); set where a judgement meets its vocabulary
+    (:meth:`~toolreplay.judging.grounding.Target.in_vocabulary`)."""
 
     query: str
     region: str | None
     aliases: tuple[str, ...] = ()
+    suffixes: tuple[str, ...] = ()
+
+    def _bare(self, name: str) -> str:
+        for s in self.suffixes:
+            if s and name.endswith(s):
+                return name[: -len(s)]
+        return name
 
     def named(self, place: ToolPlace | None) -> bool:
         """Whether a tool result's place has this place's name or one of its aliases (宁德 and
         宁德市 alike; ``Beijing`` with the alias 北京 names 北京)."""
         if place is None:
             return False
-        name = place.name.removesuffix("市")
+        name = self._bare(place.name)
         if not name:
             return False
         for q in (self.query, *self.aliases):
-            q = q.removesuffix("市")
+            q = self._bare(q)
             if name[-1:].isdigit() and q[-1:].isdigit():  # identifiers (ABC-1, not ABC-12)
                 if name.casefold() == q.casefold():
                     return True
@@ -64,8 +75,10 @@ class PlaceSpec:
         return self.named(place) and place is not None and place.region == self.region
 
     def names(self) -> tuple[str, ...]:
-        q = self.query.removesuffix("市")
-        return (q + "市", q, *self.aliases)
+        """The names an answer may call it by: its query with the first suffix and without,
+        then its aliases."""
+        q = self._bare(self.query)
+        return (q + self.suffixes[0], q, *self.aliases) if self.suffixes else (q, *self.aliases)
 
 
 @dataclass(frozen=True)
@@ -77,14 +90,17 @@ class Mention:
     place: PlaceSpec
 
 
-def other_places(pool: Sequence[ToolValue], asked: Sequence[PlaceSpec]) -> tuple[PlaceSpec, ...]:
-    """The places of tool values in ``pool`` that no place in ``asked`` names, in order."""
+def other_places(
+    pool: Sequence[ToolValue], asked: Sequence[PlaceSpec], suffixes: tuple[str, ...] = ()
+) -> tuple[PlaceSpec, ...]:
+    """The places of tool values in ``pool`` that no place in ``asked`` names, in order, with
+    the vocabulary's place ``suffixes``."""
     out: list[PlaceSpec] = []
     for tv in pool:
         place = tv.place
         if place is None or not place.name or any(p.named(place) for p in asked):
             continue
-        spec = PlaceSpec(place.name, place.region)
+        spec = PlaceSpec(place.name, place.region, suffixes=suffixes)
         if spec not in out:
             out.append(spec)
     return tuple(out)

@@ -1,6 +1,6 @@
 """Trajectory expectations: what an episode's tool calls, rounds and stop reason should be.
 
-One check per kind of :mod:`toolreplay.declarations` (``tool_called``, ``tool_not_called``,
+One check per kind of :mod:`toolreplay.evals.expectations` (``tool_called``, ``tool_not_called``,
 ``tool_sequence``, ``tool_arguments``, ``max_rounds``, ``max_tool_calls``, ``stop_reason``),
 each ``(expectation, episode) -> (passed, explanation, evidence)``; :data:`TRAJECTORY_CHECKS`
 maps each expectation type to its check. Tool calls are the calls the host executed, in order
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolreplay.declarations import (
+from toolreplay.evals import (
     MaxRounds,
     MaxToolCalls,
     StopReason,

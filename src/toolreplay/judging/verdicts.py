@@ -77,11 +77,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from toolreplay.declarations import MeasureDeclaration
+from toolreplay.evals import MeasureDeclaration
 from toolreplay.judging.comparisons import Conclusion, check_conclusion
 from toolreplay.judging.grounding import (
-    Expectation,
     PlaceSpec,
+    Target,
     ValueCheck,
     ground_answer,
 )
@@ -128,7 +128,7 @@ def _shown(place: PlaceSpec, name: str | None = None) -> str:
     return name if place.region is None else f"{name} ({place.region})"
 
 
-def wrong_place(checks: Sequence[ValueCheck], expect: Expectation) -> WrongPlace | None:
+def wrong_place(checks: Sequence[ValueCheck], expect: Target) -> WrongPlace | None:
     """Whether ``checks`` (the values that answer the question) are about another place than
     the question's: none is a tool value of an asked place, and one is a tool value of a place
     the answer names that the question does not ask about. None otherwise."""
@@ -206,12 +206,12 @@ class FormatJudge:
         """The units in use (:attr:`units`, else all of the vocabulary's)."""
         return self.units if self.units is not None else self.resolved_vocabulary().units
 
-    def for_question(self, question: Question | str | Expectation | None) -> FormatJudge:
+    def for_question(self, question: Question | str | Target | None) -> FormatJudge:
         """This judge for ``question``: itself, or, when its eval file declares measures
-        (:attr:`Expectation.measures`), a copy whose vocabulary has them added
+        (:attr:`Target.measures`), a copy whose vocabulary has them added
         (:func:`~toolreplay.judging.measures.declared_vocabulary`; a judge with a unit list
         also reads the declared units)."""
-        declared = Expectation.of(question).measures
+        declared = Target.of(question).measures
         if not declared:
             return self
         vocab = declared_vocabulary(self.resolved_vocabulary(), declared)
@@ -255,11 +255,11 @@ class FormatJudge:
         return Verdict(False, f"no measured value with a unit ({self.name} judge)", judge=self.name)
 
     def judge_episode(
-        self, episode: Episode | str, question: Question | str | Expectation | None = None
+        self, episode: Episode | str, question: Question | str | Target | None = None
     ) -> Verdict:
         """Judge the episode's answer by form alone."""
         judge = self.for_question(question)
-        return judge.judge(_answer_of(episode), Expectation.of(question).measure)
+        return judge.judge(_answer_of(episode), Target.of(question).measure)
 
 
 #: A question with nothing to measure (an unknown place, a question that needs no tool). A
@@ -294,14 +294,14 @@ class GroundedJudge(FormatJudge):
         return self.judge_episode(answer, measure)
 
     def judge_episode(
-        self, episode: Episode | str, question: Question | str | Expectation | None = None
+        self, episode: Episode | str, question: Question | str | Target | None = None
     ) -> Verdict:
         """Judge ``episode`` (or a bare answer, grounded against nothing) for ``question``."""
         answer = _answer_of(episode)
         transcript: Sequence[Mapping[str, Any]] = (
             () if isinstance(episode, str) else episode.transcript
         )
-        expect = Expectation.of(question)
+        expect = Target.of(question)
         if expect.measures:
             declared = self.for_question(expect)
             assert isinstance(declared, GroundedJudge)
@@ -316,6 +316,7 @@ class GroundedJudge(FormatJudge):
         if expect.measure is not None and not self.accepts(expect.measure):
             return Verdict(False, f"the {j} judge accepts no unit for {expect.measure}", judge=j)
         vocab = self.resolved_vocabulary()
+        expect = expect.in_vocabulary(vocab)
         g = ground_answer(answer, transcript, expect, self.resolved_units(), vocab)
         values = tuple(c.value for c in g.checks)
         relevant = set(id(v) for v in relevant_values(answer, values, expect.measure, vocab))
@@ -484,8 +485,8 @@ def narrowed(judge: FormatJudge, drop: Sequence[str], name: str | None = None) -
 
 __all__ = [
     "FORMAT_JUDGE", "FULL_JUDGE", "GROUNDED_JUDGE", "JUDGES", "NARROW_JUDGE", "NO_VALUE",
-    "Conclusion", "Expectation", "FormatJudge", "GroundedJudge", "Judge", "MeasuredValue",
-    "PlaceSpec", "ToolValue", "Unit", "ValueCheck", "Verdict", "Vocabulary", "WrongPlace",
+    "Conclusion", "FormatJudge", "GroundedJudge", "Judge", "MeasuredValue", "PlaceSpec",
+    "Target", "ToolValue", "Unit", "ValueCheck", "Verdict", "Vocabulary", "WrongPlace",
     "check_conclusion", "find_measured_values", "ground_answer", "narrow_judge", "narrowed",
     "relevant_values", "wrong_place",
 ]  # fmt: skip

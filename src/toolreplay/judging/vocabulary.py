@@ -158,6 +158,9 @@ class Vocabulary:
       values (``(°C)：``), empty for none.
     - ``implicit_range``: ``(low, high)`` a value in a unit with ``explicit=False`` (a bare
       ``°``) can state; beyond it (or with three or more decimals) it is a coordinate.
+    - ``day_names``: the names an eval file's question may give its day (``day: tomorrow``),
+      in the order of the tool results' day series (the weather study's ``("today",
+      "tomorrow")``: 0 today, 1 tomorrow); empty: questions name no day.
     - ``day_words``: ``(day, regex)`` (0 today, 1 tomorrow...), ``field_words``:
       :class:`FieldWord` s, read before or right after a value; ``field_kinds``: the unit
       kinds a stated field applies to.
@@ -182,6 +185,9 @@ class Vocabulary:
       ``entity_keys``: top-level keys whose string value names what a result is about when it
       has no place (a SKU: ``{"sku": "ABC-1", "on_hand": 12}``), its entity, judged as a place
       without a region (a question's ``entities``).
+    - ``place_suffixes``: endings a place name may have or lack and still be the same place
+      (the weather study's ``("市",)``: 宁德 and 宁德市 name one city); an answer may name a
+      place with or without the first of them.
 
     The fidelity audit's narrow judge (the study's first, too-narrow judge) is named
     ``narrow_name`` and reads only the units named in ``narrow_units``.
@@ -195,6 +201,7 @@ class Vocabulary:
     prefix_units: tuple[tuple[str, str], ...] = ()
     bracket_units: str = ""
     implicit_range: tuple[float, float] = (-math.inf, math.inf)
+    day_names: tuple[str, ...] = ()
     day_words: tuple[tuple[int, str], ...] = ()
     field_words: tuple[FieldWord, ...] = ()
     field_kinds: frozenset[str] = frozenset()
@@ -213,6 +220,7 @@ class Vocabulary:
     place_region: str = "region"
     coordinate_keys: tuple[str, str] = ("latitude", "longitude")
     entity_keys: tuple[str, ...] = ()
+    place_suffixes: tuple[str, ...] = ()
     narrow_name: str = "narrow"
     narrow_units: tuple[str, ...] = ()
 

@@ -3,9 +3,10 @@
 - :class:`~toolreplay.models.scripted.ScriptedModel` (re-exported here) returns scripted
   replies, each a :class:`~toolreplay.wire.episode.ModelReply` or a function of
   ``(messages, tools)``, like pydantic-ai's ``FunctionModel`` or inspect's ``mockllm``.
-- :class:`StandinModel` is the bundled stand-in policy (:mod:`toolreplay.doubles.standin`)
-  called directly: the same deterministic replies the stand-in server gives over HTTP, for the
-  questions of an eval file, without a server.
+- :class:`StandinModel` is the eval file's study's stand-in policy
+  (:attr:`toolreplay.studies.Study.standin_policy`; the weather study's is
+  :mod:`toolreplay.study.weather.standin`) called directly: the same deterministic replies the
+  stand-in server gives over HTTP, for the questions of an eval file, without a server.
 - :func:`reply_from_completion` turns a ``/chat/completions`` response body into a
   :class:`~toolreplay.wire.episode.ModelReply`, for writing other in-process doubles.
 """
@@ -56,14 +57,19 @@ class StandinModel:
     """The stand-in policy as a :class:`~toolreplay.models.base.ChatModel`, in process.
 
     ``suite`` is the eval file whose per-question hints the policy reads (questions it does
-    not know get a polite refusal). Each :meth:`complete` builds the request body the HTTP
+    not know get a polite refusal); its study supplies the policy (:class:`ValueError` when
+    the study has no stand-in model). Each :meth:`complete` builds the request body the HTTP
     client would send (``model``, ``messages``, ``temperature``, and ``tools`` when offered)
     and answers it exactly as the stand-in server would. ``requests`` keeps every body sent."""
 
     def __init__(self, suite: EvalSuite, name: str | None = None) -> None:
-        from toolreplay.doubles.standin import STANDIN_MODEL, StandinPolicy
+        from toolreplay.doubles import STANDIN_MODEL
+        from toolreplay.studies import load_study
 
-        self.policy = StandinPolicy(suite)
+        study = load_study(suite.study)
+        if study.standin_policy is None:
+            raise ValueError(f"the {study.name} study has no stand-in model")
+        self.policy = study.standin_policy(suite, 0, 1)
         self.name = name or STANDIN_MODEL
         self.temperature = suite.experiment.temperature
         self.requests: list[dict[str, Any]] = []

@@ -18,7 +18,7 @@ from toolreplay.evals import Question
 from toolreplay.judging.assessment import Assessment, assess
 from toolreplay.judging.episode_errors import EpisodeError
 from toolreplay.judging.failures import mode_counts
-from toolreplay.judging.grounding import Expectation
+from toolreplay.judging.grounding import Target
 from toolreplay.judging.verdicts import Judge
 from toolreplay.outputs import atomic_write_text
 from toolreplay.results.format import RESULTS_FORMAT, check_results
@@ -54,7 +54,7 @@ def episode_record(
         "configuration": episode.configuration,
         "question_id": episode.question_id,
         "question": episode.question,
-        "measure": Expectation.of(measure).measure,
+        "measure": Target.of(measure).measure,
         "answer": episode.answer,
         "passed": assessed.passed,
         "verdict": verdict.explanation,

@@ -114,7 +114,7 @@ def standin_hints(suite: EvalSuite) -> dict[str, dict[str, Any]]:
     id: ``{"ningde": {"narrates_followups": True}, ...}``. They script what the stand-in
     writes (whether a sentence goes beside a follow-up tool call), so they are part of a set's
     fingerprint."""
-    return {q.id: {"narrates_followups": q.narrates_followups} for q in suite.questions}
+    return {q.id: dict(q.hints) for q in suite.questions}
 
 
 def fingerprint(suite: EvalSuite) -> dict[str, Any]:

@@ -341,14 +341,18 @@ def record_stand_in(
     started and stopped here). The prompt date is the fixtures' ``today``.
     One stand-in per trial is started, with the set's ``seed`` (see
     :func:`trials_and_seed` for the defaults)."""
-    from toolreplay.doubles.standin import STANDIN_MODEL, standin_server
+    from toolreplay.doubles import STANDIN_MODEL
+
+    standin_server = load_study(suite.study).standin_server
+    if standin_server is None:
+        raise RecordingError(f"the {load_study(suite.study).name} study has no stand-in model")
 
     n, s = trials_and_seed(set_dir, only, trials, seed)
     if n < 1:
         raise RecordingError(f"--trials must be at least 1, not {n}")
     with ExitStack() as stack:
         urls = tuple(
-            stack.enter_context(standin_server(suite, seed=s, trial=t)) for t in range(1, n + 1)
+            stack.enter_context(standin_server(suite, s, t)) for t in range(1, n + 1)
         )
         tool_urls, today = stack.enter_context(_fixture_server(suite))
         target = Target(

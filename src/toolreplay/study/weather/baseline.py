@@ -38,10 +38,6 @@ from toolreplay.study.weather.calls import (
 HEURISTICS = ref.HEURISTICS
 
 
-
-
-
-
 def _signature(name: str, args: Any) -> str:
     return f"{name}({json.dumps(args, ensure_ascii=False, sort_keys=True)})"
 
@@ -66,24 +62,6 @@ def place_changes(full: Path, ablated: Path) -> list[str]:
     return out
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def _searches(path: Path) -> list[tuple[str, list[dict[str, Any]], int]]:
     """``(name, results, position)`` of every geocoding request recorded in a cassette, in
     order; ``position`` is the interaction's index, so two searches with nothing recorded
@@ -93,8 +71,6 @@ def _searches(path: Path) -> list[tuple[str, list[dict[str, Any]], int]]:
 
 def _without(heuristic: str) -> tuple[str, ...]:
     return tuple(h for h in HEURISTICS if h != heuristic)
-
-
 
 
 def exercised_heuristics(path: Path) -> dict[str, list[tuple[str, bool]]]:

@@ -4,15 +4,29 @@ the forecast query and the place it returned; every departure named by heuristic
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from toolreplay.audit.traffic import read as _read
 from toolreplay.audit.traffic import recorded_tool_results
+from toolreplay.cassettes.store import read_cassette
 from toolreplay.study.weather import reference as ref
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_cached(path: str, mtime_ns: int, size: int) -> list[dict[str, Any]]:
+    del mtime_ns, size  # part of the key: an edited file is read again
+    return read_cassette(Path(path))
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    """The cassette's interactions, read once per file content (the checks share them); do
+    not mutate."""
+    st = path.stat()
+    return _read_cached(str(path), st.st_mtime_ns, st.st_size)
 
 
 @dataclass(frozen=True)
@@ -377,5 +391,3 @@ def _same_place(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> boo
 
 def _place(c: Mapping[str, Any]) -> str:
     return f"{c.get('name')} ({c.get('admin1', '?')} {c.get('feature_code', '?')})"
-
-

@@ -8,7 +8,7 @@ first used.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from toolreplay.studies import Study
@@ -18,14 +18,17 @@ from toolreplay.study.weather.report_texts import FIDELITY_CHECKS, GLOSSARY
 if TYPE_CHECKING:
     import requests
 
+    from toolreplay.study.weather.hints import StandinHints
+    from toolreplay.study.weather.openmeteo import OpenMeteoClient
     from toolreplay.tools.toolset import Toolset
 
 #: The reference heuristics of the oneshot baseline, in the study's order.
 HEURISTICS = ("admin_seat", "population_order", "shi_retry")
 
 
-
-def make_toolset(name: str, client: Any, heuristics: tuple[str, ...] | None = None) -> Toolset:
+def make_toolset(
+    name: str, client: OpenMeteoClient, heuristics: tuple[str, ...] | None = None
+) -> Toolset:
     """``oneshot`` (with ``heuristics`` switched on, the others off) or ``atomic`` over an
     :class:`~toolreplay.study.weather.openmeteo.OpenMeteoClient`."""
     from toolreplay.study.weather import toolsets
@@ -43,7 +46,7 @@ def tool_schemas() -> Mapping[str, tuple[dict[str, Any], ...]]:
     return all_tool_schemas()
 
 
-def tool_client(session: requests.Session, urls: Mapping[str, str]) -> Any:
+def tool_client(session: requests.Session, urls: Mapping[str, str]) -> OpenMeteoClient:
     """An Open-Meteo client over ``session`` at ``urls["geocoding_url"]`` and
     ``urls["forecast_url"]``."""
     from toolreplay.study.weather.openmeteo import OpenMeteoClient
@@ -71,14 +74,37 @@ class _BaselineAudit:
 @contextmanager
 def fixture_server() -> Iterator[tuple[Mapping[str, str], str]]:
     """The Open-Meteo fixture server on loopback: its endpoints and the fixtures' ``today``."""
-    from toolreplay.doubles.open_meteo import load_fixtures, open_meteo_fixture_server
+    from toolreplay.study.weather.fixture_server import load_fixtures, open_meteo_fixture_server
 
     with open_meteo_fixture_server() as base:
         urls = {"geocoding_url": f"{base}/v1/search", "forecast_url": f"{base}/v1/forecast"}
         yield urls, str(load_fixtures()["today"])
 
 
-STUDY = Study(
+def parse_standin(raw: Any) -> StandinHints:
+    """A question's ``standin:`` block (:func:`toolreplay.study.weather.hints.parse_standin`,
+    imported when an eval file is first read)."""
+    from toolreplay.study.weather.hints import parse_standin as parse
+
+    return parse(raw)
+
+
+def standin_policy(suite: Any, seed: int, trial: int) -> Any:
+    """The weather stand-in model in process
+    (:class:`~toolreplay.study.weather.standin.StandinPolicy`)."""
+    from toolreplay.study.weather.standin import StandinPolicy
+
+    return StandinPolicy(suite, seed=seed, trial=trial)
+
+
+def standin_server(suite: Any, seed: int, trial: int) -> AbstractContextManager[str]:
+    """The weather stand-in model on loopback, one trial (yields ``.../v1``)."""
+    from toolreplay.study.weather.standin import standin_server as serve
+
+    return serve(suite, seed=seed, trial=trial)
+
+
+STUDY: Study[OpenMeteoClient] = Study(
     name="weather",
     toolsets=("oneshot", "atomic"),
     make_toolset=make_toolset,
@@ -98,4 +124,8 @@ STUDY = Study(
     glossary=GLOSSARY,
     baseline_audit=_BaselineAudit(),
     fixture_server=fixture_server,
+    question_block="standin",  # the stand-in's hints and per-trial variations
+    parse_question_block=parse_standin,
+    standin_policy=standin_policy,
+    standin_server=standin_server,
 )

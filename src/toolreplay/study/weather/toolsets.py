@@ -293,9 +293,7 @@ def oneshot_toolset(client: OpenMeteoClient, heuristics: Heuristics | None = Non
         body = client.forecast(chosen["latitude"], chosen["longitude"])
         return {"place": describe_place(chosen), **summarize_forecast(body)}
 
-    return Toolset(
-        "oneshot", (GET_WEATHER_SCHEMA,), {"get_weather": get_weather}, service=SERVICE
-    )
+    return Toolset("oneshot", (GET_WEATHER_SCHEMA,), {"get_weather": get_weather}, service=SERVICE)
 
 
 def atomic_toolset(client: OpenMeteoClient) -> Toolset:

@@ -2,7 +2,7 @@
 :class:`~toolreplay.judging.vocabulary.Vocabulary`.
 
 The measures the weather questions declare (:data:`MEASURES`: temperature, precipitation,
-comparison, wind) are :class:`~toolreplay.declarations.MeasureDeclaration` s, as an eval
+comparison, wind) are :class:`~toolreplay.evals.MeasureDeclaration` s, as an eval
 file's ``measures:`` are, with their units as people write them in Chinese and English; they
 are added to :data:`WEATHER_WORDS` by the same mechanism that adds an eval file's
 (:func:`toolreplay.judging.measures.declared_vocabulary`). The words: Open-Meteo's field
@@ -15,7 +15,7 @@ judge first needs it. Imports nothing heavy.
 
 from __future__ import annotations
 
-from toolreplay.declarations import MeasureDeclaration, UnitDeclaration
+from toolreplay.evals import MeasureDeclaration, UnitDeclaration
 from toolreplay.judging.measures import declared_vocabulary
 from toolreplay.judging.vocabulary import Comparison, FieldWord, Vocabulary, words
 
@@ -129,7 +129,7 @@ HOTTEST = Comparison(
 
 
 #: The measures the weather questions declare (``none`` is the engine's), declared as an eval
-#: file declares its own (:class:`~toolreplay.declarations.MeasureDeclaration`) and made the
+#: file declares its own (:class:`~toolreplay.evals.MeasureDeclaration`) and made the
 #: judge's by the same mechanism (:func:`toolreplay.judging.measures.declared_vocabulary`).
 MEASURES: tuple[MeasureDeclaration, ...] = (
     MeasureDeclaration("temperature", TEMPERATURE_UNITS),
@@ -189,6 +189,7 @@ WEATHER_WORDS = Vocabulary(
     measures=(),
     bracket_units=r"°\s?[CF]|℃|℉|mm|毫米|%|km/h|m/s|mph",
     implicit_range=(-90.0, 60.0),  # a bare 度 beyond it is a latitude or longitude
+    day_names=("today", "tomorrow"),  # a question's day: Open-Meteo's daily index 0 or 1
     day_words=DAY_WORDS,
     field_words=FIELD_WORDS,
     field_kinds=frozenset({"temperature"}),
@@ -208,6 +209,7 @@ WEATHER_WORDS = Vocabulary(
     place_key="place",
     candidates_key="candidates",
     place_name="name",
+    place_suffixes=("市",),  # 宁德 and 宁德市 are one city (the study's 市 retry)
     place_region="admin1",
     coordinate_keys=("latitude", "longitude"),
     narrow_name="celsius-only",

@@ -1,9 +1,9 @@
-"""What an eval file declares beyond its questions: expectations of an episode and measures.
+"""Expectations of an episode (``expect:``, eval-wide and per question): data, and their YAML
+boundary.
 
 Data only (frozen dataclasses), read from YAML through pydantic models at the boundary
-(:func:`parse_expectations`, :func:`parse_measures`); checked by
-:mod:`toolreplay.judging.expectations` and turned into the judge's vocabulary by
-:mod:`toolreplay.judging.measures`. Shapes::
+(:func:`parse_expectations`); checked by :mod:`toolreplay.judging.expectations`. "Expectation"
+means these and only these. Shapes::
 
     ToolCalled(tool, at_least=1)                 tool_called: lookup_sku
     ToolNotCalled(tool)                          tool_not_called: delete_sku
@@ -21,9 +21,6 @@ Data only (frozen dataclasses), read from YAML through pydantic models at the bo
     Grounded(measure=None)                       grounded: stock  |  grounded: true (the question's)
     StrictGrounding(measures=())                 strict_grounding: true  |  [stock, price]
 
-    MeasureDeclaration(name, units: tuple[UnitDeclaration, ...], words, fields)
-    UnitDeclaration(name, spellings, before=(), scale=1.0, offset=0.0)
-
 Sequence modes (the names of promptfoo's ``trajectory:tool-sequence`` and LangSmith
 agentevals' match modes): ``exact`` the same calls in the same order; ``in_order`` the expected
 calls in this order, other calls allowed between them; ``any_order`` the same calls (as many of
@@ -31,9 +28,9 @@ each) in any order (agentevals ``unordered``); ``subset`` every call made is an 
 (no other tool, none more often than listed); ``superset`` every expected call is made (others
 allowed).
 
-Errors: :class:`DeclarationError` (a :class:`ValueError`) with one line naming where the
-declaration is (``questions.abc.expect.2``) and what is wrong with it; the eval loader adds the
-file.
+Errors: :class:`~toolreplay.evals.boundary.DeclarationError` (a :class:`ValueError`) with one
+line naming where the declaration is (``questions.abc.expect.2``) and what is wrong with it; the
+eval loader adds the file.
 """
 
 from __future__ import annotations
@@ -43,21 +40,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-)
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError, field_validator
+
+from toolreplay.evals.boundary import STRICT, DeclarationError, first_error
 
 SequenceMode = Literal["exact", "in_order", "any_order", "subset", "superset"]
 SEQUENCE_MODES: tuple[str, ...] = ("exact", "in_order", "any_order", "subset", "superset")
 
 
-class DeclarationError(ValueError):
-    """An expectation or a measure declaration is not of its schema (one line: where, what)."""
+class _Strict(BaseModel):
+    model_config = STRICT
 
 
 # ---- expectations ------------------------------------------------------------------------
@@ -186,89 +178,7 @@ EpisodeExpectation = (
 )  # fmt: skip
 
 
-# ---- measures ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class UnitDeclaration:
-    """A unit of a declared measure: ``name`` (as shown in evidence, and as a tool result's
-    ``unit`` string spells it), the ``spellings`` written right after a number (literal text,
-    case-insensitive, whole words for Latin letters; the name is always one), the spellings
-    written ``before`` a number (``€``, ``EUR``, ``$``), and the conversion to the measure's
-    first unit: ``first = value * scale + offset``, and the ``fields`` of tool results whose
-    bare numbers are in this unit (``$.price_cents`` for ``cents``; the measure's own
-    ``fields`` are in its first unit).
-
-    What a study spells in regexes (Python only, not in eval files): ``pattern`` replaces the
-    spellings (a regex matched right after the number, e.g. ``°\\s?(?-i:F)``),
-    ``before_pattern`` the before-spellings; ``kind`` puts the unit in another kind than the
-    measure's own (a percentage answering precipitation); ``explicit=False`` marks a unit that
-    can also be a coordinate's degrees (a bare ``°``)."""
-
-    name: str
-    spellings: tuple[str, ...] = ()
-    before: tuple[str, ...] = ()
-    scale: float = 1.0
-    offset: float = 0.0
-    pattern: str | None = None
-    before_pattern: str | None = None
-    kind: str | None = None
-    explicit: bool = True
-    fields: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class MeasureDeclaration:
-    """A measure declared in an eval file (``measures:``), judged like the study's own:
-    ``name`` (what a question's ``measure:`` names), its ``units`` (the first one canonical),
-    ``words`` that must occur in the value's clause, before or just after it, for a value to
-    answer the measure (none: any value in its units), and ``fields``: JSONPath-like keys of
-    tool results whose bare numbers are values of the measure in its first unit (``$.on_hand``,
-    ``$.items[*].qty``, ``on_hand`` at any depth, ``*`` within a key; a
-    ``{"value": 12, "unit": "units"}`` object counts wherever it is). ``entity``: top-level
-    keys of a tool result whose string value names what its values are about (``sku``), so
-    that an answer giving another entity's value than the question's ``entities`` is a wrong
-    place (entity).
-
-    What a study declares beyond that (Python only): ``kinds``, the unit kinds that answer the
-    measure when it has no units of its own (a comparison of temperatures); ``context``, per
-    unit kind a regex of the clause words its values need (as ``words``, for another kind);
-    ``value_fields``, per unit kind a regex the grounding tool value's last key must match (a
-    percentage answers rain only as a ``probability``); ``compare``, a
-    :class:`toolreplay.judging.vocabulary.Comparison` that makes it a comparison of places."""
-
-    name: str
-    units: tuple[UnitDeclaration, ...]
-    words: tuple[str, ...] = ()
-    fields: tuple[str, ...] = ()
-    entity: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()
-    context: Mapping[str, str] = field(default_factory=dict, hash=False)
-    value_fields: Mapping[str, str] = field(default_factory=dict, hash=False)
-    compare: Any = None
-
-
-def field_pattern(path: str) -> str:
-    """The regex (full match) of the tool-value JSON paths (``$.items[0].qty``) a declared
-    field (``$.items[*].qty``, ``qty``, ``*_on_hand``) stands for."""
-    anchored = path.startswith("$")
-    body = path[1:] if anchored else "." + path.lstrip(".")
-    out = []
-    for part in re.split(r"(\[\*\]|\*)", body):
-        if part == "[*]":
-            out.append(r"\[\d+\]")
-        elif part == "*":
-            out.append(r"[^.\[\]]*")
-        else:
-            out.append(re.escape(part))
-    return (r"\$" if anchored else r"\$(?:.*)?") + "".join(out)
-
-
 # ---- boundary models -----------------------------------------------------------------------
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 _Name = Field(min_length=1)
@@ -385,18 +295,8 @@ _KINDS: dict[str, tuple[type[_Strict], str | None, Any]] = {
     "strict_grounding": (_StrictModel, "measures", lambda m: StrictGrounding(tuple(m.measures))),
 }  # fmt: skip
 
-_MODEL_NAMES = ("_UnitModel",)
-
 #: Every expectation kind, in the order the docs list them.
 EXPECTATION_KINDS: tuple[str, ...] = tuple(_KINDS)
-
-
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    # a union's branch shows as its type name (``_UnitModel``, ``str``): not a place in the file
-    loc = ".".join(str(x) for x in err["loc"] if str(x) not in ("str", *_MODEL_NAMES))
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    return f"{loc}: {msg}" if loc else msg
 
 
 def parse_expectation(raw: Any, where: str = "expect") -> EpisodeExpectation:
@@ -433,7 +333,7 @@ def parse_expectation(raw: Any, where: str = "expect") -> EpisodeExpectation:
         expectation: EpisodeExpectation = build(model.model_validate(value))
         return expectation
     except ValidationError as exc:
-        raise DeclarationError(f"{where}.{kind}: {_first_error(exc)}") from None
+        raise DeclarationError(f"{where}.{kind}: {first_error(exc)}") from None
 
 
 def parse_expectations(raw: Any, where: str = "expect") -> tuple[EpisodeExpectation, ...]:
@@ -446,70 +346,9 @@ def parse_expectations(raw: Any, where: str = "expect") -> tuple[EpisodeExpectat
     return tuple(parse_expectation(item, f"{where}.{i}") for i, item in enumerate(raw))
 
 
-class _UnitModel(_Strict):
-    name: str = _Name
-    spellings: list[str] = []
-    before: list[str] = []
-    scale: float = Field(default=1.0, allow_inf_nan=False)
-    offset: float = Field(default=0.0, allow_inf_nan=False)
-    fields: list[str] = []
-
-    @field_validator("scale")
-    @classmethod
-    def _nonzero(cls, value: float) -> float:
-        if value == 0:
-            raise ValueError("scale must not be 0")
-        return value
-
-
-class _MeasureModel(_Strict):
-    name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
-    units: list[_UnitModel | str] = Field(min_length=1)
-    words: list[str] = []
-    fields: list[str] = []
-    entity: list[str] | str = []
-
-
-def parse_measures(raw: Any, where: str = "measures") -> tuple[MeasureDeclaration, ...]:
-    """Measure declarations from their YAML form, a list of
-    ``{name, units: [NAME | {name, spellings, before, scale, offset, fields}], words, fields,
-    entity}``.
-    Raises :class:`DeclarationError` (one line, naming ``where.N``) for a bad one or a name
-    declared twice."""
-    if raw is None:
-        return ()
-    if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
-        raise DeclarationError(f"{where}: a list of measures, got {raw!r}")
-    out: list[MeasureDeclaration] = []
-    for i, item in enumerate(raw):
-        try:
-            m = _MeasureModel.model_validate(item)
-        except ValidationError as exc:
-            raise DeclarationError(f"{where}.{i}: {_first_error(exc)}") from None
-        if any(d.name == m.name for d in out):
-            raise DeclarationError(f"{where}.{i}: measure {m.name!r} declared twice")
-        units = tuple(
-            UnitDeclaration(u)
-            if isinstance(u, str)
-            else UnitDeclaration(
-                u.name,
-                tuple(u.spellings),
-                tuple(u.before),
-                u.scale,
-                u.offset,
-                fields=tuple(u.fields),
-            )
-            for u in m.units
-        )
-        entity = (m.entity,) if isinstance(m.entity, str) else tuple(m.entity)
-        out.append(MeasureDeclaration(m.name, units, tuple(m.words), tuple(m.fields), entity))
-    return tuple(out)
-
-
 __all__ = [
     "EXPECTATION_KINDS", "SEQUENCE_MODES", "AnswerContains", "AnswerMatches",
     "AnswerNotContains", "DeclarationError", "EpisodeExpectation", "Grounded", "MaxRounds",
-    "MaxToolCalls", "MeasureDeclaration", "StopReason", "StrictGrounding", "ToolArguments",
-    "ToolCalled", "ToolNotCalled", "ToolSequence", "UnitDeclaration", "field_pattern",
-    "parse_expectation", "parse_expectations", "parse_measures",
+    "MaxToolCalls", "StopReason", "StrictGrounding", "ToolArguments", "ToolCalled",
+    "ToolNotCalled", "ToolSequence", "parse_expectation", "parse_expectations",
 ]  # fmt: skip

@@ -1,5 +1,5 @@
 """Open-Meteo fixture server: ``/v1/search`` and ``/v1/forecast`` on loopback, in the real
-API's shapes, from ``fixtures/open_meteo.yaml`` (values from public records, sources named
+API's shapes, from ``data/open_meteo.yaml`` (values from public records, sources named
 per entry; see that file).
 
 Behaviour copied from the real API: no ``results`` key when nothing matches; HTTP 400
@@ -53,14 +53,14 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def load_fixtures() -> dict[str, Any]:
-    """The bundled fixture data (``toolreplay/doubles/fixtures/open_meteo.yaml``), a fresh
+    """The bundled fixture data (``toolreplay/study/weather/data/open_meteo.yaml``), a fresh
     copy each call (the file is parsed once per process)."""
     return copy.deepcopy(_fixtures())
 
 
 @functools.lru_cache(maxsize=1)
 def _fixtures() -> dict[str, Any]:
-    source = resources.files("toolreplay.doubles").joinpath("fixtures/open_meteo.yaml")
+    source = resources.files("toolreplay.study.weather").joinpath("data/open_meteo.yaml")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     data: dict[str, Any] = yaml.load(source.read_text("utf-8"), Loader=loader)
     return data

@@ -23,7 +23,7 @@ when ``stream_options.include_usage`` asks for it).
 **Trials.** A sampled model answers the same request differently from one run to the next; the
 stand-in imitates that with draws from ``(seed, trial, question id, what is drawn)`` hashed
 with SHA-256, at the probabilities the eval file declares per question
-(:class:`~toolreplay.evals.Variation`): narrating follow-up calls or not, the order of
+(:class:`~toolreplay.study.weather.hints.Variation`): narrating follow-up calls or not, the order of
 parallel calls, asking for the last of several places a round later, a wrong first pick among
 geocoding candidates that it corrects after seeing the weather, another wording. The
 variation is the double's, not a model's. Trial 1 draws nothing: it is the study's observed
@@ -43,16 +43,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolreplay.doubles import STANDIN_MODEL
 from toolreplay.doubles.loopback import EventStream, serve
 from toolreplay.doubles.sse import completion_events
-from toolreplay.evals import EvalSuite, Place, Question, Variation
+from toolreplay.evals import EvalSuite, Place, Question
+from toolreplay.study.weather.hints import Variation, hints_of
 
-STANDIN_MODEL = "toolreplay-standin"
+__all__ = ["STANDIN_MODEL", "StandinPolicy", "draw", "standin_server"]
 
 
 @dataclass
 class _PlaceState:
     place: Place
+    queries: tuple[str, ...] = ()  # the place's query, then its retries (hints.queries)
     geocoded: list[str] = field(default_factory=list)  # queries sent to a geocoder
     wrong: dict[str, Any] | None = None  # the last candidate seen outside the region
     chosen: dict[str, Any] | None = None  # candidate in the region (atomic)
@@ -63,8 +66,8 @@ class _PlaceState:
     fit: dict[str, Any] | None = None  # the candidate in the region, kept behind a wrong pick
 
 
-def _related(query: str, place: Place) -> bool:
-    return query in place.queries
+def _related(query: str, state: _PlaceState) -> bool:
+    return query in state.queries
 
 
 def draw(seed: int, trial: int, question_id: str, what: str) -> float:
@@ -95,21 +98,22 @@ class StandinPolicy:
         return draw(self.seed, self.trial, question.id, what) < probability
 
     def _narrates(self, question: Question) -> bool:
-        p = question.variation.narrate
+        p = hints_of(question).variation.narrate
         if self.trial == 1 or p is None:
-            return question.narrates_followups
+            return hints_of(question).narrates_followups
         return draw(self.seed, self.trial, question.id, "narrate") < p
 
     def _wording(self, question: Question) -> int:
         """0 for the study's wording, 1 or 2 for another one."""
-        if not self._drawn(question, "rephrase", question.variation.rephrase):
+        if not self._drawn(question, "rephrase", hints_of(question).variation.rephrase):
             return 0
         return 1 + int(draw(self.seed, self.trial, question.id, "rephrase-which") * 2)
 
     # ---- reading the conversation --------------------------------------------------------
 
     def _state(self, question: Question, messages: list[dict[str, Any]]) -> list[_PlaceState]:
-        states = [_PlaceState(p) for p in question.places]
+        hints = hints_of(question)
+        states = [_PlaceState(p, hints.queries(p.query)) for p in question.places]
         results: dict[str, Any] = {}
         for m in messages:
             if m.get("role") == "tool":
@@ -146,7 +150,7 @@ class StandinPolicy:
         if name in ("get_weather", "geocode_city"):
             city = str(args.get("city", ""))
             for st in states:
-                if not _related(city, st.place):
+                if not _related(city, st):
                     continue
                 first_look = not st.geocoded
                 st.geocoded.append(city)
@@ -165,7 +169,9 @@ class StandinPolicy:
                     and first_look
                     and others
                     and self._drawn(
-                        question, f"wrong_pick|{st.place.query}", question.variation.wrong_pick
+                        question,
+                        f"wrong_pick|{st.place.query}",
+                        hints_of(question).variation.wrong_pick,
                     )
                 ):
                     st.chosen, st.fit = others[0], fit  # a wrong first pick, corrected later
@@ -216,7 +222,7 @@ class StandinPolicy:
     ) -> list[tuple[str, dict[str, Any]]]:
         """Trial variation of a reply's parallel calls: the last place left for the next
         round (first round only), then another order."""
-        v: Variation = question.variation
+        v: Variation = hints_of(question).variation
         if first_round and len(calls) > 1 and self._drawn(question, "split", v.split_parallel):
             calls = calls[:-1]
         if len(calls) > 1 and self._drawn(question, f"shuffle|{position}", v.shuffle_parallel):
@@ -240,7 +246,7 @@ class StandinPolicy:
             if st.weather is not None:
                 continue
             if "get_weather" in offered:
-                nxt = next((n for n in st.place.queries if n not in st.geocoded), None)
+                nxt = next((n for n in st.queries if n not in st.geocoded), None)
                 if nxt is not None:
                     calls.append(("get_weather", {"city": nxt}))
                     if st.geocoded:
@@ -252,7 +258,7 @@ class StandinPolicy:
                     calls.append(("get_weather_by_coords", {"latitude": lat, "longitude": lon}))
                     says.append(self._coords_sentence(st, c, lat, lon, day, wording))
                 else:
-                    nxt = next((n for n in st.place.queries if n not in st.geocoded), None)
+                    nxt = next((n for n in st.queries if n not in st.geocoded), None)
                     if nxt is not None:
                         calls.append(("geocode_city", {"city": nxt}))
                         if st.geocoded:
@@ -320,7 +326,7 @@ class StandinPolicy:
         missing = [st.place.query for st in states if st.weather is None]
         if missing:
             return f"抱歉，我还没有拿到{'、'.join(missing)}的天气数据，现在无法给出具体数值。"
-        i = question.day_index
+        i = question.day_index or 0
         day_word = "今天" if i == 0 else "明天"
         days = [(st, st.weather["daily"][i]) for st in states if st.weather is not None]
         if question.measure == "comparison":
