@@ -192,7 +192,7 @@ def test_a_manifest_a_run_wrote_never_makes_a_later_report_refuse_the_folder(
     assert "eval file not found" not in second.output + third.output
 
 
-_PROMISE_TESTS = '''
+_PROMISE_TESTS = """
 import httpx
 import openai
 import pytest
@@ -227,7 +227,7 @@ def test_ask(client, kind, trial):
         model=name, messages=[{"role": "user", "content": f"{kind}: how many ABC-1?"}]
     )
     assert r.choices[0].message.content
-'''
+"""
 
 
 @pytest.mark.slow
@@ -272,9 +272,7 @@ def _two_modules(tmp_path: Path, *, edit_schema: bool) -> Path:
         for cassette in (folder / "test_agent_v2").iterdir():
             text = cassette.read_text(encoding="utf-8")
             assert "The stock-keeping unit" in text or "sku" in text
-            cassette.write_text(
-                text.replace("check_stock", "check_stock_v2"), encoding="utf-8"
-            )
+            cassette.write_text(text.replace("check_stock", "check_stock_v2"), encoding="utf-8")
     return folder
 
 
@@ -334,3 +332,29 @@ def test_the_selection_narrows_a_test_suites_audit(tmp_path: Path) -> None:
     one = evaluate(SuiteCassettes(folder, arms=arms), suite, Selection(("test_agent",)))
     assert one.audit.check("completeness").passed
     assert not one.audit.check("arm_parity").applicable
+
+
+@pytest.mark.slow
+def test_arms_are_declared_in_the_eval_file(tmp_path: Path) -> None:
+    """``arms:`` in the eval file names the modules arm parity compares; one arm, or an arm
+    named twice, is refused in one line."""
+    from toolreplay.evals import EvalFileError, load_eval
+
+    folder = _two_modules(tmp_path, edit_schema=True)
+    text = (EXAMPLE / "eval.yaml").read_text(encoding="utf-8")
+    declared = tmp_path / "eval.yaml"
+    declared.write_text(
+        text.replace(
+            "cassettes: cassettes", "cassettes: cassettes\narms: [test_agent, test_agent_v2]", 1
+        ),
+        encoding="utf-8",
+    )
+    suite = load_eval(declared)
+    assert suite.arms == ("test_agent", "test_agent_v2")
+    parity = evaluate(SuiteCassettes(folder), suite).audit.check("arm_parity")
+    assert parity.applicable and not parity.passed
+    for bad, said in (("[test_agent]", "one arm compares nothing"),
+                      ("[a, a]", "an arm named twice: a")):  # fmt: skip
+        declared.write_text(text.replace("cassettes: cassettes", f"arms: {bad}", 1), "utf-8")
+        with pytest.raises(EvalFileError, match=said):
+            load_eval(declared)

@@ -261,9 +261,14 @@ def test_pytest_writes_a_report_of_the_replayed_episodes(
 def test_two_test_modules_are_two_configurations_checked_for_parity(
     copied: Path, tmp_path: Path
 ) -> None:
-    """Each test module's folder is a configuration; arm parity compares what they sent."""
+    """Each test module's folder is a configuration; arm parity compares what the declared
+    arms sent."""
     cassettes = copied / "cassettes"
     shutil.copytree(cassettes / "test_agent", cassettes / "test_agent_v2")
+    eval_file = copied / "eval.yaml"  # the two modules are arms of one comparison
+    text = eval_file.read_text(encoding="utf-8")
+    arms = "cassettes: cassettes\narms: [test_agent, test_agent_v2]"
+    eval_file.write_text(text.replace("cassettes: cassettes", arms, 1), encoding="utf-8")
     same = tmp_path / "same"
     result = _run("run", "--eval", str(copied / "eval.yaml"), "--out", str(same))
     assert result.exit_code == 0, result.output

@@ -145,6 +145,7 @@ def load_eval(path: str | Path) -> EvalSuite:
         declared_measures=declared,
         expect=default_expect,
         cassettes=model.cassettes,
+        arms=tuple(model.arms),
     )
 
 

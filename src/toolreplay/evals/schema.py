@@ -9,7 +9,7 @@ Only what any domain needs is here. A question's study-owned block (the weather 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -103,6 +103,7 @@ class EvalModel(_Strict):
     study: str | None = None
     system_prompt: str  # an eval of a plugin-recorded set may leave it out (""; see below)
     cassettes: str | None = Field(default=None, min_length=1)
+    arms: list[Annotated[str, Field(min_length=1)]] = []
     experiment: ExperimentModel = ExperimentModel()
     measures: list[Any] = []
     expect: list[Any] = []
@@ -121,6 +122,16 @@ class EvalModel(_Strict):
             if data.get("cassettes") is not None or mapped:
                 return {**data, "system_prompt": ""}
         return data
+
+    @field_validator("arms")
+    @classmethod
+    def _arms_are_a_comparison(cls, value: list[str]) -> list[str]:
+        dupes = sorted({a for a in value if value.count(a) > 1})
+        if dupes:
+            raise ValueError(f"an arm named twice: {', '.join(dupes)}")
+        if len(value) == 1:
+            raise ValueError("one arm compares nothing: name two or more (or leave arms out)")
+        return value
 
     @field_validator("questions")
     @classmethod

@@ -130,8 +130,12 @@ class EvalSuite:
     expect: tuple[EpisodeExpectation, ...] = field(default=(), hash=False)
     #: A set recorded by the pytest plugin that this eval file judges (``cassettes:``, a
     #: folder relative to the eval file): its episodes are read from the cassettes
-    #: (:mod:`toolreplay.runs.anyset`), not run by the study's hosts. None: a study's set.
+    #: (:mod:`toolreplay.runs.suite_folder`), not run by the study's hosts. None: a study's set.
     cassettes: str | None = None
+    #: The configurations (test modules) of such a set that are arms of one comparison
+    #: (``arms:``): the audit's arm parity checks they sent the same model, sampling, system
+    #: prompt and tools. Empty: none (a suite testing different agents).
+    arms: tuple[str, ...] = ()
 
     @property
     def reads_cassettes(self) -> bool:

@@ -187,7 +187,7 @@ class SuiteCassettes:
             AssessedEpisode(e, assess(e, suite.by_id.get(e.question_id), judge)) for e in chosen
         )
         narrowed = replace(found, episodes=chosen, configurations=tuple(names))
-        arms = self.arms if self.arms is not None else getattr(whole, "arms", ())
+        arms = self.arms if self.arms is not None else whole.arms
         passed = {key(a.episode): a.assessment.passed for a in assessed}
         audit = audit_suite_folder(narrowed, suite, judge, audited_manifest, passed, arms)
         return Collected(
