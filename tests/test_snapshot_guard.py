@@ -9,7 +9,11 @@ from pathlib import Path
 import pytest
 
 from toolreplay.evals import load_eval
-from toolreplay.runs.snapshots import SNAPSHOT_TEST, pinned_keys, snapshot_id
+from toolreplay.runs.snapshots import pinned_keys, snapshot_id
+from toolreplay.study.weather.study import STUDY
+
+assert STUDY.snapshot_tests is not None
+SNAPSHOT_TEST = STUDY.snapshot_tests.test
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent

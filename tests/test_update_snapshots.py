@@ -17,14 +17,18 @@ from toolreplay.cli import record as cli_record
 from toolreplay.runs import record as runs_record
 from toolreplay.runs import snapshots
 from toolreplay.runs.snapshots import (
-    SNAPSHOT_TEST,
-    SNAPSHOT_TEST_FILE,
     SnapshotUpdateError,
     check_can_update,
     pinned_keys,
     snapshot_node_id,
     update_command,
 )
+from toolreplay.studies import SnapshotTests
+from toolreplay.study.weather.study import STUDY
+
+TESTS = STUDY.snapshot_tests
+assert TESTS is not None
+SNAPSHOT_TEST_FILE, SNAPSHOT_TEST = TESTS.file, TESTS.test
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO / "cassettes" / "reference"
@@ -137,17 +141,21 @@ def test_another_set_is_refused_before_recording(
 
 def test_outside_the_repository_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SnapshotUpdateError, match="run this from the repository root"):
-        check_can_update(tmp_path, tmp_path / "cassettes" / "reference")
-    check_can_update(REPO, REFERENCE)
+        check_can_update(TESTS, tmp_path, tmp_path / "cassettes" / "reference")
+    check_can_update(TESTS, REPO, REFERENCE)
+    with pytest.raises(SnapshotUpdateError, match="declares no snapshot tests"):
+        check_can_update(None, REPO, REFERENCE)
 
 
 def test_update_command_and_node_ids() -> None:
-    assert snapshot_node_id("loop+atomic/shanghai-rain") == (
+    assert snapshot_node_id(TESTS, "loop+atomic/shanghai-rain") == (
         "tests/test_snapshots.py::test_episode[loop+atomic-shanghai-rain]"
     )
-    assert update_command([])[-2:] == ["--snapshot-update", SNAPSHOT_TEST_FILE]
+    assert update_command(TESTS, [])[-2:] == ["--snapshot-update", SNAPSHOT_TEST_FILE]
     with pytest.raises(ValueError, match="CONFIGURATION/QUESTION-ID"):
-        snapshot_node_id("loop+atomic")
+        snapshot_node_id(TESTS, "loop+atomic")
+    other = SnapshotTests("checks/test_pins.py", "test_pin", "mine")
+    assert snapshot_node_id(other, "a/b") == "checks/test_pins.py::test_pin[a-b]"
 
 
 def test_node_ids_name_the_parametrized_snapshot_test(suite: Any) -> None:
@@ -159,4 +167,4 @@ def test_node_ids_name_the_parametrized_snapshot_test(suite: Any) -> None:
     test = getattr(module, SNAPSHOT_TEST)
     [mark] = [m for m in test.pytestmark if m.name == "parametrize"]
     node_ids = [f"{SNAPSHOT_TEST_FILE}::{test.__name__}[{i}]" for i in mark.kwargs["ids"]]
-    assert node_ids == [snapshot_node_id(k) for k in pinned_keys(suite)]
+    assert node_ids == [snapshot_node_id(TESTS, k) for k in pinned_keys(suite)]

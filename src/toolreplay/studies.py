@@ -108,6 +108,18 @@ ToolsetFactory = Callable[[str, ClientT, "tuple[str, ...] | None"], "Toolset"]
 
 
 @dataclass(frozen=True)
+class SnapshotTests:
+    """A study's snapshot tests: ``file`` (the pytest module pinning each episode of
+    ``cassette_set``, relative to the folder ``toolreplay record`` runs in), ``test`` (its
+    test function, parametrised with one id per ``CONFIGURATION-QUESTION``). ``toolreplay
+    record --update-snapshots`` reruns them with ``--snapshot-update`` after re-recording."""
+
+    file: str
+    test: str = "test_episode"
+    cassette_set: str = "reference"
+
+
+@dataclass(frozen=True)
 class Study(Generic[ClientT]):
     """What a domain supplies to the engine (see the module docstring); generic in the type
     of its tool client (``Study[OpenMeteoClient]``). Build one and register it
@@ -141,6 +153,8 @@ class Study(Generic[ClientT]):
       wrong); None: the study owns no block, and such a key is refused as unknown.
     - ``standin_policy`` and ``standin_server``: the study's stand-in model (a test double
       answering like its reference model did), in process and on loopback, or None.
+    - ``snapshot_tests``: where the study's episodes are pinned as snapshots
+      (:class:`SnapshotTests`), or None: ``record --update-snapshots`` is then refused.
     """
 
     name: str
@@ -165,6 +179,7 @@ class Study(Generic[ClientT]):
     parse_question_block: Callable[[Any], QuestionBlock] | None = None
     standin_policy: StandinPolicyFactory | None = None
     standin_server: StandinServerFactory | None = None
+    snapshot_tests: SnapshotTests | None = None
 
     def vocabulary_object(self) -> Any:
         """:attr:`vocabulary` itself, or the object its ``"module:attr"`` string names

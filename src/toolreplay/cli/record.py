@@ -161,7 +161,8 @@ def record(
         typer.Option(
             "--update-snapshots",
             help="Then rewrite the recorded episodes' snapshots (pytest --snapshot-update on "
-            "tests/test_snapshots.py; reference set only, run from the repo root).",
+            "the snapshot tests the study declares, for the set they pin; run from the repo "
+            "root).",
         ),
     ] = False,
 ) -> None:
@@ -201,9 +202,10 @@ def record(
         )
     suite = load_suite(eval_path)
     tool_urls = _tool_urls(suite, tool_url or [])
+    snapshot_tests = _study_of(suite).snapshot_tests
     if update_snapshots_:
         try:
-            check_can_update(Path.cwd(), cassettes / set_name)
+            check_can_update(snapshot_tests, Path.cwd(), cassettes / set_name)
         except SnapshotUpdateError as exc:
             raise typer.BadParameter(str(exc), param_hint="'--update-snapshots'") from None
     configs: list[Configuration] = study_configurations(suite)
@@ -283,7 +285,7 @@ def record(
         pinned = [k for k in keys if k in pinned_keys(suite)]
         if keys and not pinned:
             out.print("no snapshot pins these episodes (ablated baselines); none updated")
-        elif code := update_snapshots(Path.cwd(), pinned):
+        elif snapshot_tests and (code := update_snapshots(snapshot_tests, Path.cwd(), pinned)):
             raise fail(f"updating snapshots failed (pytest exit code {code})", code)
         # The committed reports come from these cassettes too: regenerate them in the same step.
         _regenerate_reports(eval_path, cassettes, set_name)
@@ -298,15 +300,20 @@ def _regenerate_reports(eval_path: Path, cassettes: Path, set_name: str) -> None
     run(eval_path=eval_path, cassettes=cassettes, set_name=set_name, out_dir=Path("reports"))
 
 
-def _tool_urls(suite: Any, given: list[str]) -> dict[str, str]:
-    """``--tool-url KEY=URL`` values over the study's defaults; exit 2 naming a malformed value
-    or a key the study does not have."""
+def _study_of(suite: Any) -> Any:
+    """The eval file's study; exit 1 naming a study that is not installed."""
     from toolreplay.studies import StudyError, load_study
 
     try:
-        defaults = dict(load_study(suite.study).tool_urls)
+        return load_study(suite.study)
     except StudyError as exc:
         raise fail(str(exc)) from None
+
+
+def _tool_urls(suite: Any, given: list[str]) -> dict[str, str]:
+    """``--tool-url KEY=URL`` values over the study's defaults; exit 2 naming a malformed value
+    or a key the study does not have."""
+    defaults = dict(_study_of(suite).tool_urls)
     urls = dict(defaults)
     for value in given:
         key, sep, url = value.partition("=")

@@ -1,14 +1,16 @@
-"""Snapshot tests of the reference episodes: their names, and the one step that updates them.
+"""Snapshot tests of a study's episodes: their names, and the one step that updates them.
 
-``tests/test_snapshots.py`` pins every study episode (configuration × question) of the
-``reference`` cassette set, one readable JSON file per episode::
+A study that pins its episodes as snapshots declares where
+(:class:`toolreplay.studies.SnapshotTests`: a pytest module, its test function and the cassette
+set it replays); the weather study's are this repository's ``tests/test_snapshots.py``, one
+readable JSON file per episode (configuration × question) of the ``reference`` set::
 
     tests/__snapshots__/test_snapshots/test_episode[<configuration>-<question-id>].json
 
 ``toolreplay record --model-source stand-in --set reference --only single+atomic/beijing
---update-snapshots``
-re-records the chosen episodes and then runs :func:`update_snapshots`: pytest on just those
-episodes' snapshot tests with ``--snapshot-update``, so cassettes and snapshots change in one step.
+--update-snapshots`` re-records the chosen episodes and then runs :func:`update_snapshots`:
+pytest on just those episodes' snapshot tests with ``--snapshot-update``, so cassettes and
+snapshots change in one step.
 """
 
 from __future__ import annotations
@@ -22,16 +24,7 @@ from pathlib import Path
 from toolreplay.cassettes.manifest import episode_key
 from toolreplay.evals import EvalSuite
 from toolreplay.runs.configuration import study_configurations
-
-#: The cassette set the snapshot tests replay.
-SNAPSHOT_SET = "reference"
-
-
-#: The snapshot test module, relative to the repository root, and its test function.
-SNAPSHOT_TEST_FILE = "tests/test_snapshots.py"
-
-
-SNAPSHOT_TEST = "test_episode"
+from toolreplay.studies import SnapshotTests
 
 
 class SnapshotUpdateError(RuntimeError):
@@ -53,25 +46,28 @@ def snapshot_id(key: str) -> str:
     return f"{configuration}-{question_id}"
 
 
-def snapshot_node_id(key: str) -> str:
-    """The pytest node id of episode ``key``'s snapshot test, relative to the repo root."""
-    return f"{SNAPSHOT_TEST_FILE}::{SNAPSHOT_TEST}[{snapshot_id(key)}]"
+def snapshot_node_id(tests: SnapshotTests, key: str) -> str:
+    """The pytest node id of episode ``key``'s snapshot test, relative to the folder the
+    snapshot tests' ``file`` is relative to."""
+    return f"{tests.file}::{tests.test}[{snapshot_id(key)}]"
 
 
-def check_can_update(repo: Path, set_dir: Path) -> None:
+def check_can_update(tests: SnapshotTests | None, repo: Path, set_dir: Path) -> None:
     """Raise :class:`SnapshotUpdateError` unless snapshots can be updated for ``set_dir``
-    from ``repo``: the set must be the repository's ``cassettes/reference`` (the one the
-    snapshot tests replay), the snapshot tests must be there, and pytest and syrupy
+    from ``repo``: the study declares snapshot tests (``tests``), the set is the one they
+    pin (``repo/cassettes/<set>``), their module is there, and pytest and syrupy are
     installed (the ``test`` extra)."""
-    if not (repo / SNAPSHOT_TEST_FILE).is_file():
+    if tests is None:
+        raise SnapshotUpdateError("this eval file's study declares no snapshot tests")
+    if not (repo / tests.file).is_file():
         raise SnapshotUpdateError(
-            f"{SNAPSHOT_TEST_FILE} not found under {repo}: run this from the repository root"
+            f"{tests.file} not found under {repo}: run this from the repository root"
         )
-    pinned = (repo / "cassettes" / SNAPSHOT_SET).resolve()
+    pinned = (repo / "cassettes" / tests.cassette_set).resolve()
     if set_dir.resolve() != pinned:
         raise SnapshotUpdateError(
             f"the snapshot tests pin {pinned}, not {set_dir.resolve()}; "
-            f"record --set {SNAPSHOT_SET} with the default --cassettes to update snapshots"
+            f"record --set {tests.cassette_set} with the default --cassettes to update snapshots"
         )
     missing = [m for m in ("pytest", "syrupy") if importlib.util.find_spec(m) is None]
     if missing:
@@ -80,14 +76,14 @@ def check_can_update(repo: Path, set_dir: Path) -> None:
         )
 
 
-def update_command(keys: Sequence[str]) -> list[str]:
+def update_command(tests: SnapshotTests, keys: Sequence[str]) -> list[str]:
     """The pytest command that rewrites the snapshots of episode ``keys`` (every snapshot,
     unused ones deleted, when ``keys`` is empty)."""
-    targets = [snapshot_node_id(k) for k in keys] or [SNAPSHOT_TEST_FILE]
+    targets = [snapshot_node_id(tests, k) for k in keys] or [tests.file]
     return [sys.executable, "-m", "pytest", "-q", "--snapshot-update", *targets]
 
 
-def update_snapshots(repo: Path, keys: Sequence[str]) -> int:
+def update_snapshots(tests: SnapshotTests, repo: Path, keys: Sequence[str]) -> int:
     """Run :func:`update_command` in ``repo`` (output goes to the terminal); returns
     pytest's exit code (0 when every snapshot was written or already matched)."""
-    return subprocess.run(update_command(keys), cwd=repo, check=False).returncode
+    return subprocess.run(update_command(tests, keys), cwd=repo, check=False).returncode

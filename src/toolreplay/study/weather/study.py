@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
-from toolreplay.studies import Study
+from toolreplay.studies import SnapshotTests, Study
 from toolreplay.study.weather.endpoints import TOOL_URLS
 from toolreplay.study.weather.report_texts import FIDELITY_CHECKS, GLOSSARY
 
@@ -128,4 +128,6 @@ STUDY: Study[OpenMeteoClient] = Study(
     parse_question_block=parse_standin,
     standin_policy=standin_policy,
     standin_server=standin_server,
+    # this repository's snapshot tests of the reference set (tests/test_snapshots.py)
+    snapshot_tests=SnapshotTests("tests/test_snapshots.py", "test_episode", "reference"),
 )
