@@ -245,3 +245,61 @@ def test_no_module_is_named_like_a_standard_library_module() -> None:
     names.discard("toolreplay")
     clashes = sorted(names & set(sys.stdlib_module_names))
     assert not clashes, f"named like standard-library modules: {clashes}"
+
+
+def _subpackage_interfaces() -> dict[str, set[str]]:
+    """Each subpackage's declared interface: the ``__all__`` of its ``__init__`` (read from
+    the source: a literal list, or ``sorted(_EXPORTS)`` with the ``_EXPORTS`` dict's keys),
+    plus its submodules."""
+    out: dict[str, set[str]] = {}
+    for init in sorted(PACKAGE.glob("*/__init__.py")):
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        declared: set[str] = set()
+        for node in tree.body:
+            target = node.targets[0] if isinstance(node, ast.Assign) else None
+            if target is None and isinstance(node, ast.AnnAssign):
+                target = node.target
+            value = getattr(node, "value", None)
+            if not isinstance(target, ast.Name) or value is None:
+                continue
+            if target.id == "_EXPORTS" and isinstance(value, ast.Dict):
+                declared |= {k.value for k in value.keys if isinstance(k, ast.Constant)}
+            if target.id == "__all__":
+                declared |= {
+                    n.value for n in ast.walk(value)
+                    if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                }  # fmt: skip
+        submodules = {p.stem for p in init.parent.glob("*.py")}
+        submodules |= {p.parent.name for p in init.parent.glob("*/__init__.py")}
+        out[init.parent.name] = declared | submodules
+    return out
+
+
+def undeclared_imports() -> list[str]:
+    """``"importer: package.name"`` for every name a module imports from another subpackage
+    (through any of its modules) that the subpackage's ``__init__`` does not declare."""
+    interfaces = _subpackage_interfaces()
+    found = []
+    for path in _modules():
+        importer = _module_name(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.module and node.level == 0):
+                continue
+            parts = node.module.split(".")
+            if parts[0] != "toolreplay" or len(parts) < 2 or parts[1] not in interfaces:
+                continue
+            if _unit(node.module) == _unit(importer):
+                continue
+            for alias in node.names:
+                if alias.name not in interfaces[parts[1]]:
+                    found.append(f"{importer}: {parts[1]}.{alias.name}")
+    return sorted(set(found))
+
+
+def test_each_subpackage_declares_what_other_packages_use() -> None:
+    """A name one package uses from another is part of that package's interface: listed in
+    its ``__init__`` (``__all__``; loaded from its module on first use)."""
+    found = undeclared_imports()
+    assert not found, "used across packages but not declared in the package's __init__:\n" + (
+        "\n".join(found)
+    )

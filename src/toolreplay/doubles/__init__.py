@@ -11,6 +11,37 @@ in its package (:mod:`toolreplay.study.weather.standin`,
 ``fixture_server``). Nothing here runs during replay.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 #: The model name every stand-in model answers as (recorded in a stand-in set's manifest; the
 #: audit tells stand-in replies from live ones by it).
 STANDIN_MODEL = "toolreplay-standin"
+
+#: What other packages may use: name -> its module (relative to this package), loaded
+#: on first use so importing the package stays cheap.
+_EXPORTS: dict[str, str] = {
+    "EventStream": "loopback",
+    "SCRIPTED_MODEL": "scripted",
+    "Script": "scripted",
+    "completion_events": "sse",
+    "scripted_chat_server": "scripted",
+    "serve": "loopback",
+}
+
+__all__ = [*sorted(_EXPORTS), "STANDIN_MODEL"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

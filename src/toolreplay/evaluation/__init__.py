@@ -16,7 +16,12 @@ from toolreplay.evaluation.sources import (
     SelectionError,
     SourceError,
 )
-from toolreplay.evaluation.wire import SuiteCassettes, cassettes_folder, suite_from_tests
+from toolreplay.evaluation.wire import (
+    SuiteCassettes,
+    cassettes_folder,
+    folder_cassettes,
+    suite_from_tests,
+)
 
 __all__ = [
     "AssessedEpisode",
@@ -30,5 +35,6 @@ __all__ = [
     "SuiteCassettes",
     "cassettes_folder",
     "evaluate",
+    "folder_cassettes",
     "suite_from_tests",
 ]

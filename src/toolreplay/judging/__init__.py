@@ -1,3 +1,49 @@
 """Judging: reading values in answers (values), tool values (toolvalues), grounding, verdicts,
 failure modes and the phrasing corpus.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: What other packages may use: name -> its module (relative to this package), loaded
+#: on first use so importing the package stays cheap.
+_EXPORTS: dict[str, str] = {
+    "Assessment": "assessment",
+    "CORPUS_NAME": "phrasings",
+    "Comparison": "vocabulary",
+    "EpisodeError": "episode_errors",
+    "FAILURE_MODES": "failures",
+    "FORMAT_JUDGE": "verdicts",
+    "FULL_JUDGE": "verdicts",
+    "FailureMode": "failures",
+    "FieldWord": "vocabulary",
+    "Judge": "verdicts",
+    "NARROW_JUDGE": "verdicts",
+    "PhrasingsError": "phrasings",
+    "Target": "grounding",
+    "Verdict": "verdicts",
+    "Vocabulary": "vocabulary",
+    "assess": "assessment",
+    "classify": "failures",
+    "declared_vocabulary": "measures",
+    "load_corpus": "phrasings",
+    "mode_counts": "failures",
+    "words": "vocabulary",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

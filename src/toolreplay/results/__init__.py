@@ -1,3 +1,51 @@
 """Results: the results.json format (pydantic models, schema, load and check), building it from
 episodes (build), and metrics (pass@k, pass^k).
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: What other packages may use: name -> its module (relative to this package), loaded
+#: on first use so importing the package stays cheap.
+_EXPORTS: dict[str, str] = {
+    "CallRecord": "format",
+    "ConfigurationSummary": "format",
+    "Endpoint": "format",
+    "EpisodeError": "format",
+    "EpisodeResult": "format",
+    "FailureModeRecord": "format",
+    "Fidelity": "format",
+    "GroundedValue": "format",
+    "Provenance": "format",
+    "Results": "format",
+    "ResultsError": "format",
+    "Selection": "format",
+    "SpreadRecord": "format",
+    "TrialOutcome": "format",
+    "TrialOutcomes": "build",
+    "as_results": "format",
+    "build_results": "build",
+    "check_results": "format",
+    "load_results": "format",
+    "read_results": "validate",
+    "results_json_schema": "format",
+    "trial_outcome": "trials",
+    "write_results": "build",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

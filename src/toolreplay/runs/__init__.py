@@ -1,3 +1,65 @@
 """Runs: configurations, one episode (live or replayed), many episodes (workers, shards), recording
 a set, trials and snapshot updates.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: What other packages may use: name -> its module (relative to this package), loaded
+#: on first use so importing the package stays cheap.
+_EXPORTS: dict[str, str] = {
+    "Configuration": "configuration",
+    "Job": "replay",
+    "Progress": "configuration",
+    "RecordingError": "target",
+    "RecordingInterrupted": "record",
+    "ShardError": "shards",
+    "ShardSpec": "shards",
+    "SnapshotUpdateError": "snapshots",
+    "SuiteFolder": "suite_folder",
+    "SuiteFolderError": "suite_folder",
+    "WorkerDied": "replay",
+    "ablation_configurations": "configuration",
+    "build_manifest": "suite_folder",
+    "changed_cassettes": "suite_folder",
+    "check_can_update": "snapshots",
+    "default_workers": "replay",
+    "discover": "suite_folder",
+    "ensure_manifest": "suite_folder",
+    "key": "suite_folder",
+    "parse_shard": "replay",
+    "pinned_keys": "snapshots",
+    "read_shards": "shards",
+    "read_spec": "shards",
+    "read_suite_folder": "suite_folder",
+    "record_live": "record",
+    "record_stand_in": "record",
+    "replay_outcomes": "replay",
+    "replay_set": "replay",
+    "rerecord_command": "configuration",
+    "shard": "replay",
+    "shard_file_name": "shards",
+    "stale_parts": "configuration",
+    "study_configurations": "configuration",
+    "trial_jobs": "trials",
+    "trials_and_seed": "record",
+    "update_snapshots": "snapshots",
+    "write_shard": "shards",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
