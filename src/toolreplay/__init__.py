@@ -35,8 +35,14 @@ Studies
     imported from :mod:`toolreplay.study.weather`.
 Judging
     :class:`Judge`, :data:`FULL_JUDGE`, :data:`NARROW_JUDGE`, :class:`Verdict`; the failure
-    classifier :func:`classify` and :class:`FailureMode`; the fidelity audit
-    :func:`run_audit` and :class:`Audit`.
+    classifier :func:`classify` and :class:`FailureMode`; one episode assessed once,
+    :func:`assess` and :class:`Assessment` (verdict, failure modes, expectations, the pass
+    rule); the fidelity audit :func:`run_audit` and :class:`Audit`.
+Evaluation
+    :func:`evaluate` (an episode source and an eval file to results and the audit, as
+    ``toolreplay run`` does) and :class:`Evaluation`; the sources :class:`ReplayedSet` (a
+    recorded set replayed through the hosts) and :class:`SuiteCassettes` (a test suite's
+    cassettes read from the wire), :class:`Selection`.
 Results
     :class:`Results` (the pydantic model of ``results.json``), :func:`build_results`,
     :func:`load_results`, :func:`check_results`, :func:`write_results`,
@@ -96,6 +102,14 @@ _EXPORTS: dict[str, str] = {
     "classify": "judging.failures",
     "Audit": "audit.tables",
     "run_audit": "audit.run",
+    # evaluation
+    "evaluate": "evaluation.pipeline",
+    "Evaluation": "evaluation.pipeline",
+    "ReplayedSet": "evaluation.replayed",
+    "SuiteCassettes": "evaluation.wire",
+    "Selection": "evaluation.sources",
+    "assess": "judging.assessment",
+    "Assessment": "judging.assessment",
     # results
     "Results": "results.format",
     "ResultsError": "results.format",
@@ -120,24 +134,29 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "FULL_JUDGE",
     "NARROW_JUDGE",
+    "Assessment",
     "Audit",
     "CassetteError",
     "CassetteMiss",
     "ChatModel",
     "Episode",
     "EvalSuite",
+    "Evaluation",
     "FailureMode",
     "Judge",
     "LoopLimits",
     "ModelReply",
     "ModelSettings",
     "OpenAIChatModel",
+    "ReplayedSet",
     "Results",
     "ResultsError",
     "Round",
     "ScriptedModel",
+    "Selection",
     "StandinModel",
     "Study",
+    "SuiteCassettes",
     "Tool",
     "ToolCall",
     "ToolError",
@@ -147,12 +166,14 @@ __all__ = [
     "Usage",
     "Verdict",
     "__version__",
+    "assess",
     "build_results",
     "check_results",
     "classify",
     "episode_from_cassette",
     "episodes_from_cassette",
     "episodes_from_interactions",
+    "evaluate",
     "load_eval",
     "load_results",
     "model_settings",
@@ -201,7 +222,12 @@ if TYPE_CHECKING:  # for type checkers and IDEs; nothing is imported at run time
     from toolreplay.cassettes.errors import CassetteError, CassetteMiss, UnplayedInteractions
     from toolreplay.cassettes.vcr import replay_cassette
     from toolreplay.evals import EvalSuite, load_eval
+    from toolreplay.evaluation.pipeline import Evaluation, evaluate
+    from toolreplay.evaluation.replayed import ReplayedSet
+    from toolreplay.evaluation.sources import Selection
+    from toolreplay.evaluation.wire import SuiteCassettes
     from toolreplay.hosts import LoopLimits, run_host, run_loop, run_single
+    from toolreplay.judging.assessment import Assessment, assess
     from toolreplay.judging.failures import FailureMode, classify
     from toolreplay.judging.verdicts import FULL_JUDGE, NARROW_JUDGE, Judge, Verdict
     from toolreplay.models.base import ChatModel, ModelSettings
