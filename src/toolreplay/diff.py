@@ -176,7 +176,7 @@ def load_run(path: Path, eval_path: Path | None = None) -> Run:
             return _replay_run(p, eval_path)
         if (p / "results.json").is_file():
             p = p / "results.json"
-        elif _any_set_eval(eval_path):
+        elif _judges_a_test_suite(eval_path):
             return _replay_run(p, eval_path)
         else:
             raise DiffError(
@@ -189,7 +189,7 @@ def load_run(path: Path, eval_path: Path | None = None) -> Run:
         raise DiffError(str(exc)) from None
 
 
-def _any_set_eval(eval_path: Path | None) -> bool:
+def _judges_a_test_suite(eval_path: Path | None) -> bool:
     """Whether ``eval_path`` judges a set recorded by the pytest plugin (``cassettes:``)."""
     from toolreplay.evals import EvalFileError, load_eval
 

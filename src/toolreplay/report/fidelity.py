@@ -78,7 +78,7 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
 
 #: The checks' words on a set recorded by the pytest plugin (some checks not applicable):
 #: what each check that applies asks of such a set; the study's terms are left out.
-ANY_SET_CHECKS: dict[str, tuple[str, str]] = {
+SUITE_FOLDER_CHECKS: dict[str, tuple[str, str]] = {
     **{name: (title, "") for name, (title, _lead) in CHECKS.items()},
     "judge_breadth": (
         "Is the judge as broad as the questions?",
@@ -217,7 +217,7 @@ def _fidelity(fidelity: Fidelity | None) -> dict[str, Any] | None:
     found = fidelity.checks or []
     if any(c.not_applicable for c in found):
         # a set recorded by the pytest plugin: no study baseline, so none of its terms
-        words = ANY_SET_CHECKS
+        words = SUITE_FOLDER_CHECKS
         glossary = tuple(g for g in GLOSSARY if g[0] in ("judge breadth", "arm parity"))
     tables = [
         {
