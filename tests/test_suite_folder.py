@@ -417,12 +417,12 @@ def test_diff_compares_two_plugin_recorded_folders(copied: Path, tmp_path: Path)
 def test_a_folder_that_cannot_be_written_is_judged_without_a_manifest(
     copied: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import toolreplay.runs.suite_folder as anyset
+    import toolreplay.runs.suite_folder as suite_folder
 
     def refuse(folder: Path, manifest: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(anyset, "write_manifest", refuse)
+    monkeypatch.setattr(suite_folder, "write_manifest", refuse)
     out = tmp_path / "out"
     result = _run("run", "--eval", str(copied / "eval.yaml"), "--out", str(out))
     assert result.exit_code == 0, result.output
