@@ -35,9 +35,12 @@ from rich.console import Console
 # Every other import is made where it is used: `--help`, `--version`, `report` and `diff` on
 # results files load neither the runs, the audit, the hosts nor the openai SDK.
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from rich.table import Table
 
     from toolreplay.evals import EvalSuite
+    from toolreplay.results.format import Results
     from toolreplay.runs.configuration import Progress as Progress_
 
 
@@ -275,7 +278,9 @@ WorkersOpt = Annotated[
 LOCK_WAIT_S = 60.0
 
 
-def write_outputs(out_dir: Path, results: dict[str, Any], wait: float | None = None) -> Path:
+def write_outputs(
+    out_dir: Path, results: Results | Mapping[str, Any], wait: float | None = None
+) -> Path:
     """Write ``out_dir/results.json`` and ``out_dir/index.html`` as one generation
     (:func:`toolreplay.outputs.publish`: both or neither, a kill included); returns the page's
     path. One writer of the folder at a time (a file lock; another writer is waited for up to
@@ -286,11 +291,10 @@ def write_outputs(out_dir: Path, results: dict[str, Any], wait: float | None = N
     from toolreplay.folders import folder_lock
     from toolreplay.outputs import publish, recover_outputs
     from toolreplay.report.render import stream_report
-    from toolreplay.results.format import check_results
+    from toolreplay.results.format import results_json_text
 
     wait = LOCK_WAIT_S if wait is None else wait
-    check_results(results)
-    text = json.dumps(results, ensure_ascii=False, indent=2) + "\n"
+    text = results_json_text(results)  # a mapping is validated first
     as_read = json.loads(text)  # the page is rendered from what results.json holds
     with folder_lock(out_dir, wait=wait, inside=True, what="writing reports into"):
         for note in recover_outputs(out_dir):

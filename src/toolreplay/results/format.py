@@ -182,8 +182,9 @@ class ConfigurationSummary(_Model):
     total: int = Field(description="Episodes run.")
     avg_rounds: float = Field(description="Mean rounds per episode (2 decimals).")
     avg_tool_calls: float = Field(description="Mean executed tool calls per episode (2 decimals).")
-    recorded_wall_time_s: float = Field(
-        description="Recorded wall time summed over episodes (seconds, 3 decimals)."
+    recorded_wall_time_s: int | float = Field(
+        description="Recorded wall time summed over episodes (seconds, 3 decimals; the integer 0 "
+        "when the configuration has no episode)."
     )
     avg_tokens: float = Field(description="Mean total tokens per episode (1 decimal).")
     stop_reasons: dict[str, int] | None = Field(

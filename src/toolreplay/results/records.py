@@ -252,7 +252,7 @@ class EpisodeResult(_Model):
         "no reply.",
     )
     usage: Usage | None = Field(None, description="Token usage summed over rounds.")
-    recorded_wall_time_s: float | None = Field(
+    recorded_wall_time_s: int | float | None = Field(
         None, description="Wall time of the episode when it was recorded (seconds, manifest)."
     )
     failure_modes: list[FailureModeRecord] | None = Field(
