@@ -1,5 +1,13 @@
-"""Building results: episodes and audit into the results models, summaries per configuration,
-provenance, and the atomic write of results.json.
+"""Building results: the typed :class:`~toolreplay.results.format.Results` built whole from
+the episodes, their assessments and the audit (:func:`build_results`), summaries per
+configuration, provenance, and the atomic write of results.json (:func:`write_results`).
+
+The judging's objects become their results records here, one function each
+(:func:`evidence_record`, :func:`failure_mode_record`, :func:`expectation_record`,
+:func:`error_record`, :func:`conclusion_record`, :func:`verdict_evidence`,
+:func:`usage_record`): the judging sits below the results and does not know their models.
+Only the fields the file holds are set (an optional field such as ``expectations``,
+``error``, ``claims`` or ``streamed`` is left unset, and so absent, when it does not apply).
 """
 
 from __future__ import annotations
