@@ -311,7 +311,7 @@ def build_results(
     if trials is not None:
         summary = summarize_trials(trials.outcomes, configuration_names, trials.question_ids)
         configurations = [
-c.model_copy(update=summary[c.name]) for c in configurations
+c.model_copy(update=dict(summary[c.name])) for c in configurations
         ]
     results = Results(
         format=RESULTS_FORMAT,

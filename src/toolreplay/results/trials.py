@@ -11,11 +11,11 @@ trial, and failure-mode rates (episodes carrying the mode / episodes).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TypedDict
 
 from toolreplay.judging.assessment import Assessment
 from toolreplay.judging.failures import FAILURE_MODES
-from toolreplay.results.format import QuestionTrials, TrialOutcome
+from toolreplay.results.format import QuestionTrials, SpreadRecord, TrialOutcome
 from toolreplay.results.metrics import Spread, curve, mean_curve, rate
 from toolreplay.wire.episode import Episode
 
@@ -37,6 +37,19 @@ def trial_outcome(trial: int, episode: Episode, assessment: Assessment) -> Trial
     )
 
 
+class TrialFields(TypedDict):
+    """A configuration's fields over every trial (:func:`summarize_trials`), its
+    :class:`~toolreplay.results.format.ConfigurationSummary` is updated with."""
+
+    trials: int
+    pass_at_k: dict[str, float]
+    pass_hat_k: dict[str, float]
+    rounds_over_trials: SpreadRecord
+    tool_calls_over_trials: SpreadRecord
+    failure_mode_rates: dict[str, float]
+    questions: list[QuestionTrials]
+
+
 def _keyed(values: Mapping[int, float]) -> dict[str, float]:
     return {str(k): round(v, 4) for k, v in values.items()}
 
@@ -45,7 +58,7 @@ def summarize_trials(
     outcomes: Sequence[TrialOutcome],
     configuration_names: Sequence[str],
     question_ids: Sequence[str],
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, TrialFields]:
     """Per configuration name, its trial fields (:class:`~toolreplay.results.format.
     ConfigurationSummary`'s ``trials``, ``pass_at_k``, ``pass_hat_k``,
     ``rounds_over_trials``, ``tool_calls_over_trials``, ``failure_mode_rates``,
@@ -56,7 +69,7 @@ def summarize_trials(
     trial (population sd); ``failure_mode_rates`` maps a mode to the share of trials carrying
     it (modes never seen left out); ``questions`` lists
     :class:`~toolreplay.results.format.QuestionTrials`."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, TrialFields] = {}
     for name in configuration_names:
         mine = [o for o in outcomes if o.configuration == name]
         per_q: list[QuestionTrials] = []
