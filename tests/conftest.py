@@ -24,6 +24,7 @@ from toolreplay.cassettes.vcr import RecordMode
 from toolreplay.evals import EvalSuite, load_eval
 from toolreplay.judging.verdicts import FULL_JUDGE
 from toolreplay.results.build import build_results
+from toolreplay.results.format import Results
 from toolreplay.runs.configuration import study_configurations
 from toolreplay.runs.replay import replay_set
 from toolreplay.wire.episode import Episode
@@ -62,7 +63,7 @@ def reference_episodes(suite: EvalSuite, record_mode: str) -> dict[tuple[str, st
 
 
 @pytest.fixture(scope="session")
-def reference_results(suite: EvalSuite, reference_episodes: dict) -> dict:
+def reference_results(suite: EvalSuite, reference_episodes: dict) -> Results:
     names = [c.name for c in study_configurations(suite)]
     episodes = list(reference_episodes.values())
     return build_results(read_manifest(REFERENCE), episodes, names, FULL_JUDGE, suite.by_id)

@@ -373,8 +373,8 @@ def test_a_seat_level_dropped_from_the_list_fails_the_audit_naming_it(
 
 
 def rows_passed(result, name: str) -> tuple[int, int]:
-    row = next(r for r in result.tables["faithful"]["rows"] if r["name"] == name)
-    return row["passed"], row["total"]
+    row = next(r for r in result.tables["faithful"].rows if r.name == name)
+    return row.passed, row.total
 
 
 @pytest.mark.slow

@@ -14,8 +14,8 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from toolreplay.cli.common import summary_table
 from toolreplay.cli.main import app
+from toolreplay.report.console import summary_table
 
 from .conftest import REPO
 

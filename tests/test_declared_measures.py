@@ -92,14 +92,16 @@ def test_the_correct_stock_answer_passes_and_an_invented_one_is_fabricated(
 
 def test_expectations_reach_results_and_the_report(tmp_path: Path) -> None:
     q = load_eval(_eval(tmp_path)).question("two-skus")
-    good = episode_record(stock_episode(CORRECT), GROUNDED_JUDGE, q)
+    good = episode_record(stock_episode(CORRECT), GROUNDED_JUDGE, q).model_dump(
+        mode="json", exclude_unset=True
+    )
     assert good["passed"]
     assert [x["passed"] for x in good["expectations"]] == [True] * 4
     assert list(good)[-3:] == ["failure_modes", "expectations", "transcript"]
     slow = episode(
         [((ABC,), ({"sku": "ABC-1", "on_hand": 12},), None)] * 4, "ABC-1: 12 units on hand."
     )
-    record = episode_record(slow, GROUNDED_JUDGE, q)
+    record = episode_record(slow, GROUNDED_JUDGE, q).model_dump(mode="json", exclude_unset=True)
     assert not record["passed"]  # the answer is grounded; the episode took 5 rounds
     assert record["verdict"].startswith("states 12 units")
     failed = [x for x in record["expectations"] if not x["passed"]]
@@ -122,7 +124,7 @@ def test_expectations_reach_results_and_the_report(tmp_path: Path) -> None:
 
 def test_no_expectations_no_key() -> None:
     record = episode_record(stock_episode(CORRECT), GROUNDED_JUDGE, "temperature")
-    assert "expectations" not in record
+    assert "expectations" not in record.model_fields_set
 
 
 @pytest.mark.parametrize(
@@ -232,12 +234,12 @@ def test_the_docs_example_eval_file_loads_and_judges(tmp_path: Path) -> None:
     q = load_eval(_eval(tmp_path, example)).question("two-skus")
     assert [p.query for p in q.places] == ["ABC-1", "XYZ-2"]
     record = episode_record(stock_episode(CORRECT), GROUNDED_JUDGE, q)
-    assert record["passed"], [x for x in record["expectations"] if not x["passed"]]
-    assert len(record["expectations"]) == 11
+    assert record.passed, [x for x in record.expectations or () if not x.passed]
+    assert len(record.expectations or ()) == 11
     bad = episode_record(stock_episode(INVENTED), GROUNDED_JUDGE, q)
-    failed = [x["kind"] for x in bad["expectations"] if not x["passed"]]
-    assert not bad["passed"] and failed == ["grounded", "strict_grounding"]
-    assert [f["mode"] for f in bad["failure_modes"]] == [FABRICATED_VALUE]
+    failed = [x.kind for x in bad.expectations or () if not x.passed]
+    assert not bad.passed and failed == ["grounded", "strict_grounding"]
+    assert bad.modes == [FABRICATED_VALUE]
 
 
 def test_pass_hat_k_counts_a_trial_that_misses_an_expectation_as_failed(tmp_path: Path) -> None:
@@ -246,9 +248,9 @@ def test_pass_hat_k_counts_a_trial_that_misses_an_expectation_as_failed(tmp_path
 
     q = load_eval(_eval(tmp_path)).question("two-skus")
     correct = stock_episode(CORRECT)
-    assert trial_outcome(1, correct, assess(correct, q, GROUNDED_JUDGE))["passed"]
+    assert trial_outcome(1, correct, assess(correct, q, GROUNDED_JUDGE)).passed
     slow = episode(
         [((ABC,), ({"sku": "ABC-1", "on_hand": 12},), None)] * 4, "ABC-1: 12 units on hand."
     )
     outcome = trial_outcome(2, slow, assess(slow, q, GROUNDED_JUDGE))
-    assert GROUNDED_JUDGE.judge_episode(slow, q).passed and not outcome["passed"]
+    assert GROUNDED_JUDGE.judge_episode(slow, q).passed and not outcome.passed

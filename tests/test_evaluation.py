@@ -92,12 +92,12 @@ def test_results_trials_and_audit_read_one_assessment_per_episode(monkeypatch) -
     source = ReplayedSet(REPO / "cassettes" / "reference", trials=1, audit=False)
     evaluation = evaluate(source, suite)
     assert len(calls) == len(set(calls)) == 16
-    passed = {(e["configuration"], e["question_id"]): e["passed"]
-              for e in evaluation.results["episodes"]}  # fmt: skip
-    outcomes = {(o["configuration"], o["question_id"]): o["passed"]
-                for o in evaluation.results["trial_outcomes"]}  # fmt: skip
+    passed = {(e.configuration, e.question_id): e.passed
+              for e in evaluation.results.episodes}  # fmt: skip
+    outcomes = {(o.configuration, o.question_id): o.passed
+                for o in evaluation.results.trial_outcomes or ()}  # fmt: skip
     assert passed == outcomes
-    assert [c["passed"] for c in evaluation.results["configurations"]] == [4, 4, 0, 4]
+    assert [c.passed for c in evaluation.results.configurations] == [4, 4, 0, 4]
 
 
 def test_an_unknown_selection_is_a_selection_error() -> None:

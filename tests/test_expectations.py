@@ -16,6 +16,7 @@ from toolreplay.evals import (
     parse_measures,
 )
 from toolreplay.judging.expectations import check_expectations, subset_mismatch
+from toolreplay.results.build import expectation_record
 from toolreplay.wire.episode import Episode
 
 from .stock_domain import (
@@ -168,7 +169,7 @@ def test_evidence_of_answer_checks_quotes_the_answer() -> None:
     assert r.evidence.span is not None
     start, end = r.evidence.span
     assert INVENTED[start:end] == "99 units"
-    assert r.to_dict() == {
+    assert expectation_record(r).model_dump() == {
         "kind": "strict_grounding",
         "expected": "every value of any measure is grounded",
         "passed": False,

@@ -29,6 +29,8 @@ from toolreplay.judging.intent import find_promise, sentences
 from toolreplay.judging.values import find_measured_values
 from toolreplay.judging.verdicts import NARROW_JUDGE
 from toolreplay.models.scripted import ScriptedModel
+from toolreplay.results.build import failure_mode_record
+from toolreplay.results.format import Results, results_document
 from toolreplay.study.weather.toolsets import GET_WEATHER_SCHEMA
 from toolreplay.tools.toolset import Toolset
 from toolreplay.wire.episode import Episode, ModelReply, ToolCall, ToolResult, Usage
@@ -396,7 +398,7 @@ def test_the_judge_decides_what_is_a_measurement() -> None:
 def test_serialised_shape() -> None:
     episode = run("single", [reply(None, call()), reply("让我再查一下。", call("北京市", 2))])
     [label] = classify(episode)
-    data = json.loads(json.dumps(label.to_dict(), ensure_ascii=False))
+    data = json.loads(failure_mode_record(label).model_dump_json())
     assert data == {
         "mode": "unfulfilled_promise",
         "explanation": label.explanation,
@@ -407,8 +409,9 @@ def test_serialised_shape() -> None:
             "tool_call": {"name": "get_weather", "arguments": {"city": "北京市"}},
         },
     }
-    empty = classify(run("single", [reply("")]))[0].to_dict()["evidence"]
-    assert empty == {"message_index": 2, "span": None, "text": None, "tool_call": None}
+    empty = failure_mode_record(classify(run("single", [reply("")]))[0]).evidence
+    assert empty is not None
+    assert empty.model_dump() == {"message_index": 2, "span": None, "text": None, "tool_call": None}
 
 
 def test_mode_counts_count_episodes_in_mode_order() -> None:
@@ -453,15 +456,15 @@ def test_reference_loops_and_single_oneshot_carry_no_label(
     assert all(labels == () for labels in clean.values()), clean
 
 
-def test_results_carry_failure_modes(reference_results: dict) -> None:
-    by_name = {c["name"]: c["failure_modes"] for c in reference_results["configurations"]}
+def test_results_carry_failure_modes(reference_results: Results) -> None:
+    by_name = {c.name: c.failure_modes for c in reference_results.configurations}
     assert by_name == {
         "single+oneshot": {},
         "loop+oneshot": {},
         "single+atomic": {"empty_answer": 2, "unfulfilled_promise": 2},
         "loop+atomic": {},
     }
-    for record in reference_results["episodes"]:
+    for record in results_document(reference_results)["episodes"]:
         got = [f["mode"] for f in record["failure_modes"]]
         single_atomic = record["configuration"] == "single+atomic"
         assert got == (SINGLE_ATOMIC[record["question_id"]] if single_atomic else [])

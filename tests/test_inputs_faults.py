@@ -109,11 +109,12 @@ def test_a_name_longer_than_the_filesystem_allows_is_one_line(tmp_path):
 
 def test_the_table_keeps_configuration_and_passed_at_40_columns(monkeypatch):
     from toolreplay.cli import common
+    from toolreplay.report.console import summary_table
 
     monkeypatch.setattr(common.out, "_width", 40)
     results = json.loads(RESULTS.read_text(encoding="utf-8"))
     with common.out.capture() as captured:
-        common.out.print(common.summary_table(results))
+        common.out.print(summary_table(results, common.out.width))
     text = captured.get()
     assert "passed" in text and "4/4" in text and "loop+atomic" in text
     assert max(len(line) for line in text.splitlines()) <= 40

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from toolreplay.judging.comparisons import check_conclusion
+from toolreplay.judging.comparisons import Conclusion, check_conclusion
 from toolreplay.judging.grounding import ground_answer
 from toolreplay.judging.verdicts import GROUNDED_JUDGE
+from toolreplay.results.build import conclusion_record
 
 from .judge_episodes import (
     BEIJING,
@@ -124,14 +125,20 @@ def test_a_tie_is_judged_at_the_precision_written() -> None:
     )
 
 
+def _shown(conclusion: Conclusion | None) -> dict:
+    """The conclusion as results.json holds it."""
+    assert conclusion is not None
+    return conclusion_record(conclusion).model_dump(exclude_unset=True)
+
+
 def test_the_claims_read_are_evidence_and_a_superlative_alone_keeps_the_old_shape() -> None:
     answer = VALUES[HOTTEST] + "广州 > 北京 > 上海，广州最热。"
     ep = episode(answer, *TOOLS[HOTTEST])
     g = ground_answer(answer, ep.transcript, HOTTEST)
-    data = check_conclusion(answer, g.pool, HOTTEST, checks=g.checks).to_dict()
+    data = _shown(check_conclusion(answer, g.pool, HOTTEST, checks=g.checks))
     assert data["claims"] == ["广州 > 北京", "北京 > 上海", "hottest: 广州"]
     alone = VALUES[HOTTEST] + "广州最热。"
-    data = check_conclusion(alone, g.pool, HOTTEST).to_dict()
+    data = _shown(check_conclusion(alone, g.pool, HOTTEST))
     assert set(data) == {"said", "span", "actual", "values", "correct"}
     said = alone[slice(*data["span"])]
     assert (data["said"], data["correct"], said) == ("广州", True, "广州最热")

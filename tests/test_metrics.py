@@ -77,5 +77,9 @@ def test_curve_and_mean_curve():
 def test_spread_and_rate():
     s = Spread.of([2, 4, 4, 4, 5, 5, 7, 9])
     assert (s.mean, s.sd, s.min, s.max) == (5.0, 2.0, 2, 9)
-    assert Spread.of([]).to_dict() == {"mean": 0.0, "sd": 0.0, "min": 0.0, "max": 0.0}
+    empty = Spread.of([]).to_record().model_dump()
+    assert empty == {"mean": 0.0, "sd": 0.0, "min": 0.0, "max": 0.0}
+    counts = Spread.of([1, 2]).to_record()
+    assert counts.model_dump() == {"mean": 1.5, "sd": 0.5, "min": 1, "max": 2}
+    assert isinstance(counts.min, int)  # a count stays an integer
     assert rate(1, 4) == 0.25 and rate(0, 0) == 0.0

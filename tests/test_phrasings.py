@@ -8,6 +8,7 @@ import pytest
 from toolreplay.judging.failures import classify
 from toolreplay.judging.phrasings import load_corpus
 from toolreplay.judging.verdicts import FORMAT_JUDGE, GROUNDED_JUDGE, NARROW_JUDGE
+from toolreplay.results.build import verdict_evidence
 
 from .conftest import REPO
 
@@ -68,8 +69,8 @@ def _case(answer: str):
 
 def test_a_passing_verdict_names_the_tool_message_and_field() -> None:
     case = _case("北京现在 79℉。")
-    data = GROUNDED_JUDGE.judge_episode(case.episode, case.question).to_dict()
-    [value] = data["evidence"]["values"]
+    verdict = GROUNDED_JUDGE.judge_episode(case.episode, case.question)
+    [value] = verdict_evidence(verdict).model_dump(exclude_unset=True)["values"]
     assert value == {
         "span": [5, 8], "text": "79℉", "kind": "temperature", "stated_day": "today",
         "stated_field": "current", "stated_place": "北京", "grounded": True,
@@ -78,7 +79,7 @@ def test_a_passing_verdict_names_the_tool_message_and_field() -> None:
         "reason": "equals 26.1°C at $.current.temperature_2m of tool message 3 "
                   "(北京 (北京市), today)",
     }  # fmt: skip
-    assert data["passed"] and data["judge"] == "grounded"
+    assert verdict.passed and verdict.judge == "grounded"
 
 
 def test_a_failing_verdict_says_why_nothing_matched() -> None:
@@ -88,8 +89,8 @@ def test_a_failing_verdict_says_why_nothing_matched() -> None:
         "fabricated value: no tool result holds 35°C; the nearest temperature is 28.6°C at "
         "$.daily[0].temperature_2m_max of tool message 3 (北京 (北京市), today)"
     )
-    [value] = verdict.to_dict()["evidence"]["values"]
-    assert value["grounded"] is False and value["tool_message_index"] is None
+    [value] = verdict_evidence(verdict).values
+    assert value.grounded is False and value.tool_message_index is None
 
 
 def test_a_wrong_conclusion_shows_the_values_compared() -> None:
@@ -115,12 +116,13 @@ def test_results_never_pass_an_episode_with_a_fabricated_value() -> None:
 
     case = _case("北京现在 35°C。")
     grounded = episode_record(case.episode, GROUNDED_JUDGE, case.question)
-    assert grounded["passed"] is False
-    assert grounded["verdict_evidence"]["values"][0]["grounded"] is False
+    assert grounded.passed is False
+    assert grounded.verdict_evidence is not None
+    assert grounded.verdict_evidence.values[0].grounded is False
     # even a judge that only checks the form cannot pass it past the fabricated_value label
     record = episode_record(case.episode, form_only, case.question)
-    assert [f["mode"] for f in record["failure_modes"]] == ["fabricated_value"]
-    assert record["passed"] is False
+    assert record.modes == ["fabricated_value"]
+    assert record.passed is False
 
 
 def test_the_corpus_file_says_how_its_episodes_call_the_tool() -> None:

@@ -11,6 +11,7 @@ from toolreplay.cassettes.manifest import cassette_path, read_manifest
 from toolreplay.judging.verdicts import FULL_JUDGE
 from toolreplay.models.base import ModelSettings
 from toolreplay.results.build import build_results
+from toolreplay.results.format import results_document
 from toolreplay.runs.configuration import Configuration, study_configurations
 from toolreplay.runs.record import record_live, record_stand_in
 from toolreplay.runs.replay import replay_set
@@ -44,7 +45,7 @@ def test_stand_in_recording_replays_to_the_committed_results(
     fresh = build_results(
         read_manifest(set_dir), episodes, [c.name for c in configs], FULL_JUDGE, suite.by_id
     )
-    assert comparable(fresh) == comparable(reference_results)
+    assert comparable(results_document(fresh)) == comparable(results_document(reference_results))
     # and the cassettes themselves are byte-identical to the committed ones (trial 1 of them)
     for config in configs:
         for q in suite.questions:

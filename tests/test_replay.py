@@ -31,8 +31,8 @@ STUDY_TABLE = {
 
 def test_reference_set_reproduces_the_studys_table(reference_results):
     got = {
-        c["name"]: (c["passed"], c["total"], c["avg_rounds"], c["avg_tool_calls"])
-        for c in reference_results["configurations"]
+        c.name: (c.passed, c.total, c.avg_rounds, c.avg_tool_calls)
+        for c in reference_results.configurations
     }
     assert got == STUDY_TABLE
 

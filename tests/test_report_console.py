@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from rich.console import Console
 
 from toolreplay.report.console import rates_lines, summary_table, trials_table
@@ -23,27 +22,6 @@ def shown(renderable: Any, width: int) -> str:
     console = Console(width=width, record=True, color_system=None)
     console.print(renderable)
     return console.export_text()
-
-
-@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: p.relative_to(REPO).parent.as_posix())
-@pytest.mark.parametrize("width", [60, 80, 120])
-def test_same_text_as_the_command_lines_tables(path: Path, width: int, monkeypatch) -> None:
-    """While the command line keeps tables of its own (dict-reading), the typed ones print
-    the same text."""
-    from toolreplay.cli import common
-
-    names = ("summary_table", "trials_table", "rates_lines")
-    old = [getattr(common, name, None) for name in names]
-    if any(f is None or f.__module__ != common.__name__ for f in old):
-        pytest.skip("the command line prints toolreplay.report.console's tables itself")
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    monkeypatch.setattr(common.out, "width", width, raising=False)
-    if common.out.width != width:
-        pytest.skip("the console's width cannot be set here")
-    typed = load_results(path)
-    assert shown(summary_table(typed, width), width) == shown(old[0](doc), width)
-    assert shown(trials_table(typed, width), width) == shown(old[1](doc), width)
-    assert rates_lines(typed) == old[2](doc)
 
 
 def test_a_mapping_is_read_like_the_model() -> None:

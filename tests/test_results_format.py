@@ -71,9 +71,13 @@ def test_committed_results_validate_against_models_and_schema(committed: dict) -
     assert committed["format"] == RESULTS_FORMAT
 
 
-def test_built_results_validate(reference_results: dict) -> None:
-    check_results(reference_results)
-    Results.model_validate(reference_results)
+def test_built_results_validate(reference_results: Results) -> None:
+    """The built model is a valid document, and reads back from its JSON as the same bytes."""
+    document = results_document(reference_results)
+    check_results(document)
+    assert results_json_text(Results.model_validate(document)) == results_json_text(
+        reference_results
+    )
 
 
 @pytest.mark.slow
@@ -222,13 +226,13 @@ def test_provenance_names_what_answered_at_each_endpoint() -> None:
     from toolreplay.results.build import provenance
 
     llama = provenance(read_manifest(REPO / "cassettes" / "llama-gemma3-270m"))
-    assert [(e["name"], e["role"], e["source"]) for e in llama["endpoints"]] == [
+    assert [(e.name, e.role, e.source) for e in llama.endpoints or ()] == [
         ("model", "model", "live"),
         ("geocoding_url", "tool", "fixture-server"),
         ("forecast_url", "tool", "fixture-server"),
     ]
     reference = provenance(read_manifest(REPO / "cassettes" / "reference"))
-    assert [e["source"] for e in reference["endpoints"]] == [
+    assert [e.source for e in reference.endpoints or ()] == [
         "stand-in", "fixture-server", "fixture-server"
     ]  # fmt: skip
-    assert all(e["loopback"] and e["host"] == "127.0.0.1" for e in reference["endpoints"])
+    assert all(e.loopback and e.host == "127.0.0.1" for e in reference.endpoints or ())

@@ -12,6 +12,7 @@ from toolreplay.cassettes.store import read_cassette
 from toolreplay.evals import EvalSuite
 from toolreplay.judging.assessment import assess
 from toolreplay.judging.verdicts import FULL_JUDGE
+from toolreplay.results.format import TrialOutcome
 from toolreplay.results.trials import summarize_trials, trial_outcome
 from toolreplay.runs.configuration import Configuration
 from toolreplay.runs.record import record_stand_in
@@ -139,9 +140,9 @@ def test_record_trials_layout_and_replay(suite, tmp_path, loopback):
     outcomes = [trial_outcome(t, e, assess(e, hottest, FULL_JUDGE)) for t, e in episodes]
     # trial 1 passes (three calls in one round); the split trials leave the single host
     # holding the third call: an empty answer
-    assert [o["passed"] for o in outcomes] == [True, False, False]
-    assert [o["tool_calls"] for o in outcomes] == [3, 2, 2]
-    assert outcomes[1]["failure_modes"] == ["empty_answer"]
+    assert [o.passed for o in outcomes] == [True, False, False]
+    assert [o.tool_calls for o in outcomes] == [3, 2, 2]
+    assert outcomes[1].failure_modes == ["empty_answer"]
     summary = summarize_trials(outcomes, [config.name], ["hottest"])[config.name]
     assert summary["pass_hat_k"] == {"1": 0.3333, "2": 0.0, "3": 0.0}
     assert summary["pass_at_k"] == {"1": 0.3333, "2": 0.6667, "3": 1.0}
@@ -149,12 +150,12 @@ def test_record_trials_layout_and_replay(suite, tmp_path, loopback):
 
 
 def test_summary_means_over_questions_and_spreads():
-    def o(q: str, t: int, passed: bool, rounds: int, modes=()) -> dict:
-        return {
-            "configuration": "c", "question_id": q, "trial": t, "passed": passed,
-            "rounds": rounds, "tool_calls": rounds - 1, "stop_reason": "converged",
-            "failure_modes": list(modes),
-        }  # fmt: skip
+    def o(q: str, t: int, passed: bool, rounds: int, modes=()) -> TrialOutcome:
+        return TrialOutcome(
+            configuration="c", question_id=q, trial=t, passed=passed,
+            rounds=rounds, tool_calls=rounds - 1, stop_reason="converged",
+            failure_modes=list(modes),
+        )  # fmt: skip
 
     outcomes = [
         o("a", 1, True, 2), o("a", 2, True, 2),
@@ -165,14 +166,14 @@ def test_summary_means_over_questions_and_spreads():
     assert c["trials"] == 2
     assert c["pass_hat_k"] == {"1": 0.75, "2": 0.5}  # mean of (1, 1) and (0.5, 0)
     assert c["pass_at_k"] == {"1": 0.75, "2": 1.0}
-    assert c["rounds_over_trials"] == {
+    assert c["rounds_over_trials"].model_dump() == {
         "mean": 3.0,
         "sd": pytest.approx(1.2247, abs=1e-4),
         "min": 2,
         "max": 5,
     }
     assert c["failure_mode_rates"] == {"empty_answer": 0.25}
-    assert [q["passes"] for q in c["questions"]] == [2, 1]
+    assert [q.passes for q in c["questions"]] == [2, 1]
     assert s["absent"]["trials"] == 0 and s["absent"]["pass_hat_k"] == {}
 
 

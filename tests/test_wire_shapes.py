@@ -132,7 +132,7 @@ def test_a_refusal_is_kept_in_transcript_results_and_label():
     episode, _ = run_shape(_shape("refusal"))
     assert episode.answer == ""
     assert episode.transcript[-1]["refusal"] == "I can't help with that request."
-    record = episode_record(episode, FULL_JUDGE)
+    record = episode_record(episode, FULL_JUDGE).model_dump(mode="json", exclude_unset=True)
     (mode,) = record["failure_modes"]
     assert mode["mode"] == "refusal"
     assert mode["evidence"]["text"] == "I can't help with that request."
@@ -145,8 +145,8 @@ def test_a_refusal_is_kept_in_transcript_results_and_label():
 def test_finish_reason_reaches_the_results(name, finish):
     episode, _ = run_shape(_shape(name))
     record = episode_record(episode, FULL_JUDGE)
-    assert record["finish_reason"] == finish
-    assert record["stop_reason"] == {"length": "truncated", "content_filter": "filtered"}[finish]
+    assert record.finish_reason == finish
+    assert record.stop_reason == {"length": "truncated", "content_filter": "filtered"}[finish]
 
 
 def test_a_truncated_reply_with_tool_calls_is_not_executed():

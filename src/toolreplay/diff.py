@@ -226,21 +226,23 @@ def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
             results = evaluate(SuiteCassettes(set_dir, write_manifest=False), suite).results
         except SourceError as exc:
             raise DiffError(f"{set_dir}: {exc}") from None
-        return Run(label=str(set_dir), results=as_results(results))
+        return Run(label=str(set_dir), results=results)
     source = ReplayedSet(set_dir, workers=default_workers(), trials=1, audit=False)
     try:
         manifest = read_manifest(set_dir)
         results = evaluate(source, suite).results
     except (CassetteMiss, UnplayedInteractions, CassetteError, WorkerDied, SourceError) as exc:
         raise DiffError(f"{set_dir}: {exc}") from None
-    for key in ("selection", "trials", "trial_outcomes", "fidelity"):
-        results.pop(key, None)  # a comparison of answers: only what build_results gives
+    # A comparison of answers: the episodes and their summaries, without the trial fields
+    # and the audit (a copy; the evaluation's results are left as they are).
+    kept = results.model_fields_set - {"selection", "trials", "trial_outcomes", "fidelity"}
+    answers = Results(**{name: getattr(results, name) for name in kept})
     fingerprint = {
         "system_prompt_sha256": manifest.system_prompt_sha256,
         "tool_schemas_sha256": dict(manifest.tool_schemas_sha256),
         "settings": dict(manifest.settings),
     }
-    return Run(label=str(set_dir), results=as_results(results), fingerprint=fingerprint)
+    return Run(label=str(set_dir), results=answers, fingerprint=fingerprint)
 
 
 # --------------------------------------------------------------------------- comparing

@@ -8,7 +8,6 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from toolreplay.audit.tables import STANDIN_FINGERPRINT, Check, Key
@@ -20,6 +19,7 @@ from toolreplay.cassettes.manifest import (
     sha256_json,
 )
 from toolreplay.evals import EvalSuite
+from toolreplay.results.format import Ablation
 from toolreplay.runs.configuration import (
     Configuration,
     rerecord_command,
@@ -219,7 +219,7 @@ def check_completeness(
 
 
 def ablation_summary(
-    ablated: Sequence[Configuration], ablations: Sequence[Mapping[str, Any]], missing: bool
+    ablated: Sequence[Configuration], ablations: Sequence[Ablation], missing: bool
 ) -> str:
     """The ``ablation`` check's sentence: how many ablated baselines replayed and, for each
     with flips, its score and the questions that flipped; says they are missing when
@@ -227,9 +227,9 @@ def ablation_summary(
     if not ablated or missing:
         return "ablated baselines missing or not replayable"
     changes = [
-        f"without {a['heuristic']}, {a['baseline_configuration']} scores "
-        f"{a['passed']}/{a['total']} ({', '.join(f['question_id'] for f in a['flips'])} flips)"
+        f"without {a.heuristic}, {a.baseline_configuration} scores "
+        f"{a.passed}/{a.total} ({', '.join(f.question_id for f in a.flips or ())} flips)"
         for a in ablations
-        if a["flips"]
+        if a.flips
     ]
     return f"{len(ablated)} ablated baselines replayed; " + ("; ".join(changes) or "no flips")

@@ -33,7 +33,7 @@ Six checks, each with ``passed``, a one-line ``explanation`` and its ``evidence`
    the code and eval file; its provenance agrees with what was recorded (``live`` with the
    stand-in's model or replies fails).
 
-:func:`run_audit` returns an :class:`Audit`; ``Audit.to_dict()`` is the ``"fidelity"`` entry of
+:func:`run_audit` returns an :class:`Audit`; ``Audit.to_fidelity()`` is the ``"fidelity"`` entry of
 ``reports/results.json``.
 """
 
@@ -60,6 +60,7 @@ from toolreplay.cassettes.manifest import (
 from toolreplay.evals import EvalSuite
 from toolreplay.judging.assessment import Assessment
 from toolreplay.judging.verdicts import NARROW_JUDGE, Judge
+from toolreplay.results.format import Ablation, Flip
 from toolreplay.runs.configuration import (
     Configuration,
     Progress,
@@ -160,27 +161,28 @@ def _run_audit(
                 continue
             before, after = passes(judge, a, suite), passes(judge, b, suite)
             if before != after:
-                flips.append({"question_id": q.id, "from": before, "to": after})
+                flip = {"question_id": q.id, "from": before, "to": after}
+                flips.append(Flip.model_validate(flip))
         eps = [
             all_eps[(config.name, q.id)] for q in suite.questions if (config.name, q.id) in all_eps
         ]
         passed = sum(1 for e in eps if passes(judge, e, suite))
         effect = ablation_effect(set_dir, suite, base, config)
         ablations.append(
-            {
-                "heuristic": config.ablated,
-                "configuration": config.name,
-                "baseline_configuration": base,
-                "passed": passed,
-                "total": len(suite.questions),
-                "missing": len(suite.questions) - len(eps),
-                "flips": flips,
-                "no_effect": effect["no_effect"],
-                "no_effect_expected": effect["expected"],
-            }
+            Ablation(
+                heuristic=config.ablated or "",
+                configuration=config.name,
+                baseline_configuration=base,
+                passed=passed,
+                total=len(suite.questions),
+                missing=len(suite.questions) - len(eps),
+                flips=flips,
+                no_effect=effect["no_effect"],
+                no_effect_expected=effect["expected"],
+            )
         )
         shown = ", ".join(
-            f"{f['question_id']} {'pass' if f['from'] else 'fail'}→{'pass' if f['to'] else 'fail'}"
+            f"{f.question_id} {'pass' if f.from_ else 'fail'}→{'pass' if f.to else 'fail'}"
             for f in flips
         )
         missing = len(suite.questions) - len(eps)
@@ -216,12 +218,14 @@ def _run_audit(
         full, thin = passes(judge, ep, suite), passes(NARROW_JUDGE, ep, suite)
         if full != thin:
             judge_flips.append(
-                {"configuration": config_name, "question_id": qid, "from": full, "to": thin}
+                Flip.model_validate(
+                    {"configuration": config_name, "question_id": qid, "from": full, "to": thin}
+                )
             )
     j_evidence = [f"{q.id}: measures {q.measure}" for q in suite.questions]
     j_evidence += [
-        f"narrow judge ({NARROW_JUDGE.name}) flips {f['configuration']}/{f['question_id']} "
-        f"{'pass' if f['from'] else 'fail'}→{'pass' if f['to'] else 'fail'}"
+        f"narrow judge ({NARROW_JUDGE.name}) flips {f.configuration}/{f.question_id} "
+        f"{'pass' if f.from_ else 'fail'}→{'pass' if f.to else 'fail'}"
         for f in judge_flips
     ]
     corpus_ok, corpus_text, corpus_evidence = corpus_breadth(suite, judge)

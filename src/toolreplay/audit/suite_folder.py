@@ -36,6 +36,7 @@ from toolreplay.audit.tables import Audit, Check
 from toolreplay.cassettes.manifest import Manifest, manifest_path
 from toolreplay.evals import EvalSuite
 from toolreplay.judging.verdicts import Judge
+from toolreplay.results.format import AuditTable, TableRow
 from toolreplay.runs.suite_folder import SuiteFolder, changed_cassettes, key
 
 #: How many differences of one part the parity evidence lists per arm.
@@ -49,26 +50,28 @@ _NO_STUDY = (
 
 def _rows(
     found: SuiteFolder, suite: EvalSuite, judge: Judge, passed: Mapping[str, bool]
-) -> dict[str, Any]:
+) -> AuditTable:
     rows = []
     for name in found.configurations:
         eps = [e for e in found.episodes if e.trial == 1 and e.configuration == name]
         by_q = {e.question_id: e for e in eps}
         rows.append(
-            {
-                "name": name,
-                "source": name,
-                "passed": sum(
+            TableRow(
+                name=name,
+                source=name,
+                passed=sum(
                     1 for q in suite.questions if q.id in by_q and passed[key(by_q[q.id])]
                 ),
-                "total": len(suite.questions),
-                "missing": sum(1 for q in suite.questions if q.id not in by_q),
-            }
+                total=len(suite.questions),
+                missing=sum(1 for q in suite.questions if q.id not in by_q),
+            )
         )
-    return {"title": "Episodes read from the cassettes (trial 1): passed, as results.json "
-                     "says (the judge, no fabricated value, every expectation met)",
-            "judge": judge.name,
-            "rows": rows}  # fmt: skip
+    return AuditTable(
+        title="Episodes read from the cassettes (trial 1): passed, as results.json says (the "
+        "judge, no fabricated value, every expectation met)",
+        judge=judge.name,
+        rows=rows,
+    )
 
 
 def _fingerprint(found: SuiteFolder, name: str) -> dict[str, set[str]]:

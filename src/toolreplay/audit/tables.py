@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from toolreplay.cassettes.manifest import (
     Manifest,
 )
 from toolreplay.evals import EvalSuite
 from toolreplay.judging.verdicts import Judge
+from toolreplay.results.format import Ablation, AuditTable, Fidelity, Flip, TableRow
+from toolreplay.results.format import Check as CheckRecord
 from toolreplay.runs.configuration import (
     Configuration,
     Progress,
@@ -37,16 +38,19 @@ class Check:
     def not_applicable(cls, name: str, why: str) -> Check:
         return cls(name, False, why, applicable=False)
 
-    def to_dict(self) -> dict[str, Any]:
-        """``{"name", "passed", "explanation", "evidence"}``; a check that does not apply has
-        ``"passed": false`` and ``"not_applicable": true``."""
-        return {
-            "name": self.name,
-            "passed": self.passed,
-            **({} if self.applicable else {"not_applicable": True}),
-            "explanation": self.explanation,
-            "evidence": list(self.evidence),
-        }
+    def to_record(self) -> CheckRecord:
+        """As results store it: ``name``, ``passed``, ``explanation``, ``evidence``; a check
+        that does not apply has ``passed`` false and ``not_applicable`` true (the field is
+        absent otherwise)."""
+        record = CheckRecord(
+            name=self.name,
+            passed=self.passed,
+            explanation=self.explanation,
+            evidence=list(self.evidence),
+        )
+        if not self.applicable:
+            record.not_applicable = True
+        return record
 
 
 @dataclass(frozen=True)
@@ -54,9 +58,9 @@ class Audit:
     """Checks, the side-by-side tables, ablation flips and narrow-judge flips."""
 
     checks: tuple[Check, ...]
-    tables: Mapping[str, Mapping[str, Any]]
-    ablations: tuple[Mapping[str, Any], ...]
-    judge_flips: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
+    tables: Mapping[str, AuditTable]
+    ablations: tuple[Ablation, ...]
+    judge_flips: tuple[Flip, ...] = field(default_factory=tuple)
 
     @property
     def passed(self) -> bool:
@@ -67,14 +71,15 @@ class Audit:
     def check(self, name: str) -> Check:
         return next(c for c in self.checks if c.name == name)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "passed": self.passed,
-            "checks": [c.to_dict() for c in self.checks],
-            "tables": {k: dict(v) for k, v in self.tables.items()},
-            "ablations": [dict(a) for a in self.ablations],
-            "judge_flips": [dict(f) for f in self.judge_flips],
-        }
+    def to_fidelity(self) -> Fidelity:
+        """The audit as results store it (results.json's ``fidelity``)."""
+        return Fidelity(
+            passed=self.passed,
+            checks=[c.to_record() for c in self.checks],
+            tables=dict(self.tables),
+            ablations=list(self.ablations),
+            judge_flips=list(self.judge_flips),
+        )
 
 
 Key = tuple[str, str]
@@ -144,8 +149,9 @@ def pass_table(
     episodes: Mapping[Key, Episode],
     judge: Judge,
     source: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """``{"title", "judge", "rows": [{"name", "source", "passed", "total", "missing"}]}``;
+) -> AuditTable:
+    """The table ``title``, by ``judge``, one row per name (``name``, ``source``, ``passed``,
+    ``total``, ``missing``);
     ``source`` maps a row name to the configuration whose episodes stand for it (e.g. a
     weakened baseline). ``total`` is every question; ``missing`` counts episodes that could not
     be replayed (they count as not passed)."""
@@ -154,20 +160,20 @@ def pass_table(
         src = (source or {}).get(name, name)
         eps = [episodes[(src, q.id)] for q in suite.questions if (src, q.id) in episodes]
         rows.append(
-            {
-                "name": name,
-                "source": src,
-                "passed": sum(1 for e in eps if passes(judge, e, suite)),
-                "total": len(suite.questions),  # an episode that did not replay counts as failed
-                "missing": len(suite.questions) - len(eps),
-            }
+            TableRow(
+                name=name,
+                source=src,
+                passed=sum(1 for e in eps if passes(judge, e, suite)),
+                total=len(suite.questions),  # an episode that did not replay counts as failed
+                missing=len(suite.questions) - len(eps),
+            )
         )
-    return {"title": title, "judge": judge.name, "rows": rows}
+    return AuditTable(title=title, judge=judge.name, rows=rows)
 
 
-def format_table(table: Mapping[str, Any]) -> str:
+def format_table(table: AuditTable) -> str:
     """A :func:`pass_table` on one line: ``NAME PASSED/TOTAL`` per row, comma-separated."""
-    return ", ".join(f"{r['name']} {r['passed']}/{r['total']}" for r in table["rows"])
+    return ", ".join(f"{r.name} {r.passed}/{r.total}" for r in table.rows)
 
 
 

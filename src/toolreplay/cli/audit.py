@@ -18,10 +18,7 @@ from toolreplay.cli.common import (
     load_suite,
     out,
     progress,
-    rates_lines,
-    summary_table,
     terminate_as_interrupt,
-    trials_table,
     worker_count,
     write_outputs,
 )
@@ -31,15 +28,17 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from toolreplay.audit.tables import Audit
+    from toolreplay.results.format import Results
 
 
-def publish_run(out_dir: "Path", results: dict, audit: "Audit", errors: tuple = ()) -> None:
+def publish_run(out_dir: "Path", results: "Results", audit: "Audit", errors: tuple = ()) -> None:
     """Write ``results.json`` and the report into ``out_dir``, then print the run's tables,
     the audit's summary and what was written: shared by ``run`` on a recorded set and on a
     test suite's set. Exit 2 on an output path refused, 1 on a write that failed (or one of
     ``errors``, the caller's own)."""
     from toolreplay.folders import LockedError
     from toolreplay.outputs import OutputPathError
+    from toolreplay.report.console import rates_lines, summary_table, trials_table
     from toolreplay.report.render import ReportError
 
     try:
@@ -50,8 +49,8 @@ def publish_run(out_dir: "Path", results: dict, audit: "Audit", errors: tuple = 
         raise fail(str(exc)) from None
     except OSError as exc:
         raise fail(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
-    out.print(summary_table(results))
-    out.print(trials_table(results))
+    out.print(summary_table(results, out.width))
+    out.print(trials_table(results, out.width))
     for line in rates_lines(results):
         out.print(line, highlight=False, markup=False, soft_wrap=True)
     _print_audit_summary(audit)
@@ -98,10 +97,10 @@ def _print_audit(audit: "Audit") -> None:
     faithful, near = tables["faithful"], tables["near_miss"]
     table = Table(title="faithful vs. near-miss")
     table.add_column("configuration")
-    table.add_column(f"faithful\n({faithful['judge']} judge)", justify="right")
-    table.add_column(f"near-miss\n(no 市 retry, {near['judge']} judge)", justify="right")
-    for a, b in zip(faithful["rows"], near["rows"], strict=True):
-        table.add_row(a["name"], f"{a['passed']}/{a['total']}", f"{b['passed']}/{b['total']}")
+    table.add_column(f"faithful\n({faithful.judge} judge)", justify="right")
+    table.add_column(f"near-miss\n(no 市 retry, {near.judge} judge)", justify="right")
+    for a, b in zip(faithful.rows, near.rows, strict=True):
+        table.add_row(a.name, f"{a.passed}/{a.total}", f"{b.passed}/{b.total}")
     out.print(table)
 
 

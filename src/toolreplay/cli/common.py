@@ -35,9 +35,10 @@ from rich.console import Console
 # Every other import is made where it is used: `--help`, `--version`, `report` and `diff` on
 # results files load neither the runs, the audit, the hosts nor the openai SDK.
 if TYPE_CHECKING:
-    from rich.table import Table
+    from collections.abc import Mapping
 
     from toolreplay.evals import EvalSuite
+    from toolreplay.results.format import Results
     from toolreplay.runs.configuration import Progress as Progress_
 
 
@@ -158,98 +159,6 @@ def progress(total: int, label: str, delay: float = 0.0) -> Iterator[Progress_]:
             bar.stop()
 
 
-def summary_table(results: dict) -> Table:
-    """The summary table; fits 80 columns without cutting a word (one stop reason and one
-    failure mode per line, no vertical rules)."""
-    from rich import box
-    from rich.table import Table
-
-    table = Table(
-        title=f"cassette set: {results['cassette_set']} "
-        f"({results['provenance']['provenance']}, model {results['provenance']['model']})",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-    )
-    left = ("configuration", "stop reasons", "failure modes")
-    cols = ("configuration", "passed", "avg\nrounds", "avg\ntool\ncalls", *left[1:])
-    # Under 80 columns the essential columns stay whole (configuration, passed, rounds) and
-    # the rest are left out (the report and results.json have them): none is cut to nothing.
-    narrow = out.width < 80
-    keep = 3 if narrow else len(cols)
-    for col in cols[:keep]:
-        table.add_column(
-            col,
-            justify="left" if col in left else "right",
-            no_wrap=not (narrow and col == "configuration"),
-            overflow="fold",
-        )
-    for c in results["configurations"]:
-        reasons = "\n".join(f"{k} {v}" for k, v in c["stop_reasons"].items())
-        modes = "\n".join(f"{k} {v}" for k, v in c["failure_modes"].items()) or "-"
-        row = (
-            c["name"],
-            f"{c['passed']}/{c['total']}",
-            f"{c['avg_rounds']:.2f}",
-            f"{c['avg_tool_calls']:.2f}",
-            reasons,
-            modes,
-        )
-        table.add_row(*row[:keep])
-    return table
-
-
-def trials_table(results: dict) -> Table:
-    """pass^k for k = 1..n in one column, pass@n, rounds and tool calls (mean±sd) over every
-    trial; fits 80 columns like :func:`summary_table` (failure-mode rates follow the table, see
-    :func:`rates_lines`)."""
-    from rich import box
-    from rich.table import Table
-
-    n = results.get("trials", 1)
-    uneven = any(c.get("trials", n) < n for c in results["configurations"])
-    title = f"consistency over {n} trial(s) per configuration × question"
-    if uneven:  # a question asked by fewer tests has no pass^k beyond its trials
-        title = f"consistency over up to {n} trial(s) per configuration × question"
-    table = Table(
-        title=title,
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-    )
-    narrow = out.width < 80  # then configuration and pass@n only, none cut to nothing
-    table.add_column("configuration", no_wrap=not narrow, overflow="fold")
-    if not narrow:
-        table.add_column(f"pass^k, k=1..{n}", no_wrap=True)
-    table.add_column(f"pass@{n}", justify="right", no_wrap=True)
-    if not narrow:
-        table.add_column("rounds", justify="right", no_wrap=True)
-        table.add_column("tool calls", justify="right", no_wrap=True)
-    for c in results["configurations"]:
-        hat, at = c.get("pass_hat_k", {}), c.get("pass_at_k", {})
-        r, t = c.get("rounds_over_trials", {}), c.get("tool_calls_over_trials", {})
-        row = (
-            c["name"],
-            " ".join(f"{hat[str(k)]:.2f}" if str(k) in hat else "-" for k in range(1, n + 1)),
-            f"{at[str(n)]:.2f}" if str(n) in at else "-",
-            f"{r.get('mean', 0):.2f}±{r.get('sd', 0):.2f}",
-            f"{t.get('mean', 0):.2f}±{t.get('sd', 0):.2f}",
-        )
-        table.add_row(*((row[0], row[2]) if narrow else row))
-    return table
-
-
-def rates_lines(results: dict) -> list[str]:
-    """One line per configuration with failure modes: their rates over the trials."""
-    lines = []
-    for c in results["configurations"]:
-        rates = c.get("failure_mode_rates", {})
-        if rates:
-            shown = ", ".join(f"{m} {v:.0%}" for m, v in rates.items())
-            lines.append(f"  {c['name']}: {shown}")
-    return ["failure-mode rates over trials:", *lines] if lines else []
-
-
 def split_names(value: str | None) -> list[str]:
     """A comma-separated option value as its names, stripped, empty ones left out."""
     return [v.strip() for v in (value or "").split(",") if v.strip()]
@@ -283,7 +192,9 @@ WorkersOpt = Annotated[
 LOCK_WAIT_S = 60.0
 
 
-def write_outputs(out_dir: Path, results: dict[str, Any], wait: float | None = None) -> Path:
+def write_outputs(
+    out_dir: Path, results: Results | Mapping[str, Any], wait: float | None = None
+) -> Path:
     """Write ``out_dir/results.json`` and ``out_dir/index.html`` as one generation
     (:func:`toolreplay.outputs.publish`: both or neither, a kill included); returns the page's
     path. One writer of the folder at a time (a file lock; another writer is waited for up to
@@ -294,11 +205,10 @@ def write_outputs(out_dir: Path, results: dict[str, Any], wait: float | None = N
     from toolreplay.folders import folder_lock
     from toolreplay.outputs import publish, recover_outputs
     from toolreplay.report.render import stream_report
-    from toolreplay.results.format import check_results
+    from toolreplay.results.format import results_json_text
 
     wait = LOCK_WAIT_S if wait is None else wait
-    check_results(results)
-    text = json.dumps(results, ensure_ascii=False, indent=2) + "\n"
+    text = results_json_text(results)  # a mapping is validated first
     as_read = json.loads(text)  # the page is rendered from what results.json holds
     with folder_lock(out_dir, wait=wait, inside=True, what="writing reports into"):
         for note in recover_outputs(out_dir):

@@ -12,7 +12,6 @@ one document built whole). Nothing is judged here: every consumer reads the asse
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from toolreplay.audit.tables import Audit
 from toolreplay.evals import EvalSuite
@@ -24,18 +23,20 @@ from toolreplay.evaluation.sources import (
 )
 from toolreplay.judging.verdicts import FULL_JUDGE, Judge
 from toolreplay.results.build import TrialOutcomes, build_results
+from toolreplay.results.format import Results
 from toolreplay.results.trials import trial_outcome
 from toolreplay.runs.configuration import Progress
 
 
 @dataclass(frozen=True)
 class Evaluation:
-    """What :func:`evaluate` returns: ``results`` (the results.json document, validated
-    against :class:`toolreplay.results.format.Results` when written), the ``audit`` of the
+    """What :func:`evaluate` returns: ``results`` (the results.json document as the typed
+    :class:`toolreplay.results.format.Results`; written by
+    :func:`toolreplay.results.format.results_json_text`), the ``audit`` of the
     checks that apply to the source, what was ``collected`` (episodes with their assessments),
     and ``notes`` to tell the user (a manifest written)."""
 
-    results: dict[str, Any]
+    results: Results
     audit: Audit
     collected: Collected
 
@@ -79,6 +80,6 @@ def evaluate(
         trials=TrialOutcomes(
             outcomes, [q.id for q in collected.suite.questions], collected.trials
         ),
-        fidelity=collected.audit.to_dict(),
+        fidelity=collected.audit.to_fidelity(),
     )
     return Evaluation(results, collected.audit, collected)

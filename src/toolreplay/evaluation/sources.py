@@ -19,13 +19,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from toolreplay.audit.tables import Audit
 from toolreplay.cassettes.manifest import Manifest
 from toolreplay.evals import EvalSuite
 from toolreplay.judging.assessment import Assessment
 from toolreplay.judging.verdicts import Judge
+from toolreplay.results.format import Selection as SelectionRecord
 from toolreplay.runs.configuration import Progress
 from toolreplay.wire.episode import Episode
 
@@ -99,7 +100,7 @@ class EpisodeSource(Protocol):
 
 def selection_record(
     whole: EvalSuite, collected: Collected, known_questions: Sequence[str] | None = None
-) -> dict[str, Any]:
+) -> SelectionRecord:
     """The ``selection`` entry of results.json: the eval file (relative to the working
     folder when under it, else its name), the configurations and questions evaluated, and
     whether they are all the source and the eval file hold."""
@@ -109,10 +110,10 @@ def selection_record(
     except ValueError:
         shown = path.name
     known_q = list(known_questions) if known_questions is not None else whole.questions
-    return {
-        "eval_file": shown,
-        "configurations": list(collected.configurations),
-        "questions": [q.id for q in collected.suite.questions],
-        "all_configurations": len(collected.configurations) == collected.all_configurations,
-        "all_questions": len(collected.suite.questions) == len(known_q),
-    }
+    return SelectionRecord(
+        eval_file=shown,
+        configurations=list(collected.configurations),
+        questions=[q.id for q in collected.suite.questions],
+        all_configurations=len(collected.configurations) == collected.all_configurations,
+        all_questions=len(collected.suite.questions) == len(known_q),
+    )

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from toolreplay.judging.claims import Claims, read_claims
 from toolreplay.judging.grounding import Target, ValueCheck, fits_field
@@ -44,18 +43,6 @@ class Conclusion:
     claims: tuple[str, ...] = ()
     wrong: str | None = None
     tied: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "said": self.said,
-            "span": list(self.span) if self.span else None,
-            "actual": self.actual,
-            "values": list(self.values),
-            "correct": self.correct,
-        }
-        if self.claims:
-            out["claims"] = list(self.claims)
-        return out
 
 
 def _values(

@@ -70,15 +70,6 @@ class EpisodeError:
         problem = found["problem"]
         return cls(status, found["endpoint"], _server_message(problem) or problem, text)
 
-    def to_dict(self) -> dict[str, Any]:
-        """``{"status", "endpoint", "message", "text"}`` (the ``error`` of a results episode)."""
-        return {
-            "status": self.status,
-            "endpoint": self.endpoint,
-            "message": self.message,
-            "text": self.text,
-        }
-
     def summary(self) -> str:
         """The error in a few words: ``HTTP 500 from http://…/chat/completions``, ``HTTP 200
         from …, not a chat completion``, ``no response from …`` or ``no response

@@ -72,16 +72,6 @@ class ExpectationResult:
     explanation: str
     evidence: Evidence = field(default_factory=Evidence)
 
-    def to_dict(self) -> dict[str, Any]:
-        """``{"kind", "expected", "passed", "explanation", "evidence": {"message_index",
-        "span", "text", "tool_call"}}`` (results.json's ``episodes[].expectations[]``)."""
-        return {
-            "kind": self.kind,
-            "expected": self.expected,
-            "passed": self.passed,
-            "explanation": self.explanation,
-            "evidence": self.evidence.to_dict(),
-        }
 
 
 # ---- answer --------------------------------------------------------------------------------

@@ -45,7 +45,8 @@ units, so numbers in dates (``2026-09-17``, ``9月17日``) and coordinates (``31
 121.4581``, ``北纬39.9度``, ``39.9°N``, ``39°54′``) never count. The pass/fail verdict and the
 stop reason are not failure modes; they are reported beside them.
 
-Serialised shape of one label (:meth:`FailureMode.to_dict`, consumed by the HTML report)::
+Shape of one label in results.json (:func:`toolreplay.results.build.failure_mode_record`, read
+by the HTML report)::
 
     {"mode": str, "explanation": str,
      "evidence": {"message_index": int | None,   # index into episode.transcript
@@ -60,7 +61,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from toolreplay.judging.episode_errors import EpisodeError
 from toolreplay.judging.grounding import Target, ground_answer
@@ -114,19 +115,6 @@ class Evidence:
     text: str | None = None
     tool_call: ToolCall | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape in the module docstring (tool call arguments parsed)."""
-        return {
-            "message_index": self.message_index,
-            "span": list(self.span) if self.span is not None else None,
-            "text": self.text,
-            "tool_call": (
-                {"name": self.tool_call.name, "arguments": self.tool_call.parsed_arguments()}
-                if self.tool_call is not None
-                else None
-            ),
-        }
-
 
 @dataclass(frozen=True)
 class FailureMode:
@@ -137,13 +125,6 @@ class FailureMode:
     explanation: str
     evidence: Evidence
 
-    def to_dict(self) -> dict[str, Any]:
-        """``{"mode", "explanation", "evidence": {...}}`` (see the module docstring)."""
-        return {
-            "mode": self.mode,
-            "explanation": self.explanation,
-            "evidence": self.evidence.to_dict(),
-        }
 
 
 

@@ -61,7 +61,8 @@ comparatives, rankings and ties, each checked). :data:`FORMAT_JUDGE` only checks
 value of the measure with a unit), and :data:`NARROW_JUDGE` is that with the vocabulary's
 ``narrow_units`` only (weather: ``celsius-only``, the study's first, too-narrow judge; built
 from the default study's vocabulary on first access, :func:`narrow_judge` for another); the
-fidelity audit uses both. A :class:`Verdict` carries its evidence (:meth:`Verdict.to_dict`).
+fidelity audit uses both. A :class:`Verdict` carries its evidence (results store it as
+:func:`toolreplay.results.build.verdict_evidence`).
 
 **Declared measures.** A question whose eval file declares measures (``measures:``) is judged
 with them added to the judge's vocabulary (:meth:`FormatJudge.for_question`,
@@ -159,26 +160,6 @@ class Verdict:
     checks: tuple[ValueCheck, ...] = ()
     conclusion: Conclusion | None = None
     judge: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"judge", "passed", "explanation", "evidence": {"values": [...], "conclusion"}}``;
-        each value: ``{"span", "text", "kind", "stated_day", "stated_field", "stated_place",
-        "grounded", "tool_message_index", "tool_field", "tool_value", "tool_place",
-        "reason"}`` (format-only judges: span, text and kind only)."""
-        values = (
-            [c.to_dict() for c in self.checks]
-            if self.checks
-            else [{"span": [v.start, v.end], "text": v.text, "kind": v.kind} for v in self.values]
-        )
-        return {
-            "judge": self.judge,
-            "passed": self.passed,
-            "explanation": self.explanation,
-            "evidence": {
-                "values": values,
-                "conclusion": self.conclusion.to_dict() if self.conclusion else None,
-            },
-        }
 
 
 def _answer_of(episode: Episode | str) -> str:

@@ -151,9 +151,9 @@ def write_session_report(config: pytest.Config) -> str | None:
     target = Path(out)
     write_results(target / "results.json", results)
     page = write_report(target / "results.json", target / "index.html")
-    passed = sum(1 for e in results["episodes"] if e["passed"])
-    line = f"toolreplay: {passed} of {len(results['episodes'])} episodes passed in trial 1"
-    trials = results.get("trial_outcomes") or []
-    if len(trials) > len(results["episodes"]):  # repeated tests: every trial, as the report
-        line += f"; {sum(1 for t in trials if t['passed'])} of {len(trials)} over every trial"
+    passed = sum(1 for e in results.episodes if e.passed)
+    line = f"toolreplay: {passed} of {len(results.episodes)} episodes passed in trial 1"
+    trials = results.trial_outcomes or []
+    if len(trials) > len(results.episodes):  # repeated tests: every trial, as the report
+        line += f"; {sum(1 for t in trials if t.passed)} of {len(trials)} over every trial"
     return f"{line}; wrote {target / 'results.json'} and {page}"

@@ -91,6 +91,7 @@ def normalise_episode(
     if question is not None:
         from toolreplay.judging.assessment import assess
         from toolreplay.judging.verdicts import FULL_JUDGE
+        from toolreplay.results.build import failure_mode_record
 
         judge = judge or FULL_JUDGE
         assessment = assess(episode, question, judge)
@@ -99,7 +100,9 @@ def normalise_episode(
             "passed": assessment.verdict.passed,
             "explanation": assessment.verdict.explanation,
         }
-        out["failure_modes"] = [f.to_dict() for f in assessment.failure_modes]
+        out["failure_modes"] = [
+            failure_mode_record(f).model_dump(mode="json") for f in assessment.failure_modes
+        ]
     out["usage"] = episode.usage.to_dict()
     out["wall_time_s"] = episode.wall_time_s
     return out

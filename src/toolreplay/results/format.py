@@ -7,9 +7,11 @@ fails when the committed file differs), :func:`write_results` refuses a document
 not validate, and :func:`load_results` / :func:`check_results` validate what the report reads.
 The per-episode models live in :mod:`toolreplay.results.records` and are re-exported here.
 
-**In memory.** The same models are the results in memory: :func:`load_results` returns a
-:class:`Results`, and the report and diff read its attributes; their entry points also take a
-mapping shaped like the file, validated once by :func:`as_results`. Back to JSON:
+**In memory.** The same models are the results in memory: the pipeline builds a
+:class:`Results` (:func:`toolreplay.results.build.build_results`, setting only the fields the
+file holds), :func:`load_results` returns one, and the report and diff read its attributes;
+their entry points also take a mapping shaped like the file, validated once by
+:func:`as_results`. Back to JSON:
 :func:`results_document` / :func:`results_json_text` (only the fields that were set, in the
 models' order, which is the writer's: a file read and dumped again is the same bytes). A
 transcript message stays the chat-format dict it was recorded as (:data:`ChatMessage`).
@@ -33,15 +35,16 @@ Shape (key order as written)::
                    "error"}, ...],                 # "error" only when the model API failed
      "fidelity": {"passed", "checks", "tables", "ablations", "judge_flips"}}
 
-An episode's ``failure_modes`` is a list of :meth:`toolreplay.judging.failures.FailureMode.to_dict`
-(``{"mode", "explanation", "evidence": {"message_index", "span", "text", "tool_call"}}``); a
-configuration's ``failure_modes`` counts the episodes carrying each mode
-(``{"empty_answer": 2, ...}``, modes with no episode left out). An episode that ended on a model
-API error (stop reason ``error``, failure mode ``error``) has ``"error": {"status", "endpoint",
-"message", "text"}`` (:class:`EpisodeError`); the transcript holds no message for it. An
+An episode's ``failure_modes`` is a list of :class:`FailureModeRecord`
+(:func:`toolreplay.results.build.failure_mode_record`: ``{"mode", "explanation", "evidence":
+{"message_index", "span", "text", "tool_call"}}``); a configuration's ``failure_modes`` counts
+the episodes carrying each mode (``{"empty_answer": 2, ...}``, modes with no episode left
+out). An episode that ended on a model API error (stop reason ``error``, failure mode
+``error``) has ``"error": {"status", "endpoint", "message", "text"}`` (:class:`EpisodeError`);
+the transcript holds no message for it. An
 episode whose question declares expectations (the eval file's ``expect:``) has
 ``"expectations"``, one :class:`ExpectationRecord` each
-(:meth:`toolreplay.judging.expectations.ExpectationResult.to_dict`: ``{"kind", "expected",
+(:func:`toolreplay.results.build.expectation_record`: ``{"kind", "expected",
 "passed", "explanation", "evidence"}``), and passes only when all of them pass; the key is
 absent when it declares none.
 
@@ -155,7 +158,7 @@ __all__ = [
 
 class SpreadRecord(_Model):
     """Mean, population standard deviation, min and max of a count over every trial
-    (:meth:`toolreplay.results.metrics.Spread.to_dict`, 4 decimals)."""
+    (:meth:`toolreplay.results.metrics.Spread.to_record`, 4 decimals)."""
 
     mean: float = Field(description="Mean.")
     sd: float = Field(description="Population standard deviation.")
@@ -182,8 +185,9 @@ class ConfigurationSummary(_Model):
     total: int = Field(description="Episodes run.")
     avg_rounds: float = Field(description="Mean rounds per episode (2 decimals).")
     avg_tool_calls: float = Field(description="Mean executed tool calls per episode (2 decimals).")
-    recorded_wall_time_s: float = Field(
-        description="Recorded wall time summed over episodes (seconds, 3 decimals)."
+    recorded_wall_time_s: int | float = Field(
+        description="Recorded wall time summed over episodes (seconds, 3 decimals; the integer 0 "
+        "when the configuration has no episode)."
     )
     avg_tokens: float = Field(description="Mean total tokens per episode (1 decimal).")
     stop_reasons: dict[str, int] | None = Field(

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from toolreplay.results.format import SpreadRecord
+
 
 def _check(n: int, c: int, k: int) -> None:
     if n < 1:
@@ -77,13 +79,15 @@ class Spread:
         sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
         return cls(mean, sd, min(values), max(values))
 
-    def to_dict(self, digits: int = 4) -> dict[str, float]:
-        return {
-            "mean": round(self.mean, digits),
-            "sd": round(self.sd, digits),
-            "min": round(self.min, digits),
-            "max": round(self.max, digits),
-        }
+    def to_record(self, digits: int = 4) -> SpreadRecord:
+        """As results store it, each figure rounded to ``digits`` places (an integer stays
+        one: ``min`` and ``max`` of counts)."""
+        return SpreadRecord(
+            mean=round(self.mean, digits),
+            sd=round(self.sd, digits),
+            min=round(self.min, digits),
+            max=round(self.max, digits),
+        )
 
 
 def rate(count: int, total: int) -> float:

@@ -148,7 +148,8 @@ class Usage(_Model):
 
 class EpisodeError(_Model):
     """The model API error an episode ended on
-    (:class:`toolreplay.judging.failures.EpisodeError`)."""
+    (:class:`toolreplay.judging.episode_errors.EpisodeError`, as
+    :func:`toolreplay.results.build.error_record` gives it)."""
 
     status: int | None = Field(
         None, description="HTTP status the model endpoint answered; null when no response came."
@@ -163,7 +164,8 @@ class EpisodeError(_Model):
 
 class GroundedValue(_Model):
     """A value the answer states, and the tool result it was checked against
-    (:meth:`toolreplay.judging.grounding.ValueCheck.to_dict`; a format-only judge gives span,
+    (:meth:`toolreplay.judging.grounding.ValueCheck.to_dict`, read by
+    :func:`toolreplay.results.build.verdict_evidence`; a format-only judge gives span,
     text and kind only)."""
 
     span: Span | None = Field(
@@ -192,7 +194,8 @@ class GroundedValue(_Model):
 
 
 class Conclusion(_Model):
-    """A comparison's conclusion (:class:`toolreplay.judging.comparisons.Conclusion`)."""
+    """A comparison's conclusion (:class:`toolreplay.judging.comparisons.Conclusion`, as
+    :func:`toolreplay.results.build.conclusion_record` gives it)."""
 
     said: str | None = Field(None, description="The place the answer names.")
     span: Span | None = Field(None, description="Where the answer names it.")
@@ -205,8 +208,8 @@ class Conclusion(_Model):
 
 
 class VerdictEvidence(_Model):
-    """What the judge's verdict rests on (:meth:`toolreplay.judging.verdicts.Verdict.to_dict`'s
-    ``evidence``)."""
+    """What the judge's verdict rests on (:func:`toolreplay.results.build.verdict_evidence` of
+    the :class:`toolreplay.judging.verdicts.Verdict`)."""
 
     values: list[GroundedValue] = Field(description="The values read from the answer.")
     conclusion: Conclusion | None = Field(
@@ -252,7 +255,7 @@ class EpisodeResult(_Model):
         "no reply.",
     )
     usage: Usage | None = Field(None, description="Token usage summed over rounds.")
-    recorded_wall_time_s: float | None = Field(
+    recorded_wall_time_s: int | float | None = Field(
         None, description="Wall time of the episode when it was recorded (seconds, manifest)."
     )
     failure_modes: list[FailureModeRecord] | None = Field(

@@ -11,29 +11,43 @@ trial, and failure-mode rates (episodes carrying the mode / episodes).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TypedDict
 
 from toolreplay.judging.assessment import Assessment
 from toolreplay.judging.failures import FAILURE_MODES
+from toolreplay.results.format import QuestionTrials, SpreadRecord, TrialOutcome
 from toolreplay.results.metrics import Spread, curve, mean_curve, rate
 from toolreplay.wire.episode import Episode
 
 
-def trial_outcome(trial: int, episode: Episode, assessment: Assessment) -> dict[str, Any]:
-    """``{"configuration", "question_id", "trial", "passed", "rounds", "tool_calls",
-    "stop_reason", "failure_modes": [mode, ...]}`` for one trial, from its
-    :class:`~toolreplay.judging.assessment.Assessment` (the one pass rule, as
+def trial_outcome(trial: int, episode: Episode, assessment: Assessment) -> TrialOutcome:
+    """One trial's outcome (``configuration``, ``question_id``, ``trial``, ``passed``,
+    ``rounds``, ``tool_calls``, ``stop_reason``, ``failure_modes``: the modes' names), from
+    its :class:`~toolreplay.judging.assessment.Assessment` (the one pass rule, as
     ``results.json``'s episodes)."""
-    return {
-        "configuration": episode.configuration,
-        "question_id": episode.question_id,
-        "trial": trial,
-        "passed": assessment.passed,
-        "rounds": len(episode.rounds),
-        "tool_calls": len(episode.tool_calls),
-        "stop_reason": episode.stop_reason,
-        "failure_modes": assessment.modes,
-    }
+    return TrialOutcome(
+        configuration=episode.configuration,
+        question_id=episode.question_id,
+        trial=trial,
+        passed=assessment.passed,
+        rounds=len(episode.rounds),
+        tool_calls=len(episode.tool_calls),
+        stop_reason=episode.stop_reason,
+        failure_modes=list(assessment.modes),
+    )
+
+
+class TrialFields(TypedDict):
+    """A configuration's fields over every trial (:func:`summarize_trials`), its
+    :class:`~toolreplay.results.format.ConfigurationSummary` is updated with."""
+
+    trials: int
+    pass_at_k: dict[str, float]
+    pass_hat_k: dict[str, float]
+    rounds_over_trials: SpreadRecord
+    tool_calls_over_trials: SpreadRecord
+    failure_mode_rates: dict[str, float]
+    questions: list[QuestionTrials]
 
 
 def _keyed(values: Mapping[int, float]) -> dict[str, float]:
@@ -41,47 +55,49 @@ def _keyed(values: Mapping[int, float]) -> dict[str, float]:
 
 
 def summarize_trials(
-    outcomes: Sequence[Mapping[str, Any]],
+    outcomes: Sequence[TrialOutcome],
     configuration_names: Sequence[str],
     question_ids: Sequence[str],
-) -> dict[str, dict[str, Any]]:
-    """Per configuration name: ``{"trials", "pass_at_k", "pass_hat_k", "rounds_over_trials",
-    "tool_calls_over_trials", "failure_mode_rates", "questions"}`` (see the module
-    docstring). ``trials`` is the smallest number of trials any of its questions has;
-    ``pass_at_k``/``pass_hat_k`` map ``"k"`` (1..trials) to a value in [0, 1], rounded to 4
-    places; ``rounds_over_trials`` and ``tool_calls_over_trials`` are ``{"mean", "sd", "min",
-    "max"}`` over every trial (population sd); ``failure_mode_rates`` maps a mode to the share
-    of trials carrying it (modes never seen left out); ``questions`` lists ``{"question_id",
-    "trials", "passes", "pass_at_k", "pass_hat_k"}``."""
-    out: dict[str, dict[str, Any]] = {}
+) -> dict[str, TrialFields]:
+    """Per configuration name, its trial fields (:class:`~toolreplay.results.format.
+    ConfigurationSummary`'s ``trials``, ``pass_at_k``, ``pass_hat_k``,
+    ``rounds_over_trials``, ``tool_calls_over_trials``, ``failure_mode_rates``,
+    ``questions``; see the module docstring), to update its summary with. ``trials`` is the
+    smallest number of trials any of its questions has; ``pass_at_k``/``pass_hat_k`` map
+    ``"k"`` (1..trials) to a value in [0, 1], rounded to 4 places; ``rounds_over_trials`` and
+    ``tool_calls_over_trials`` are :class:`~toolreplay.results.format.SpreadRecord` over every
+    trial (population sd); ``failure_mode_rates`` maps a mode to the share of trials carrying
+    it (modes never seen left out); ``questions`` lists
+    :class:`~toolreplay.results.format.QuestionTrials`."""
+    out: dict[str, TrialFields] = {}
     for name in configuration_names:
-        mine = [o for o in outcomes if o["configuration"] == name]
-        per_q: list[dict[str, Any]] = []
+        mine = [o for o in outcomes if o.configuration == name]
+        per_q: list[QuestionTrials] = []
         at_curves, hat_curves = [], []
         for qid in question_ids:
-            runs = sorted((o for o in mine if o["question_id"] == qid), key=lambda o: o["trial"])
+            runs = sorted((o for o in mine if o.question_id == qid), key=lambda o: o.trial)
             if not runs:
                 continue
-            passed = [bool(o["passed"]) for o in runs]
+            passed = [bool(o.passed) for o in runs]
             at, hat = curve(passed, "pass_at_k"), curve(passed, "pass_hat_k")
             at_curves.append(at)
             hat_curves.append(hat)
             per_q.append(
-                {
-                    "question_id": qid,
-                    "trials": len(runs),
-                    "passes": sum(passed),
-                    "pass_at_k": _keyed(at),
-                    "pass_hat_k": _keyed(hat),
-                }
+                QuestionTrials(
+                    question_id=qid,
+                    trials=len(runs),
+                    passes=sum(passed),
+                    pass_at_k=_keyed(at),
+                    pass_hat_k=_keyed(hat),
+                )
             )
-        counts = {m: sum(1 for o in mine if m in o["failure_modes"]) for m in FAILURE_MODES}
+        counts = {m: sum(1 for o in mine if m in (o.failure_modes or ())) for m in FAILURE_MODES}
         out[name] = {
-            "trials": min((q["trials"] for q in per_q), default=0),
+            "trials": min((q.trials for q in per_q), default=0),
             "pass_at_k": _keyed(mean_curve(at_curves)),
             "pass_hat_k": _keyed(mean_curve(hat_curves)),
-            "rounds_over_trials": Spread.of([o["rounds"] for o in mine]).to_dict(),
-            "tool_calls_over_trials": Spread.of([o["tool_calls"] for o in mine]).to_dict(),
+            "rounds_over_trials": Spread.of([o.rounds or 0 for o in mine]).to_record(),
+            "tool_calls_over_trials": Spread.of([o.tool_calls or 0 for o in mine]).to_record(),
             "failure_mode_rates": {m: round(rate(c, len(mine)), 4) for m, c in counts.items() if c},
             "questions": per_q,
         }

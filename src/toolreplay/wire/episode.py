@@ -1,6 +1,7 @@
 """Episode data: what one question under one configuration produced.
 
-All frozen dataclasses; ``to_dict`` gives the JSON shapes used in ``reports/results.json``.
+All frozen dataclasses; :mod:`toolreplay.results.build` turns them into the records of
+``reports/results.json`` (``Usage.to_dict`` is the usage a snapshot pins).
 Messages are kept as the OpenAI chat format dicts the model saw
 (``{"role": ..., "content": ..., "tool_calls": [...]}``, ``{"role": "tool", ...}``).
 """
