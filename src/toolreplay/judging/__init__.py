@@ -13,7 +13,7 @@ _EXPORTS: dict[str, str] = {
     "Assessment": "assessment",
     "CORPUS_NAME": "phrasings",
     "Comparison": "vocabulary",
-    "EpisodeError": "episode_errors",
+    "ExpectationResult": "expectations",
     "FAILURE_MODES": "failures",
     "FORMAT_JUDGE": "verdicts",
     "FULL_JUDGE": "verdicts",

@@ -11,7 +11,10 @@ from typing import Any
 #: on first use so importing the package stays cheap.
 _EXPORTS: dict[str, str] = {
     "ReportError": "render",
+    "rates_lines": "console",
     "stream_report": "render",
+    "summary_table": "console",
+    "trials_table": "console",
     "write_report": "render",
 }
 
