@@ -117,16 +117,7 @@ def test_no_module_imports_another_packages_private_names() -> None:
 
 #: Modules still importing private names from other modules of their own package; each is
 #: being rewritten on another branch (issue 28). Remove an entry once its module imports none.
-PRIVATE_IMPORTS_FOR_NOW = {
-    "toolreplay.report.episodes",  # being rewritten on another branch
-    "toolreplay.report.fidelity",  # being rewritten on another branch
-    "toolreplay.report.render",  # being rewritten on another branch
-    "toolreplay.report.summary",  # being rewritten on another branch
-    "toolreplay.report.table",  # being rewritten on another branch
-    "toolreplay.report.transcripts",  # being rewritten on another branch
-    "toolreplay.results.format",  # being rewritten on another branch (results.records._Model)
-    "toolreplay.study.weather.baseline",  # being rewritten on another branch
-}
+PRIVATE_IMPORTS_FOR_NOW: set[str] = set()  # none left
 
 
 def test_no_module_imports_another_modules_private_names() -> None:

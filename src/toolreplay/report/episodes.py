@@ -1,5 +1,4 @@
-"""Report pieces per episode: its tool-call chain, highlighted evidence, a failure card.
-"""
+"""Report pieces per episode: its tool-call chain, highlighted evidence, a failure card."""
 
 from __future__ import annotations
 
@@ -7,8 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay.report.summary import _mode_label
-from toolreplay.report.text import Segment, _text
+from toolreplay.report.summary import mode_label
+from toolreplay.report.text import Segment, text_view
 from toolreplay.results.format import (
     CallRecord,
     EpisodeError,
@@ -35,7 +34,7 @@ def _error_summary(error: EpisodeError) -> str:
     return f"no response{where}"
 
 
-def _episode_error(ep: EpisodeResult, anchor: str) -> dict[str, Any] | None:
+def episode_error_view(ep: EpisodeResult, anchor: str) -> dict[str, Any] | None:
     """The model API error the episode ended on (``ep.error``) for display: ``{"anchor",
     "round", "summary", "status", "message"}`` (the message cut with "show all" when long);
     None when the episode did not end on one."""
@@ -48,11 +47,11 @@ def _episode_error(ep: EpisodeResult, anchor: str) -> dict[str, Any] | None:
         "round": ep.rounds + 1,
         "summary": _error_summary(error),
         "status": error.status,
-        "message": _text(message, lang=False),
+        "message": text_view(message, lang=False),
     }
 
 
-def _chain(ep: EpisodeResult) -> dict[str, Any]:
+def chain_view(ep: EpisodeResult) -> dict[str, Any]:
     """The episode's tool calls grouped by round (``→`` between rounds, parallel calls side by
     side), then the pending tool calls the host never ran, then the error the episode ended
     on, if any."""
@@ -66,10 +65,11 @@ def _chain(ep: EpisodeResult) -> dict[str, Any]:
     for call in calls:
         args = call.arguments
         rounds.setdefault(call.round, []).append(
-            {"name": call.name, "args": None if args is None else _text(_compact(args))}
+            {"name": call.name, "args": None if args is None else text_view(_compact(args))}
         )
     pending = [
-        {"name": c.name, "args": _text(_compact(c.arguments))} for c in ep.pending_tool_calls or []
+        {"name": c.name, "args": text_view(_compact(c.arguments))}
+        for c in ep.pending_tool_calls or []
     ]
     error = ep.error
     return {
@@ -82,7 +82,7 @@ def _chain(ep: EpisodeResult) -> dict[str, Any]:
     }
 
 
-def _episode_modes(ep: EpisodeResult) -> str:
+def episode_modes(ep: EpisodeResult) -> str:
     """The episode's failure modes as a space-separated attribute value (for filters)."""
     return " ".join(ep.modes)
 
@@ -94,7 +94,7 @@ def _text_of(message: Mapping[str, Any] | None) -> str | None:
     return content if isinstance(content, str) else None
 
 
-def _highlight(text: str, span: Any, quoted: str | None, mode: str) -> list[Segment] | None:
+def highlight_segments(text: str, span: Any, quoted: str | None, mode: str) -> list[Segment] | None:
     """``text`` split so the evidence is its own marked segment: by ``span`` when it fits the
     text, else at the first occurrence of ``quoted``; None when neither locates it."""
     start = end = None
@@ -141,7 +141,7 @@ def pretty_json(value: Any, indent: int = 0, start: int | None = None) -> str:
     return open_ + "\n" + ",\n".join(items) + "\n" + " " * indent + close
 
 
-def _pretty(value: Any) -> tuple[str, bool]:
+def pretty_value(value: Any) -> tuple[str, bool]:
     """``(text, is_json)``: JSON text pretty-printed (:func:`pretty_json`) when it parses, other
     strings as they are, other values pretty-printed."""
     if isinstance(value, str):
@@ -152,7 +152,7 @@ def _pretty(value: Any) -> tuple[str, bool]:
     return pretty_json(value), True
 
 
-def _one_line(value: Any) -> str:
+def one_line(value: Any) -> str:
     """Tool-call arguments as one line of JSON (a JSON string's text parsed first)."""
     if isinstance(value, str):
         try:
@@ -162,26 +162,26 @@ def _one_line(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _pending(ep: EpisodeResult) -> list[dict[str, Any]]:
+def pending_calls_view(ep: EpisodeResult) -> list[dict[str, Any]]:
     """The episode's ``pending_tool_calls`` (requested in the last reply, never run)."""
     return [
-        {"name": c.name, "arguments": _text(_one_line(c.arguments), lang=False)}
+        {"name": c.name, "arguments": text_view(one_line(c.arguments), lang=False)}
         for c in ep.pending_tool_calls or []
     ]
 
 
-def _message_anchor(anchor: str, index: int | None) -> str:
+def message_anchor_of(anchor: str, index: int | None) -> str:
     return anchor if index is None else f"{anchor}-m{index}"
 
 
-def _failure(ep: EpisodeResult, fm: FailureModeRecord, anchor: str) -> dict[str, Any]:
+def failure_card(ep: EpisodeResult, fm: FailureModeRecord, anchor: str) -> dict[str, Any]:
     """One gallery card: the question, the final text (the evidence marked in it when it lies
     there), the evidence message otherwise, the tool calls the host never ran, and a link to
     the exact transcript message holding the evidence."""
     mode = fm.mode
     evidence = fm.evidence
     transcript = ep.transcript
-    error = _episode_error(ep, anchor) if mode == "error" else None
+    error = episode_error_view(ep, anchor) if mode == "error" else None
     index = None if evidence is None else evidence.message_index
     message = transcript[index] if index is not None and 0 <= index < len(transcript) else None
     answer = ep.answer
@@ -194,47 +194,45 @@ def _failure(ep: EpisodeResult, fm: FailureModeRecord, anchor: str) -> dict[str,
     if error is not None:
         located = True  # the evidence is the error, shown in full (cut with "show all")
     elif message is None or target == answer:
-        answer_marked = _highlight(answer, span, quoted, mode) if answer else None
+        answer_marked = highlight_segments(answer, span, quoted, mode) if answer else None
         located = answer_marked is not None
     elif target is not None:
-        marked = _highlight(target, span, quoted, mode)
+        marked = highlight_segments(target, span, quoted, mode)
         located = marked is not None
         evidence_message = {
             "index": index,
             "role": message.get("role", "?"),
-            "text": _text(marked or [Segment(target)]),
+            "text": text_view(marked or [Segment(target)]),
         }
     tool_call = None if evidence is None else evidence.tool_call
     evidence_call = (
-        {"name": tool_call.name, "arguments": _one_line(tool_call.arguments)}
-        if tool_call
-        else None
+        {"name": tool_call.name, "arguments": one_line(tool_call.arguments)} if tool_call else None
     )
-    pending = _pending(ep)
+    pending = pending_calls_view(ep)
     pending_plain = [
-        {"name": p["name"], "arguments": _one_line(c.arguments)}
+        {"name": p["name"], "arguments": one_line(c.arguments)}
         for p, c in zip(pending, ep.pending_tool_calls or [], strict=True)
     ]
     # link to the last message when the evidence names none (the answer is the last reply)
     link_index = index if message is not None else (len(transcript) - 1 if transcript else None)
     return {
         "mode": mode,
-        "label": _mode_label(mode),
-        "explanation": _text(fm.explanation or "", lang=False),
+        "label": mode_label(mode),
+        "explanation": text_view(fm.explanation or "", lang=False),
         "error": error,
         "configuration": ep.configuration,
         "question_id": ep.question_id,
-        "question": _text(ep.question),
+        "question": text_view(ep.question),
         "passed": ep.passed,
         "anchor": anchor,
-        "message_anchor": error["anchor"] if error else _message_anchor(anchor, link_index),
+        "message_anchor": error["anchor"] if error else message_anchor_of(anchor, link_index),
         "message_index": link_index,
-        "answer": _text(answer_marked or [Segment(answer)]) if answer else None,
+        "answer": text_view(answer_marked or [Segment(answer)]) if answer else None,
         "evidence_message": evidence_message,
-        "quoted": _text(quoted) if quoted and not located else None,
+        "quoted": text_view(quoted) if quoted and not located else None,
         # the evidence's tool call is shown apart only when it is not one of the pending ones
         "tool_call": None
         if evidence_call is None or evidence_call in pending_plain
-        else {"name": evidence_call["name"], "arguments": _text(evidence_call["arguments"])},
+        else {"name": evidence_call["name"], "arguments": text_view(evidence_call["arguments"])},
         "pending": pending,
     }

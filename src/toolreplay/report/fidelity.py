@@ -1,5 +1,4 @@
-"""The fidelity section: checks in plain words, glossary, the near-miss table and ablation flips.
-"""
+"""The fidelity section: checks in plain words, glossary, the near-miss table and ablation flips."""
 
 from __future__ import annotations
 
@@ -8,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolreplay.report.labels import toolset_labels
-from toolreplay.report.summary import _ordered, _split_name, _status
-from toolreplay.report.text import _mixed, _plural
+from toolreplay.report.summary import ordered_names, pass_status, split_configuration_name
+from toolreplay.report.text import mixed_script_html, plural_of
 from toolreplay.results.format import Fidelity
 
 #: Plain-words title and lead sentence per fidelity check (what it asks, before the result);
@@ -124,11 +123,11 @@ def _plain(evidence: str) -> str:
     place chosen"; "6 episode(s)" → "6 episodes"."""
     text = _IN_ZERO.sub("never changed the place chosen", evidence)
     text = _IN_N.sub(
-        lambda m: f"changed the place chosen in {_plural(int(m.group(1)), 'episode')}", text
+        lambda m: f"changed the place chosen in {plural_of(int(m.group(1)), 'episode')}", text
     )
     text = _PLURAL_S.sub(
         lambda m: (
-            m.group(1) + " " + m.group(2) + _plural(int(m.group(1)), m.group(3)).split(" ")[1]
+            m.group(1) + " " + m.group(2) + plural_of(int(m.group(1)), m.group(3)).split(" ")[1]
         ),
         text,
     )
@@ -169,7 +168,9 @@ def _near_miss(tables: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     # per toolset: would the near miss have ordered the single and loop hosts differently?
     scores = {r["name"]: r for r in rows}
     claims, named = [], set()
-    for toolset in _ordered((p[1] for p in map(_split_name, scores) if p), toolset_labels()):
+    for toolset in ordered_names(
+        (p[1] for p in map(split_configuration_name, scores) if p), toolset_labels()
+    ):
         s, lp = scores.get(f"single+{toolset}"), scores.get(f"loop+{toolset}")
         if not s or not lp:
             continue
@@ -208,7 +209,7 @@ def _near_miss(tables: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     }
 
 
-def _fidelity(fidelity: Fidelity | None) -> dict[str, Any] | None:
+def fidelity_view(fidelity: Fidelity | None) -> dict[str, Any] | None:
     """None when the audit has not run (no ``fidelity`` key); else checks (each with its
     plain-words title and lead, and the table that belongs to it), tables, ablations."""
     if fidelity is None:
@@ -223,10 +224,7 @@ def _fidelity(fidelity: Fidelity | None) -> dict[str, Any] | None:
         {
             "key": key,
             "title": key if t.title is None else t.title,
-            "rows": [
-                {**r.model_dump(), "status": _status(r.passed, r.total)}
-                for r in t.rows
-            ],
+            "rows": [{**r.model_dump(), "status": pass_status(r.passed, r.total)} for r in t.rows],
         }
         for key, t in (fidelity.tables or {}).items()
     ]
@@ -236,7 +234,7 @@ def _fidelity(fidelity: Fidelity | None) -> dict[str, Any] | None:
             "configuration": a.configuration,
             "passed": a.passed,
             "total": a.total,
-            "status": _status(a.passed, a.total),
+            "status": pass_status(a.passed, a.total),
             # dicts: the template reads a flip's "from", a Python keyword
             "flips": [f.model_dump(by_alias=True) for f in a.flips or []],
         }
@@ -256,7 +254,7 @@ def _fidelity(fidelity: Fidelity | None) -> dict[str, Any] | None:
             {
                 "name": c.name,
                 "title": title,
-                "lead": _mixed(lead),
+                "lead": mixed_script_html(lead),
                 "passed": c.passed,
                 "not_applicable": bool(c.not_applicable),
                 # the near-miss explanation only restates its table's numbers
@@ -264,7 +262,7 @@ def _fidelity(fidelity: Fidelity | None) -> dict[str, Any] | None:
                 # the ablation evidence only restates its table's rows
                 "evidence": []
                 if attach == "ablations"
-                else [_mixed(_plain(e)) for e in c.evidence or []],
+                else [mixed_script_html(_plain(e)) for e in c.evidence or []],
                 "attach": attach,
             }
         )
@@ -277,5 +275,5 @@ def _fidelity(fidelity: Fidelity | None) -> dict[str, Any] | None:
         "near_miss": near,
         "ablations": ablations,
         "ablations_shown": "ablation" in names,
-        "glossary": [{"term": t, "text": _mixed(x)} for t, x in glossary],
+        "glossary": [{"term": t, "text": mixed_script_html(x)} for t, x in glossary],
     }

@@ -67,22 +67,27 @@ from markupsafe import Markup
 
 from toolreplay.diff import Run
 from toolreplay.outputs import atomic_writer
-from toolreplay.report.fidelity import _fidelity
+from toolreplay.report.fidelity import fidelity_view
 from toolreplay.report.labels import METRICS
 from toolreplay.report.summary import (
-    _anchors,
-    _charts,
-    _grid,
-    _header,
-    _metrics,
-    _mode_counts,
-    _over_trials,
-    _trial_count,
-    _verdict,
+    charts_view,
+    episode_anchors,
+    grid_view,
+    header_view,
+    metrics_view,
+    mode_counts_view,
+    over_trials_view,
+    trial_count_of,
+    verdict_view,
 )
 from toolreplay.report.table import LARGE_RUN, episode_rows, gallery, matrix
-from toolreplay.report.text import _block_html, _inline_html, _text
-from toolreplay.report.transcripts import _compare, _filters, _transcripts, shared_system
+from toolreplay.report.text import block_html, inline_html, text_view
+from toolreplay.report.transcripts import (
+    compare_view,
+    filters_view,
+    shared_system,
+    transcripts_view,
+)
 from toolreplay.report.trials import trials_view
 from toolreplay.results.format import (
     Results,
@@ -134,8 +139,8 @@ def _environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters["block"] = _block_html
-    env.filters["inline"] = _inline_html
+    env.filters["block"] = block_html
+    env.filters["inline"] = inline_html
     return env
 
 
@@ -256,37 +261,37 @@ def build_page(
     set's shared system prompt shown once."""
     results = as_results(results)
     episodes = list(results.episodes)
-    anchors = _anchors(episodes)
+    anchors = episode_anchors(episodes)
     configurations = list(results.configurations)
     prov = results.provenance
-    modes = _mode_counts(episodes)
-    fidelity = _fidelity(results.fidelity)
+    modes = mode_counts_view(episodes)
+    fidelity = fidelity_view(results.fidelity)
     stand_in = prov.provenance == "stand-in"
-    trials = _over_trials(results)
+    trials = over_trials_view(results)
     large = len(episodes) > LARGE_RUN
     system = shared_system(episodes) if large else None
     trials_view_ = trials_view(results)
     return {
         "title": f"toolreplay report: {results.cassette_set} ({prov.provenance})",
-        "header": _header(results),
-        "verdict": _verdict(
-            configurations, modes, fidelity, episodes, trials, _trial_count(results)
+        "header": header_view(results),
+        "verdict": verdict_view(
+            configurations, modes, fidelity, episodes, trials, trial_count_of(results)
         ),
-        "grid": _grid(configurations, modes, trials),
-        "metrics": _metrics(configurations, modes),
+        "grid": grid_view(configurations, modes, trials),
+        "metrics": metrics_view(configurations, modes),
         "metric_labels": [label for _, label, _ in METRICS],
-        "charts": _charts(configurations, skip=("recorded_wall_time_s",) if stand_in else ()),
+        "charts": charts_view(configurations, skip=("recorded_wall_time_s",) if stand_in else ()),
         "wall_time_charted": not stand_in,
         "episodes": episode_rows(results, episodes, anchors),
         "matrix": matrix(episodes, configurations, anchors, detail=not large),
         "gallery": gallery(episodes, configurations, anchors),
         "fidelity": fidelity,
-        "transcripts": _transcripts(episodes, configurations, anchors, large, system),
+        "transcripts": transcripts_view(episodes, configurations, anchors, large, system),
         # "Consistency over trials" (trials.py); left out for a one-trial set
         "trials": trials_view_ if trials_view_ and trials_view_["trials"] > 1 else None,
-        "filters": _filters(episodes, configurations),
-        "compare": None if compare is None else _compare(compare, results, episodes, anchors),
+        "filters": filters_view(episodes, configurations),
+        "compare": None if compare is None else compare_view(compare, results, episodes, anchors),
         "large": large,
-        "system": None if system is None else _text(system),
+        "system": None if system is None else text_view(system),
         "tx": "",  # the transcripts page's file name when they are not in this page
     }

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from toolreplay.report.labels import FAILURE_MODES, HOSTS, METRICS, SOURCES, toolset_labels
-from toolreplay.report.text import _number
+from toolreplay.report.text import format_number
 from toolreplay.results.format import (
     ConfigurationSummary,
     Endpoint,
@@ -48,7 +48,7 @@ def _endpoints(prov: Provenance) -> dict[str, Any] | None:
     }
 
 
-def _header(results: Results) -> dict[str, Any]:
+def header_view(results: Results) -> dict[str, Any]:
     prov = results.provenance
     endpoints = _endpoints(prov)
     model = endpoints["model"] if endpoints else None
@@ -69,21 +69,21 @@ def _header(results: Results) -> dict[str, Any]:
         "packages": [{"name": k, "version": v} for k, v in (prov.packages or {}).items()],
         "episodes": len(results.episodes),
         "configurations": len(results.configurations),
-        "trials": _trial_count(results),
+        "trials": trial_count_of(results),
     }
 
 
-def _trial_count(results: Results) -> int:
+def trial_count_of(results: Results) -> int:
     """Trials per episode (1 for results without trial fields)."""
     return max(results.trials or 1, 1)
 
 
-def _over_trials(results: Results) -> dict[str, dict[str, Any]] | None:
+def over_trials_view(results: Results) -> dict[str, dict[str, Any]] | None:
     """Per configuration, its passes over every trial: ``{"passed", "total", "always",
     "questions", "status", "modes"}`` (``always``: questions that passed in every trial;
     ``modes``: trials carrying each failure mode, from ``trial_outcomes``). None for a set with
     one trial per episode (trial 1 is then the whole story)."""
-    if _trial_count(results) < 2:
+    if trial_count_of(results) < 2:
         return None
     counts: dict[str, dict[str, int]] = {}
     for o in results.trial_outcomes or []:
@@ -103,16 +103,16 @@ def _over_trials(results: Results) -> dict[str, dict[str, Any]] | None:
             "total": total,
             "always": sum(1 for q in questions if q.passes == q.trials),
             "questions": len(questions),
-            "status": _status(passed, total),
+            "status": pass_status(passed, total),
             "modes": [
-                {"mode": m, "label": _mode_label(m), "count": per[m]}
-                for m in _ordered(sorted(per), FAILURE_MODES)
+                {"mode": m, "label": mode_label(m), "count": per[m]}
+                for m in ordered_names(sorted(per), FAILURE_MODES)
             ],
         }
     return out or None
 
 
-def _anchors(episodes: Sequence[EpisodeResult]) -> list[str]:
+def episode_anchors(episodes: Sequence[EpisodeResult]) -> list[str]:
     """A stable, unique HTML id per episode: ``ep-<n>-<configuration>-<question id>``."""
     out = []
     for n, ep in enumerate(episodes, 1):
@@ -121,11 +121,11 @@ def _anchors(episodes: Sequence[EpisodeResult]) -> list[str]:
     return out
 
 
-def _mode_label(mode: str) -> str:
+def mode_label(mode: str) -> str:
     return FAILURE_MODES.get(mode, mode.replace("_", " "))
 
 
-def _mode_counts(episodes: Sequence[EpisodeResult]) -> dict[str, dict[str, int]] | None:
+def mode_counts_view(episodes: Sequence[EpisodeResult]) -> dict[str, dict[str, int]] | None:
     """Per configuration, episodes carrying each failure mode (known modes first); None when
     no episode was classified."""
     if not any(ep.failure_modes is not None for ep in episodes):
@@ -136,7 +136,7 @@ def _mode_counts(episodes: Sequence[EpisodeResult]) -> dict[str, dict[str, int]]
         for mode in ep.modes:
             per[mode] = per.get(mode, 0) + 1
     return {
-        name: {m: per[m] for m in _ordered(sorted(per), FAILURE_MODES)}
+        name: {m: per[m] for m in ordered_names(sorted(per), FAILURE_MODES)}
         for name, per in counts.items()
     }
 
@@ -145,11 +145,11 @@ def _modes_of(name: str, modes: dict[str, dict[str, int]] | None) -> list[dict[s
     if modes is None:
         return None
     return [
-        {"mode": m, "label": _mode_label(m), "count": n} for m, n in modes.get(name, {}).items()
+        {"mode": m, "label": mode_label(m), "count": n} for m, n in modes.get(name, {}).items()
     ]
 
 
-def _verdict(
+def verdict_view(
     configurations: Sequence[ConfigurationSummary],
     modes: dict[str, dict[str, int]] | None,
     fidelity: Mapping[str, Any] | None,
@@ -159,7 +159,7 @@ def _verdict(
 ) -> dict[str, Any]:
     """The first-screen line: which configurations passed, which failed and why (failure
     modes), and the fidelity audit's score. With several trials (``trials``, from
-    :func:`_over_trials`) a configuration passed only when every trial of every question
+    :func:`over_trials_view`) a configuration passed only when every trial of every question
     passed, and its score is over trials (trial 1's, the study's run, beside it); the modes
     are then counted over trials."""
     rows = []
@@ -171,7 +171,7 @@ def _verdict(
                 "name": c.name,
                 "passed": c.passed,
                 "total": c.total,
-                "status": _status(done, total),
+                "status": pass_status(done, total),
                 "ok": bool(total) and done == total,
                 "modes": over["modes"] if over else _modes_of(c.name, modes),
                 "trials": over,
@@ -209,7 +209,7 @@ def _verdict(
     }
 
 
-def _status(passed: int, total: int) -> str:
+def pass_status(passed: int, total: int) -> str:
     """``all`` / ``none`` / ``partial`` (``empty`` when there is nothing to pass)."""
     if total == 0:
         return "empty"
@@ -218,22 +218,22 @@ def _status(passed: int, total: int) -> str:
     return "none" if passed == 0 else "partial"
 
 
-def _split_name(name: str) -> tuple[str, str] | None:
+def split_configuration_name(name: str) -> tuple[str, str] | None:
     """``single+atomic`` → ``("single", "atomic")``; None for other names (e.g. ablations)."""
     match = re.fullmatch(r"([^+\s]+)\+([^+\-\s]+)", name)
     return (match.group(1), match.group(2)) if match else None
 
 
-def _ordered(seen: Iterable[str], known: Iterable[str]) -> list[str]:
+def ordered_names(seen: Iterable[str], known: Iterable[str]) -> list[str]:
     seen = list(dict.fromkeys(seen))
     return [k for k in known if k in seen] + [s for s in seen if s not in known]
 
 
-def _stop(configuration: str, reason: str) -> dict[str, str]:
+def stop_view(configuration: str, reason: str) -> dict[str, str]:
     """A stop reason for display: ``{"reason", "label", "title"}``. The single host always
     stops after its one tool round, which the episode records as ``max_rounds``; that is its
     design, not a cap being hit, and the label says so."""
-    host = (_split_name(configuration) or ("", ""))[0]
+    host = (split_configuration_name(configuration) or ("", ""))[0]
     if reason == "max_rounds" and host == "single":
         return {
             "reason": reason,
@@ -244,22 +244,22 @@ def _stop(configuration: str, reason: str) -> dict[str, str]:
     return {"reason": reason, "label": reason, "title": "stop reason"}
 
 
-def _grid(
+def grid_view(
     configurations: Sequence[ConfigurationSummary],
     modes: dict[str, dict[str, int]] | None = None,
     trials: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Rows are hosts, columns toolsets, cells passed/total and failure-mode counts, like the
     study's table (trial 1). With several trials each cell also gives its passes over trials
-    (``trials``, from :func:`_over_trials`), and its colour is theirs."""
+    (``trials``, from :func:`over_trials_view`), and its colour is theirs."""
     cells: dict[tuple[str, str], ConfigurationSummary] = {}
     for c in configurations:
-        parts = _split_name(c.name)
+        parts = split_configuration_name(c.name)
         if parts:
             cells.setdefault(parts, c)
-    hosts = _ordered((h for h, _ in cells), HOSTS)
+    hosts = ordered_names((h for h, _ in cells), HOSTS)
     labels = toolset_labels()
-    toolsets = _ordered((t for _, t in cells), labels)
+    toolsets = ordered_names((t for _, t in cells), labels)
     rows = []
     for host in hosts:
         row = []
@@ -273,8 +273,8 @@ def _grid(
                     "name": cell.name,
                     "passed": cell.passed,
                     "total": cell.total,
-                    "trial1_status": _status(cell.passed, cell.total),
-                    "status": over["status"] if over else _status(cell.passed, cell.total),
+                    "trial1_status": pass_status(cell.passed, cell.total),
+                    "status": over["status"] if over else pass_status(cell.passed, cell.total),
                     "modes": _modes_of(cell.name, modes),
                     "trials": over,
                 }
@@ -297,7 +297,7 @@ def _metric(c: ConfigurationSummary, key: str) -> float:
     return values[key]
 
 
-def _metrics(
+def metrics_view(
     configurations: Sequence[ConfigurationSummary],
     modes: dict[str, dict[str, int]] | None = None,
 ) -> list[dict[str, Any]]:
@@ -306,13 +306,13 @@ def _metrics(
             "name": c.name,
             "passed": c.passed,
             "total": c.total,
-            "status": _status(c.passed, c.total),
+            "status": pass_status(c.passed, c.total),
             "cells": [
-                {"label": label, "value": _number(_metric(c, key), fmt)}
+                {"label": label, "value": format_number(_metric(c, key), fmt)}
                 for key, label, fmt in METRICS
             ],
             "stop_reasons": [
-                {**_stop(c.name, k), "count": v} for k, v in (c.stop_reasons or {}).items()
+                {**stop_view(c.name, k), "count": v} for k, v in (c.stop_reasons or {}).items()
             ],
             "modes": _modes_of(c.name, modes),
         }
@@ -332,7 +332,7 @@ CHART_BAR_W = 150.0
 CHART_VALUE_W = 64
 
 
-def _charts(
+def charts_view(
     configurations: Sequence[ConfigurationSummary], skip: Sequence[str] = ()
 ) -> list[dict[str, Any]]:
     """One horizontal bar chart per metric (except ``skip``); geometry precomputed for the
@@ -352,12 +352,12 @@ def _charts(
             bars.append(
                 {
                     "name": c.name,
-                    "value": _number(_metric(c, key), fmt),
+                    "value": format_number(_metric(c, key), fmt),
                     "y": y,
                     "text_y": f"{y + CHART_BAR_H * 0.72:.1f}",
                     "w": f"{w:.1f}",
                     "value_x": f"{label_w + w + 4:.1f}",
-                    "host": (_split_name(c.name) or ("other", ""))[0],
+                    "host": (split_configuration_name(c.name) or ("other", ""))[0],
                 }
             )
         charts.append(

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from toolreplay.report.episodes import _chain, _episode_modes, _failure, _pending
+from toolreplay.report.episodes import chain_view, episode_modes, failure_card, pending_calls_view
 from toolreplay.report.labels import FAILURE_MODES
-from toolreplay.report.summary import _mode_label, _ordered, _stop
-from toolreplay.report.text import _text
+from toolreplay.report.summary import mode_label, ordered_names, stop_view
+from toolreplay.report.text import text_view
 from toolreplay.results.format import (
     ConfigurationSummary,
     EpisodeResult,
@@ -44,7 +44,7 @@ def _first_line(answer: str, limit: int = ANSWER_LINE) -> str:
 
 
 def _modes(names: Sequence[str]) -> list[dict[str, str]]:
-    return [{"mode": m, "label": _mode_label(m)} for m in dict.fromkeys(names)]
+    return [{"mode": m, "label": mode_label(m)} for m in dict.fromkeys(names)]
 
 
 def episode_rows(
@@ -64,7 +64,7 @@ def episode_rows(
     rows: list[dict[str, Any]] = []
     for i, ep in enumerate(episodes):
         modes = [f.mode for f in ep.failure_modes or []]
-        question = _text(ep.question)
+        question = text_view(ep.question)
         rows.append(
             {
                 "n": i + 1,
@@ -75,11 +75,11 @@ def episode_rows(
                 "trial": 1,
                 "passed": ep.passed,
                 "modes": _modes(modes),
-                "mode_names": _episode_modes(ep),
+                "mode_names": episode_modes(ep),
                 "rounds": ep.rounds,
                 "tool_calls": ep.tool_calls,
-                "stop": _stop(ep.configuration, ep.stop_reason),
-                "answer": _text(_first_line(ep.answer)) if ep.answer else None,
+                "stop": stop_view(ep.configuration, ep.stop_reason),
+                "answer": text_view(_first_line(ep.answer)) if ep.answer else None,
                 "has_transcript": True,
             }
         )
@@ -98,7 +98,7 @@ def episode_rows(
                     "mode_names": " ".join(dict.fromkeys(names)),
                     "rounds": "" if o.rounds is None else o.rounds,
                     "tool_calls": "" if o.tool_calls is None else o.tool_calls,
-                    "stop": _stop(ep.configuration, o.stop_reason or ""),
+                    "stop": stop_view(ep.configuration, o.stop_reason or ""),
                     "answer": None,
                     "has_transcript": False,
                 }
@@ -116,7 +116,7 @@ def matrix(
     verdict, its tool-call chain (with arguments and the answer's first line when ``detail``)
     and a link to its transcript; None where the configuration did not run the question.
     ``{"columns": [name], "rows": [{"id", "question", "cells": [cell | None]}], "detail"}``."""
-    names = _ordered((ep.configuration for ep in episodes), [c.name for c in configurations])
+    names = ordered_names((ep.configuration for ep in episodes), [c.name for c in configurations])
     at: dict[tuple[str, str], int] = {}
     questions: dict[str, int] = {}
     for i, ep in enumerate(episodes):
@@ -132,7 +132,7 @@ def matrix(
                 continue
             i = found
             ep = episodes[i]
-            chain = _chain(ep)
+            chain = chain_view(ep)
             if not detail:
                 chain = {
                     **chain,
@@ -145,16 +145,18 @@ def matrix(
                     "configuration": name,
                     "question_id": qid,
                     "passed": ep.passed,
-                    "mode_names": _episode_modes(ep),
+                    "mode_names": episode_modes(ep),
                     "modes": _modes([f.mode for f in ep.failure_modes or []]),
                     "chain": chain,
                     "rounds": ep.rounds,
                     "tool_calls": ep.tool_calls,
-                    "stop": _stop(name, ep.stop_reason),
-                    "answer": _text(_first_line(ep.answer, 200)) if detail and ep.answer else None,
+                    "stop": stop_view(name, ep.stop_reason),
+                    "answer": text_view(_first_line(ep.answer, 200))
+                    if detail and ep.answer
+                    else None,
                 }
             )
-        rows.append({"id": qid, "question": _text(episodes[first].question), "cells": cells})
+        rows.append({"id": qid, "question": text_view(episodes[first].question), "cells": cells})
     return {"columns": names, "rows": rows, "detail": detail}
 
 
@@ -178,22 +180,24 @@ def gallery(
             per.setdefault(episodes[i].configuration, []).append((i, fm))
     order = [c.name for c in configurations]
     groups = []
-    for mode in _ordered(sorted(members), FAILURE_MODES):
+    for mode in ordered_names(sorted(members), FAILURE_MODES):
         per = members[mode]
         subgroups = []
-        for name in _ordered(per, order):
+        for name in ordered_names(per, order):
             found = per[name]
             subgroups.append(
                 {
                     "configuration": name,
                     "count": len(found),
-                    "cards": [_failure(episodes[i], fm, anchors[i]) for i, fm in found[:examples]],
+                    "cards": [
+                        failure_card(episodes[i], fm, anchors[i]) for i, fm in found[:examples]
+                    ],
                     "more": [
                         {
                             "anchor": anchors[i],
                             "configuration": name,
                             "question_id": episodes[i].question_id,
-                            "question": _text(episodes[i].question),
+                            "question": text_view(episodes[i].question),
                             "passed": episodes[i].passed,
                             "mode": mode,
                         }
@@ -204,7 +208,7 @@ def gallery(
         groups.append(
             {
                 "mode": mode,
-                "label": _mode_label(mode),
+                "label": mode_label(mode),
                 "count": sum(len(per[s]) for s in per),
                 "configurations": subgroups,
             }
@@ -213,12 +217,12 @@ def gallery(
         {
             "configuration": ep.configuration,
             "question_id": ep.question_id,
-            "question": _text(ep.question),
-            "answer": _text(ep.answer) if ep.answer else None,
+            "question": text_view(ep.question),
+            "answer": text_view(ep.answer) if ep.answer else None,
             "verdict": "" if ep.verdict is None else ep.verdict,
-            "stop": _stop(ep.configuration, ep.stop_reason),
+            "stop": stop_view(ep.configuration, ep.stop_reason),
             "anchor": anchors[i],
-            "pending": _pending(ep),
+            "pending": pending_calls_view(ep),
         }
         for i, ep in enumerate(episodes)
         if ep.failure_modes is None and not ep.passed

@@ -101,7 +101,7 @@ def _lang(text: str | None) -> str | None:
     return "zh-CN" if cjk * 2 >= len(LATIN.findall(text)) else None
 
 
-def _text(
+def text_view(
     value: str | Sequence[Segment], *, limit: int = CLIP_AT, lang: bool = True
 ) -> dict[str, Any]:
     """Untrusted text for display: ``{"head": [Segment], "rest": [Segment] (empty unless the
@@ -148,7 +148,7 @@ def _text(
     return out
 
 
-def _mixed(text: str) -> Markup:
+def mixed_script_html(text: str) -> Markup:
     """Mostly-English text with Chinese names in it: escaped, each run of Chinese wrapped in
     ``<span lang="zh-CN">`` so it is read and rendered as Chinese."""
     out = []
@@ -187,10 +187,10 @@ def _segments_html(parts: Iterable[Segment]) -> str:
     return "".join(out)
 
 
-def _block_html(
+def block_html(
     t: Mapping[str, Any], tag: str = "div", cls: str = "", focusable: bool = False
 ) -> Markup:
-    """A text block (from :func:`_text`) as ``<tag class=cls>``; past ``CLIP_AT`` characters the
+    """A text block (from :func:`text_view`) as ``<tag class=cls>``; past ``CLIP_AT`` characters the
     rest sits in a ``<details class="more">`` ("show all N characters"). ``focusable`` adds
     ``tabindex="0"`` (for blocks that scroll sideways). A template filter: ``{{ t | block }}``."""
     lang = f' lang="{t["lang"]}"' if t["lang"] else ""
@@ -207,8 +207,8 @@ def _block_html(
     )
 
 
-def _inline_html(t: Mapping[str, Any]) -> Markup:
-    """Text inside a line (from :func:`_text`): a ``<span>``; a long one is cut, with a note
+def inline_html(t: Mapping[str, Any]) -> Markup:
+    """Text inside a line (from :func:`text_view`): a ``<span>``; a long one is cut, with a note
     that the whole text is in the transcript. A template filter: ``{{ t | inline }}``."""
     lang = f' lang="{t["lang"]}"' if t["lang"] else ""
     html = f"<span{lang}>{_segments_html(t['head'])}</span>"
@@ -219,11 +219,11 @@ def _inline_html(t: Mapping[str, Any]) -> Markup:
     return Markup(html)
 
 
-def _plural(n: int, word: str) -> str:
+def plural_of(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _number(value: float, fmt: str) -> str:
+def format_number(value: float, fmt: str) -> str:
     """``fmt``-formatted, except that a token count drops a trailing ``.0`` (1891, 4117.2)."""
     text = fmt.format(value)
     if fmt == "{:.1f}" and text.endswith(".0"):

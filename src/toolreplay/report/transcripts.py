@@ -10,17 +10,17 @@ from typing import Any
 from toolreplay.diff import Run, diff_runs
 from toolreplay.report.episodes import (
     PRETTY_WIDTH,
-    _episode_error,
-    _episode_modes,
-    _highlight,
-    _message_anchor,
-    _one_line,
-    _pretty,
+    episode_error_view,
+    episode_modes,
+    highlight_segments,
+    message_anchor_of,
+    one_line,
+    pretty_value,
 )
 from toolreplay.report.evidence import cited_fields, judge_citations, judge_values, pretty_spans
 from toolreplay.report.labels import FAILURE_MODES
-from toolreplay.report.summary import _mode_label, _ordered, _stop
-from toolreplay.report.text import CLIP_AT, CLIP_JSON, Segment, _plural, _text
+from toolreplay.report.summary import mode_label, ordered_names, stop_view
+from toolreplay.report.text import CLIP_AT, CLIP_JSON, Segment, plural_of, text_view
 from toolreplay.results.format import (
     ConfigurationSummary,
     EpisodeResult,
@@ -76,11 +76,11 @@ def _content(
             ev = fm.evidence
             if ev is None:
                 continue
-            marked = _highlight(raw, ev.span, ev.text, fm.mode)
+            marked = highlight_segments(raw, ev.span, ev.text, fm.mode)
             if marked:
                 segments = marked
                 break
-        return _text(segments, limit=CLIP_AT), False, []
+        return text_view(segments, limit=CLIP_AT), False, []
     raw, spans = pretty_spans(parsed, width)
     fields, cited = cited_fields(parsed, citations, spans)
     marks = [(a, b, "cited") for a, b in cited]
@@ -89,8 +89,8 @@ def _content(
         if quoted and (at := raw.find(quoted)) >= 0:
             marks.append((at, at + len(quoted), fm.mode))
     segments = _marked(raw, marks) if marks else [Segment(raw)]
-    cited_view = [{**f, "value": _text(f["value"], lang=False)} for f in fields]
-    return _text(segments, limit=CLIP_JSON, lang=False), True, cited_view
+    cited_view = [{**f, "value": text_view(f["value"], lang=False)} for f in fields]
+    return text_view(segments, limit=CLIP_JSON, lang=False), True, cited_view
 
 
 def _message(
@@ -105,7 +105,7 @@ def _message(
 ) -> dict[str, Any]:
     """One transcript message (the chat-format dict it was recorded as) for display:
     ``{"index", "anchor", "role", "text" (None when content is None; else see
-    :func:`_text`), "json", "cited" (the fields of a tool result the judge cites: ``{"field",
+    :func:`text_view`), "json", "cited" (the fields of a tool result the judge cites: ``{"field",
     "value", "stated"}``, marked in the text too), "tool_calls":
     [{"id", "name", "arguments", "json", "run"}], "tool_call_id", "tool_name", "refusal",
     "reasoning" (None unless the message holds reasoning fields; else its readable text, see
@@ -132,12 +132,12 @@ def _message(
         name = str(function.get("name", "?"))
         own_id = str(call.get("id"))
         call_names[own_id] = name
-        arguments, args_json = _pretty(function.get("arguments"))
+        arguments, args_json = pretty_value(function.get("arguments"))
         tool_calls.append(
             {
                 "id": call.get("id", ""),
                 "name": name,
-                "arguments": _text(arguments, lang=not args_json),
+                "arguments": text_view(arguments, lang=not args_json),
                 "json": args_json,
                 "run": own_id in executed,
             }
@@ -146,7 +146,7 @@ def _message(
     reasoning = reasoning_text(message)
     return {
         "index": index,
-        "anchor": _message_anchor(anchor, index),
+        "anchor": message_anchor_of(anchor, index),
         "role": role,
         "text": text,
         "json": is_json,
@@ -155,11 +155,11 @@ def _message(
         "tool_call_id": call_id,
         "tool_name": call_names.get(str(call_id)) if call_id is not None else None,
         "refusal": message.get("refusal") if isinstance(message.get("refusal"), str) else None,
-        "reasoning": None if reasoning is None else _text(reasoning),
+        "reasoning": None if reasoning is None else text_view(reasoning),
         "reasoning_fields": ", ".join(
             name for name in REASONING_FIELDS if message.get(name) is not None
         ),
-        "modes": [{"mode": fm.mode, "label": _mode_label(fm.mode)} for fm in modes],
+        "modes": [{"mode": fm.mode, "label": mode_label(fm.mode)} for fm in modes],
     }
 
 
@@ -184,16 +184,17 @@ def _transcript(
     ep: EpisodeResult, anchor: str, lean: bool = False, system: str | None = None
 ) -> dict[str, Any]:
     """One episode's collapsible transcript (see :func:`_message` for each message), then the
-    model API error it ended on (``error``: see :func:`toolreplay.report.episodes._episode_error`),
-    which carries the ``error`` label's badge. The judge's values link to the tool message and
-    field they cite (``judge_values``). ``lean`` (a large run): lighter markup, JSON on wider
-    lines, and a system message equal to ``system`` (the set's, shown once) is not repeated."""
+    model API error it ended on (``error``: see
+    :func:`toolreplay.report.episodes.episode_error_view`), which carries the ``error``
+    label's badge. The judge's values link to the tool message and field they cite
+    (``judge_values``). ``lean`` (a large run): lighter markup, JSON on wider lines, and a
+    system message equal to ``system`` (the set's, shown once) is not repeated."""
     name = ep.configuration
     transcript = ep.transcript
     call_names: dict[str, str] = {}
     executed = {str(m.get("tool_call_id")) for m in transcript if m.get("role") == "tool"}
     marks: dict[int, list[FailureModeRecord]] = {}
-    error = _episode_error(ep, anchor)
+    error = episode_error_view(ep, anchor)
     for fm in ep.failure_modes or []:
         if error is not None and fm.mode == "error":
             continue  # its evidence is the error, shown after the last message
@@ -206,14 +207,14 @@ def _transcript(
     shown = []
     for n, m in enumerate(transcript):
         if system is not None and m.get("role") == "system" and m.get("content") == system:
-            shown.append({"index": n, "anchor": _message_anchor(anchor, n), "shared": True})
+            shown.append({"index": n, "anchor": message_anchor_of(anchor, n), "shared": True})
             continue
         shown.append(_message(n, m, call_names, executed, marks, anchor, citations, width))
     return {
         "anchor": anchor,
         "configuration": name,
         "question_id": ep.question_id,
-        "question": _text(ep.question),
+        "question": text_view(ep.question),
         "passed": ep.passed,
         "verdict": "" if ep.verdict is None else ep.verdict,
         # ExpectationRecord models: the template reads their attributes
@@ -221,14 +222,14 @@ def _transcript(
         "judge_values": judge_values(ep, anchor, len(transcript)),
         "rounds": ep.rounds,
         "tool_calls": ep.tool_calls,
-        "counts": f"{_plural(ep.rounds, 'round')} · {_plural(ep.tool_calls, 'tool call')}",
+        "counts": f"{plural_of(ep.rounds, 'round')} · {plural_of(ep.tool_calls, 'tool call')}",
         "finish_reason": ep.finish_reason,
-        "stop": _stop(name, ep.stop_reason),
-        "modes": [{"mode": m, "label": _mode_label(m)} for m in ep.modes],
-        "mode_names": _episode_modes(ep),
+        "stop": stop_view(name, ep.stop_reason),
+        "modes": [{"mode": m, "label": mode_label(m)} for m in ep.modes],
+        "mode_names": episode_modes(ep),
         "messages": shown,
         "error": error,
-        "error_modes": [{"mode": "error", "label": _mode_label("error")}]
+        "error_modes": [{"mode": "error", "label": mode_label("error")}]
         if error is not None and "error" in ep.modes
         else [],
     }
@@ -253,7 +254,7 @@ def shared_system(episodes: Sequence[EpisodeResult]) -> str | None:
     return found.pop() if found else None
 
 
-def _transcripts(
+def transcripts_view(
     episodes: Sequence[EpisodeResult],
     configurations: Sequence[ConfigurationSummary],
     anchors: Sequence[str],
@@ -262,7 +263,7 @@ def _transcripts(
 ) -> list[dict[str, Any]]:
     """Episodes grouped by configuration (configurations order, then any others); each
     group's ``episodes`` are built lazily, as the template reaches them."""
-    names = _ordered((ep.configuration for ep in episodes), [c.name for c in configurations])
+    names = ordered_names((ep.configuration for ep in episodes), [c.name for c in configurations])
     groups = []
     for name in names:
         members = [i for i, ep in enumerate(episodes) if ep.configuration == name]
@@ -281,7 +282,7 @@ def _transcripts(
 QUESTION_CHOICES = 40
 
 
-def _filters(
+def filters_view(
     episodes: Sequence[EpisodeResult], configurations: Sequence[ConfigurationSummary]
 ) -> dict[str, Any]:
     """The choices the filter bar offers: configurations, questions (a list only up to
@@ -289,19 +290,19 @@ def _filters(
     questions = {ep.question_id: ep.question for ep in episodes}
     modes = {m for ep in episodes for m in ep.modes}
     return {
-        "configurations": _ordered(
+        "configurations": ordered_names(
             (ep.configuration for ep in episodes), [c.name for c in configurations]
         ),
         "questions": [{"id": k, "question": v} for k, v in questions.items()]
         if len(questions) <= QUESTION_CHOICES
         else [],
         "modes": [
-            {"mode": m, "label": _mode_label(m)} for m in _ordered(sorted(modes), FAILURE_MODES)
+            {"mode": m, "label": mode_label(m)} for m in ordered_names(sorted(modes), FAILURE_MODES)
         ],
     }
 
 
-def _compare(
+def compare_view(
     before: Run,
     results: Results,
     episodes: Sequence[EpisodeResult],
@@ -321,8 +322,8 @@ def _compare(
                 "key": c.key,
                 "flipped": c.flipped,
                 "passed": c.passed,
-                "gained": [_mode_label(m) for m in c.gained],
-                "lost": [_mode_label(m) for m in c.lost],
+                "gained": [mode_label(m) for m in c.gained],
+                "lost": [mode_label(m) for m in c.lost],
                 "rounds": c.rounds,
                 "tool_calls": c.tool_calls,
                 "stop_reason": c.stop_reason,
@@ -339,9 +340,9 @@ def _compare(
                 if fd is None
                 else {
                     "index": fd.index,
-                    "a": _text(fd.a),
-                    "b": _text(fd.b),
-                    "anchor": _message_anchor(anchor, fd.index)
+                    "a": text_view(fd.a),
+                    "b": text_view(fd.b),
+                    "anchor": message_anchor_of(anchor, fd.index)
                     if fd.index < len(episodes[anchors.index(anchor)].transcript)
                     else anchor,
                 },
@@ -384,13 +385,13 @@ def _brief(message: Mapping[str, Any] | None) -> dict[str, Any] | None:
     text = content if isinstance(content, str) else (None if content is None else str(content))
     calls = [
         f"{(c.get('function') or {}).get('name', '?')}"
-        f"({_one_line((c.get('function') or {}).get('arguments'))})"
+        f"({one_line((c.get('function') or {}).get('arguments'))})"
         for c in message.get("tool_calls") or []
     ]
     return {
         "role": str(message.get("role", "?")),
-        "text": None if text is None else _text(text, limit=SIDE_CLIP),
-        "calls": [_text(c, lang=False) for c in calls],
+        "text": None if text is None else text_view(text, limit=SIDE_CLIP),
+        "calls": [text_view(c, lang=False) for c in calls],
     }
 
 
@@ -414,7 +415,7 @@ def _side_by_side(
                 "b": _brief(mb),
                 "same": ma == mb,
                 "first": i == first,
-                "anchor": _message_anchor(anchor, i) if mb is not None else None,
+                "anchor": message_anchor_of(anchor, i) if mb is not None else None,
             }
         )
     return rows

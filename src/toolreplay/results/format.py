@@ -100,11 +100,11 @@ from toolreplay.results.records import (
     FailureModeRecord,
     GroundedValue,
     Message,
+    RecordModel,
     ToolCallRecord,
     TrialOutcome,
     Usage,
     VerdictEvidence,
-    _Model,
 )
 
 RESULTS_FORMAT: Literal[1] = 1
@@ -156,7 +156,7 @@ __all__ = [
 ]
 
 
-class SpreadRecord(_Model):
+class SpreadRecord(RecordModel):
     """Mean, population standard deviation, min and max of a count over every trial
     (:meth:`toolreplay.results.metrics.Spread.to_record`, 4 decimals)."""
 
@@ -166,7 +166,7 @@ class SpreadRecord(_Model):
     max: int | float = Field(description="Largest value (an integer for counts).")
 
 
-class QuestionTrials(_Model):
+class QuestionTrials(RecordModel):
     """One question's passes over the trials of one configuration."""
 
     question_id: str = Field(description="The question's id.")
@@ -176,7 +176,7 @@ class QuestionTrials(_Model):
     pass_hat_k: dict[str, float] = Field(description='pass^k by k ("1".."n"), in [0, 1].')
 
 
-class ConfigurationSummary(_Model):
+class ConfigurationSummary(RecordModel):
     """One configuration's totals over the questions (trial 1), then, in a run with trials,
     its figures over every trial."""
 
@@ -218,7 +218,7 @@ class ConfigurationSummary(_Model):
         None, description="Each question's passes over the trials."
     )
 
-class Endpoint(_Model):
+class Endpoint(RecordModel):
     """An endpoint the set was recorded against, and what answered there."""
 
     name: str = Field(description="model, or the tool endpoint's manifest key (geocoding_url...).")
@@ -234,7 +234,7 @@ class Endpoint(_Model):
     )
 
 
-class Provenance(_Model):
+class Provenance(RecordModel):
     """Where the cassette set came from (from its manifest.json)."""
 
     provenance: str = Field(
@@ -259,7 +259,7 @@ class Provenance(_Model):
     )
 
 
-class Check(_Model):
+class Check(RecordModel):
     """One fidelity check (:mod:`toolreplay.audit`)."""
 
     name: str = Field(description="baseline_heuristics, ablation, judge_breadth, ...")
@@ -274,7 +274,7 @@ class Check(_Model):
     evidence: list[str] | None = Field(None, description="Evidence lines.")
 
 
-class TableRow(_Model):
+class TableRow(RecordModel):
     """A row of an audit table."""
 
     name: str = Field(description="Configuration shown.")
@@ -284,7 +284,7 @@ class TableRow(_Model):
     missing: int | None = Field(None, description="Episodes that did not replay.")
 
 
-class AuditTable(_Model):
+class AuditTable(RecordModel):
     """A passed/total table of the audit (faithful, near-miss)."""
 
     title: str | None = Field(None, description="Caption.")
@@ -292,7 +292,7 @@ class AuditTable(_Model):
     rows: list[TableRow] = Field(description="One row per configuration.")
 
 
-class Flip(_Model):
+class Flip(RecordModel):
     """A question whose verdict changed between two variants."""
 
     configuration: str | None = Field(None, description="Configuration, where not implied.")
@@ -301,7 +301,7 @@ class Flip(_Model):
     to: bool = Field(description="Verdict after.")
 
 
-class Ablation(_Model):
+class Ablation(RecordModel):
     """The baseline with one heuristic removed, replayed from its own cassettes."""
 
     heuristic: str = Field(description="The heuristic removed.")
@@ -321,7 +321,7 @@ class Ablation(_Model):
     )
 
 
-class Fidelity(_Model):
+class Fidelity(RecordModel):
     """The fidelity audit; absent when the audit has not run."""
 
     passed: bool | None = Field(None, description="Every check passed.")
@@ -335,7 +335,7 @@ class Fidelity(_Model):
     )
 
 
-class Selection(_Model):
+class Selection(RecordModel):
     """What a run took from its eval file."""
 
     eval_file: str | None = Field(None, description="The eval file, relative to the run's folder.")
@@ -349,7 +349,7 @@ class Selection(_Model):
     )
 
 
-class Results(_Model):
+class Results(RecordModel):
     """The whole ``results.json`` document."""
 
     format: Literal[1] = Field(

@@ -32,16 +32,18 @@ __all__ = [
 ]
 
 
-class _Model(BaseModel):
-    # strict: a results file is JSON written by this package; "4" is not 4 and 1 is not true.
-    # extra="allow": other stages add optional data; readers ignore what they do not know.
+class RecordModel(BaseModel):
+    """The base of every model of ``results.json``: strict (a results file is JSON written by
+    this package; ``"4"`` is not 4 and 1 is not true) and open to extra keys (other stages add
+    optional data; readers ignore what they do not know)."""
+
     model_config = ConfigDict(strict=True, extra="allow")
 
 
 Span = Annotated[list[int], Field(min_length=2, max_length=2)]
 
 
-class ToolCallRecord(_Model):
+class ToolCallRecord(RecordModel):
     """A tool call as results store it: the name and the arguments parsed from JSON."""
 
     name: str = Field(description="Tool name, as the model called it.")
@@ -52,7 +54,7 @@ class ToolCallRecord(_Model):
     )
 
 
-class CallRecord(_Model):
+class CallRecord(RecordModel):
     """A tool call the host executed, with the round it was made in."""
 
     round: int = Field(description="The round (1-based model request) that made the call.")
@@ -64,7 +66,7 @@ class CallRecord(_Model):
     )
 
 
-class Evidence(_Model):
+class Evidence(RecordModel):
     """Where a failure mode shows in the episode."""
 
     message_index: int | None = Field(
@@ -81,7 +83,7 @@ class Evidence(_Model):
     )
 
 
-class FailureModeRecord(_Model):
+class FailureModeRecord(RecordModel):
     """One label from the failure classifier (:mod:`toolreplay.judging.failures`)."""
 
     mode: str = Field(
@@ -92,7 +94,7 @@ class FailureModeRecord(_Model):
     evidence: Evidence | None = Field(None, description="Where it shows; null when nowhere.")
 
 
-class ExpectationRecord(_Model):
+class ExpectationRecord(RecordModel):
     """One expectation of the eval file checked on the episode
     (:mod:`toolreplay.judging.expectations`)."""
 
@@ -109,7 +111,7 @@ class ExpectationRecord(_Model):
     )
 
 
-class Message(_Model):
+class Message(RecordModel):
     """A chat message as sent to or received from the model (OpenAI chat format). Only
     ``role`` is declared: the rest (``content``, ``tool_calls``, ``tool_call_id``, reasoning
     fields, ...) is the wire's own, kept as recorded. The schema of a transcript's messages;
@@ -138,7 +140,7 @@ ChatMessage = Annotated[
 ]
 
 
-class Usage(_Model):
+class Usage(RecordModel):
     """Token usage summed over the episode's rounds, as the API reported it."""
 
     prompt_tokens: int = Field(description="Prompt tokens, summed over rounds.")
@@ -146,7 +148,7 @@ class Usage(_Model):
     total_tokens: int = Field(description="prompt_tokens + completion_tokens.")
 
 
-class EpisodeError(_Model):
+class EpisodeError(RecordModel):
     """The model API error an episode ended on
     (:class:`toolreplay.judging.episode_errors.EpisodeError`, as
     :func:`toolreplay.results.build.error_record` gives it)."""
@@ -162,7 +164,7 @@ class EpisodeError(_Model):
     text: str = Field(description="The error as the host recorded it.")
 
 
-class GroundedValue(_Model):
+class GroundedValue(RecordModel):
     """A value the answer states, and the tool result it was checked against
     (:meth:`toolreplay.judging.grounding.ValueCheck.to_dict`, read by
     :func:`toolreplay.results.build.verdict_evidence`; a format-only judge gives span,
@@ -193,7 +195,7 @@ class GroundedValue(_Model):
     )
 
 
-class Conclusion(_Model):
+class Conclusion(RecordModel):
     """A comparison's conclusion (:class:`toolreplay.judging.comparisons.Conclusion`, as
     :func:`toolreplay.results.build.conclusion_record` gives it)."""
 
@@ -207,7 +209,7 @@ class Conclusion(_Model):
     )
 
 
-class VerdictEvidence(_Model):
+class VerdictEvidence(RecordModel):
     """What the judge's verdict rests on (:func:`toolreplay.results.build.verdict_evidence` of
     the :class:`toolreplay.judging.verdicts.Verdict`)."""
 
@@ -217,7 +219,7 @@ class VerdictEvidence(_Model):
     )
 
 
-class EpisodeResult(_Model):
+class EpisodeResult(RecordModel):
     """One episode (a question under a configuration), judged and labelled."""
 
     configuration: str = Field(description="host+toolset[-no_<heuristic>], e.g. loop+atomic.")
@@ -281,7 +283,7 @@ class EpisodeResult(_Model):
         return list(dict.fromkeys(f.mode for f in self.failure_modes or []))
 
 
-class TrialOutcome(_Model):
+class TrialOutcome(RecordModel):
     """One trial of one episode, judged and labelled (:func:`toolreplay.runs.trials.
     trial_outcome`); trial 1 is the episode in ``episodes``."""
 

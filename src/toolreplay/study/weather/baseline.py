@@ -27,12 +27,12 @@ from toolreplay.study.weather import reference as ref
 from toolreplay.study.weather.calls import (
     CallAudit,
     Departure,
-    _attributed,
-    _place,
-    _requests,
-    _returned_place,
-    _same_place,
+    attributed_departure,
     audit_calls,
+    place_label,
+    recorded_requests,
+    returned_place,
+    same_place,
 )
 
 HEURISTICS = ref.HEURISTICS
@@ -54,10 +54,10 @@ def place_changes(full: Path, ablated: Path) -> list[str]:
         sig = _signature(name, args)
         if sig not in theirs:
             continue
-        a, b = _returned_place(result), _returned_place(theirs[sig])
-        if (a is not None or b is not None) and not _same_place(a, b):
-            shown_a = _place(a) if a else "no place"
-            shown_b = _place(b) if b else "no place"
+        a, b = returned_place(result), returned_place(theirs[sig])
+        if (a is not None or b is not None) and not same_place(a, b):
+            shown_a = place_label(a) if a else "no place"
+            shown_b = place_label(b) if b else "no place"
             out.append(f"{sig} returned {shown_a} with it, {shown_b} without")
     return out
 
@@ -66,7 +66,7 @@ def _searches(path: Path) -> list[tuple[str, list[dict[str, Any]], int]]:
     """``(name, results, position)`` of every geocoding request recorded in a cassette, in
     order; ``position`` is the interaction's index, so two searches with nothing recorded
     between them (the same tool call) can be told from two tool calls."""
-    return [(r.name, r.results, r.position) for r in _requests(path) if r.kind == "search"]
+    return [(r.name, r.results, r.position) for r in recorded_requests(path) if r.kind == "search"]
 
 
 def _without(heuristic: str) -> tuple[str, ...]:
@@ -93,8 +93,8 @@ def exercised_heuristics(path: Path) -> dict[str, list[tuple[str, bool]]]:
             decided = ref.pick(results, _without("admin_seat")) != pick
             found["admin_seat"].append(
                 (
-                    f"{name}: preferred {_place(seats[0])} over "
-                    + ", ".join(_place(c) for c in others),
+                    f"{name}: preferred {place_label(seats[0])} over "
+                    + ", ".join(place_label(c) for c in others),
                     decided,
                 )
             )
@@ -109,7 +109,7 @@ def exercised_heuristics(path: Path) -> dict[str, list[tuple[str, bool]]]:
         # calls get_weather("X市") itself shows a model request in between.
         retry = ref.retry_name(name)
         if not seats and nxt is not None and nxt[0] == retry and nxt[2] == position + 1:
-            first = _place(results[0]) if results else "no candidate"
+            first = place_label(results[0]) if results else "no candidate"
             decided = any(ref.is_seat(c) for c in nxt[1])
             found["shi_retry"].append(
                 (f"{name}: no admin seat ({first}); re-queried {nxt[0]}", decided)
@@ -272,7 +272,9 @@ def _departures(
                     audits.append((key, audit_calls(path, on), config.ablated is not None))
     kept = frozenset(code for _, a, _ in audits for code in a.seats_kept)
     departures = [
-        (key, _attributed(d, kept), weakened) for key, a, weakened in audits for d in a.departures
+        (key, attributed_departure(d, kept), weakened)
+        for key, a, weakened in audits
+        for d in a.departures
     ]
     departures.sort(key=lambda kd: (kd[2], _LABELS.index(kd[1].heuristic)))  # stable
     calls = sum(a.calls for _, a, _ in audits)

@@ -46,7 +46,7 @@ class _Request:
         return self.params.get("name", [""])[0]
 
 
-def _requests(path: Path) -> list[_Request]:
+def recorded_requests(path: Path) -> list[_Request]:
     """Every recorded request that is not a model request, in order."""
     out = []
     for position, i in enumerate(_read(path)):
@@ -105,7 +105,7 @@ def _holds(request: _Request | None, place: Mapping[str, Any] | None) -> bool:
     return (
         request is not None
         and place is not None
-        and any(_same_place(place, c) for c in request.results)
+        and any(same_place(place, c) for c in request.results)
     )
 
 
@@ -145,9 +145,9 @@ def audit_calls(path: Path, on: tuple[str, ...] = ref.HEURISTICS) -> CallAudit:
     The calls are read from the recorded tool messages, their Open-Meteo requests from the
     recorded interactions: a host stores the requests of one model reply's calls in call order,
     so each call's requests follow the previous call's."""
-    requests = _requests(path)
+    requests = recorded_requests(path)
     calls = [
-        (str(args["city"]), _returned_place(result))
+        (str(args["city"]), returned_place(result))
         for name, args, result in recorded_tool_results(path)
         if name == "get_weather"
         and isinstance(args, Mapping)
@@ -193,8 +193,8 @@ class _Walk:
                 self.out.append(
                     Departure(
                         "geocoding",
-                        f"{head} returned {_place(returned)}, but no geocoding query for {city} "
-                        "was recorded for it",
+                        f"{head} returned {place_label(returned)}, but no geocoding query for "
+                        f"{city} was recorded for it",
                     )
                 )
             return  # the tool refused the call before any request (e.g. bad arguments)
@@ -229,13 +229,13 @@ class _Walk:
                 )
         # The tool's own first pick, where the place it returned shows it.
         own = returned if _holds(first, returned) and not _holds(second, returned) else None
-        pick_departs = own is not None and (picked is None or not _same_place(own, picked))
+        pick_departs = own is not None and (picked is None or not same_place(own, picked))
         retry_explained = False
         if own is not None and pick_departs:
             heuristic, why = _why(own, picked, self.on) if picked is not None else ("geocoding", "")
             text = (
-                f"{head} returned {_place(own)}, but the reference heuristics pick "
-                f"{_place(picked) if picked is not None else 'no place'} from the geocoding "
+                f"{head} returned {place_label(own)}, but the reference heuristics pick "
+                f"{place_label(picked) if picked is not None else 'no place'} from the geocoding "
                 f"answers recorded for it ({why})"
             )
             if (second is not None) != due and (second is not None) == ref.retry_due(
@@ -281,8 +281,8 @@ class _Walk:
                 self.out.append(
                     Departure(
                         "geocoding",
-                        f"{head} returned no place, but the reference picks {_place(expected)} "
-                        "from the geocoding answers recorded for it",
+                        f"{head} returned no place, but the reference picks "
+                        f"{place_label(expected)} from the geocoding answers recorded for it",
                     )
                 )
             return
@@ -290,12 +290,12 @@ class _Walk:
             self.out.append(
                 Departure(
                     "geocoding",
-                    f"{head} returned {_place(returned)}, but the reference finds no place in "
+                    f"{head} returned {place_label(returned)}, but the reference finds no place in "
                     "the geocoding answers recorded for it",
                 )
             )
             return
-        if _same_place(returned, expected):
+        if same_place(returned, expected):
             return
         from_retry = second is not None and due and expected is not picked
         if from_retry and not _holds(second, returned):
@@ -312,15 +312,15 @@ class _Walk:
         self.out.append(
             Departure(
                 heuristic,
-                f"{head} returned {_place(returned)}, but the reference heuristics pick "
-                f"{_place(expected)} from the geocoding answers recorded for it ({why})",
+                f"{head} returned {place_label(returned)}, but the reference heuristics pick "
+                f"{place_label(expected)} from the geocoding answers recorded for it ({why})",
             )
         )
 
     def _retry_departure(
         self, head: str, city: str, retry: str, first: Mapping[str, Any] | None, sent: bool
     ) -> None:
-        shown = _place(first) if first is not None else "nothing"
+        shown = place_label(first) if first is not None else "nothing"
         if not sent:
             self.out.append(
                 Departure(
@@ -356,7 +356,7 @@ class _Walk:
             )
 
 
-def _attributed(departure: Departure, seats_kept: frozenset[str]) -> Departure:
+def attributed_departure(departure: Departure, seats_kept: frozenset[str]) -> Departure:
     """A 市 retry sent after a seat: when no recorded call kept that seat level without a
     retry, the baseline's seat list lacks it (``admin_seat``); otherwise its retry fires too
     often (``shi_retry``)."""
@@ -377,17 +377,17 @@ def _attributed(departure: Departure, seats_kept: frozenset[str]) -> Departure:
     )
 
 
-def _returned_place(result: Any) -> Mapping[str, Any] | None:
+def returned_place(result: Any) -> Mapping[str, Any] | None:
     place = result.get("place") if isinstance(result, Mapping) else None
     return place if isinstance(place, Mapping) else None
 
 
-def _same_place(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+def same_place(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
     keys = ("name", "admin1", "latitude", "longitude")
     return (a is None) == (b is None) and (
         a is None or b is None or all(a.get(k) == b.get(k) for k in keys)
     )
 
 
-def _place(c: Mapping[str, Any]) -> str:
+def place_label(c: Mapping[str, Any]) -> str:
     return f"{c.get('name')} ({c.get('admin1', '?')} {c.get('feature_code', '?')})"
