@@ -358,3 +358,131 @@ def test_arms_are_declared_in_the_eval_file(tmp_path: Path) -> None:
         declared.write_text(text.replace("cassettes: cassettes", f"arms: {bad}", 1), "utf-8")
         with pytest.raises(EvalFileError, match=said):
             load_eval(declared)
+
+
+# ---- faults a user met, each a test -------------------------------------------------------
+
+
+def _run_cli(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.mark.slow
+def test_an_explicit_cassettes_folder_is_read_even_when_named_like_the_default(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """``--cassettes cassettes`` given with an eval file naming its own folder: the folder
+    given is read, not the eval file's."""
+    shutil.copytree(EXAMPLE / "cassettes", tmp_path / "cassettes")
+    for cassette in (tmp_path / "cassettes" / "test_agent").glob("test_price*.yaml"):
+        cassette.unlink()
+    monkeypatch.chdir(tmp_path)
+    result = _run_cli("run", "--eval", str(EXAMPLE / "eval.yaml"), "--cassettes", "cassettes",
+                      "--out", "out")  # fmt: skip
+    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert "price" not in {e["question_id"] for e in results["episodes"]}, result.output
+    assert "no episode for price" in " ".join(
+        next(c for c in results["fidelity"]["checks"] if c["name"] == "completeness")["evidence"]
+    )
+
+
+def test_test_ids_that_differ_only_in_case_or_script_are_two_questions(tmp_path: Path) -> None:
+    source = EXAMPLE / "cassettes" / "test_agent"
+    for name, copied in (("test_Q[Paris].yaml", "test_price[1].yaml"),
+                         ("test_q[paris].yaml", "test_stock_levels[1].yaml"),
+                         ("test_ü[x].yaml", "test_price[2].yaml"),
+                         ("test_é[x].yaml", "test_price[3].yaml")):  # fmt: skip
+        shutil.copy(source / copied, tmp_path / name)
+    suite = suite_from_tests(sorted(tmp_path.glob("*.yaml")))
+    assert sorted(q.id for q in suite.questions) == sorted(
+        ["test_Q[Paris]", "test_q[paris]", "test_ü[x]", "test_é[x]"]
+    )
+
+
+@pytest.mark.slow
+def test_diff_of_two_test_suite_folders_needs_no_eval_file(tmp_path: Path, monkeypatch) -> None:
+    for name in ("a", "b"):
+        shutil.copytree(EXAMPLE / "cassettes", tmp_path / name)
+    monkeypatch.chdir(tmp_path)  # no evals/ here
+    result = _run_cli("diff", "a", "b")
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output and "internal error" not in result.output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_an_arm_that_is_no_test_module_is_refused(tmp_path: Path) -> None:
+    from toolreplay.evaluation import SourceError
+
+    folder = _two_modules(tmp_path, edit_schema=False)
+    from toolreplay.evals import load_eval
+
+    suite = load_eval(EXAMPLE / "eval.yaml")
+    with pytest.raises(SourceError, match="arms: test_nope is not a test module of"):
+        evaluate(SuiteCassettes(folder, arms=("test_agent", "test_nope")), suite)
+
+
+@pytest.mark.slow
+def test_a_selection_narrows_the_unreadable_cassettes_too(tmp_path: Path) -> None:
+    from toolreplay.evals import load_eval
+
+    folder = _two_modules(tmp_path, edit_schema=False)
+    (folder / "test_agent_v2" / "test_broken.yaml").write_text("not: [a cassette", "utf-8")
+    suite = load_eval(EXAMPLE / "eval.yaml")
+    whole = evaluate(SuiteCassettes(folder), suite)
+    assert "not read: test_agent_v2/test_broken.yaml" in " ".join(
+        whole.audit.check("completeness").evidence
+    )
+    one = evaluate(SuiteCassettes(folder), suite, Selection(("test_agent",)))
+    assert one.audit.check("completeness").passed
+
+
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [
+        ("missing", "does not exist; give the folder holding the cassettes"),
+        ("file", "is not a folder"),
+        ("set", "is a cassette set itself; give the folder holding it: --cassettes"),
+    ],
+)
+def test_a_cassettes_option_that_is_not_a_cassettes_folder_is_one_line(
+    tmp_path: Path, where: str, said: str
+) -> None:
+    paths = {
+        "missing": tmp_path / "nope",
+        "file": EXAMPLE / "cassettes" / "test_agent" / "test_price[1].yaml",
+        "set": REPO / "cassettes" / "reference",
+    }
+    result = _run_cli("run", "--cassettes", str(paths[where]), "--out", str(tmp_path / "o"))
+    assert result.exit_code == 2
+    assert said in " ".join(result.output.split())
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_a_test_session_report_survives_a_broken_manifest(tmp_path: Path) -> None:
+    """``pytest --toolreplay-report`` (a source that writes no manifest) judges the episodes
+    of a folder whose manifest is unreadable, and completeness says so; ``run`` refuses it."""
+    from toolreplay.evals import load_eval
+    from toolreplay.evaluation import SourceError
+
+    folder = tmp_path / "cassettes"
+    shutil.copytree(EXAMPLE / "cassettes", folder)
+    (folder / "manifest.json").write_text("{not json", encoding="utf-8")
+    suite = load_eval(EXAMPLE / "eval.yaml")
+    session = evaluate(SuiteCassettes(folder, write_manifest=False), suite)
+    assert len(session.results.episodes) == 4
+    completeness = session.audit.check("completeness")
+    assert not completeness.passed
+    assert "not read: manifest.json" in " ".join(completeness.evidence)
+    with pytest.raises(SourceError, match="manifest"):
+        evaluate(SuiteCassettes(folder), suite)
+
+
+def test_stand_in_recording_refuses_live_only_tool_options(tmp_path: Path) -> None:
+    for extra in (["--tool-url", "geocoding_url=http://x"], ["--tools", "fixture"]):
+        result = _run_cli("record", "--model-source", "stand-in", *extra,
+                          "--cassettes", str(tmp_path), "--set", "s")  # fmt: skip
+        assert result.exit_code == 2
+        assert "apply to --model-source live only" in " ".join(result.output.split())
+    assert not any(tmp_path.iterdir())

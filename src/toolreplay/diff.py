@@ -172,12 +172,16 @@ def load_run(path: Path, eval_path: Path | None = None) -> Run:
 
     p = Path(path)
     if p.is_dir():
+        from toolreplay.evaluation.folder import holds_test_suite, judges_a_test_suite
+
+        if eval_path is None and holds_test_suite(p):
+            return _folder_run(p, None)  # each test a question, as `toolreplay run --cassettes`
         if (p / "manifest.json").is_file():
-            return _replay_run(p, eval_path)
+            return _folder_run(p, eval_path)
         if (p / "results.json").is_file():
             p = p / "results.json"
-        elif _judges_a_test_suite(eval_path):
-            return _replay_run(p, eval_path)
+        elif judges_a_test_suite(eval_path):
+            return _folder_run(p, eval_path)
         else:
             raise DiffError(
                 f"{path}: neither a results file nor a cassette set (no results.json or "
@@ -189,60 +193,16 @@ def load_run(path: Path, eval_path: Path | None = None) -> Run:
         raise DiffError(str(exc)) from None
 
 
-def _judges_a_test_suite(eval_path: Path | None) -> bool:
-    """Whether ``eval_path`` judges a set recorded by the pytest plugin (``cassettes:``)."""
-    from toolreplay.evals import EvalFileError, load_eval
-
-    if eval_path is None:
-        return False
-    try:
-        return load_eval(eval_path).reads_cassettes
-    except EvalFileError:
-        return False
-
-
-def _replay_run(set_dir: Path, eval_path: Path | None) -> Run:
-    """A cassette set (or a test suite's folder) evaluated as ``toolreplay run`` does
-    (:func:`toolreplay.evaluation.evaluate`): trial 1 of a recorded set replayed, without the
-    audit; a test suite's folder read (nothing written)."""
-    from toolreplay.cassettes.errors import CassetteError, CassetteMiss, UnplayedInteractions
-    from toolreplay.cassettes.manifest import read_manifest
-    from toolreplay.defaults import DEFAULT_EVAL
-    from toolreplay.evals import EvalFileError, load_eval
-    from toolreplay.evaluation import (
-        ReplayedSet,
-        SourceError,
-        SuiteCassettes,
-        evaluate,
-    )
-    from toolreplay.runs.replay import WorkerDied, default_workers
+def _folder_run(folder: Path, eval_path: Path | None) -> Run:
+    """A cassette folder evaluated as ``toolreplay run`` would (see
+    :func:`toolreplay.evaluation.folder.evaluate_folder`), nothing written."""
+    from toolreplay.evaluation.folder import FolderError, evaluate_folder
 
     try:
-        suite = load_eval(eval_path or DEFAULT_EVAL)
-    except EvalFileError as exc:
+        results, fingerprint = evaluate_folder(folder, eval_path)
+    except FolderError as exc:
         raise DiffError(str(exc)) from None
-    if suite.reads_cassettes:  # a folder recorded by the pytest plugin: read, not replayed
-        try:
-            results = evaluate(SuiteCassettes(set_dir, write_manifest=False), suite).results
-        except SourceError as exc:
-            raise DiffError(f"{set_dir}: {exc}") from None
-        return Run(label=str(set_dir), results=results)
-    source = ReplayedSet(set_dir, workers=default_workers(), trials=1, audit=False)
-    try:
-        manifest = read_manifest(set_dir)
-        results = evaluate(source, suite).results
-    except (CassetteMiss, UnplayedInteractions, CassetteError, WorkerDied, SourceError) as exc:
-        raise DiffError(f"{set_dir}: {exc}") from None
-    # A comparison of answers: the episodes and their summaries, without the trial fields
-    # and the audit (a copy; the evaluation's results are left as they are).
-    kept = results.model_fields_set - {"selection", "trials", "trial_outcomes", "fidelity"}
-    answers = Results(**{name: getattr(results, name) for name in kept})
-    fingerprint = {
-        "system_prompt_sha256": manifest.system_prompt_sha256,
-        "tool_schemas_sha256": dict(manifest.tool_schemas_sha256),
-        "settings": dict(manifest.settings),
-    }
-    return Run(label=str(set_dir), results=answers, fingerprint=fingerprint)
+    return Run(label=str(folder), results=results, fingerprint=fingerprint)
 
 
 # --------------------------------------------------------------------------- comparing

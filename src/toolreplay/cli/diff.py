@@ -10,9 +10,8 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import EvalOpt, out
 from toolreplay.cli.common import fail as _fail
-from toolreplay.defaults import DEFAULT_EVAL
+from toolreplay.cli.common import out
 
 
 @app.command()
@@ -21,7 +20,15 @@ def diff(
         Path, typer.Argument(help="Run A: a results file, a folder holding one, or a cassette set.")
     ],
     after: Annotated[Path, typer.Argument(help="Run B, the same kinds as A.")],
-    eval_path: EvalOpt = DEFAULT_EVAL,
+    eval_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--eval",
+            help="Eval file judging cassette folders \\[default: evals/weather.yaml for a "
+            "recorded set; for a folder your tests recorded, one question per test]",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """What changed from run A to run B: pass/fail flips per episode, failure modes gained or
     lost, rounds and tool-call deltas, the first differing message of each changed transcript,

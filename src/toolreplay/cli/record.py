@@ -238,8 +238,12 @@ def record(
         register(endpoint.settings.api_key)  # never printed nor written from here on
         register_url(endpoint.settings.base_url)
         out.print(f"recording live: {endpoint.describe()}", highlight=False, soft_wrap=True)
-    elif base_url or model or api_key_env:
-        raise fail("--base-url, --model and --api-key-env apply to --model-source live only")
+    elif base_url or model or api_key_env or tool_url or tools is ToolsSource.fixture:
+        raise fail(
+            "--base-url, --model, --api-key-env, --tool-url and --tools apply to "
+            "--model-source live only (stand-in records against the study's own doubles)",
+            2,
+        )
     try:
         with progress(total, "recording") as step, terminate_as_interrupt():
             extra: dict[str, Any] = {"notify": _notice}
@@ -297,7 +301,7 @@ def _notice(message: str) -> None:
 
 def _regenerate_reports(eval_path: Path, cassettes: Path, set_name: str) -> None:
     out.print("regenerating reports/ from the re-recorded set")
-    run(eval_path=eval_path, cassettes=cassettes, set_name=set_name, out_dir=Path("reports"))
+    run(eval_path=eval_path, cassettes_given=cassettes, set_name=set_name, out_dir=Path("reports"))
 
 
 def _study_of(suite: Any) -> Any:

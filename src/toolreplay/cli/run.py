@@ -13,7 +13,6 @@ import typer
 from toolreplay.cli.app import app
 from toolreplay.cli.audit import publish_run
 from toolreplay.cli.common import (
-    CassettesOpt,
     SetOpt,
     WorkersOpt,
     check_output_folder,
@@ -43,7 +42,15 @@ def run(
             show_default=False,
         ),
     ] = None,
-    cassettes: CassettesOpt = DEFAULT_CASSETTES,
+    cassettes_given: Annotated[
+        Path | None,
+        typer.Option(
+            "--cassettes",
+            help="Folder holding cassette sets, or a folder of cassettes your tests recorded "
+            "\\[default: cassettes; with an eval file naming its folder (cassettes:), that one]",
+            show_default=False,
+        ),
+    ] = None,
     set_name: SetOpt = "reference",
     out_dir: Annotated[
         Path | None,
@@ -105,6 +112,9 @@ def run(
         raise typer.BadParameter(str(exc), param_hint="'--shard'") from None
     n_workers = worker_count(workers)
     selection = parse_selection(configurations, questions)
+    cassettes = cassettes_given if cassettes_given is not None else DEFAULT_CASSETTES
+    if cassettes_given is not None:
+        _check_cassettes_folder(cassettes_given, set_name)
     by_tests = _recorded_by_tests(cassettes, set_name)
     if by_tests and eval_path is None:  # a test suite's folder judged without an eval file
         whole = _suite_of_folder(cassettes)
@@ -115,7 +125,7 @@ def run(
         # a set recorded by the pytest plugin: episodes from the wire
         from toolreplay.evaluation import SourceError
 
-        named = whole.cassettes is not None and cassettes == DEFAULT_CASSETTES
+        named = whole.cassettes is not None and cassettes_given is None
         try:
             folder = cassettes_folder(whole, None if named else cassettes)
         except SourceError as exc:
@@ -214,6 +224,27 @@ def _suite_of_folder(folder: Path) -> "EvalSuite":
         raise fail(str(exc), 2) from None
 
 
+def written_for_tests(manifest: Path) -> bool:
+    from toolreplay.evaluation.folder import written_for_tests as for_tests
+
+    return for_tests(manifest)
+
+
+def _check_cassettes_folder(folder: Path, set_name: str) -> None:
+    """``--cassettes`` as given: exit 2 when it is not a folder, or when it is a cassette set
+    itself (its parent holds the sets: ``--cassettes PARENT --set NAME``)."""
+    if not folder.is_dir():
+        what = "does not exist" if not folder.exists() else "is not a folder"
+        raise fail(f"--cassettes {folder}: {what}; give the folder holding the cassettes", 2)
+    own = folder / "manifest.json"
+    if own.is_file() and not written_for_tests(own) and not (folder / set_name).exists():
+        raise fail(
+            f"--cassettes {folder}: is a cassette set itself; give the folder holding it: "
+            f"--cassettes {folder.parent} --set {folder.name}",
+            2,
+        )
+
+
 def _recorded_by_tests(cassettes: Path, set_name: str) -> bool:
     """Whether ``--cassettes DIR`` is a folder of cassettes a test suite recorded, for an eval
     file that does not name it with ``cassettes:``: YAML files, and no cassette set of
@@ -222,22 +253,9 @@ def _recorded_by_tests(cassettes: Path, set_name: str) -> bool:
     parent a set of sets) in it."""
     if (cassettes / set_name).exists() or not cassettes.is_dir():
         return False
-    if any(not _written_for_tests(m) for m in cassettes.glob("*/manifest.json")):
+    if any(not written_for_tests(m) for m in cassettes.glob("*/manifest.json")):
         return False
     return any(cassettes.rglob("*.yaml")) or any(cassettes.rglob("*.yml"))
-
-
-def _written_for_tests(manifest: Path) -> bool:
-    """Whether ``manifest`` is a test suite's (provenance ``pytest``), read leniently: an
-    unreadable one counts as a recorded set's, whose own reading then says what is wrong."""
-    import json
-
-    try:
-        with manifest.open("rb") as f:
-            head = f.read(1 << 20)
-        return json.loads(head).get("provenance") == "pytest"
-    except (OSError, ValueError, AttributeError):
-        return False
 
 
 def evaluate_and_publish(

@@ -6,6 +6,13 @@ eval file and returns an :class:`Evaluation`: results and the audit. The sources
 :class:`SuiteCassettes` (``wire``: a test suite's cassettes read from the wire).
 """
 
+from toolreplay.evaluation.folder import (
+    FolderError,
+    evaluate_folder,
+    holds_test_suite,
+    judges_a_test_suite,
+    written_for_tests,
+)
 from toolreplay.evaluation.pipeline import Evaluation, evaluate
 from toolreplay.evaluation.replayed import ReplayedSet
 from toolreplay.evaluation.sources import (
@@ -28,6 +35,7 @@ __all__ = [
     "Collected",
     "EpisodeSource",
     "Evaluation",
+    "FolderError",
     "ReplayedSet",
     "Selection",
     "SelectionError",
@@ -35,6 +43,10 @@ __all__ = [
     "SuiteCassettes",
     "cassettes_folder",
     "evaluate",
+    "evaluate_folder",
     "folder_cassettes",
+    "holds_test_suite",
+    "judges_a_test_suite",
     "suite_from_tests",
+    "written_for_tests",
 ]

@@ -15,7 +15,6 @@ is read, or written inside the folder when missing and ``write_manifest`` is set
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -54,7 +53,7 @@ def test_question(stem: str) -> str:
     name, bracket, params = stem.partition("[")
     if not bracket or not params.endswith("]"):
         return stem
-    kept = [p for p in params[:-1].split("-") if not p.isdigit()]
+    kept = [p for p in params[:-1].split("-") if p and not p.isdigit()]
     return f"{name}[{'-'.join(kept)}]" if kept else name
 
 
@@ -62,8 +61,10 @@ test_question.__test__ = False  # type: ignore[attr-defined]  # not a test for p
 
 
 def _question_id(name: str) -> str:
-    text = re.sub(r"[^a-z0-9_\[\]-]+", "-", name.lower()).strip("-_")
-    return text or "test"
+    """A test id as a question id: as written (case, brackets and any script kept, so two
+    tests never share a question), a ``/`` made ``∕`` so an episode key stays
+    ``CONFIGURATION/QUESTION``."""
+    return name.strip().replace("/", "∕") or "test"
 
 
 def suite_from_tests(
@@ -169,7 +170,11 @@ class SuiteCassettes:
         except OSError:  # none, and none written (not asked to, or a read-only folder)
             manifest, audited_manifest = build_manifest(found, whole), None
         except CassetteError as exc:
-            raise SourceError(str(exc)) from None
+            if self.write_manifest:  # `toolreplay run`: the folder's manifest must be sound
+                raise SourceError(str(exc)) from None
+            # a test session's report: judged without it; completeness says why
+            manifest, audited_manifest = build_manifest(found, whole), None
+            found = replace(found, errors=(*found.errors, f"manifest.json: {exc}"))
         suite = whole
         if selection.questions:
             suite = replace(
@@ -186,8 +191,25 @@ class SuiteCassettes:
         assessed = tuple(
             AssessedEpisode(e, assess(e, suite.by_id.get(e.question_id), judge)) for e in chosen
         )
-        narrowed = replace(found, episodes=chosen, configurations=tuple(names))
         arms = self.arms if self.arms is not None else whole.arms
+        if unknown := [a for a in arms if a not in found.configurations]:
+            raise SourceError(
+                f"arms: {', '.join(unknown)} is not a test module of {self.folder} (it holds "
+                f"{', '.join(found.configurations)})"
+            )
+
+        def selected(line: str) -> bool:  # "CASSETTE: what", CASSETTE under its module
+            rel = line.split(":", 1)[0]
+            module = rel.split("/", 1)[0] if "/" in rel else self.folder.name
+            return rel == "manifest.json" or module in names
+
+        narrowed = replace(
+            found,
+            episodes=chosen,
+            configurations=tuple(names),
+            errors=tuple(e for e in found.errors if selected(e)),
+            unmatched=tuple(u for u in found.unmatched if selected(u)),
+        )
         passed = {key(a.episode): a.assessment.passed for a in assessed}
         audit = audit_suite_folder(narrowed, suite, judge, audited_manifest, passed, arms)
         return Collected(
