@@ -440,7 +440,7 @@ def test_a_selection_narrows_the_unreadable_cassettes_too(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("where", "said"),
     [
-        ("missing", "does not exist; give the folder holding the cassettes"),
+        ("missing", "does not exist: give --cassettes the folder holding the cassettes"),
         ("file", "is not a folder"),
         ("set", "is a cassette set itself; give the folder holding it: --cassettes"),
     ],

@@ -235,7 +235,10 @@ def _check_cassettes_folder(folder: Path, set_name: str) -> None:
     itself (its parent holds the sets: ``--cassettes PARENT --set NAME``)."""
     if not folder.is_dir():
         what = "does not exist" if not folder.exists() else "is not a folder"
-        raise fail(f"--cassettes {folder}: {what}; give the folder holding the cassettes", 2)
+        raise fail(
+            f"cassette folder {folder} {what}: give --cassettes the folder holding the cassettes",
+            2,
+        )
     own = folder / "manifest.json"
     if own.is_file() and not written_for_tests(own) and not (folder / set_name).exists():
         raise fail(
