@@ -13,8 +13,7 @@ in its package (:mod:`toolreplay.study.weather.standin`,
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from toolreplay.lazy import lazy_exports
 
 #: The model name every stand-in model answers as (recorded in a stand-in set's manifest; the
 #: audit tells stand-in replies from live ones by it).
@@ -33,15 +32,4 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [*sorted(_EXPORTS), "STANDIN_MODEL"]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -4,8 +4,7 @@ from plain Python callables.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from toolreplay.lazy import lazy_exports
 
 #: What other packages may use: name -> its module (relative to this package), loaded
 #: on first use so importing the package stays cheap.
@@ -21,15 +20,4 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
