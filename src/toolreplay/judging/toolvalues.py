@@ -15,6 +15,7 @@ from typing import Any, TypeGuard
 from toolreplay.judging.units import unit_named
 from toolreplay.judging.values import find_measured_values
 from toolreplay.judging.vocabulary import Vocabulary, resolve
+from toolreplay.wire.tool_results import read_tool_result
 
 
 class ToolPlace(Mapping[str, Any]):
@@ -121,11 +122,8 @@ def _walk(
         k = key.lower()
         if k in vocab.ignored_keys or k.endswith(vocab.ignored_suffixes):
             return
-        if node.lstrip()[:1] in ("{", "["):  # JSON serialized into a string field
-            try:
-                nested = json.loads(node)
-            except ValueError:
-                nested = None
+        if node.lstrip()[:1] in ("{", "["):  # JSON (or a Python literal) inside a string
+            nested = read_tool_result(node)
             if isinstance(nested, Mapping | list):
                 yield from _walk(nested, key, path, day, vocab)
                 return
@@ -237,9 +235,8 @@ def _tool_values(
         content = message.get("content")
         if not isinstance(content, str):
             continue
-        try:
-            payload = json.loads(content)
-        except ValueError:
+        payload = read_tool_result(content)  # JSON, a Python literal, key: value lines
+        if payload is None:
             for mv in find_measured_values(content, vocabulary=vocab):
                 found.append(ToolValue(mv.value, mv.unit, mv.kind, index, "$"))
             continue

@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "event_chunks": "stream",
     "parse_chat_reply": "replies",
     "read_exchanges": "interactions",
+    "read_tool_result": "tool_results",
     "read_wire_episodes": "chat_completions",
     "reasoning_text": "episode",
     "status_error_text": "replies",
