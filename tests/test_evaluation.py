@@ -486,3 +486,69 @@ def test_stand_in_recording_refuses_live_only_tool_options(tmp_path: Path) -> No
         assert result.exit_code == 2
         assert "apply to --model-source live only" in " ".join(result.output.split())
     assert not any(tmp_path.iterdir())
+
+
+_GEOCODING_ONLY = '''
+import pytest
+import requests
+
+
+@pytest.mark.vcr
+def test_lookup():
+    r = requests.get(
+        "http://127.0.0.1/v1/search?name=%E5%8C%97%E4%BA%AC&count=10&language=zh&format=json"
+    )
+    assert r.status_code == 200
+'''
+
+
+@pytest.mark.slow
+def test_a_session_whose_cassettes_no_reader_understands_fails_loudly(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """``pytest --toolreplay-report`` on a session whose replayed cassettes hold no model
+    exchange a reader understands: each named with the reason, no report, pytest exits
+    non-zero (it used to print "0 of 0 episodes passed" and exit 0)."""
+    import yaml
+
+    recorded = yaml.safe_load(
+        (REPO / "cassettes/reference/single+oneshot/beijing/trial-1.yaml").read_text("utf-8")
+    )
+    geocoding = [i for i in recorded["interactions"] if i["request"]["method"] == "GET"][:1]
+    folder = pytester.path / "cassettes" / "test_lookup"
+    folder.mkdir(parents=True)
+    (folder / "test_lookup.yaml").write_text(
+        yaml.safe_dump({"version": 1, "interactions": geocoding}, allow_unicode=True), "utf-8"
+    )
+    pytester.makepyfile(test_lookup=_GEOCODING_ONLY)
+    pytester.makeini("[pytest]\ntoolreplay_cassettes = true\n")
+    out = tmp_path / "report"
+    result = pytester.runpytest(
+        "--record-mode=none", "-p", "no:cacheprovider", "--toolreplay-report", str(out)
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*toolreplay: report not written: toolreplay: not read: test_lookup/test_lookup.yaml*",
+            "*none of the 1 replayed cassette(s) could be read into an episode*",
+        ]
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert not out.exists()
+
+
+def test_a_mixed_set_is_not_labelled_streamed(tmp_path: Path) -> None:
+    """The manifest of a test suite's folder says ``stream`` only when every episode's
+    replies were streamed (a set where 1 of 4 streamed is not "streamed replies")."""
+    from dataclasses import replace as copy
+
+    from toolreplay.evals import load_eval
+    from toolreplay.runs.suite_folder import build_manifest, read_suite_folder
+
+    suite = load_eval(EXAMPLE / "eval.yaml")
+    found = read_suite_folder(EXAMPLE / "cassettes", suite)
+    assert not any(e.streamed for e in found.episodes)
+    assert build_manifest(found, suite).settings == {}
+    one = copy(found, episodes=(copy(found.episodes[0], streamed=True), *found.episodes[1:]))
+    assert build_manifest(one, suite).settings == {}
+    every = copy(found, episodes=tuple(copy(e, streamed=True) for e in found.episodes))
+    assert build_manifest(every, suite).settings == {"stream": True}

@@ -287,6 +287,8 @@ def evaluate_and_publish(
         raise fail("interrupted; nothing was written", 130) from None
     for note in evaluation.notes:
         out.print(note, highlight=False, soft_wrap=True)
+    for unread in evaluation.collected.unread:  # loud: a cassette no reader understood
+        out.print(f"not read: {unread}", highlight=False, markup=False, soft_wrap=True)
     publish_run(out_dir, evaluation.results, evaluation.audit)
     if not evaluation.audit.passed:
         if detail:

@@ -69,7 +69,8 @@ class Collected:
     source holds (``all_configurations``); every trial of the selection, assessed
     (``episodes``, configuration-major, then question, then trial); the most ``trials`` any
     configuration × question has; the ``audit`` of the checks that apply; ``notes`` to tell
-    the user (e.g. a manifest written)."""
+    the user (e.g. a manifest written); ``unread``: each cassette no reader understood, as
+    ``"CASSETTE: why"`` (a test suite's folder; a recorded set replays or fails)."""
 
     manifest: Manifest
     suite: EvalSuite
@@ -79,6 +80,7 @@ class Collected:
     trials: int
     audit: Audit
     notes: tuple[str, ...] = ()
+    unread: tuple[str, ...] = ()
 
 
 class EpisodeSource(Protocol):

@@ -221,6 +221,7 @@ class SuiteCassettes:
             trials=found.trials,
             audit=audit,
             notes=tuple(notes),
+            unread=narrowed.errors,
         )
 
 

@@ -116,6 +116,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(_pytest_recording, "toolreplay-recording")
 
 
+_SESSION = pytest.StashKey[pytest.Session]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Kept so the report step can make the session fail when it cannot write the report."""
+    session.config.stash[_SESSION] = session
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """In a pytest-xdist worker: send the replayed tests to the controller's report."""
     from toolreplay.plugin.report import send_to_controller
@@ -138,11 +146,14 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
     try:
         line = write_session_report(config)
-    except (ValueError, OSError) as exc:  # a bad eval file, a cassette that does not read
+    except (ValueError, OSError) as exc:  # a bad eval file, nothing readable, a bad path
         terminalreporter.write_line(f"toolreplay: report not written: {exc}", red=True)
+        session = config.stash.get(_SESSION, None)
+        if session is not None and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # asked for, not written: loud
         return
-    if line:
-        terminalreporter.write_line(line)
+    for text in (line or "").splitlines():
+        terminalreporter.write_line(text, red=text.startswith("toolreplay: not read"))
 
 
 @pytest.fixture

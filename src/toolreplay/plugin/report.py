@@ -147,7 +147,15 @@ def write_session_report(config: pytest.Config) -> str | None:
         suite = suite_from_tests(paths, marked)
     cassettes = [(p.parent.name, p) for p in paths]
     source = SuiteCassettes(folder, cassettes, write_manifest=False)
-    results = evaluate(source, suite).results
+    evaluation = evaluate(source, suite)
+    results = evaluation.results
+    unread = [f"toolreplay: not read: {u}" for u in evaluation.collected.unread]
+    if not results.episodes:  # nothing to report: say why, write nothing, fail the session
+        unread.append(
+            f"toolreplay: none of the {len(paths)} replayed cassette(s) could be read into an "
+            "episode"
+        )
+        raise UnreadCassettes("\n".join(unread))
     target = Path(out)
     write_results(target / "results.json", results)
     page = write_report(target / "results.json", target / "index.html")
@@ -156,4 +164,8 @@ def write_session_report(config: pytest.Config) -> str | None:
     trials = results.trial_outcomes or []
     if len(trials) > len(results.episodes):  # repeated tests: every trial, as the report
         line += f"; {sum(1 for t in trials if t.passed)} of {len(trials)} over every trial"
-    return f"{line}; wrote {target / 'results.json'} and {page}"
+    return "\n".join([*unread, f"{line}; wrote {target / 'results.json'} and {page}"])
+
+
+class UnreadCassettes(ValueError):
+    """Nothing the session replayed could be read into an episode; the lines say why."""

@@ -219,7 +219,10 @@ def build_manifest(found: SuiteFolder, suite: EvalSuite) -> Manifest:
         packages={"toolreplay": version("toolreplay")},
         system_prompt_sha256="",
         tool_schemas_sha256={},
-        settings={"stream": True} if any(e.streamed for e in found.episodes) else {},
+        # "streamed replies" only when every episode streamed (a mixed set is not labelled so)
+        settings={"stream": True}
+        if found.episodes and all(e.streamed for e in found.episodes)
+        else {},
         episodes={
             key(e): EpisodeRecord(
                 cassette=e.cassette,
