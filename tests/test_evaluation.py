@@ -552,3 +552,22 @@ def test_a_mixed_set_is_not_labelled_streamed(tmp_path: Path) -> None:
     assert build_manifest(one, suite).settings == {}
     every = copy(found, episodes=tuple(copy(e, streamed=True) for e in found.episodes))
     assert build_manifest(every, suite).settings == {"stream": True}
+
+
+def test_a_promise_to_a_question_that_measures_nothing_reads_plainly() -> None:
+    [label] = assess(episode([], "Let me check and get back to you."), _question()).failure_modes
+    assert label.mode == "unfulfilled_promise"
+    assert "of none" not in label.explanation
+    assert "holds no measured value, but the host has stopped" in label.explanation
+
+
+def test_the_library_takes_paths_as_text(tmp_path: Path) -> None:
+    """``SuiteCassettes`` and ``ReplayedSet`` take a folder as ``str`` too; the eval suite of
+    a test suite's cassettes without an eval file is public (``toolreplay.suite_from_tests``)."""
+    import toolreplay
+
+    folder = str(EXAMPLE / "cassettes")
+    suite = toolreplay.suite_from_tests(sorted(Path(folder).rglob("*.yaml")))
+    evaluation = toolreplay.evaluate(toolreplay.SuiteCassettes(folder, write_manifest=False), suite)
+    assert len(evaluation.results.episodes) == 4
+    assert ReplayedSet(str(REPO / "cassettes" / "reference")).set_dir.is_dir()

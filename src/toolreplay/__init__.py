@@ -42,7 +42,8 @@ Evaluation
     :func:`evaluate` (an episode source and an eval file to results and the audit, as
     ``toolreplay run`` does) and :class:`Evaluation`; the sources :class:`ReplayedSet` (a
     recorded set replayed through the hosts) and :class:`SuiteCassettes` (a test suite's
-    cassettes read from the wire), :class:`Selection`.
+    cassettes read from the wire), :class:`Selection`; :func:`suite_from_tests` (an eval
+    suite for a test suite's cassettes without an eval file: each test a question).
 Results
     :class:`Results` (the pydantic model of ``results.json``), :func:`build_results`,
     :func:`load_results`, :func:`check_results`, :func:`write_results`,
@@ -108,6 +109,7 @@ _EXPORTS: dict[str, str] = {
     "ReplayedSet": "evaluation.replayed",
     "SuiteCassettes": "evaluation.wire",
     "Selection": "evaluation.sources",
+    "suite_from_tests": "evaluation.wire",
     "assess": "judging.assessment",
     "Assessment": "judging.assessment",
     # results
@@ -186,6 +188,7 @@ __all__ = [
     "run_host",
     "run_loop",
     "run_single",
+    "suite_from_tests",
     "tool",
     "tool_schema",
     "toolset_from_functions",
@@ -225,7 +228,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; nothing is imported at run time
     from toolreplay.evaluation.pipeline import Evaluation, evaluate
     from toolreplay.evaluation.replayed import ReplayedSet
     from toolreplay.evaluation.sources import Selection
-    from toolreplay.evaluation.wire import SuiteCassettes
+    from toolreplay.evaluation.wire import SuiteCassettes, suite_from_tests
     from toolreplay.hosts import LoopLimits, run_host, run_loop, run_single
     from toolreplay.judging.assessment import Assessment, assess
     from toolreplay.judging.failures import FailureMode, classify

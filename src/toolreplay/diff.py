@@ -410,7 +410,8 @@ def format_diff(d: RunDiff) -> list[str]:
         if x.same is False:
             lines.append(f"  {x.name} differs: A {x.a} | B {x.b}")
     for name in unknown:
-        lines.append(f"  {name}: not compared (not recorded in a results file)")
+        lines.append(f"  {name}: not compared (a results file or a test suite's folder does "
+                     "not record it)")  # fmt: skip
     if d.identical:
         lines.append("no differences")
         return lines

@@ -91,6 +91,9 @@ class ReplayedSet:
     trials: int | None = None
     audit: bool = True
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "set_dir", Path(self.set_dir))  # a str path is a path
+
     def manifest(self) -> Manifest:
         """The set's manifest; :class:`SourceError` when missing or malformed."""
         try:

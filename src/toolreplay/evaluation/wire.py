@@ -135,6 +135,9 @@ class SuiteCassettes:
     write_manifest: bool = True
     arms: Sequence[str] | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "folder", Path(self.folder))  # a str path is a path
+
     def collect(
         self,
         whole: EvalSuite,

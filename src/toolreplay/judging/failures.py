@@ -250,7 +250,7 @@ def classify(
     relevant = relevant_values(answer, values, expect.measure, vocab)
     pending = episode.pending_tool_calls
     labels: list[FailureMode] = []
-    of = f" of {expect.measure}" if expect.measure else ""
+    of = f" of {expect.measure}" if expect.measure and expect.measure != NO_VALUE else ""
     if not relevant:
         promise = find_promise(answer)
         if pending:
