@@ -20,6 +20,17 @@ from toolreplay.runs.configuration import (
 )
 from toolreplay.wire.episode import Episode
 
+#: The audit's checks, in the order every audit reports them (:mod:`toolreplay.audit.run`,
+#: :mod:`toolreplay.audit.suite_folder`).
+CHECK_NAMES = (
+    "baseline_heuristics",
+    "ablation",
+    "judge_breadth",
+    "near_miss",
+    "arm_parity",
+    "completeness",
+)
+
 
 @dataclass(frozen=True)
 class Check:

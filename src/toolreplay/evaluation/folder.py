@@ -73,12 +73,13 @@ def evaluate_folder(
     from toolreplay.evaluation.wire import SuiteCassettes, folder_cassettes, suite_from_tests
     from toolreplay.runs.replay import WorkerDied, default_workers
 
+    tests_only = eval_path is None and holds_test_suite(folder)
     try:
-        if eval_path is None and holds_test_suite(folder):
+        if tests_only:
             suite = suite_from_tests(folder_cassettes(folder), name=folder.name)
         else:
             suite = load_eval(eval_path or DEFAULT_EVAL)
-        if suite.reads_cassettes or (eval_path is None and holds_test_suite(folder)):
+        if suite.reads_cassettes or tests_only:
             source = SuiteCassettes(folder, write_manifest=False)
             return evaluate(source, suite).results, None
     except EvalFileError as exc:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from toolreplay.audit.run import run_audit
-from toolreplay.audit.tables import Audit, Check
+from toolreplay.audit.tables import CHECK_NAMES, Audit, Check
 from toolreplay.cassettes.errors import CassetteError
 from toolreplay.cassettes.manifest import Manifest, read_manifest
 from toolreplay.evals import EvalSuite
@@ -42,15 +42,6 @@ from toolreplay.wire.episode import Episode
 
 Outcome = Episode | BaseException
 
-#: The audit's checks, in order (:mod:`toolreplay.audit.run`).
-CHECK_NAMES = (
-    "baseline_heuristics",
-    "ablation",
-    "judge_breadth",
-    "near_miss",
-    "arm_parity",
-    "completeness",
-)
 
 
 def select(whole: EvalSuite, selection: Selection) -> tuple[EvalSuite, list[Configuration]]:
@@ -101,11 +92,14 @@ class ReplayedSet:
         except CassetteError as exc:
             raise SourceError(str(exc)) from None
 
-    def jobs(self, whole: EvalSuite, selection: Selection) -> tuple[list[Job], int]:
+    def jobs(
+        self, whole: EvalSuite, selection: Selection, manifest: Manifest | None = None
+    ) -> tuple[list[Job], int]:
         """Every episode the run replays, in the fixed order of the module docstring, and how
-        many of them are the selection's trials (the rest are the audit's)."""
+        many of them are the selection's trials (the rest are the audit's); ``manifest`` when
+        already read."""
         suite, configs = select(whole, selection)
-        jobs = trial_jobs(suite, configs, self._trials(self.manifest()))
+        jobs = trial_jobs(suite, configs, self._trials(manifest or self.manifest()))
         if not self.audit:
             return jobs, len(jobs)
         have = {(j.configuration.name, j.question_id) for j in jobs if j.trial == 1}
@@ -133,7 +127,7 @@ class ReplayedSet:
         check instead)."""
         suite, configs = select(whole, selection)
         manifest = self.manifest()
-        jobs, n_trials = self.jobs(whole, selection)
+        jobs, n_trials = self.jobs(whole, selection, manifest)
         outcomes = self.outcomes
         if outcomes is None:
             from toolreplay.runs.replay import replay_outcomes  # looked up at each call

@@ -182,9 +182,7 @@ class SuiteCassettes:
         if selection.questions:
             suite = replace(
                 whole,
-                questions=tuple(
-                    q for q in whole.questions if q.id in known_q and q.id in selection.questions
-                ),
+                questions=tuple(q for q in whole.questions if q.id in selection.questions),
             )
         names = [c for c in found.configurations if c in (selection.configurations or [c])]
         qids = {q.id for q in suite.questions}
