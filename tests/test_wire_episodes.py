@@ -12,13 +12,13 @@ import yaml
 from toolreplay.cassettes.episodes import episode_from_cassette
 from toolreplay.cassettes.manifest import cassette_path
 from toolreplay.cassettes.store import load_cassette
-from toolreplay.wire.chat_completions import (
+from toolreplay.wire.episode import Episode
+from toolreplay.wire.interactions import WireEpisodeError
+from toolreplay.wire.reader import (
     episode_from_interactions,
     episodes_from_interactions,
     read_wire_episodes,
 )
-from toolreplay.wire.episode import Episode
-from toolreplay.wire.interactions import WireEpisodeError
 
 from .conftest import REFERENCE
 
@@ -53,7 +53,7 @@ def test_no_model_request_is_a_clear_error():
             "response": {"status": {"code": 200}, "headers": {}, "body": {"string": "{}"}},
         }
     ]
-    with pytest.raises(WireEpisodeError, match="no Chat Completions request"):
+    with pytest.raises(WireEpisodeError, match="no model request of a protocol read here"):
         episodes_from_interactions(interactions)
 
 

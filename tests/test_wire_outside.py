@@ -22,7 +22,7 @@ from openai.types.chat import ChatCompletionChunk
 
 from toolreplay.cassettes.episodes import episodes_from_cassette
 from toolreplay.judging.expectations import check_expectations
-from toolreplay.wire.chat_completions import read_wire_episodes
+from toolreplay.wire.reader import read_wire_episodes
 from toolreplay.wire.replies import ModelReplyError, parse_chat_reply
 from toolreplay.wire.stream import assemble_chat_stream
 

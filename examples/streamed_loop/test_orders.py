@@ -14,7 +14,7 @@ from loop import ask
 
 from toolreplay.cassettes.store import load_cassette
 from toolreplay.plugin.snapshots import normalise_episode
-from toolreplay.wire.chat_completions import read_wire_episodes
+from toolreplay.wire.reader import read_wire_episodes
 
 
 def check_wire(vcr: Any, messages: list[dict[str, Any]]) -> Any:

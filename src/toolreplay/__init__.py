@@ -130,7 +130,7 @@ _EXPORTS: dict[str, str] = {
     "replay_set": "runs.replay",
     "episode_from_cassette": "cassettes.episodes",
     "episodes_from_cassette": "cassettes.episodes",
-    "episodes_from_interactions": "wire.chat_completions",
+    "episodes_from_interactions": "wire.reader",
 }
 
 __all__ = [
@@ -250,7 +250,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; nothing is imported at run time
     from toolreplay.studies import Study, register_study
     from toolreplay.tools.functions import Tool, tool, tool_schema, toolset_from_functions
     from toolreplay.tools.toolset import ToolError, Toolset
-    from toolreplay.wire.chat_completions import episodes_from_interactions
     from toolreplay.wire.episode import Episode, ModelReply, Round, ToolCall, ToolResult, Usage
+    from toolreplay.wire.reader import episodes_from_interactions
 
     __version__: str

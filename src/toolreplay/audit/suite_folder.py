@@ -78,7 +78,7 @@ def _fingerprint(found: SuiteFolder, name: str) -> dict[str, set[str]]:
     """What the configuration's recorded requests sent: models, temperatures, system prompts
     and tool schemas (canonical JSON), as sets."""
     from toolreplay.cassettes.store import load_cassette
-    from toolreplay.wire.chat_completions import read_wire_episodes
+    from toolreplay.wire.reader import read_wire_episodes
 
     out: dict[str, set[str]] = {"model": set(), "temperature": set(), "system prompt": set(),
                                 "tool schemas": set()}  # fmt: skip

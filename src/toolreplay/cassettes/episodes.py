@@ -1,9 +1,9 @@
 """Episodes from a cassette file: the file loaded (toolreplay's, vcrpy's or pydantic-ai's YAML)
-and its interactions read by the Chat Completions wire reader
-(:mod:`toolreplay.wire.chat_completions`, which says what is read and how).
+and its interactions read by the wire readers
+(:mod:`toolreplay.wire.reader`, which says what is read and how, for every protocol).
 
-The wire reader's names (:func:`~toolreplay.wire.chat_completions.read_wire_episodes`,
-:func:`~toolreplay.wire.chat_completions.episodes_from_interactions`,
+The wire reader's names (:func:`~toolreplay.wire.reader.read_wire_episodes`,
+:func:`~toolreplay.wire.reader.episodes_from_interactions`,
 :class:`~toolreplay.wire.interactions.WireRecord`...) are importable from here too, as they
 were before the reader moved under :mod:`toolreplay.wire`.
 """
@@ -13,13 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from toolreplay.wire.chat_completions import (
-    episode_from_interactions as episode_from_interactions,
-)
-from toolreplay.wire.chat_completions import (
-    episodes_from_interactions as episodes_from_interactions,
-)
-from toolreplay.wire.chat_completions import read_wire_episodes as read_wire_episodes
 from toolreplay.wire.episode import Episode
 from toolreplay.wire.episode import Message as Message
 from toolreplay.wire.interactions import Exchange as Exchange
@@ -27,6 +20,13 @@ from toolreplay.wire.interactions import WireEpisodeError as WireEpisodeError
 from toolreplay.wire.interactions import WireRecord as WireRecord
 from toolreplay.wire.interactions import WireRound as WireRound
 from toolreplay.wire.interactions import read_exchanges as read_exchanges
+from toolreplay.wire.reader import (
+    episode_from_interactions as episode_from_interactions,
+)
+from toolreplay.wire.reader import (
+    episodes_from_interactions as episodes_from_interactions,
+)
+from toolreplay.wire.reader import read_wire_episodes as read_wire_episodes
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
@@ -49,7 +49,7 @@ def episodes_from_cassette(
     path: str | Path, configuration: str = "", question_id: str = ""
 ) -> list[Episode]:
     """Every episode of the cassette at ``path`` (toolreplay's, vcrpy's or pydantic-ai's
-    YAML), read from the wire (:func:`~toolreplay.wire.chat_completions.
+    YAML), read from the wire (:func:`~toolreplay.wire.reader.
     episodes_from_interactions`). A toolreplay cassette is loaded and checked by
     :func:`toolreplay.cassettes.store.load_cassette`; one that fails that check but is YAML
     with an ``interactions`` list is read as a foreign cassette. Raises

@@ -81,7 +81,7 @@ def suite_from_tests(
     cannot be read."""
     from toolreplay.cassettes.store import load_cassette
     from toolreplay.evals import parse_expectations
-    from toolreplay.wire.chat_completions import read_wire_episodes
+    from toolreplay.wire.reader import read_wire_episodes
 
     by_question: dict[str, list[Path]] = {}
     for path in cassettes:

@@ -45,9 +45,9 @@ from toolreplay.cassettes.manifest import (
     write_manifest,
 )
 from toolreplay.evals import EvalSuite, Question
-from toolreplay.wire.chat_completions import read_wire_episodes
 from toolreplay.wire.episode import Episode
 from toolreplay.wire.interactions import WireEpisodeError, WireRecord
+from toolreplay.wire.reader import no_episode_error, read_wire_episodes
 
 #: The provenance of a set recorded by the pytest plugin (its manifest written afterwards).
 PYTEST: Literal["pytest"] = "pytest"
@@ -150,9 +150,10 @@ def read_suite_folder(
     for configuration, path in found:
         rel = path.relative_to(folder).as_posix()
         try:
-            wire: list[WireRecord] = read_wire_episodes(_interactions(path), configuration)
+            interactions = _interactions(path)
+            wire: list[WireRecord] = read_wire_episodes(interactions, configuration)
             if not wire:
-                raise WireEpisodeError("no Chat Completions request in it")
+                raise no_episode_error(interactions)
         except (CassetteError, WireEpisodeError) as exc:
             errors.append(f"{rel}: {str(exc).removeprefix(f'{path}: ')}")
             continue

@@ -1,8 +1,11 @@
 """The wire: episode data (messages, tool calls, tool results, rounds, usage), parsing model
 replies (streamed or not), recorded HTTP interactions (:mod:`~toolreplay.wire.interactions`) and
-the wire readers that rebuild episodes from them, one per protocol
-(:mod:`~toolreplay.wire.chat_completions`). The lowest engine layer: it imports no other
-toolreplay package.
+the wire readers that rebuild episodes from them: one module per protocol
+(:mod:`~toolreplay.wire.chat_completions`, :mod:`~toolreplay.wire.responses`,
+:mod:`~toolreplay.wire.anthropic_messages`, :mod:`~toolreplay.wire.gemini`,
+:mod:`~toolreplay.wire.bedrock_converse`), each filling :mod:`~toolreplay.wire.protocol`'s
+shape, and one episode builder for all (:mod:`~toolreplay.wire.reader`). The lowest engine
+layer: it imports no other toolreplay package.
 """
 
 from __future__ import annotations
@@ -26,13 +29,18 @@ _EXPORTS: dict[str, str] = {
     "WireEpisodeError": "interactions",
     "WireRecord": "interactions",
     "WireRound": "interactions",
-    "episode_from_interactions": "chat_completions",
-    "episodes_from_interactions": "chat_completions",
+    "episode_from_interactions": "reader",
+    "episodes_from_interactions": "reader",
     "event_chunks": "stream",
+    "no_episode_error": "reader",
     "parse_chat_reply": "replies",
     "read_exchanges": "interactions",
     "read_tool_result": "tool_results",
-    "read_wire_episodes": "chat_completions",
+    "read_wire_episodes": "reader",
+    "PROTOCOLS": "reader",
+    "ModelRequest": "protocol",
+    "WireProtocol": "protocol",
+    "protocol_of": "reader",
     "reasoning_text": "episode",
     "status_error_text": "replies",
 }

@@ -11,6 +11,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolreplay.wire.episode import REASONING_FIELDS, ModelReply, ToolCall, Usage
+from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.stream import StreamError, assemble_chat_stream, is_event_stream
 
 
@@ -189,6 +190,20 @@ def status_error_text(response: StatusResponse) -> str:
         return f"Error code: {response.status_code} - {json.loads(text)}"
     except ValueError:
         return text or f"Error code: {response.status_code}"
+
+
+def exchange_status_error(exchange: Exchange) -> ModelReplyError | None:
+    """The fault of a recorded exchange answered with an error status (400 and above),
+    worded as the model client words the SDK's status error
+    (``BadRequestError: Error code: 400 - {...}``); None for a success status. Used by every
+    protocol's reader, so an error status reads the same whatever the wire."""
+    if exchange.status < 400:
+        return None
+    text = exchange.response_body.decode("utf-8", "replace")
+    response = httpx.Response(exchange.status, content=text.encode("utf-8"))
+    endpoint = str(httpx.URL(exchange.uri).copy_with(query=None))
+    problem = f"{status_error_name(exchange.status)}: {status_error_text(response)}"
+    return ModelReplyError(endpoint, exchange.status, problem)
 
 
 def asked_to_stream(request: httpx.Request | None) -> bool:
