@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from agents import Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel
 from library_agent import build_agent
@@ -45,7 +45,7 @@ def servers(record_mode: str, toolreplay_chat_server: Any, request: Any) -> Iter
 
 @pytest.fixture
 def client(servers: Any) -> AsyncOpenAI:
-    http = httpx.AsyncClient(trust_env=False)
+    http = httpx2.AsyncClient(trust_env=False)
     return AsyncOpenAI(base_url=servers[0], api_key="unused", http_client=http)
 
 
