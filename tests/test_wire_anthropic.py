@@ -446,6 +446,29 @@ def test_an_is_error_tool_result_is_the_episodes_tool_error():
     assert episode.answer == "The service is down." and episode.stop_reason == "converged"
 
 
+def test_a_cache_mark_moved_to_a_later_turn_does_not_split_the_episode():
+    # "Prompt caching": cache_control marks a block; a program moves the mark to the newest
+    # turn on every request, so the first turn's blocks change between requests.
+    mark = {"type": "ephemeral"}
+    image = {"type": "image", "source": {"type": "url", "url": "https://x/a.png"}}
+    question = [image, {"type": "text", "text": "What is this?", "cache_control": mark}]
+    call = {"type": "tool_use", "id": "toolu_1", "name": "look", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a cat",
+              "cache_control": mark}  # fmt: skip
+    unmarked = [image, {"type": "text", "text": "What is this?"}]
+    later = [{"role": "user", "content": unmarked}, {"role": "assistant", "content": [call]},
+             {"role": "user", "content": [result]}]  # fmt: skip
+    interactions = [
+        _interaction({"max_tokens": 9, "messages": [{"role": "user", "content": question}]},
+                     _message([call], "tool_use")),
+        _interaction({"max_tokens": 9, "messages": later},
+                     _message([{"type": "text", "text": "A cat."}], "end_turn")),
+    ]  # fmt: skip
+    (episode,) = episodes_from_interactions(interactions)
+    assert len(episode.rounds) == 2 and episode.rounds[0].results[0].content == "a cat"
+    assert episode.transcript[0] == {"role": "user", "content": unmarked}
+
+
 def _interaction(body: dict[str, Any], reply: Any, status: int = 200) -> dict[str, Any]:
     text = reply if isinstance(reply, str) else json.dumps(reply)
     return {

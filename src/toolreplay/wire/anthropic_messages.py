@@ -70,21 +70,21 @@ def _texts(blocks: list[Any]) -> list[str] | None:
     return None
 
 
+def _kept(block: Any) -> Any:
+    """A block kept as sent, without its ``cache_control`` (a caching mark that a program
+    moves from turn to turn, not content)."""
+    if isinstance(block, dict) and "cache_control" in block:
+        return {k: v for k, v in block.items() if k != "cache_control"}
+    return block
+
+
 def _plain(content: Any) -> Any:
     """A user or system ``content`` in Chat Completions form: a string as sent; text blocks
-    joined by a blank line; any other list of blocks kept as sent (its text blocks as
-    ``{"type": "text", "text": ...}``)."""
+    joined by a blank line; any other list of blocks kept as sent (:func:`_kept`)."""
     if not isinstance(content, list):
         return content
     texts = _texts(content)
-    if texts is not None:
-        return "\n\n".join(texts)
-    return [
-        {"type": "text", "text": b["text"]}
-        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-        else b
-        for b in content
-    ]
+    return "\n\n".join(texts) if texts is not None else [_kept(b) for b in content]
 
 
 def _arguments_text(tool_input: Any) -> str:
@@ -162,7 +162,7 @@ def _tool_message(block: Mapping[str, Any]) -> Message:
         content = ""
     elif isinstance(content, list):
         texts = _texts(content)
-        content = "\n\n".join(texts) if texts is not None else content
+        content = "\n\n".join(texts) if texts is not None else [_kept(b) for b in content]
     message: Message = {
         "role": "tool",
         "tool_call_id": str(block.get("tool_use_id") or ""),
@@ -288,8 +288,10 @@ class _Stream:
             start = event.get("message")
             if not isinstance(start, dict):
                 raise StreamError("message_start holds no message object", n, _snippet(text))
-            self.message = {**start, "usage": dict(start.get("usage") or {})}
-            for i, block in enumerate(start.get("content") or ()):
+            usage = start.get("usage")
+            self.message = {**start, "usage": dict(usage) if isinstance(usage, dict) else {}}
+            held = start.get("content")
+            for i, block in enumerate(held if isinstance(held, list) else ()):
                 if isinstance(block, dict):
                     self.blocks[i] = dict(block)
         elif kind in ("content_block_start", "content_block_delta"):
@@ -398,10 +400,6 @@ def assemble_message_stream(body: str | bytes) -> dict[str, Any]:
     return stream.result()
 
 
-def _endpoint(exchange: Exchange) -> str:
-    return str(httpx.URL(exchange.uri).copy_with(query=None))
-
-
 def _describe_unparsable(exchange: Exchange) -> str:
     text = exchange.response_body.decode("utf-8", errors="replace")
     ctype = exchange.content_type.split(";")[0].strip().lower() or "no content-type"
@@ -416,7 +414,8 @@ def _reply_body(exchange: Exchange) -> Any:
     """The reply's Message as a dict: the JSON body, or the event stream assembled;
     :class:`ModelReplyError` for a body that is neither, an error body or event, a stream
     cut off or broken, a JSON value that is not a Message."""
-    endpoint, status = _endpoint(exchange), exchange.status
+    endpoint = str(httpx.URL(exchange.uri).copy_with(query=None))
+    status = exchange.status
     if is_event_stream(exchange.response_body, exchange.content_type):
         try:
             return assemble_message_stream(exchange.response_body)
