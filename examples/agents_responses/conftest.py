@@ -20,15 +20,6 @@ from toolreplay.doubles.loopback import serve
 MODEL = "library-demo"
 
 
-def _conversation(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The request's conversation in Chat Completions form, whatever wire it came on."""
-    if "messages" in body:
-        return list(body["messages"])
-    from toolreplay.doubles.scripted import conversation
-
-    return conversation(body)
-
-
 @pytest.fixture
 def servers(record_mode: str, toolreplay_chat_server: Any, request: Any) -> Iterator[Any]:
     """``(model base URL, catalogue URL)``: any hosts in replay; when recording, the scripted
@@ -36,9 +27,11 @@ def servers(record_mode: str, toolreplay_chat_server: Any, request: Any) -> Iter
     if record_mode == "none":
         yield "http://model.invalid/v1", "http://catalogue.invalid"
         return
+    from toolreplay.doubles.conversation import conversation  # the request in Chat Completions form
+
     callspec = getattr(request.node, "callspec", None)
     policy = library_policy(callspec.params.get("trial", 1) if callspec else 1)
-    server = toolreplay_chat_server(lambda body: policy(_conversation(body)), model=MODEL)
+    server = toolreplay_chat_server(lambda body: policy(conversation(body)), model=MODEL)
     with serve(catalogue_api) as url:
         yield server.base_url, url
 
