@@ -42,9 +42,7 @@ def test_two_books(responses_agent: Any, vcr: Any, trial: int, transcript_snapsh
 
 @pytest.mark.vcr
 @trials
-def test_unknown_book(
-    responses_agent: Any, vcr: Any, trial: int, transcript_snapshot: Any
-) -> None:
+def test_unknown_book(responses_agent: Any, vcr: Any, trial: int, transcript_snapshot: Any) -> None:
     # the scripted model invents a number here, on purpose: the eval file catches it
     question = "How many copies of B-999 are available?"
     result = run_agent(responses_agent, question)

@@ -1,16 +1,18 @@
 """Fixtures of the example: an anthropic client over the recorded (or, when recording, the
-scripted loopback) model, and the tracking API's URL. Replay needs no server, key or
-environment variable: the model name is fixed, and the cassettes match on neither host nor
-port."""
+scripted loopback) model and tracking API, and the loop bound to them. Replay needs no server,
+key or environment variable: the model name is fixed, and the cassettes match on neither
+host nor port."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
 
 import anthropic
 import httpx2
 import pytest
+from parcel_loop import ask
 from parcel_servers import parcel_policy, tracking_api
 
 from toolreplay.doubles.loopback import serve
@@ -42,5 +44,7 @@ def client(servers: Any) -> Iterator[anthropic.Anthropic]:
 
 
 @pytest.fixture
-def tracking_url(servers: Any) -> str:
-    return str(servers[1])
+def parcels(client: Any, servers: Any) -> Any:
+    """The loop bound to its client, model and API: ``parcels(question, stream=False)``
+    returns the conversation (``parcel_loop.ask``)."""
+    return functools.partial(ask, client, MODEL, servers[1])

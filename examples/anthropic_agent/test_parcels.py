@@ -12,8 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import MODEL
-from parcel_loop import answer_of, ask
+from parcel_loop import answer_of
 
 from toolreplay.cassettes.episodes import episode_from_cassette
 from toolreplay.plugin.snapshots import normalise_episode
@@ -50,12 +49,10 @@ def _wire_rounds(episode: Any) -> list[dict[str, Any]]:
     ]
 
 
-def run(
-    client: Any, tracking_url: str, vcr: Any, question: str, snapshot: Any, stream: bool = False
-) -> str:
+def run(parcels: Any, vcr: Any, question: str, snapshot: Any, stream: bool = False) -> str:
     """Run the loop; in replay, check the wire's episode against the loop's conversation and
     pin its transcript (syrupy)."""
-    messages = ask(client, MODEL, tracking_url, question, stream=stream)
+    messages = parcels(question, stream=stream)
     if vcr.record_mode == "none":
         episode = episode_from_cassette(vcr._path)
         assert episode.question == question
@@ -73,32 +70,25 @@ trials = pytest.mark.parametrize("trial", [1, 2])
 
 @pytest.mark.vcr
 @trials
-def test_one_parcel(
-    client: Any, tracking_url: str, vcr: Any, trial: int, transcript_snapshot: Any
-) -> None:
+def test_one_parcel(parcels: Any, vcr: Any, trial: int, transcript_snapshot: Any) -> None:
     question = "When does parcel P-100 arrive?"
-    answer = run(client, tracking_url, vcr, question, transcript_snapshot, stream=True)
+    answer = run(parcels, vcr, question, transcript_snapshot, stream=True)
     assert answer == "Parcel P-100 is in transit and arrives in 2 days."
 
 
 @pytest.mark.vcr
 @trials
-def test_two_parcels(
-    client: Any, tracking_url: str, vcr: Any, trial: int, transcript_snapshot: Any
-) -> None:
-    answer = run(client, tracking_url, vcr, "Where are parcels P-100 and P-200?",
-                 transcript_snapshot)  # fmt: skip
+def test_two_parcels(parcels: Any, vcr: Any, trial: int, transcript_snapshot: Any) -> None:
+    answer = run(parcels, vcr, "Where are parcels P-100 and P-200?", transcript_snapshot)
     assert answer.endswith("Parcel P-200 is at the depot and arrives in 1 day.")
 
 
 @pytest.mark.vcr
 @trials
-def test_unknown_parcel(
-    client: Any, tracking_url: str, vcr: Any, trial: int, transcript_snapshot: Any
-) -> None:
+def test_unknown_parcel(parcels: Any, vcr: Any, trial: int, transcript_snapshot: Any) -> None:
     # the lookup fails (is_error); trial 2's scripted model guesses a date, on purpose: the
     # eval file catches it
-    answer = run(client, tracking_url, vcr, "When does parcel P-999 arrive?", transcript_snapshot)
+    answer = run(parcels, vcr, "When does parcel P-999 arrive?", transcript_snapshot)
     expected = {
         1: "I could not find parcel P-999: no parcel P-999 in the tracking system.",
         2: "Parcel P-999 arrives in 3 days.",

@@ -1,15 +1,17 @@
 """Fixtures of the example: a google-genai client over the recorded (or, when recording, the
-scripted loopback) model, and the flights API's URL. Replay needs no server, key or
-environment variable: the model name is fixed, and the cassettes match on neither host nor
-port (the key google-genai sends in a header never reaches a cassette)."""
+scripted loopback) model and flights API, and the loop bound to them. Replay needs no server,
+key or environment variable: the model name is fixed, and the cassettes match on neither
+host nor port. The key google-genai sends in a header never reaches a cassette."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
 
 import httpx2
 import pytest
+from flight_loop import ask
 from flight_servers import flight_policy, flights_api
 from google import genai
 from google.genai import types
@@ -44,5 +46,7 @@ def client(servers: Any) -> Iterator[genai.Client]:
 
 
 @pytest.fixture
-def flights_url(servers: Any) -> str:
-    return str(servers[1])
+def flights(client: Any, servers: Any) -> Any:
+    """The loop bound to its client, model and API: ``flights(question, stream=False)``
+    returns the conversation (``flight_loop.ask``)."""
+    return functools.partial(ask, client, MODEL, servers[1])

@@ -39,7 +39,11 @@ def flight_policy(trial: int = 1) -> Any:
         if isinstance(question, list):  # content parts
             question = "".join(p.get("text", "") for p in question)
         flights = re.findall(r"[A-Z]{2}-\d+", question)
-        results = [json.loads(m["content"]) for m in messages if m["role"] == "tool"]
+        results = [
+            {"error": m["content"]} if m.get("is_error") else json.loads(m["content"])
+            for m in messages
+            if m["role"] == "tool"
+        ]
         if not results:
             calls = [{"id": "", "function": {"name": "flight_status",
                       "arguments": json.dumps({"flight": f})}} for f in flights]  # fmt: skip

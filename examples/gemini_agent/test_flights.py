@@ -14,16 +14,25 @@ import json
 from typing import Any
 
 import pytest
-from conftest import MODEL
-from flight_loop import answer_of, ask
+from flight_loop import answer_of
 
 from toolreplay.cassettes.episodes import episode_from_cassette
 from toolreplay.plugin.snapshots import normalise_episode
 
 
+def _outcome(response: dict[str, Any]) -> tuple[Any, str | None]:
+    """A function response's output and error: Google's FunctionResponse reference says to
+    "use 'output' key to specify function output and 'error' key to specify error details
+    (if any). If 'output' and 'error' keys are not specified, then whole 'response' is
+    treated as function output"."""
+    if "error" in response and "output" not in response:
+        return response["error"], str(response["error"])
+    return response.get("output", response), None
+
+
 def _framework_rounds(contents: list[Any]) -> list[dict[str, Any]]:
     """google-genai's contents as rounds: each model turn's text and function calls
-    ``(name, args)``, and the function responses ``(name, response)`` of the user turn
+    ``(name, args)``, and the function responses ``(name, output, error)`` of the user turn
     after it."""
     rounds = []
     for i, turn in enumerate(contents):
@@ -34,7 +43,7 @@ def _framework_rounds(contents: list[Any]) -> list[dict[str, Any]]:
         calls = [(p.function_call.name, p.function_call.args) for p in parts if p.function_call]
         following = (contents[i + 1].parts or []) if i + 1 < len(contents) else []
         results = [
-            (p.function_response.name, p.function_response.response)
+            (p.function_response.name, *_outcome(p.function_response.response or {}))
             for p in following
             if p.function_response
         ]
@@ -53,18 +62,19 @@ def _wire_rounds(episode: Any) -> list[dict[str, Any]]:
             {
                 "content": r.reply.content,
                 "calls": [(c.name, c.parsed_arguments()) for c in r.reply.tool_calls],
-                "results": [(t.call.name, json.loads(t.content)) for t in r.results],
+                "results": [
+                    (t.call.name, t.content if t.error else json.loads(t.content), t.error)
+                    for t in r.results
+                ],
             }
         )
     return rounds
 
 
-def run(
-    client: Any, flights_url: str, vcr: Any, question: str, snapshot: Any, stream: bool = False
-) -> str:
+def run(flights: Any, vcr: Any, question: str, snapshot: Any, stream: bool = False) -> str:
     """Run the loop; in replay, check the wire's episode against the loop's contents and pin
     its transcript (syrupy)."""
-    contents = ask(client, MODEL, flights_url, question, stream=stream)
+    contents = flights(question, stream=stream)
     if vcr.record_mode == "none":
         episode = episode_from_cassette(vcr._path)
         assert episode.question == question
@@ -82,29 +92,22 @@ trials = pytest.mark.parametrize("trial", [1, 2])
 
 @pytest.mark.vcr
 @trials
-def test_one_flight(
-    client: Any, flights_url: str, vcr: Any, trial: int, transcript_snapshot: Any
-) -> None:
-    answer = run(client, flights_url, vcr, "Is flight LH-400 delayed?", transcript_snapshot,
-                 stream=True)  # fmt: skip
+def test_one_flight(flights: Any, vcr: Any, trial: int, transcript_snapshot: Any) -> None:
+    answer = run(flights, vcr, "Is flight LH-400 delayed?", transcript_snapshot, stream=True)
     assert answer == "Flight LH-400 is delayed by 25 minutes (gate B12)."
 
 
 @pytest.mark.vcr
 @trials
-def test_two_flights(
-    client: Any, flights_url: str, vcr: Any, trial: int, transcript_snapshot: Any
-) -> None:
+def test_two_flights(flights: Any, vcr: Any, trial: int, transcript_snapshot: Any) -> None:
     question = "Are flights LH-400 and BA-117 on time?"
-    answer = run(client, flights_url, vcr, question, transcript_snapshot)
+    answer = run(flights, vcr, question, transcript_snapshot)
     assert answer.endswith("Flight BA-117 is on time (gate A3).")
 
 
 @pytest.mark.vcr
 @trials
-def test_unknown_flight(
-    client: Any, flights_url: str, vcr: Any, trial: int, transcript_snapshot: Any
-) -> None:
+def test_unknown_flight(flights: Any, vcr: Any, trial: int, transcript_snapshot: Any) -> None:
     # the scripted model invents a delay here, on purpose: the eval file catches it
-    answer = run(client, flights_url, vcr, "Is flight XX-1 delayed?", transcript_snapshot)
+    answer = run(flights, vcr, "Is flight XX-1 delayed?", transcript_snapshot)
     assert answer == "Flight XX-1 is delayed by 40 minutes."

@@ -18,7 +18,9 @@ INSTRUCTIONS = (
 )
 
 
-def build_agent(base_url: str, model: str, http: httpx2.AsyncClient, rooms_url: str) -> Agent[None, str]:
+def build_agent(
+    base_url: str, model: str, http: httpx2.AsyncClient, rooms_url: str
+) -> Agent[None, str]:
     """The agent: one tool over the rooms API at ``rooms_url``, its model ``model`` on the
     Responses API at ``base_url``."""
     provider = OpenAIProvider(base_url=base_url, api_key="unused", http_client=http)
