@@ -1,0 +1,244 @@
+"""The framework examples on the other wire protocols, each a user's own agent recorded by the
+pytest plugin against the scripted model (which speaks every protocol) and a loopback tool API:
+
+- ``examples/agents_responses``: openai-agents on the Responses API (one test streamed) and the
+  same agent on Chat Completions, its ``@function_tool`` dict sent back as ``str(dict)``;
+- ``examples/anthropic_agent``: a plain anthropic SDK tool-use loop, one lookup failing with
+  ``is_error: true``, one test streamed;
+- ``examples/pydantic_ai_responses``: pydantic-ai with ``OpenAIResponsesModel``;
+- ``examples/gemini_agent``: a google-genai manual function-calling loop, one test streamed.
+
+Each replays offline (record mode none, network blocked, no environment): its own tests check
+that the episode read from every cassette equals the framework's own history. Its eval file
+judges the episodes (some expectations fail on purpose), and the committed report regenerates
+byte for byte. The SDKs are in the ``examples`` extra: without one, its example is skipped."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from toolreplay.cli.main import app
+
+# end to end (pytest run in-process on each example, the CLI): the inner loop
+# `pytest -m "not slow"` leaves them to CI
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Example:
+    """What one example holds and what its committed report says."""
+
+    folder: str
+    sdk: str  # the module its tests import (skipped without it)
+    tests: int
+    model: str
+    passed: dict[tuple[str, str], bool]  # (configuration, question) -> trial 1 passed
+    pass_hat_k: dict[str, dict[str, float]]  # configuration -> pass^k
+    modes: dict[str, list[str]] = field(default_factory=dict)  # question -> failure modes
+
+    @property
+    def path(self) -> Path:
+        return REPO / "examples" / self.folder
+
+
+EXAMPLES = [
+    Example(
+        "agents_responses",
+        "agents",
+        12,
+        "library-demo",
+        {
+            (configuration, question): question != "unknown-book"
+            for configuration in ("test_agents_chat", "test_agents_responses")
+            for question in ("one-book", "two-books", "unknown-book")
+        },
+        # two-books fails in trial 2 (B-205 not looked up); unknown-book always (invented)
+        {c: {"1": 0.5, "2": 0.3333} for c in ("test_agents_chat", "test_agents_responses")},
+        {"unknown-book": ["fabricated_value"]},
+    ),
+    Example(
+        "anthropic_agent",
+        "anthropic",
+        6,
+        "parcels-demo",
+        {
+            ("test_parcels", "one-parcel"): True,
+            ("test_parcels", "two-parcels"): False,  # max_tool_calls: 1, on purpose
+            ("test_parcels", "unknown-parcel"): True,  # trial 1 says it could not find it
+        },
+        {"test_parcels": {"1": 0.5, "2": 0.3333}},
+    ),
+    Example(
+        "pydantic_ai_responses",
+        "pydantic_ai",
+        6,
+        "rooms-demo",
+        {
+            ("test_rooms", "one-room"): True,
+            ("test_rooms", "two-rooms"): True,  # trial 2 takes 3 rounds
+            ("test_rooms", "unknown-room"): False,
+        },
+        {"test_rooms": {"1": 0.5, "2": 0.3333}},
+        {"unknown-room": ["fabricated_value"]},
+    ),
+    Example(
+        "gemini_agent",
+        "google.genai",
+        6,
+        "flights-demo",
+        {
+            ("test_flights", "one-flight"): True,
+            ("test_flights", "two-flights"): False,  # max_tool_calls: 1, on purpose
+            ("test_flights", "unknown-flight"): False,
+        },
+        {"test_flights": {"1": 0.3333, "2": 0.3333}},
+        {"unknown-flight": ["fabricated_value"]},
+    ),
+]
+
+
+def _run(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.fixture
+def no_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("TOOLREPLAY_BASE_URL", "TOOLREPLAY_MODEL", "TOOLREPLAY_API_KEY_ENV"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.folder)
+def test_the_example_replays_offline_and_its_report_regenerates(
+    example: Example,
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    no_environment: None,
+) -> None:
+    pytest.importorskip(example.sdk)
+    result = pytester.runpytest(
+        str(example.path), "--record-mode=none", "--block-network", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=example.tests)
+
+    monkeypatch.chdir(REPO)  # results name the eval file relative to the working folder
+    run = _run("run", "--eval", f"examples/{example.folder}/eval.yaml", "--out", str(tmp_path))
+    assert run.exit_code == 0, run.output
+    for name in ("results.json", "index.html"):
+        assert (tmp_path / name).read_bytes() == (example.path / "report" / name).read_bytes()
+
+    results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert results["provenance"]["provenance"] == "pytest"
+    assert results["provenance"]["model"] == example.model
+    assert results["trials"] == 2
+    passed = {(e["configuration"], e["question_id"]): e["passed"] for e in results["episodes"]}
+    assert passed == example.passed
+    assert {c["name"]: c["pass_hat_k"] for c in results["configurations"]} == example.pass_hat_k
+    modes = {e["question_id"]: [f["mode"] for f in e["failure_modes"]] for e in results["episodes"]}
+    for question, expected in example.modes.items():
+        assert modes[question] == expected
+    checks = {c["name"]: c for c in results["fidelity"]["checks"]}
+    assert checks["completeness"]["passed"] is True
+
+
+def _trial_outcomes(results: dict[str, Any], question: str) -> dict[tuple[str, int], bool]:
+    return {
+        (o["configuration"], o["trial"]): o["passed"]
+        for o in results["trial_outcomes"]
+        if o["question_id"] == question
+    }
+
+
+def _committed(example: str) -> dict[str, Any]:
+    path = REPO / "examples" / example / "report" / "results.json"
+    return dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def test_a_str_dict_tool_result_is_grounded_by_the_key_the_measure_names(tmp_path: Path) -> None:
+    """openai-agents sends a tool's dict as ``str(dict)``, on either wire: the judge reads it
+    as data, so the correct answer is grounded at the key the measure's ``fields:`` names
+    (``copies``) and the invented number is a fabricated value. Without the key, the same
+    correct answer is not grounded: the key is what grounds it."""
+    results = _committed("agents_responses")
+    by = {(e["configuration"], e["question_id"]): e for e in results["episodes"]}
+    for configuration in ("test_agents_chat", "test_agents_responses"):
+        one = by[(configuration, "one-book")]
+        assert one["passed"] is True
+        assert "at $.copies of tool message 3 (B-101)" in one["verdict"]
+        tool = next(m for m in one["transcript"] if m["role"] == "tool")
+        assert tool["content"] == "{'book_id': 'B-101', 'title': 'Dune', 'copies': 3}"
+        unknown = by[(configuration, "unknown-book")]
+        failed = {x["kind"]: x["explanation"] for x in unknown["expectations"] if not x["passed"]}
+        assert failed == {
+            "strict_grounding": "fabricated value: no tool result holds 2 copies; the tool "
+            "results hold no measured value"
+        }
+        assert [f["mode"] for f in unknown["failure_modes"]] == ["fabricated_value"]
+
+    example = REPO / "examples" / "agents_responses"
+    shutil.copytree(example / "cassettes", tmp_path / "cassettes")
+    (tmp_path / "cassettes" / "manifest.json").unlink()
+    text = (example / "eval.yaml").read_text(encoding="utf-8")
+    assert "    fields: [copies]\n" in text
+    (tmp_path / "eval.yaml").write_text(text.replace("    fields: [copies]\n", ""), "utf-8")
+    run = _run("run", "--eval", str(tmp_path / "eval.yaml"), "--out", str(tmp_path / "out"))
+    assert run.exit_code == 0, run.output
+    keyless = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    one = next(e for e in keyless["episodes"] if e["question_id"] == "one-book")
+    assert one["passed"] is False
+    assert "no tool result holds 3 copies" in one["verdict"]
+
+
+def test_the_examples_mark_what_streamed_and_fail_on_purpose_by_trial() -> None:
+    """The streamed tests' episodes and the non-streamed ones are in one set each (a set is
+    labelled streamed only when every episode is); the failures on purpose are per trial as
+    the scripted models were told."""
+    agents = _committed("agents_responses")
+    assert agents["provenance"].get("streamed") is not True
+    assert _trial_outcomes(agents, "two-books") == {
+        ("test_agents_chat", 1): True,
+        ("test_agents_chat", 2): False,
+        ("test_agents_responses", 1): True,
+        ("test_agents_responses", 2): False,
+    }
+    parcels = _committed("anthropic_agent")
+    assert _trial_outcomes(parcels, "unknown-parcel") == {
+        ("test_parcels", 1): True,
+        ("test_parcels", 2): False,
+    }
+    rooms = _committed("pydantic_ai_responses")
+    assert _trial_outcomes(rooms, "two-rooms") == {
+        ("test_rooms", 1): True,
+        ("test_rooms", 2): False,
+    }
+    outcome = next(
+        o for o in rooms["trial_outcomes"] if o["question_id"] == "two-rooms" and o["trial"] == 2
+    )
+    assert outcome["rounds"] == 3
+
+
+def test_a_failed_lookup_reaches_the_episode_as_an_error() -> None:
+    """Anthropic's ``is_error: true`` tool_result and Gemini's ``{"error": ...}`` function
+    response are read as the tool message's error (``is_error`` in the transcript)."""
+    from toolreplay.cassettes.episodes import episode_from_cassette
+
+    parcels = REPO / "examples" / "anthropic_agent" / "cassettes" / "test_parcels"
+    episode = episode_from_cassette(parcels / "test_unknown_parcel[1].yaml")
+    (result,) = episode.rounds[0].results
+    assert result.error == "no parcel P-999 in the tracking system"
+    assert any(m.get("is_error") is True for m in episode.transcript if m["role"] == "tool")
+    flights = REPO / "examples" / "gemini_agent" / "cassettes" / "test_flights"
+    episode = episode_from_cassette(flights / "test_unknown_flight[1].yaml")
+    (result,) = episode.rounds[0].results
+    assert result.error == "no flight XX-1"
