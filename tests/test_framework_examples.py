@@ -242,3 +242,55 @@ def test_a_failed_lookup_reaches_the_episode_as_an_error() -> None:
     episode = episode_from_cassette(flights / "test_unknown_flight[1].yaml")
     (result,) = episode.rounds[0].results
     assert result.error == "no flight XX-1"
+
+
+def _canonical(value: Any) -> Any:
+    """A cassette's data with JSON held in strings (tool-call arguments) parsed, so that an
+    SDK release that orders a request's keys differently compares equal."""
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_canonical(v) for v in value]
+    if isinstance(value, str) and value.lstrip().startswith(("{", "[")):
+        try:
+            return _canonical(json.loads(value))
+        except ValueError:
+            return value
+    return value
+
+
+def _interactions(path: Path) -> list[str]:
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return [json.dumps(_canonical(i), sort_keys=True) for i in data["interactions"]]
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.folder)
+def test_the_example_rerecords_to_the_same_interactions(
+    example: Example, pytester: pytest.Pytester, loopback: None, no_environment: None
+) -> None:
+    """``pytest --record-mode=rewrite`` against the scripted model (answering the example's
+    protocol) and the loopback tool API gives the committed interactions again (compared as
+    data: each SDK release may order its request's keys its own way), and the fresh
+    cassettes replay with the network blocked."""
+    pytest.importorskip(example.sdk)
+    copy = pytester.path / example.folder
+    shutil.copytree(example.path, copy, ignore=shutil.ignore_patterns("__pycache__", "report"))
+    (copy / "cassettes" / "manifest.json").unlink()
+    committed = sorted((example.path / "cassettes").glob("*/*.yaml"))
+    for cassette in (copy / "cassettes").glob("*/*.yaml"):
+        cassette.write_text("not a cassette", encoding="utf-8")  # rewrite must not read these
+    result = pytester.runpytest(str(copy), "--record-mode=rewrite", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=example.tests)
+    for path in committed:
+        fresh = _interactions(copy / "cassettes" / path.parent.name / path.name)
+        held = _interactions(path)
+        # the model requests in order; the tool API's, which openai-agents and pydantic-ai
+        # send concurrently for one reply's calls, in any order (replay matches either)
+        assert [i for i in fresh if '"POST"' in i] == [i for i in held if '"POST"' in i]
+        assert sorted(fresh) == sorted(held), path.name
+    result = pytester.runpytest(
+        str(copy), "--record-mode=none", "--block-network", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=example.tests)
