@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "episode_from_interactions": "reader",
     "episodes_from_interactions": "reader",
     "event_chunks": "stream",
+    "model_endpoint": "reader",
     "no_episode_error": "reader",
     "parse_chat_reply": "replies",
     "read_exchanges": "interactions",
