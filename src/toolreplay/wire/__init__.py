@@ -33,6 +33,8 @@ _EXPORTS: dict[str, str] = {
     "episodes_from_interactions": "reader",
     "event_chunks": "stream",
     "model_endpoint": "reader",
+    "SentSettings": "request_settings",
+    "sent_settings": "request_settings",
     "no_episode_error": "reader",
     "parse_chat_reply": "replies",
     "read_exchanges": "interactions",
