@@ -19,7 +19,8 @@ What is read:
   toolsets report a failed call, has that text as its ``error``;
 - **episodes**: a request whose conversation does not continue the previous request's
   (fewer messages, or a different first user message) starts a new episode. A Responses API
-  request naming a ``previous_response_id`` continues the conversation that reply ended.
+  request naming a ``previous_response_id`` (or a Conversations API ``conversation``)
+  continues the conversation that reply ended.
 
 The interactions are read by :func:`toolreplay.wire.interactions.read_exchanges` (the shapes
 it knows are listed there). Reading a cassette file:
