@@ -47,7 +47,7 @@ from toolreplay.cassettes.manifest import (
 from toolreplay.evals import EvalSuite, Question
 from toolreplay.wire.episode import Episode
 from toolreplay.wire.interactions import WireEpisodeError, WireRecord
-from toolreplay.wire.reader import no_episode_error, read_wire_episodes
+from toolreplay.wire.reader import model_endpoint, no_episode_error, read_wire_episodes
 
 #: The provenance of a set recorded by the pytest plugin (its manifest written afterwards).
 PYTEST: Literal["pytest"] = "pytest"
@@ -188,38 +188,17 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-#: Where a model request's own path starts after the endpoint's base URL: Chat Completions,
-#: the Responses API, Anthropic Messages (``…/v1/messages``), Gemini
-#: (``…/v1beta/models/M:generateContent``) and Bedrock (``…/model/M/converse``).
-_ENDPOINT_PATHS = ("/chat/completions", "/responses", "/messages", "/models/", "/model/")
-
-
-def endpoint_base_url(uri: str) -> str:
-    """The base URL of a model request's ``uri``, whatever its protocol: the URI up to the
-    rightmost of :data:`_ENDPOINT_PATHS` (``http://127.0.0.1/v1`` for
-    ``http://127.0.0.1/v1/responses``), the scheme and host alone when it holds none."""
-    cut = max(uri.rfind(marker) for marker in _ENDPOINT_PATHS)
-    if cut > uri.find("//") + 1:
-        return uri[:cut]
-    scheme, _, rest = uri.partition("//")
-    return f"{scheme}//{rest.split('/', 1)[0]}"
-
-
 def build_manifest(found: SuiteFolder, suite: EvalSuite) -> Manifest:
     """The manifest of a plugin-recorded set (provenance ``pytest``): the model and endpoint
-    of its first model request (:func:`endpoint_base_url`; Gemini names the model in the
-    path), each episode's record keyed ``CONFIG/QUESTION``
+    of its first model request (any protocol), each episode's record keyed ``CONFIG/QUESTION``
     (``/trial-<i>`` after the first), the eval file it was first judged with; ``recorded_on``
     is the day the manifest is written (a cassette does not say when it was recorded)."""
     model, base_url = "unknown", ""
     for e in found.episodes:
         path = found.folder / e.cassette
         for w in read_wire_episodes(_interactions(path)):
-            body = w.rounds[0].exchange.request_body
-            uri = w.rounds[0].exchange.uri
-            named = re.search(r"/models?/([^/:]+)", uri[len(endpoint_base_url(uri)) :])
-            model = str(body.get("model") or (named.group(1) if named else None) or model)
-            base_url = endpoint_base_url(uri)
+            base_url, found_model = model_endpoint(w.rounds[0].exchange)
+            model = found_model or model
             break
         if base_url:
             break
