@@ -16,7 +16,7 @@ Held against the outside:
   test_openai_responses_phase_streamed_on_part_start.yaml``),
   ``pydantic-ai-anthropic-tool-search-stream.yaml``
   (``tests/cassettes/test_tool_search/test_anthropic_native_tool_search_streaming.yaml``) and
-  ``pydantic-ai-gemini-iter-stream.yaml``
+  ``pydantic-ai-gemini-stream-chunks.yaml``
   (``tests/models/cassettes/test_google/test_google_model_iter_stream.yaml``).
 
 httpx flavours: openai 3.x takes an ``httpx.Client``; anthropic 2.x refuses one ("this SDK
@@ -37,7 +37,7 @@ import httpx
 import pytest
 import yaml
 
-from toolreplay.doubles.conversation import ConversationError, conversation, protocol_path
+from toolreplay.doubles.chat_form import ConversationError, conversation, protocol_path
 from toolreplay.doubles.replies import (
     anthropic_reply,
     assistant_message,
@@ -399,7 +399,7 @@ def test_gemini_chunks_are_shaped_like_the_apis() -> None:
     """Each chunk holds the real chunks' fields (their response id aside, and the index the
     newer API sends); a function call comes whole in one chunk; the finish reason on the
     last."""
-    streams = _real_events("pydantic-ai-gemini-iter-stream.yaml")
+    streams = _real_events("pydantic-ai-gemini-stream-chunks.yaml")
     real = [data for stream in streams for _, data in stream]
     body = gemini_reply({}, assistant_message(CALL, 1), 1, "gemini-2.0-flash", frozenset({0}))
     ours = gemini_chunks(body)
@@ -703,7 +703,7 @@ SAME_CONVERSATION = {
 def test_a_script_reads_any_protocols_request_as_its_conversation(path: str) -> None:
     """The same conversation in each protocol reads as one Chat Completions conversation
     (the wire readers'; a protocol whose reader is not written yet is skipped)."""
-    from toolreplay.doubles.conversation import exchange_of
+    from toolreplay.doubles.chat_form import exchange_of
     from toolreplay.wire.reader import protocol_of
 
     body = SAME_CONVERSATION[path]
@@ -744,7 +744,7 @@ def test_a_responses_request_continuing_a_reply_reads_the_whole_conversation() -
     """A request naming ``previous_response_id`` (the server keeps the history) reads as the
     conversation that reply ended, then its own input (skipped until the Responses API
     reader is written)."""
-    from toolreplay.doubles.conversation import exchange_of
+    from toolreplay.doubles.chat_form import exchange_of
     from toolreplay.wire.reader import protocol_of
 
     first = {"model": "m", "input": [{"role": "user", "content": "stock?"}]}

@@ -35,7 +35,7 @@ server received, whatever their protocol. The function may also return a whole r
 the protocol asked (a dict with ``choices``, ``output``, ``type: message`` and ``content``, or
 ``candidates``), served as it is (and streamed from it); a body of another protocol is an
 error. A script that decides on the conversation rather than the raw body reads it in Chat
-Completions form with :func:`toolreplay.doubles.conversation.conversation`.
+Completions form with :func:`toolreplay.doubles.chat_form.conversation`.
 
 Any other path is answered 404 with a JSON error naming it; a script that fails (a list
 exhausted, a function raising, a reply the protocol cannot carry) is answered 500 with a JSON
@@ -58,7 +58,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from toolreplay.doubles.conversation import ServedRequest, exchange_of, serving
+from toolreplay.doubles.chat_form import ServedRequest, exchange_of, serving
 from toolreplay.doubles.loopback import LoopbackServer
 from toolreplay.doubles.replies import (
     PROTOCOL_NAMES,
