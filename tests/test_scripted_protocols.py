@@ -585,13 +585,15 @@ def test_unknown_paths_are_404_naming_the_path_and_an_exhausted_script_names_the
         get = h.get(f"{server.root_url}/v1/models")
         gemini = h.post(f"{server.root_url}/v1beta/models/g:countTokens", json={})
         exhausted = h.post(f"{server.root_url}/v1/messages", json={"messages": []})
+        one_input = h.post(f"{server.base_url}/responses", json={"input": "stock?"})
     assert post.status_code == get.status_code == gemini.status_code == 404
     assert post.json()["error"]["message"] == "no POST /v1/embeddings"
     assert get.json()["error"]["message"] == "no GET /v1/models"
     assert "countTokens" in gemini.text
     assert exhausted.status_code == 500
     assert "no reply for request 1 (POST /v1/messages" in exhausted.text
-    assert server.paths == ["/v1/messages"]  # what was not routed is not logged
+    assert "no reply for request 2 (POST /v1/responses, 1 messages)" in one_input.text
+    assert server.paths == ["/v1/messages", "/v1/responses"]  # what was not routed is not logged
 
 
 def test_replies_are_byte_identical_from_one_run_to_the_next() -> None:

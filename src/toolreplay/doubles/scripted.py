@@ -203,6 +203,18 @@ def _remember(
         server.history[reply_id] = (*messages, reply.to_message())
 
 
+def _held(request: dict[str, Any]) -> int:
+    """How many messages (input items, contents) the request's conversation holds: a
+    Responses API ``input`` given as one string is one."""
+    for key in ("messages", "input", "contents"):
+        value = request.get(key)
+        if isinstance(value, list):
+            return len(value)
+        if isinstance(value, str):
+            return 1
+    return 0
+
+
 def _handler(script: Script, server: ScriptedChatServer) -> type[BaseHTTPRequestHandler]:
     lock = threading.Lock()
     queue = None if callable(script) else list(script)
@@ -218,11 +230,9 @@ def _handler(script: Script, server: ScriptedChatServer) -> type[BaseHTTPRequest
             elif queue:
                 answer = queue.pop(0)
             else:
-                held = len(
-                    request.get("messages") or request.get("input") or request.get("contents") or []
-                )
                 raise ScriptExhausted(
-                    f"the script holds no reply for request {round_} (POST {path}, {held} messages)"
+                    f"the script holds no reply for request {round_} (POST {path}, "
+                    f"{_held(request)} messages)"
                 )
         if not isinstance(answer, dict):
             raise ScriptReplyError(f"reply {round_} is a {type(answer).__name__}, not a dict")
