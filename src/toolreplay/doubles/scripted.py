@@ -123,6 +123,11 @@ def route_of(path: str, query: dict[str, str]) -> Route | None:
     return None
 
 
+#: The Chat Completions reply carrying a (completed) assistant message:
+#: ``reply_body(request, message, round_)`` (:func:`toolreplay.doubles.replies.chat_reply`).
+reply_body = chat_reply
+
+
 @dataclass
 class ScriptedChatServer:
     """A running scripted model: ``root_url`` (``http://127.0.0.1:PORT``, what the anthropic
@@ -139,7 +144,9 @@ class ScriptedChatServer:
     history: dict[str, tuple[Message, ...]] = field(default_factory=dict)
 
 
-def reply_body(route: Route, request: dict[str, Any], answer: dict[str, Any], round_: int) -> Any:
+def protocol_body(
+    route: Route, request: dict[str, Any], answer: dict[str, Any], round_: int
+) -> Any:
     """The reply body of ``answer`` (an assistant message or a whole body) for a request of
     ``route``; :class:`~toolreplay.doubles.replies.ScriptReplyError` for a whole body of
     another protocol or a message the protocol cannot carry."""
@@ -267,7 +274,7 @@ def _handler(script: Script, server: ScriptedChatServer) -> type[BaseHTTPRequest
                 if not isinstance(request, dict):
                     raise ScriptReplyError("the request body is not a JSON object")
                 answer, round_ = next_answer(request, parts.path)
-                body = reply_body(route, request, answer, round_)
+                body = protocol_body(route, request, answer, round_)
                 data, content_type = encode(route, request, body)
                 if route.protocol == "responses":
                     with lock:
@@ -312,6 +319,7 @@ __all__ = [
     "ScriptExhausted",
     "ScriptedChatServer",
     "encode",
+    "protocol_body",
     "reply_body",
     "route_of",
     "scripted_chat_server",
