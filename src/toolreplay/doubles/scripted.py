@@ -35,7 +35,7 @@ server received, whatever their protocol. The function may also return a whole r
 the protocol asked (a dict with ``choices``, ``output``, ``type: message`` and ``content``, or
 ``candidates``), served as it is (and streamed from it); a body of another protocol is an
 error. A script that decides on the conversation rather than the raw body reads it in Chat
-Completions form with :func:`toolreplay.doubles.conversation.conversation`.
+Completions form with :func:`toolreplay.doubles.chat_form.conversation`.
 
 Any other path is answered 404 with a JSON error naming it; a script that fails (a list
 exhausted, a function raising, a reply the protocol cannot carry) is answered 500 with a JSON
@@ -58,7 +58,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from toolreplay.doubles.conversation import ServedRequest, exchange_of, serving
+from toolreplay.doubles.chat_form import ServedRequest, exchange_of, serving
 from toolreplay.doubles.loopback import LoopbackServer
 from toolreplay.doubles.replies import (
     PROTOCOL_NAMES,
@@ -123,6 +123,11 @@ def route_of(path: str, query: dict[str, str]) -> Route | None:
     return None
 
 
+#: The Chat Completions reply carrying a (completed) assistant message:
+#: ``reply_body(request, message, round_)`` (:func:`toolreplay.doubles.replies.chat_reply`).
+reply_body = chat_reply
+
+
 @dataclass
 class ScriptedChatServer:
     """A running scripted model: ``root_url`` (``http://127.0.0.1:PORT``, what the anthropic
@@ -139,7 +144,9 @@ class ScriptedChatServer:
     history: dict[str, tuple[Message, ...]] = field(default_factory=dict)
 
 
-def reply_body(route: Route, request: dict[str, Any], answer: dict[str, Any], round_: int) -> Any:
+def protocol_body(
+    route: Route, request: dict[str, Any], answer: dict[str, Any], round_: int
+) -> Any:
     """The reply body of ``answer`` (an assistant message or a whole body) for a request of
     ``route``; :class:`~toolreplay.doubles.replies.ScriptReplyError` for a whole body of
     another protocol or a message the protocol cannot carry."""
@@ -203,6 +210,18 @@ def _remember(
         server.history[reply_id] = (*messages, reply.to_message())
 
 
+def _held(request: dict[str, Any]) -> int:
+    """How many messages (input items, contents) the request's conversation holds: a
+    Responses API ``input`` given as one string is one."""
+    for key in ("messages", "input", "contents"):
+        value = request.get(key)
+        if isinstance(value, list):
+            return len(value)
+        if isinstance(value, str):
+            return 1
+    return 0
+
+
 def _handler(script: Script, server: ScriptedChatServer) -> type[BaseHTTPRequestHandler]:
     lock = threading.Lock()
     queue = None if callable(script) else list(script)
@@ -218,11 +237,9 @@ def _handler(script: Script, server: ScriptedChatServer) -> type[BaseHTTPRequest
             elif queue:
                 answer = queue.pop(0)
             else:
-                held = len(
-                    request.get("messages") or request.get("input") or request.get("contents") or []
-                )
                 raise ScriptExhausted(
-                    f"the script holds no reply for request {round_} (POST {path}, {held} messages)"
+                    f"the script holds no reply for request {round_} (POST {path}, "
+                    f"{_held(request)} messages)"
                 )
         if not isinstance(answer, dict):
             raise ScriptReplyError(f"reply {round_} is a {type(answer).__name__}, not a dict")
@@ -257,7 +274,7 @@ def _handler(script: Script, server: ScriptedChatServer) -> type[BaseHTTPRequest
                 if not isinstance(request, dict):
                     raise ScriptReplyError("the request body is not a JSON object")
                 answer, round_ = next_answer(request, parts.path)
-                body = reply_body(route, request, answer, round_)
+                body = protocol_body(route, request, answer, round_)
                 data, content_type = encode(route, request, body)
                 if route.protocol == "responses":
                     with lock:
@@ -302,6 +319,7 @@ __all__ = [
     "ScriptExhausted",
     "ScriptedChatServer",
     "encode",
+    "protocol_body",
     "reply_body",
     "route_of",
     "scripted_chat_server",

@@ -214,6 +214,9 @@ def toolreplay_model_settings(record_mode: str, request: pytest.FixtureRequest) 
 
 @pytest.fixture
 def chat_model(toolreplay_model_settings: Any) -> Iterator[Any]:
+    """An :class:`~toolreplay.models.openai_chat.OpenAIChatModel` over an ``httpx.Client``
+    without the environment's proxy settings: openai 1.x, 2.x and 3.x all take httpx's
+    client (3.x and 2.47 or later take httpx2's too), so the fixture stays on httpx."""
     import httpx
 
     from toolreplay.models.openai_chat import OpenAIChatModel
@@ -233,12 +236,13 @@ def http_session() -> Iterator[Any]:
 
 @pytest.fixture
 def toolreplay_chat_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """Start a scripted OpenAI-compatible model on loopback for recording
-    (:func:`toolreplay.doubles.scripted.scripted_chat_server`): call it with a script (a list of
+    """Start a scripted model on loopback for recording
+    (:func:`toolreplay.doubles.scripted.scripted_chat_server`: Chat Completions, the Responses
+    API, Anthropic Messages and Gemini on one port): call it with a script (a list of
     assistant messages, or a function of the request body) and, optionally, the model name;
     it sets ``TOOLREPLAY_BASE_URL`` and ``TOOLREPLAY_MODEL`` for the test and returns the
     running :class:`~toolreplay.doubles.scripted.ScriptedChatServer` (``base_url``,
-    ``requests``). Stopped when the test ends."""
+    ``root_url``, ``requests``, ``paths``). Stopped when the test ends."""
     from contextlib import ExitStack
 
     from toolreplay.doubles.scripted import SCRIPTED_MODEL, Script, scripted_chat_server
