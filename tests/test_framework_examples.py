@@ -295,29 +295,3 @@ def test_the_example_rerecords_to_the_same_interactions(
     )
     result.assert_outcomes(passed=example.tests)
 
-
-@pytest.mark.parametrize(
-    ("uri", "base_url"),
-    [  # the endpoints as each API reference gives them
-        ("https://api.openai.com/v1/chat/completions", "https://api.openai.com/v1"),
-        ("https://api.openai.com/v1/responses", "https://api.openai.com/v1"),
-        ("https://api.anthropic.com/v1/messages", "https://api.anthropic.com/v1"),
-        (
-            "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent",
-            "https://generativelanguage.googleapis.com/v1beta",
-        ),
-        (
-            "https://bedrock-runtime.us-east-1.amazonaws.com/model/amazon.nova-lite-v1:0/converse",
-            "https://bedrock-runtime.us-east-1.amazonaws.com",
-        ),
-        ("http://127.0.0.1/generate", "http://127.0.0.1"),
-    ],
-)
-def test_a_plugin_recorded_sets_endpoint_is_read_for_every_protocol(
-    uri: str, base_url: str
-) -> None:
-    """The manifest of a plugin-recorded set names the endpoint of its first model request,
-    whatever the protocol (a Chat Completions path was once the only one read)."""
-    from toolreplay.runs.suite_folder import endpoint_base_url
-
-    assert endpoint_base_url(uri) == base_url

@@ -27,7 +27,7 @@ def servers(record_mode: str, toolreplay_chat_server: Any, request: Any) -> Iter
     if record_mode == "none":
         yield "http://model.invalid/v1", "http://catalogue.invalid"
         return
-    from toolreplay.doubles.conversation import conversation  # the request in Chat Completions form
+    from toolreplay.doubles import conversation  # the request in Chat Completions form
 
     callspec = getattr(request.node, "callspec", None)
     policy = library_policy(callspec.params.get("trial", 1) if callspec else 1)

@@ -27,7 +27,7 @@ def servers(record_mode: str, toolreplay_chat_server: Any, request: Any) -> Iter
     if record_mode == "none":
         yield "http://model.invalid", "http://tracking.invalid"
         return
-    from toolreplay.doubles.conversation import conversation
+    from toolreplay.doubles import conversation
 
     callspec = getattr(request.node, "callspec", None)
     policy = parcel_policy(callspec.params.get("trial", 1) if callspec else 1)

@@ -28,7 +28,7 @@ def servers(record_mode: str, toolreplay_chat_server: Any, request: Any) -> Iter
     if record_mode == "none":
         yield "http://model.invalid", "http://flights.invalid"
         return
-    from toolreplay.doubles.conversation import conversation
+    from toolreplay.doubles import conversation
 
     callspec = getattr(request.node, "callspec", None)
     policy = flight_policy(callspec.params.get("trial", 1) if callspec else 1)
