@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
+import httpx2
 import requests
 from pydantic_ai import Agent
 from pydantic_ai.models.openai import OpenAIChatModel
@@ -23,7 +23,7 @@ INSTRUCTIONS = (
 
 
 def build_agent(
-    base_url: str, model: str, api_key: str | None, http: httpx.AsyncClient, inventory_url: str
+    base_url: str, model: str, api_key: str | None, http: httpx2.AsyncClient, inventory_url: str
 ) -> Agent[None, str]:
     """The agent: two tools over the inventory API at ``inventory_url``."""
     provider = OpenAIProvider(base_url=base_url, api_key=api_key or "unused", http_client=http)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
+import httpx2
 import pytest
 from agent import build_agent
 from servers import inventory_api, stock_policy
@@ -35,7 +35,7 @@ def inventory_url(record_mode: str, toolreplay_chat_server: Any, request: Any) -
 def agent(inventory_url: str, toolreplay_model_settings: Any) -> Iterator[Any]:
     """The pydantic-ai agent, its model the cassette's (replay) or the scripted one."""
     s = toolreplay_model_settings
-    with_client = httpx.AsyncClient(trust_env=False)
+    with_client = httpx2.AsyncClient(trust_env=False)  # pydantic-ai deprecates httpx's
     yield build_agent(s.base_url, s.model, s.api_key, with_client, inventory_url)
 
 

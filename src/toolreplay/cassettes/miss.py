@@ -273,8 +273,11 @@ def _body_bytes(body: Any) -> bytes:
 
 
 def find_miss(exc: BaseException) -> Any:
-    """The cassette miss behind ``exc`` (the SDK wraps it in a connection error), if any:
-    a :class:`ReplayMiss` or vcrpy's ``CannotOverwriteExistingCassetteException``."""
+    """The cassette miss behind ``exc``, if any: a :class:`ReplayMiss` or vcrpy's
+    ``CannotOverwriteExistingCassetteException``, raised by the transport of whichever client
+    sent the request (httpx, httpx2, requests). An SDK may raise it as itself (openai 3.x,
+    google-genai) or wrap it in its connection error (openai 1.x and 2.x, anthropic 2.x:
+    ``APIConnectionError``, the miss its ``__cause__``); the chain is followed."""
     seen: BaseException | None = exc
     while seen is not None:
         if is_miss(seen):

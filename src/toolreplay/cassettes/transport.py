@@ -1,43 +1,41 @@
 """Replay: serve a parsed cassette to the live HTTP clients, one episode or many in parallel.
 
-The live code path runs unchanged: the openai SDK over an ``httpx.Client`` and ``requests``
-for Open-Meteo. Only the transport is served from the cassette, through the two libraries'
-own extension points (an ``httpx.BaseTransport``, an ``httpx.AsyncBaseTransport`` and a
-``requests`` adapter), instead of vcrpy's patches:
+The live code path runs unchanged: the openai SDK over an ``httpx.Client`` (or an
+``httpx2.Client``, what anthropic 2.x takes) and ``requests`` for Open-Meteo. Only the
+transport is served from the cassette, through the libraries' own extension points (a
+``BaseTransport`` and an ``AsyncBaseTransport`` of httpx, or of httpx2 when it is installed,
+and a ``requests`` adapter), instead of vcrpy's patches:
 
 - :class:`Player`: the replay clients (``http`` for the SDK, ``async_http`` for async clients
-  such as ``AsyncOpenAI``, ``session`` for Open-Meteo) and the cassette in play
-  (:meth:`Player.use`). All three serve the same :class:`Tape`: one matching, one miss, one
-  unplayed check. The cassette comes prepared (:func:`prepare`: match keys, request and
-  response bytes, made once per content by :func:`toolreplay.cassettes.store.load_prepared`,
-  which reads the file and checks its sha256 against the manifest every time). Nothing is
-  patched, nothing reaches a socket.
-- Matching is the one :func:`toolreplay.cassettes.vcr.make_vcr` configures for vcrpy, on the
-  request as vcrpy's filter would store it: method, path, query (credentials dropped, pairs
-  sorted) and the body compared as typed JSON (:func:`~toolreplay.cassettes.format.json_equal`)
-  when its bytes differ from the recorded body's compact JSON; the first unplayed
-  interaction that matches is played, as vcrpy does in record mode
-  ``none``, so identical requests (an agent loop polling or retrying) get the recorded
-  replies in recorded order, each once. A miss raises
+  such as ``AsyncOpenAI``, ``httpx2_http`` and ``httpx2_async_http`` for the SDKs built on
+  httpx2, ``session`` for Open-Meteo) and the cassette in play (:meth:`Player.use`). All
+  serve the same :class:`~toolreplay.cassettes.tape.Tape`: one matching, one miss, one
+  unplayed check. The cassette comes prepared (:func:`~toolreplay.cassettes.tape.prepare`:
+  match keys, request and response bytes, made once per content by
+  :func:`toolreplay.cassettes.store.load_prepared`, which reads the file and checks its
+  sha256 against the manifest every time). Nothing is patched, nothing reaches a socket.
+- Matching (:meth:`~toolreplay.cassettes.tape.Tape.play`) is the one
+  :func:`toolreplay.cassettes.vcr.make_vcr` configures for vcrpy; a miss raises
   :class:`toolreplay.cassettes.miss.ReplayMiss`, which the model client, the tools and
   :func:`toolreplay.cassettes.miss.explain_miss` treat exactly as vcrpy's miss (vcrpy itself
-  is not imported to replay).
+  is not imported to replay), whichever client sent the request.
 - Many episodes, serially or in a process pool: :mod:`toolreplay.runs.replay`.
 
-Record modes other than ``none`` (pytest's ``--record-mode``) still go through vcrpy.
+httpx2 (https://github.com/pydantic/httpx2) is httpx's API under another import name: its
+classes are not httpx's, so each library gets its own transports (:func:`_flavour`). It is
+optional: imported only when an httpx2 client is first asked for.
+
+Record modes other than ``none`` (pytest's ``--record-mode``) still go through vcrpy, which
+patches httpx and httpx2 alike (vcrpy 8.2 and later).
 """
 
 from __future__ import annotations
 
 import io
-import json
-import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlsplit
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 import requests
@@ -45,260 +43,117 @@ from requests.adapters import HTTPAdapter
 from requests.structures import CaseInsensitiveDict
 from requests.utils import get_encoding_from_headers
 
-from toolreplay.cassettes.format import json_equal, parse_json_body, strip_secret_query
-from toolreplay.cassettes.miss import ReplayMiss
+from toolreplay.cassettes.tape import Recorded as Recorded
+from toolreplay.cassettes.tape import Recording as Recording
+from toolreplay.cassettes.tape import Tape as Tape
+from toolreplay.cassettes.tape import prepare as prepare
+
+if TYPE_CHECKING:  # optional: imported when an httpx2 replay client is first asked for
+    import httpx2
 
 
 @dataclass(frozen=True, slots=True)
-class Recorded:
-    """One recorded interaction in the form matching and serving need, computed once per
-    cassette content (:func:`prepare`) and shared by every replay of it: never changed.
+class _Flavour:
+    """The replay classes for one HTTP client library with httpx's transport API: ``httpx`` or
+    ``httpx2`` (the SDKs' fork of httpx under its own import name, whose classes are not
+    httpx's: an ``httpx2.Client`` needs an ``httpx2.BaseTransport``). Made by
+    :func:`_flavour`, once per library."""
 
-    ``body`` holds the bytes the request body is compared with: for a JSON body the compact
-    form the openai SDK and httpx send (``separators=(",", ":")``, ``ensure_ascii=False``), so
-    that an identical request matches on bytes alone; otherwise the body's own bytes
-    (``b""`` for none). ``content`` is the response body as vcrpy replays it (JSON as
-    ``json.dumps`` with ``ensure_ascii=False``, text as UTF-8)."""
-
-    method: str
-    uri: str
-    path: str
-    query: tuple[tuple[str, str], ...]
-    json_body: bool  # the request body is JSON (compared as typed JSON when bytes differ)
-    body: bytes
-    status: int
-    reason: str | None
-    headers: tuple[tuple[str, str], ...]
-    content: bytes
-
-    def request_body(self) -> str | bytes | None:
-        """The request body as vcrpy holds it (JSON as text)."""
-        return self.body.decode("utf-8") if self.json_body else (self.body or None)
-
-    def body_value(self) -> Any:
-        """The request body's JSON value (None when it is not JSON)."""
-        return json.loads(self.body) if self.json_body else None
+    module: Any  # httpx or httpx2
+    transport: type  # its BaseTransport answering from the tape
+    async_transport: type  # its AsyncBaseTransport answering from the tape
+    chunks: type  # its Sync/AsyncByteStream serving an event stream one event a chunk
 
 
-@dataclass(frozen=True, slots=True)
-class Recording:
-    """A cassette's interactions prepared for replay (:func:`prepare`): ``interactions`` in
-    recorded order and, by ``(METHOD, path)``, the positions of those with that route."""
+def _flavour(http: Any) -> _Flavour:
+    """The replay transports over ``http`` (the ``httpx`` or ``httpx2`` module), which share
+    httpx's transport API: ``BaseTransport.handle_request``,
+    ``AsyncBaseTransport.handle_async_request``, ``SyncByteStream``/``AsyncByteStream`` and
+    ``Response(stream=, extensions={"reason_phrase": ...})``
+    (https://www.python-httpx.org/advanced/transports/)."""
 
-    interactions: tuple[Recorded, ...]
-    routes: dict[tuple[str, str], tuple[int, ...]]
+    class EventChunks(http.SyncByteStream, http.AsyncByteStream):
+        """A recorded event stream served one event at a time (sync and async), as the
+        server sent its chunks: the client reads a streamed reply chunk by chunk, as live."""
 
+        def __init__(self, chunks: list[bytes]) -> None:
+            self._chunks = chunks
 
-def _query(url: str) -> tuple[tuple[str, str], ...]:
-    """The query as vcrpy's ``query`` matcher compares it, after the recording filter (which
-    drops credentials): sorted ``(name, value)`` pairs."""
-    return tuple(sorted(parse_qsl(urlsplit(strip_secret_query(url)).query)))
+        def __iter__(self) -> Iterator[bytes]:
+            yield from self._chunks
 
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            for chunk in self._chunks:
+                yield chunk
 
-def _compact(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    def response(recorded: Recorded, request: Any) -> Any:
+        """The recorded response as vcrpy's httpx stub builds it: status, headers as
+        recorded, the body (an event stream, ``text/event-stream``, cut at its events by
+        :func:`toolreplay.wire.stream.event_chunks`; any other body one ``ByteStream``,
+        readable sync and async), the recorded reason phrase."""
+        ctype = next((v for k, v in recorded.headers if k.lower() == "content-type"), "")
+        if ctype.split(";")[0].strip().lower() == "text/event-stream":
+            from toolreplay.wire.stream import event_chunks
 
-
-def prepare(interactions: Sequence[dict[str, Any]]) -> Recording:
-    """What matching and serving need of a cassette's interactions (the stored form of
-    :func:`toolreplay.cassettes.store.load_cassette`): a pure function of the cassette's
-    content, kept with the parse cache (:func:`toolreplay.cassettes.store.load_prepared`)."""
-    out: list[Recorded] = []
-    routes: dict[tuple[str, str], list[int]] = {}
-    for index, item in enumerate(interactions):
-        request, response = item["request"], item["response"]
-        if "parsed_body" in request:
-            value = request["parsed_body"]
+            stream = EventChunks(event_chunks(recorded.content))
         else:
-            value = parse_json_body(request.get("body"))
-        json_body = value is not None
-        body = _compact(value) if json_body else _raw(request.get("body"))
-        stored = response.get("body") or {}
-        if "parsed_body" in stored:
-            content = json.dumps(stored["parsed_body"], ensure_ascii=False).encode("utf-8")
-        else:
-            content = _raw(stored.get("string"))
-        status = response["status"]
-        method = request["method"].upper()
-        path = urlsplit(request["uri"]).path
-        out.append(
-            Recorded(
-                method=method,
-                uri=request["uri"],
-                path=path,
-                query=_query(request["uri"]),
-                json_body=json_body,
-                body=body,
-                status=status["code"],
-                reason=status.get("message"),
-                headers=tuple((k, v) for k, values in response["headers"].items() for v in values),
-                content=content,
-            )
-        )
-        routes.setdefault((method, path), []).append(index)
-    return Recording(tuple(out), {k: tuple(v) for k, v in routes.items()})
-
-
-class Tape:
-    """One cassette in play: its :class:`Recording` (made from ``interactions``, the stored
-    form of :func:`toolreplay.cassettes.store.load_cassette`, or given prepared) and how
-    often each interaction was played. :meth:`play` is thread-safe: parallel tool calls send
-    from several threads."""
-
-    def __init__(self, path: Path, interactions: Sequence[dict[str, Any]] | Recording) -> None:
-        self.path = path
-        recording = interactions if isinstance(interactions, Recording) else prepare(interactions)
-        self.recording = recording
-        self.play_counts = [0] * len(recording.interactions)
-        self._lock = threading.Lock()
-
-    def unplayed(self) -> list[str]:
-        """``"interaction N: METHOD /path"`` for each interaction never played."""
-        return [
-            f"interaction {i + 1}: {r.method} {r.path}"
-            for i, r in enumerate(self.recording.interactions)
-            if not self.play_counts[i]
-        ]
-
-    def play(self, method: str, url: str, body: bytes | str | None) -> Recorded:
-        """The first unplayed recorded interaction matching the request, marked played:
-        identical requests get the recorded replies in recorded order, each once. Raises
-        :class:`~toolreplay.cassettes.miss.ReplayMiss` when none does.
-
-        vcrpy's ``method``, ``path``, ``query`` and toolreplay's ``json_body`` matchers: the
-        query as sorted pairs without credentials; bodies compare as typed JSON
-        (:func:`~toolreplay.cassettes.format.json_equal`) when either is JSON, byte for byte
-        otherwise. Bytes equal to the recorded JSON's compact form match without parsing."""
-        method = method.upper()
-        path = urlsplit(url).path
-        sent = _raw(body)
-        query: tuple[tuple[str, str], ...] | None = None
-        value: Any = _Lazy
-        recorded = self.recording.interactions
-        with self._lock:
-            for index in self.recording.routes.get((method, path), ()):
-                if self.play_counts[index]:
-                    continue
-                candidate = recorded[index]
-                if candidate.uri != url:
-                    if query is None:
-                        query = _query(url)
-                    if candidate.query != query:
-                        continue
-                if candidate.body != sent:
-                    if not candidate.json_body:
-                        continue  # not JSON: only equal bytes match
-                    if value is _Lazy:
-                        value = parse_json_body(body)
-                    if value is None or not json_equal(value, candidate.body_value()):
-                        continue
-                self.play_counts[index] += 1
-                return candidate
-        raise ReplayMiss(
-            f"{method} {path} is not recorded in {self.path}",
-            _TapeView(self),
-            _RequestView(method, strip_secret_query(url), body),
+            stream = http.ByteStream(recorded.content)
+        message = recorded.reason
+        return http.Response(
+            recorded.status,
+            headers=list(recorded.headers),
+            stream=stream,
+            extensions={"reason_phrase": message.encode("ascii", "replace")} if message else None,
+            request=request,
         )
 
+    class Transport(http.BaseTransport):
+        """A transport answering from the player's tape."""
 
-def _raw(body: Any) -> bytes:
-    if body is None:
-        return b""
-    return body.encode("utf-8") if isinstance(body, str) else bytes(body)
+        def __init__(self, player: Player) -> None:
+            self._player = player
 
+        def handle_request(self, request: Any) -> Any:
+            url = str(request.url)
+            recorded = self._player.tape().play(request.method, url, request.read())
+            return response(recorded, request)
 
-_Lazy = object()  # a value not computed yet
+    class AsyncTransport(http.AsyncBaseTransport):
+        """The async twin of ``Transport``: the same tape, the same matching, miss and
+        unplayed check. :meth:`Tape.play` never awaits, so concurrent tasks take recorded
+        interactions one at a time."""
 
+        def __init__(self, player: Player) -> None:
+            self._player = player
 
-@dataclass(frozen=True)
-class _RequestView:
-    """What :func:`toolreplay.cassettes.miss.explain_miss` reads of a request (vcrpy's
-    ``Request`` attributes): method, URI, body and the sorted query pairs."""
+        async def handle_async_request(self, request: Any) -> Any:
+            body = await request.aread()
+            recorded = self._player.tape().play(request.method, str(request.url), body)
+            return response(recorded, request)
 
-    method: str
-    uri: str
-    body: str | bytes | None
-
-    @property
-    def query(self) -> list[tuple[str, str]]:
-        return sorted(parse_qsl(urlsplit(self.uri).query))
-
-
-class _TapeView:
-    """What :func:`toolreplay.cassettes.miss.explain_miss` reads of a vcrpy cassette: the
-    recorded ``requests``, their ``play_counts`` and the cassette's ``_path``."""
-
-    def __init__(self, tape: Tape) -> None:
-        self._path = str(tape.path)
-        self.play_counts = list(tape.play_counts)
-        self.requests = [
-            _RequestView(r.method, r.uri, r.request_body()) for r in tape.recording.interactions
-        ]
+    return _Flavour(http, Transport, AsyncTransport, EventChunks)
 
 
-class _EventChunks(httpx.SyncByteStream, httpx.AsyncByteStream):
-    """A recorded event stream served one event at a time (sync and async), as the server
-    sent its chunks: the client reads a streamed reply chunk by chunk, as live."""
-
-    def __init__(self, chunks: list[bytes]) -> None:
-        self._chunks = chunks
-
-    def __iter__(self) -> Iterator[bytes]:
-        yield from self._chunks
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for chunk in self._chunks:
-            yield chunk
+_HTTPX = _flavour(httpx)
+_EventChunks = _HTTPX.chunks
+_httpx2_flavour: _Flavour | None = None
 
 
-def _body_stream(recorded: Recorded) -> httpx.SyncByteStream | httpx.AsyncByteStream:
-    """The body as a stream: an event stream (``text/event-stream``) cut at its events
-    (:func:`toolreplay.wire.stream.event_chunks`), any other body in one piece."""
-    ctype = next((v for k, v in recorded.headers if k.lower() == "content-type"), "")
-    if ctype.split(";")[0].strip().lower() == "text/event-stream":
-        from toolreplay.wire.stream import event_chunks
-
-        return _EventChunks(event_chunks(recorded.content))
-    return httpx.ByteStream(recorded.content)
-
-
-def _httpx_response(recorded: Recorded, request: httpx.Request) -> httpx.Response:
-    """The recorded response as vcrpy's httpx stub builds it: status, headers as recorded, the
-    body bytes (an ``httpx.ByteStream``, readable sync and async; an event stream one event a
-    chunk), the recorded reason phrase."""
-    message = recorded.reason
-    return httpx.Response(
-        recorded.status,
-        headers=list(recorded.headers),
-        stream=_body_stream(recorded),
-        extensions={"reason_phrase": message.encode("ascii", "replace")} if message else None,
-        request=request,
-    )
-
-
-class _Transport(httpx.BaseTransport):
-    """httpx transport answering from the player's tape (:func:`_httpx_response`)."""
-
-    def __init__(self, player: Player) -> None:
-        self._player = player
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        recorded = self._player.tape().play(request.method, str(request.url), request.read())
-        return _httpx_response(recorded, request)
-
-
-class _AsyncTransport(httpx.AsyncBaseTransport):
-    """The async twin of :class:`_Transport`, for ``httpx.AsyncClient``: the same tape, the
-    same matching, miss and unplayed check. :meth:`Tape.play` never awaits, so concurrent
-    tasks take recorded interactions one at a time."""
-
-    def __init__(self, player: Player) -> None:
-        self._player = player
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        body = await request.aread()
-        recorded = self._player.tape().play(request.method, str(request.url), body)
-        return _httpx_response(recorded, request)
+def _httpx2() -> _Flavour:
+    """The httpx2 flavour, made on first use; :class:`ImportError` saying what to install
+    when httpx2 is not (toolreplay does not depend on it: openai 3.x, anthropic 2.x and
+    google-genai bring it)."""
+    global _httpx2_flavour
+    if _httpx2_flavour is None:
+        try:
+            import httpx2
+        except ImportError as exc:
+            raise ImportError(
+                "an httpx2 replay client needs httpx2, which is not installed "
+                "(pip install httpx2; the SDKs built on it install it)"
+            ) from exc
+        _httpx2_flavour = _flavour(httpx2)
+    return _httpx2_flavour
 
 
 class _Adapter(HTTPAdapter):
@@ -379,18 +234,19 @@ _T = TypeVar("_T")
 
 
 class Player:
-    """Replay clients: ``http`` (an ``httpx.Client``, for the openai SDK), ``async_http`` (an
-    ``httpx.AsyncClient``, for ``AsyncOpenAI`` and other async clients) and ``session`` (a
-    ``requests.Session``, for Open-Meteo), answering from the cassette put in play by
-    :meth:`use`. They ignore proxy and certificate settings from the environment. A request
-    made while no cassette is in play raises :class:`RuntimeError`. Close it (or use it as a
-    context manager, ``with`` or ``async with``) when done."""
+    """Replay clients answering from the cassette put in play by :meth:`use`: ``http`` (an
+    ``httpx.Client``, for the openai SDK), ``async_http`` (an ``httpx.AsyncClient``, for
+    ``AsyncOpenAI`` and other async clients), ``httpx2_http`` and ``httpx2_async_http`` (an
+    ``httpx2.Client`` and ``httpx2.AsyncClient``, for the SDKs that take only httpx2's: anthropic
+    2.x; httpx2 must be installed) and ``session`` (a ``requests.Session``, for Open-Meteo).
+    All serve the same tape. They ignore proxy and certificate settings from the environment.
+    A request made while no cassette is in play raises :class:`RuntimeError`. Close it (or use
+    it as a context manager, ``with`` or ``async with``) when done."""
 
     def __init__(self) -> None:
         self._tape: Tape | None = None
-        self._async_http: httpx.AsyncClient | None = None
-        self.http = httpx.Client(transport=_Transport(self), trust_env=False)
-        self.http._toolreplay_player = self  # type: ignore[attr-defined]
+        self._made: dict[str, Any] = {}  # the clients made on first use, by property name
+        self.http: httpx.Client = self._client(_HTTPX, asynchronous=False)
         self.session = requests.Session()
         self.session.trust_env = False
         adapter = _Adapter(self)
@@ -398,13 +254,41 @@ class Player:
         self.session.mount("https://", adapter)
         self._memo: dict[Any, Any] = {}
 
+    def _client(self, flavour: _Flavour, *, asynchronous: bool) -> Any:
+        """A client of ``flavour``'s library over its replay transport, without the
+        environment's proxy and certificate settings; :func:`player_for` knows it."""
+        http = flavour.module
+        if asynchronous:
+            client = http.AsyncClient(transport=flavour.async_transport(self), trust_env=False)
+        else:
+            client = http.Client(transport=flavour.transport(self), trust_env=False)
+        client._toolreplay_player = self
+        return client
+
+    def _on_first_use(self, name: str, flavour: Callable[[], _Flavour], asynchronous: bool) -> Any:
+        if name not in self._made:
+            self._made[name] = self._client(flavour(), asynchronous=asynchronous)
+        return self._made[name]
+
     @property
     def async_http(self) -> httpx.AsyncClient:
         """The ``httpx.AsyncClient`` serving the cassette in play (made on first use)."""
-        if self._async_http is None:
-            self._async_http = httpx.AsyncClient(transport=_AsyncTransport(self), trust_env=False)
-            self._async_http._toolreplay_player = self  # type: ignore[attr-defined]
-        return self._async_http
+        client: httpx.AsyncClient = self._on_first_use("async_http", lambda: _HTTPX, True)
+        return client
+
+    @property
+    def httpx2_http(self) -> httpx2.Client:
+        """The ``httpx2.Client`` serving the cassette in play (made on first use);
+        :class:`ImportError` when httpx2 is not installed."""
+        client: httpx2.Client = self._on_first_use("httpx2_http", _httpx2, False)
+        return client
+
+    @property
+    def httpx2_async_http(self) -> httpx2.AsyncClient:
+        """The ``httpx2.AsyncClient`` serving the cassette in play (made on first use);
+        :class:`ImportError` when httpx2 is not installed."""
+        client: httpx2.AsyncClient = self._on_first_use("httpx2_async_http", _httpx2, True)
+        return client
 
     def tape(self) -> Tape:
         if self._tape is None:
@@ -429,15 +313,18 @@ class Player:
         return value
 
     def close(self) -> None:
-        """Close the sync clients. The async client's transport holds no connection, so
-        leaving it unclosed leaks nothing; :meth:`aclose` closes it too."""
+        """Close the sync clients. The async clients' transports hold no connection, so
+        leaving them unclosed leaks nothing; :meth:`aclose` closes them too."""
         self.http.close()
+        if "httpx2_http" in self._made:
+            self._made["httpx2_http"].close()
         self.session.close()
 
     async def aclose(self) -> None:
-        """Close every client, the async one included."""
-        if self._async_http is not None:
-            await self._async_http.aclose()
+        """Close every client, the async ones included."""
+        for name in ("async_http", "httpx2_async_http"):
+            if name in self._made:
+                await self._made[name].aclose()
         self.close()
 
     def __enter__(self) -> Player:
@@ -454,6 +341,7 @@ class Player:
 
 
 def player_for(http: Any) -> Player | None:
-    """The :class:`Player` whose ``http`` or ``async_http`` client this is, if any."""
+    """The :class:`Player` whose replay client (``http``, ``async_http``, ``httpx2_http`` or
+    ``httpx2_async_http``) this is, if any."""
     player = getattr(http, "_toolreplay_player", None)
     return player if isinstance(player, Player) else None

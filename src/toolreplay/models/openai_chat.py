@@ -1,8 +1,9 @@
 """Model clients: one chat-completions request per round.
 
 :class:`OpenAIChatModel` speaks to any OpenAI-compatible ``/chat/completions`` endpoint with
-the openai SDK over an ``httpx.Client`` that the caller passes in (so vcrpy can record and
-replay it). :class:`ScriptedModel` is an in-process double for host tests (no HTTP).
+the openai SDK over an ``httpx.Client`` (or an ``httpx2.Client``, for an SDK that takes one)
+that the caller passes in (so vcrpy can record and replay it). :class:`ScriptedModel` is an
+in-process double for host tests (no HTTP).
 
 Settings: :func:`resolve_endpoint` decides where a live recording sends its requests and which
 environment variable's key goes with them; a key is only ever sent to the endpoint it belongs
@@ -12,8 +13,9 @@ to (:data:`KEY_PAIRING` in words, :func:`resolve_endpoint` for the rules).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -21,11 +23,16 @@ from toolreplay.models.base import ModelSettings
 from toolreplay.wire.episode import Message, ModelReply
 from toolreplay.wire.replies import ModelReplyError, parse_chat_reply, status_error_text
 
+if TYPE_CHECKING:  # optional: the client's library, when the caller passes an httpx2 client
+    import httpx2
+
 
 class OpenAIChatModel:
     """Chat completions through the openai SDK.
 
-    ``http_client`` is the ``httpx.Client`` the SDK sends through. ``max_retries`` is 0 by
+    ``http_client`` is the client the SDK sends through: an ``httpx.Client`` (openai 1.x,
+    2.x, 3.x) or an ``httpx2.Client`` (openai 3.x, and 2.47 or later with httpx2 installed;
+    an earlier SDK refuses it with ``TypeError``). ``max_retries`` is 0 by
     default: in replay a retry would only hide a cassette miss behind "Connection error".
     Request body: ``model``, ``messages``, ``temperature``, and when tools are offered
     ``tools``, ``tool_choice`` (``"auto"`` unless given; a named choice such as
@@ -40,14 +47,14 @@ class OpenAIChatModel:
     an unstreamed one gives.
     Errors: :class:`ModelReplyError` for an error status, an unusable body, or a stream cut
     off or broken (the chunk named; the connection dropping mid-stream included);
-    ``openai.APIConnectionError`` when no response arrived; a vcrpy cassette miss is raised
-    as itself.
+    ``openai.APIConnectionError`` when no response arrived, whichever library's transport
+    error it was; a cassette miss (the replay transport's or vcrpy's) is raised as itself.
     """
 
     def __init__(
         self,
         settings: ModelSettings,
-        http_client: httpx.Client,
+        http_client: httpx.Client | httpx2.Client,
         *,
         max_retries: int = 0,
         tool_choice: Any = "auto",
@@ -92,17 +99,19 @@ class OpenAIChatModel:
             if miss is not None:
                 raise miss from None
             raise
-        except httpx.TransportError as exc:
-            # openai 3.x (built on httpx2) lets an httpx client's own transport errors through
-            # unwrapped; report them as 1.x and 2.x do: a connection error, or the miss.
+        except _http_errors("TransportError") as exc:
+            # Some openai 3.x releases (built on httpx2) let an httpx client's own transport
+            # errors through unwrapped; report them as 1.x and 2.x do: a connection error, or
+            # the miss. An httpx2 client's are caught alike, should a release let them through.
             miss = find_miss(exc)
             if miss is not None:
                 raise miss from None
-            request: Any  # an httpx request; openai 3.x types it as httpx2's
+            request: Any  # the client's own request; openai 3.x types it as httpx2's
             try:
                 request = exc.request
-            except RuntimeError:
-                request = httpx.Request("POST", str(self._client.base_url))
+            except RuntimeError:  # raised without its request: one of the error's library
+                library = sys.modules[type(exc).__module__.split(".")[0]]
+                request = library.Request("POST", str(self._client.base_url))
             raise APIConnectionError(request=request) from exc
         except APIStatusError as exc:
             response = exc.response
@@ -115,13 +124,21 @@ class OpenAIChatModel:
         return parse_chat_reply(response)
 
 
-def _read_stream(response: httpx.Response) -> None:
-    """Read a streamed reply's body as it arrives, chunk by chunk (``httpx`` iterates the
-    transport's stream); a connection that breaks mid-stream is a :class:`ModelReplyError`,
-    never a hang."""
+def _http_errors(name: str) -> tuple[type[Any], ...]:
+    """httpx's exception class ``name`` (``TransportError``, ``HTTPError``) and, once httpx2 is
+    imported (a client of it exists), httpx2's: each library raises its own, and httpx2's
+    classes are not httpx's."""
+    libraries = [httpx, sys.modules.get("httpx2")]
+    return tuple(getattr(library, name) for library in libraries if library is not None)
+
+
+def _read_stream(response: httpx.Response | httpx2.Response) -> None:
+    """Read a streamed reply's body as it arrives, chunk by chunk (the client's library
+    iterates the transport's stream); a connection that breaks mid-stream is a
+    :class:`ModelReplyError`, never a hang."""
     try:
         response.read()
-    except httpx.HTTPError as exc:
+    except _http_errors("HTTPError") as exc:
         endpoint = str(response.request.url.copy_with(query=None))
         raise ModelReplyError(
             endpoint,

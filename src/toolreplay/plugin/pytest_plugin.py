@@ -24,7 +24,9 @@ gets:
   interaction unplayed fails (mark it ``@pytest.mark.allow_unplayed`` to opt out);
 - **explained misses**: a request that is not in the cassette fails the test with
   :class:`~toolreplay.cassettes.errors.CassetteMiss` — what differs from the closest recorded
-  request (a message, a tool schema, a parameter) and the command that re-records the test;
+  request (a message, a tool schema, a parameter) and the command that re-records the test —
+  whichever client sent it: httpx, httpx2 (vcrpy patches both) or requests, and whether the
+  SDK raised the miss as itself or wrapped it in its connection error;
   a request under a cassette file that does not exist fails with
   :class:`~toolreplay.cassettes.errors.CassetteError` "cassette missing: PATH does not exist";
 - cassettes read through the **checked loader** (:func:`~toolreplay.cassettes.store.
@@ -52,7 +54,9 @@ Fixtures:
   other endpoint the variable ``TOOLREPLAY_API_KEY_ENV`` names), an error naming the variable
   to set;
 - ``chat_model``: an :class:`~toolreplay.models.openai_chat.OpenAIChatModel` with those
-  settings over an ``httpx.Client`` that ignores proxy settings; under a cassette it replays;
+  settings over an ``httpx.Client`` that ignores proxy settings (every openai SDK in range
+  takes one); under a cassette it replays. Your own SDK clients may be httpx's or httpx2's
+  (anthropic 2.x takes only httpx2's; docs/own-agent.md has the table);
 - ``toolreplay_chat_server``: starts a scripted OpenAI-compatible model on loopback to record
   against (:mod:`toolreplay.doubles.scripted`; streams when asked) and points
   ``TOOLREPLAY_BASE_URL``/``TOOLREPLAY_MODEL`` at it for the test;

@@ -214,6 +214,9 @@ def toolreplay_model_settings(record_mode: str, request: pytest.FixtureRequest) 
 
 @pytest.fixture
 def chat_model(toolreplay_model_settings: Any) -> Iterator[Any]:
+    """An :class:`~toolreplay.models.openai_chat.OpenAIChatModel` over an ``httpx.Client``
+    without the environment's proxy settings: openai 1.x, 2.x and 3.x all take httpx's
+    client (3.x and 2.47 or later take httpx2's too), so the fixture stays on httpx."""
     import httpx
 
     from toolreplay.models.openai_chat import OpenAIChatModel
