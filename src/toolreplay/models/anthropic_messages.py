@@ -317,7 +317,8 @@ class AnthropicMessagesModel:
     ) -> ModelReply:
         body = anthropic_request(messages, tools, self.tool_choice)
         body["max_tokens"] = self.settings.max_tokens or DEFAULT_MAX_TOKENS
-        body["temperature"] = self.settings.temperature
+        # anthropic 2.x has no ``temperature`` argument; the API still takes the field
+        body["extra_body"] = {"temperature": self.settings.temperature}
         if self.settings.stream:
             body["stream"] = True
         anthropic = _sdk()

@@ -5,7 +5,8 @@ SDK does.
 
 Each request is sent as the same ``httpx`` request (method, URL, headers, body, timeout) and
 its response handed back as an ``httpx2`` response streamed from the ``httpx`` one's raw
-bytes (``httpx2`` then decodes them as ``httpx`` would). ``httpx`` transport errors are
+bytes (``httpx2`` then decodes them as ``httpx`` would; a body the ``httpx`` transport
+already read is handed over decoded). ``httpx`` transport errors are
 raised as their ``httpx2`` namesakes (``ConnectError``, ``ReadTimeout``...), the ``httpx``
 error as their cause; anything else (a cassette miss) is raised as itself.
 """
@@ -75,11 +76,20 @@ def bridge_transport(client: httpx.Client) -> Any:
                 response = client.send(sent, stream=True)
             except httpx.TransportError as exc:
                 raise _translated(exc, request) from exc
-            return h2.Response(
-                response.status_code,
-                headers=list(response.headers.raw),
-                stream=_Stream(response, request),
-            )
+            try:
+                content = response.content  # a transport that read the body already
+            except httpx.ResponseNotRead:
+                return h2.Response(
+                    response.status_code,
+                    headers=list(response.headers.raw),
+                    stream=_Stream(response, request),
+                )
+            decoded = [  # the body is decoded: its encoding and length no longer hold
+                (k, v)
+                for k, v in response.headers.raw
+                if k.lower() not in (b"content-encoding", b"content-length")
+            ]
+            return h2.Response(response.status_code, headers=decoded, content=content)
 
     return HttpxBridge()
 

@@ -10,9 +10,12 @@ Conversion (:func:`responses_request`), after the Responses API reference
   ``system`` or ``developer`` message becomes an input message of that role, in place;
 - a ``user`` message becomes ``{"role": "user", "content": ...}``: a string as is, content
   parts as ``input_text`` (``text`` parts) and ``input_image`` (``image_url`` parts);
-- an ``assistant`` message becomes ``{"role": "assistant", "content": text}`` when it holds
-  text (its refusal when it holds none), then one ``function_call`` item per tool call
-  (``call_id`` the call's id, ``name``, ``arguments`` the JSON string);
+- an ``assistant`` message becomes its encrypted reasoning as ``reasoning`` items (the
+  ``reasoning_details`` the Responses reader keeps, when they hold ``encrypted_content``:
+  the only reasoning a request with ``store: false`` can send back), ``{"role":
+  "assistant", "content": text}`` when it holds text (its refusal when it holds none), then
+  one ``function_call`` item per tool call (``call_id`` the call's id, ``name``,
+  ``arguments`` the JSON string);
 - a ``tool`` message becomes ``{"type": "function_call_output", "call_id", "output"}``;
 - a tool ``{"type": "function", "function": {name, description, parameters, strict}}``
   becomes the flat ``{"type": "function", "name", "description", "parameters", "strict"}``
@@ -63,6 +66,26 @@ def _input_parts(content: Any, where: str) -> Any:
     return parts
 
 
+def _reasoning_items(message: Message) -> list[dict[str, Any]]:
+    """An assistant message's Responses reasoning (``reasoning_details`` items of the
+    ``openai-responses-v1`` format, as the Responses reader keeps them) as ``reasoning``
+    items, one per item id: only those holding ``encrypted_content``, the one form a
+    request with ``store: false`` can send back."""
+    details = message.get("reasoning_details")
+    found: dict[str, dict[str, Any]] = {}
+    for d in details if isinstance(details, list) else []:
+        if not isinstance(d, dict) or d.get("format") != "openai-responses-v1":
+            continue
+        item = found.setdefault(
+            str(d.get("id") or ""), {"type": "reasoning", "id": d.get("id"), "summary": []}
+        )
+        if d.get("type") == "reasoning.summary":
+            item["summary"].append({"type": "summary_text", "text": str(d.get("summary"))})
+        elif d.get("type") == "reasoning.encrypted" and d.get("data"):
+            item["encrypted_content"] = d["data"]
+    return [i for i in found.values() if i.get("encrypted_content")]
+
+
 def responses_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
     """``(instructions, input)``: Chat Completions ``messages`` as the Responses API's
     ``instructions`` (the first message's text when it is a ``system`` message, else None)
@@ -79,6 +102,7 @@ def responses_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[
         elif role in ("system", "developer", "user"):
             items.append({"role": role, "content": _input_parts(content, where)})
         elif role == "assistant":
+            items.extend(_reasoning_items(message))
             text = content_text(content) or str(message.get("refusal") or "")
             if text:
                 items.append({"role": "assistant", "content": text})

@@ -110,13 +110,18 @@ def status_fault(response: Any) -> ModelReplyError:
 @functools.cache
 def sorted_body(client_class: type) -> type:
     """A subclass of an SDK client class (openai's ``OpenAI``, anthropic's ``Anthropic``)
-    that sends the request body's top-level keys in sorted order, so a recording writes the
-    same bytes whatever SDK version made it."""
+    that sends the request body's top-level keys in sorted order (``extra_body`` merged
+    in), so a recording writes the same bytes whatever SDK version made it."""
 
     class SortedBody(client_class):  # type: ignore[misc, valid-type]
         def _build_request(self, options: Any, *, retries_taken: int = 0) -> Any:
             if isinstance(options.json_data, Mapping):
-                options.json_data = dict(sorted(options.json_data.items()))
+                data = dict(options.json_data)
+                extra = getattr(options, "extra_json", None)
+                if isinstance(extra, Mapping):  # ``extra_body``: merged here, then sorted
+                    data.update(extra)
+                    options.extra_json = None
+                options.json_data = dict(sorted(data.items()))
             return super()._build_request(options, retries_taken=retries_taken)
 
     SortedBody.__name__ = SortedBody.__qualname__ = f"SortedBody{client_class.__name__}"
