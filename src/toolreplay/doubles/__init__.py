@@ -1,8 +1,11 @@
 """Test doubles of any study: what toolreplay records *against* when no real endpoint is used.
 
 - :mod:`.loopback`: the small threaded HTTP server a double runs on;
-- :mod:`.scripted`: a scripted chat-completions server (replies given in advance);
-- :mod:`.sse`: a chat completion as a server-sent event stream.
+- :mod:`.scripted`: a scripted model server (replies given in advance) answering Chat
+  Completions, the Responses API, Anthropic Messages and Gemini on one port;
+- :mod:`.replies`: its reply bodies, one builder per protocol;
+- :mod:`.sse`: reply bodies as server-sent event streams, per protocol;
+- :mod:`.conversation`: a request's conversation in Chat Completions form, for a script.
 
 A study's own doubles (the weather study's stand-in model and Open-Meteo fixture server) live
 in its package (:mod:`toolreplay.study.weather.standin`,
@@ -25,6 +28,8 @@ _EXPORTS: dict[str, str] = {
     "EventStream": "loopback",
     "SCRIPTED_MODEL": "scripted",
     "Script": "scripted",
+    "ScriptedChatServer": "scripted",
+    "conversation": "conversation",
     "completion_events": "sse",
     "scripted_chat_server": "scripted",
     "serve": "loopback",

@@ -67,7 +67,7 @@ def _handler(app: JsonApp) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-class _Server(ThreadingHTTPServer):
+class LoopbackServer(ThreadingHTTPServer):
     """A client that hung up before its reply was written (a timeout it was testing, a test
     that ended) is no fault of the double: not printed. Anything else is, as usual."""
 
@@ -80,7 +80,7 @@ class _Server(ThreadingHTTPServer):
 @contextmanager
 def serve(app: JsonApp) -> Iterator[str]:
     """Serve ``app`` on ``http://127.0.0.1:<free port>`` until the block exits."""
-    server = _Server(("127.0.0.1", 0), _handler(app))
+    server = LoopbackServer(("127.0.0.1", 0), _handler(app))
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
     )
