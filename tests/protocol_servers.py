@@ -265,8 +265,28 @@ class ScriptedServer:
         self.script = list(script)
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
+        self.interactions: list[dict[str, Any]] = []  # as a cassette holds them
 
     def __call__(self, request: Any) -> Any:
+        response = self._answer(request)
+        response.read()
+        self.interactions.append(
+            {
+                "request": {
+                    "method": request.method,
+                    "uri": str(request.url),
+                    "parsed_body": json.loads(request.content),
+                },
+                "response": {
+                    "status": {"code": response.status_code},
+                    "headers": {"content-type": [response.headers.get("content-type", "")]},
+                    "body": {"string": response.content.decode("utf-8")},
+                },
+            }
+        )
+        return response
+
+    def _answer(self, request: Any) -> Any:
         module = httpx if isinstance(request, httpx.Request) else _httpx2()
         body = json.loads(request.content)
         self.requests.append(body)

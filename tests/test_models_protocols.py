@@ -451,3 +451,56 @@ def replay_foreign(name: str, protocol: str, stream: bool) -> tuple[Any, list[An
         return httpx.Response(x.status, headers=headers, content=x.response_body)
 
     return sent, recorded, handler  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("max_rounds", [6, 2], ids=["converged", "withheld"])
+def test_the_wire_reads_back_the_episode_the_host_ran(protocol, stream, max_rounds):
+    """The traffic a client sent and received, read as a cassette by the protocol's wire
+    reader, gives the episode the host ran: what a replay will read."""
+    from toolreplay.wire.reader import episode_from_interactions
+
+    episode, server = run(protocol, SCRIPT, stream, max_rounds=max_rounds)
+    read = episode_from_interactions(server.interactions)
+    assert episode.stop_reason == ("converged" if max_rounds == 6 else "max_rounds")
+    assert [(r.index, r.tools_offered, r.reply, r.results) for r in read.rounds] == [
+        (r.index, r.tools_offered, r.reply, r.results) for r in episode.rounds
+    ]
+    assert (read.stop_reason, read.answer, read.usage, read.streamed) == (
+        episode.stop_reason, episode.answer, episode.usage, stream,
+    )  # fmt: skip
+    assert list(read.transcript) == list(episode.transcript)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+@pytest.mark.parametrize("protocol", PROTOCOLS[1:])
+def test_the_scripted_server_gives_the_chat_completions_episode(protocol, stream):
+    """The loopback scripted model (:mod:`toolreplay.doubles.scripted`) answers each
+    protocol: the same script gives the same episode over each."""
+    from toolreplay.doubles.scripted import scripted_chat_server
+
+    def loop(protocol: str, stream: bool) -> Any:
+        with scripted_chat_server(SCRIPT) as server, httpx.Client() as http:
+            url = server.root_url if protocol == "anthropic_messages" else server.base_url
+            settings = ModelSettings(url, "m", stream=stream, protocol=protocol)
+            return run_loop(chat_model(settings, http), geo_toolset(), MESSAGES), server.paths
+
+    expected, _ = loop("chat_completions", False)
+    episode, paths = loop(protocol, stream)
+    assert paths == [{"responses": "/v1/responses"}.get(protocol, "/v1/messages")] * 3
+    assert expected.stop_reason == "converged" and expected.tool_chain == ["geocode"] * 3
+    same = ("tool_chain", "answer", "stop_reason", "error")
+    assert {k: getattr(episode, k) for k in same} == {k: getattr(expected, k) for k in same}
+
+    def rounds(episode: Any) -> list[Any]:  # the server names calls its protocol's way
+        return [
+            (r.tools_offered, r.reply.content, [(c.name, c.arguments) for c in r.reply.tool_calls],
+             [x.content for x in r.results])
+            for r in episode.rounds
+        ]  # fmt: skip
+
+    assert rounds(episode) == rounds(expected)
+    assert [m.get("content") for m in episode.transcript] == [
+        m.get("content") for m in expected.transcript
+    ]

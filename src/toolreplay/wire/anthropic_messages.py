@@ -21,7 +21,8 @@ https://docs.anthropic.com/en/docs/build-with-claude/streaming; the anthropic SD
   an assistant turn's ``text`` → ``content``, ``tool_use`` → ``tool_calls`` (the block's
   ``id``; ``input`` serialised as the arguments), ``thinking``/``redacted_thinking`` →
   ``reasoning_details``; server tool blocks (``server_tool_use``, ``web_search_tool_result``,
-  ``mcp_tool_use``...) run on Anthropic's side and are skipped;
+  ``mcp_tool_use``...) run on Anthropic's side and are skipped; tools are offered when
+  ``tools`` is non-empty and ``tool_choice`` is not ``{"type": "none"}``;
 - its **reply** (:func:`message_reply`) is the ``Message`` object, or the event stream of a
   streamed request assembled into one (:func:`assemble_message_stream`).
 """
@@ -445,6 +446,16 @@ def _reply_body(exchange: Exchange) -> Any:
 _STREAM_PATHS = (":streamRawPredict", "/invoke-with-response-stream")
 
 
+def _tools_offered(body: dict[str, Any]) -> bool:
+    """Whether the request lets the model call a tool: ``tools`` given and ``tool_choice``
+    not ``{"type": "none"}`` (tools declared only because the conversation holds tool blocks,
+    which the API refuses without tool definitions, are not offered)."""
+    choice = body.get("tool_choice")
+    return bool(body.get("tools")) and not (
+        isinstance(choice, dict) and choice.get("type") == "none"
+    )
+
+
 @dataclass(frozen=True)
 class AnthropicMessagesWire:
     """The Anthropic Messages reader (a :class:`~toolreplay.wire.protocol.WireProtocol`)."""
@@ -468,7 +479,7 @@ class AnthropicMessagesWire:
         body = exchange.request_body
         return ModelRequest(
             messages=conversation(body),
-            tools_offered=bool(body.get("tools")),
+            tools_offered=_tools_offered(body),
             streamed=body.get("stream") is True or exchange.path.endswith(_STREAM_PATHS),
         )
 
