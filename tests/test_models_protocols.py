@@ -28,6 +28,7 @@ from toolreplay.models.base import ConversionError, ModelSettings
 from toolreplay.models.openai_chat import OpenAIChatModel
 from toolreplay.models.openai_responses import OpenAIResponsesModel, responses_request
 from toolreplay.tools.toolset import Toolset
+from toolreplay.wire.episode import ToolCall, ToolResult
 from toolreplay.wire.interactions import Exchange, read_exchanges
 from toolreplay.wire.replies import ModelReplyError
 from toolreplay.wire.responses import RESPONSES
@@ -436,13 +437,19 @@ def test_a_stream_that_breaks_off_is_an_error_not_a_hang():
 # -- real recorded traffic (pydantic-ai's cassettes, MIT) -----------------------------------
 
 
-def replay_foreign(name: str, protocol: str, stream: bool) -> tuple[Any, list[Any], list[Any]]:
-    """Serve the responses of ``tests/data/foreign/<name>`` in order to the protocol's client
-    running the loop with a tool that answers as the recording's did; return the episode,
-    the requests the client sent and the requests pydantic-ai sent."""
+class TextToolset(Toolset):
+    """Tools answering with fixed text, as the recorded program's tools did."""
+
+    def execute(self, call: ToolCall) -> ToolResult:
+        return ToolResult(call, self.functions[call.name]())
+
+
+def serve_recorded(name: str) -> tuple[list[dict[str, Any]], Any, list[Exchange]]:
+    """A handler serving the recorded responses of ``tests/data/foreign/<name>`` in order;
+    the bodies the client sent, the handler, and the recorded exchanges."""
     interactions = yaml.safe_load((FOREIGN / name).read_text(encoding="utf-8"))["interactions"]
     recorded = read_exchanges(interactions)
-    sent: list[Any] = []
+    sent: list[dict[str, Any]] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
         sent.append(json.loads(request.content))
@@ -450,7 +457,68 @@ def replay_foreign(name: str, protocol: str, stream: bool) -> tuple[Any, list[An
         headers = {"content-type": x.content_type} if x.content_type else {}
         return httpx.Response(x.status, headers=headers, content=x.response_body)
 
-    return sent, recorded, handler  # type: ignore[return-value]
+    return sent, handler, recorded
+
+
+def test_recorded_responses_traffic_plays_through_the_responses_client():
+    """``pydantic-ai-responses-stream.yaml``: pydantic-ai's
+    ``tests/models/cassettes/test_openai_responses/test_openai_responses_stream.yaml`` (gpt-4o
+    over the Responses API, streamed: a ``get_capital`` call, then the answer)."""
+    sent, handler, recorded = serve_recorded("pydantic-ai-responses-stream.yaml")
+    schema = {"type": "function", "function": {"name": "get_capital", "description": "",
+              "parameters": recorded[0].request_body["tools"][0]["parameters"]}}  # fmt: skip
+    tools = TextToolset("capitals", (schema,), {"get_capital": lambda: "Paris"})
+    settings = ModelSettings("https://api.openai.com/v1", "gpt-4o", stream=True,
+                             protocol="responses")  # fmt: skip
+    question = [{"role": "user", "content": "What is the capital of France?"}]
+    with httpx.Client(transport=httpx.MockTransport(handler)) as http:
+        episode = run_loop(chat_model(settings, http), tools, question)
+    assert episode.stop_reason == "converged" and episode.tool_chain == ["get_capital"]
+    assert episode.rounds[0].reply.tool_calls[0].arguments == '{"country":"France"}'
+    assert episode.answer == "The capital of France is Paris."
+    assert episode.usage.prompt_tokens == 255 + 278 and episode.usage.completion_tokens == 16 + 9
+    # what the client sent back is what pydantic-ai sent: the call, then its output
+    ours, theirs = sent[1]["input"], recorded[1].request_body["input"]
+    shape = [(i.get("type"), i.get("role"), i.get("name"), i.get("arguments"), i.get("output"))
+             for i in theirs]  # fmt: skip
+    assert [(i.get("type"), i.get("role"), i.get("name"), i.get("arguments"), i.get("output"))
+            for i in ours] == shape  # fmt: skip
+    call_id = episode.rounds[0].reply.tool_calls[0].id
+    assert call_id.startswith("call_") and ours[1]["call_id"] == ours[2]["call_id"] == call_id
+
+
+def test_recorded_anthropic_traffic_plays_through_the_anthropic_client():
+    """``pydantic-ai-anthropic-tool-call.yaml``: pydantic-ai's
+    ``tests/models/cassettes/test_tool_choice_matrix/test_tool_choice_matrix[auto-anthropic].yaml``
+    (claude-sonnet-4-5: a ``get_weather`` call, then the answer), unstreamed."""
+    sent, handler, recorded = serve_recorded("pydantic-ai-anthropic-tool-call.yaml")
+    schema = {"type": "function", "function": {"name": "get_weather",
+              "description": "Get the current weather for a city.",
+              "parameters": recorded[0].request_body["tools"][0]["input_schema"]}}  # fmt: skip
+    tools = TextToolset("weather", (schema,), {"get_weather": lambda: "Sunny, 22C in Paris"})
+    settings = ModelSettings("https://api.anthropic.com", "claude-sonnet-4-5",
+                             protocol="anthropic_messages", max_tokens=4096)  # fmt: skip
+    question = [{"role": "user", "content": "What's the weather in Paris?"}]
+    with httpx.Client(transport=httpx.MockTransport(handler)) as http:
+        episode = run_loop(chat_model(settings, http), tools, question)
+    assert episode.stop_reason == "converged" and episode.tool_chain == ["get_weather"]
+    assert episode.answer.startswith("The weather in Paris is currently sunny")
+    # the second request holds what pydantic-ai's held (its text as a block, is_error false)
+    theirs = recorded[1].request_body
+    ours = sent[1]
+
+    def blocks(turns: list[dict[str, Any]]) -> list[Any]:
+        return [
+            [{k: v for k, v in b.items() if not (k == "is_error" and v is False)} for b in c]
+            if isinstance(c, list) else [{"type": "text", "text": c}]
+            for c in (t["content"] for t in turns)
+        ]  # fmt: skip
+
+    assert blocks(ours["messages"]) == blocks(theirs["messages"])
+    assert [t["role"] for t in ours["messages"]] == [t["role"] for t in theirs["messages"]]
+    assert (ours["tools"], ours["tool_choice"], ours["max_tokens"]) == (
+        theirs["tools"], theirs["tool_choice"], theirs["max_tokens"],
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
