@@ -68,9 +68,7 @@ def responses_body(message: dict[str, Any], n: int) -> dict[str, Any]:
                 "id": f"msg_{n}",
                 "status": "completed",
                 "role": "assistant",
-                "content": [
-                    {"type": "output_text", "text": message["content"], "annotations": []}
-                ],
+                "content": [{"type": "output_text", "text": message["content"], "annotations": []}],
             }
         )
     for i, call in enumerate(message.get("tool_calls") or []):

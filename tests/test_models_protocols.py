@@ -56,7 +56,9 @@ MESSAGES = [
 
 def geo_toolset() -> Toolset:
     places = {"Paris": (48.85, 2.35), "Rome": (41.89, 12.48)}
-    return Toolset("geo", (GEO,), {"geocode": lambda city: dict(zip("xy", places[city]))})
+    return Toolset(
+        "geo", (GEO,), {"geocode": lambda city: dict(zip("xy", places[city], strict=True))}
+    )
 
 
 def calls(*cities: str, round_: int = 1) -> list[dict[str, Any]]:
@@ -155,8 +157,7 @@ def test_an_error_status_ends_the_episode_with_its_words(protocol, stream):
     assert episode.stop_reason == "error" and episode.answer == ""
     assert len(episode.rounds) == 1 and episode.tool_chain == ["geocode", "geocode"]
     assert episode.error == (
-        f"http://model.test{path}: HTTP 429: RateLimitError: Error code: 429 - "
-        f"{ERRORS[protocol]}"
+        f"http://model.test{path}: HTTP 429: RateLimitError: Error code: 429 - {ERRORS[protocol]}"
     )
 
 
@@ -330,8 +331,8 @@ def test_what_a_protocol_cannot_carry_is_named(convert):
 
 
 def test_tool_call_arguments_that_are_no_object_cannot_be_a_tool_use_block():
-    bad = [MESSAGES[1], {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c", "type": "function", "function": {"name": "f", "arguments": "[1]"}}]}]  # fmt: skip
+    call = {"id": "c", "type": "function", "function": {"name": "f", "arguments": "[1]"}}
+    bad = [MESSAGES[1], {"role": "assistant", "content": None, "tool_calls": [call]}]
     with pytest.raises(ConversionError, match=r"message 2: the arguments of tool call 'c'"):
         anthropic_request(bad, None)
 
@@ -430,7 +431,7 @@ def test_a_stream_that_breaks_off_is_an_error_not_a_hang():
     for protocol in PROTOCOLS[1:]:
         settings = ModelSettings(BASE_URLS[protocol], "m", protocol=protocol, stream=True)
         with httpx.Client(transport=httpx.MockTransport(handler)) as http:
-            with pytest.raises(ModelReplyError, match="broke off mid-stream .*ReadError"):
+            with pytest.raises(ModelReplyError, match=r"broke off mid-stream .*ReadError"):
                 chat_model(settings, http).complete(MESSAGES, [GEO])
 
 

@@ -325,9 +325,7 @@ class AnthropicMessagesModel:
         from toolreplay.cassettes.miss import find_miss
 
         try:
-            raw = self._client.messages.with_raw_response.create(
-                model=self.settings.model, **body
-            )
+            raw = self._client.messages.with_raw_response.create(model=self.settings.model, **body)
         except anthropic.APIStatusError as exc:
             raise status_fault(exc.response) from None
         except Exception as exc:
@@ -338,9 +336,7 @@ class AnthropicMessagesModel:
                 raise
             cause = exc.__cause__ or exc.__context__
             why = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
-            raise ModelReplyError(
-                self.endpoint, None, f"{type(exc).__name__}: {exc}{why}"
-            ) from exc
+            raise ModelReplyError(self.endpoint, None, f"{type(exc).__name__}: {exc}{why}") from exc
         return reply_of(raw.http_response, ANTHROPIC_MESSAGES)
 
 

@@ -1,5 +1,4 @@
-"""What a chat model is to the hosts (:class:`ChatModel`) and the settings it is made with.
-"""
+"""What a chat model is to the hosts (:class:`ChatModel`) and the settings it is made with."""
 
 from __future__ import annotations
 

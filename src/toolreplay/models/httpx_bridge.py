@@ -32,7 +32,7 @@ def _translated(exc: httpx.TransportError, request: Any) -> Exception:
     kind = getattr(h2, type(exc).__name__, None)
     if not (isinstance(kind, type) and issubclass(kind, h2.TransportError)):
         kind = h2.TransportError
-    return kind(str(exc) or type(exc).__name__, request=request)  # type: ignore[no-any-return]
+    return kind(str(exc) or type(exc).__name__, request=request)
 
 
 def bridge_transport(client: httpx.Client) -> Any:
@@ -40,7 +40,7 @@ def bridge_transport(client: httpx.Client) -> Any:
     docstring). ``httpx2`` must be installed (anthropic 2.x installs it)."""
     h2 = _httpx2()
 
-    class _Stream(h2.SyncByteStream):  # type: ignore[misc, name-defined]
+    class _Stream(h2.SyncByteStream):  # type: ignore[name-defined]
         def __init__(self, response: httpx.Response, request: Any) -> None:
             self.response = response
             self.request = request
@@ -54,7 +54,7 @@ def bridge_transport(client: httpx.Client) -> Any:
         def close(self) -> None:
             self.response.close()
 
-    class HttpxBridge(h2.BaseTransport):  # type: ignore[misc, name-defined]
+    class HttpxBridge(h2.BaseTransport):  # type: ignore[name-defined]
         """Sends ``httpx2`` requests through an ``httpx.Client``."""
 
         def __init__(self) -> None:

@@ -234,9 +234,7 @@ class OpenAIResponsesModel:
         from toolreplay.cassettes.miss import find_miss
 
         try:
-            raw = self._client.responses.with_raw_response.create(
-                model=self.settings.model, **body
-            )
+            raw = self._client.responses.with_raw_response.create(model=self.settings.model, **body)
         except APIStatusError as exc:
             raise status_fault(exc.response) from None
         except Exception as exc:
