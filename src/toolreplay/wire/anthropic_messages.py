@@ -446,16 +446,6 @@ def _reply_body(exchange: Exchange) -> Any:
 _STREAM_PATHS = (":streamRawPredict", "/invoke-with-response-stream")
 
 
-def _tools_offered(body: dict[str, Any]) -> bool:
-    """Whether the request lets the model call a tool: ``tools`` given and ``tool_choice``
-    not ``{"type": "none"}`` (tools declared only because the conversation holds tool blocks,
-    which the API refuses without tool definitions, are not offered)."""
-    choice = body.get("tool_choice")
-    return bool(body.get("tools")) and not (
-        isinstance(choice, dict) and choice.get("type") == "none"
-    )
-
-
 @dataclass(frozen=True)
 class AnthropicMessagesWire:
     """The Anthropic Messages reader (a :class:`~toolreplay.wire.protocol.WireProtocol`)."""
@@ -477,9 +467,11 @@ class AnthropicMessagesWire:
 
     def request(self, exchange: Exchange, history: History) -> ModelRequest:
         body = exchange.request_body
+        choice = body.get("tool_choice")  # {"type": "none"}: tools declared, none callable
+        withheld = isinstance(choice, dict) and choice.get("type") == "none"
         return ModelRequest(
             messages=conversation(body),
-            tools_offered=_tools_offered(body),
+            tools_offered=bool(body.get("tools")) and not withheld,
             streamed=body.get("stream") is True or exchange.path.endswith(_STREAM_PATHS),
         )
 
