@@ -5,7 +5,7 @@
   Completions, the Responses API, Anthropic Messages and Gemini on one port;
 - :mod:`.replies`: its reply bodies, one builder per protocol;
 - :mod:`.sse`: reply bodies as server-sent event streams, per protocol;
-- :mod:`.conversation`: a request's conversation in Chat Completions form, for a script.
+- :mod:`.chat_form`: a request's conversation in Chat Completions form, for a script.
 
 A study's own doubles (the weather study's stand-in model and Open-Meteo fixture server) live
 in its package (:mod:`toolreplay.study.weather.standin`,
@@ -29,7 +29,7 @@ _EXPORTS: dict[str, str] = {
     "SCRIPTED_MODEL": "scripted",
     "Script": "scripted",
     "ScriptedChatServer": "scripted",
-    "conversation": "conversation",
+    "conversation": "chat_form",
     "completion_events": "sse",
     "scripted_chat_server": "scripted",
     "serve": "loopback",

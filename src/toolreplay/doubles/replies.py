@@ -31,7 +31,8 @@ of its protocol, deterministic (fixed ids, no clock) and with a usage estimate (
 Reasoning in the scripted message (``reasoning_details`` items ``reasoning.text``,
 ``reasoning.summary``, ``reasoning.encrypted`` with a ``signature``, or a
 ``reasoning_content``/``reasoning`` string; :mod:`toolreplay.wire.protocol`'s convention)
-becomes each protocol's own reasoning part. A tool call whose ``arguments`` are not a JSON
+becomes each protocol's own reasoning part (a signature is passed as given: Gemini's
+``thoughtSignature`` is base64 text). A tool call whose ``arguments`` are not a JSON
 object cannot be an Anthropic ``input`` or a Gemini ``args``: :class:`ScriptReplyError`.
 """
 
@@ -179,7 +180,6 @@ def _responses_reasoning(details: list[dict[str, Any]], round_: int) -> dict[str
             for d in details
             if isinstance(d.get("summary"), str)
         ],
-        "status": "completed",
     }
     texts = [
         {"type": "reasoning_text", "text": d["text"]}
@@ -249,7 +249,7 @@ def responses_reply(
         "truncation": "disabled",
         "usage": {
             "input_tokens": prompt,
-            "input_tokens_details": {"cached_tokens": 0},
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
             "output_tokens": completion,
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": prompt + completion,

@@ -35,7 +35,7 @@ server received, whatever their protocol. The function may also return a whole r
 the protocol asked (a dict with ``choices``, ``output``, ``type: message`` and ``content``, or
 ``candidates``), served as it is (and streamed from it); a body of another protocol is an
 error. A script that decides on the conversation rather than the raw body reads it in Chat
-Completions form with :func:`toolreplay.doubles.conversation.conversation`.
+Completions form with :func:`toolreplay.doubles.chat_form.conversation`.
 
 Any other path is answered 404 with a JSON error naming it; a script that fails (a list
 exhausted, a function raising, a reply the protocol cannot carry) is answered 500 with a JSON
@@ -58,7 +58,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from toolreplay.doubles.conversation import ServedRequest, exchange_of, serving
+from toolreplay.doubles.chat_form import ServedRequest, exchange_of, serving
 from toolreplay.doubles.loopback import LoopbackServer
 from toolreplay.doubles.replies import (
     PROTOCOL_NAMES,
@@ -203,6 +203,18 @@ def _remember(
         server.history[reply_id] = (*messages, reply.to_message())
 
 
+def _held(request: dict[str, Any]) -> int:
+    """How many messages (input items, contents) the request's conversation holds: a
+    Responses API ``input`` given as one string is one."""
+    for key in ("messages", "input", "contents"):
+        value = request.get(key)
+        if isinstance(value, list):
+            return len(value)
+        if isinstance(value, str):
+            return 1
+    return 0
+
+
 def _handler(script: Script, server: ScriptedChatServer) -> type[BaseHTTPRequestHandler]:
     lock = threading.Lock()
     queue = None if callable(script) else list(script)
@@ -218,11 +230,9 @@ def _handler(script: Script, server: ScriptedChatServer) -> type[BaseHTTPRequest
             elif queue:
                 answer = queue.pop(0)
             else:
-                held = len(
-                    request.get("messages") or request.get("input") or request.get("contents") or []
-                )
                 raise ScriptExhausted(
-                    f"the script holds no reply for request {round_} (POST {path}, {held} messages)"
+                    f"the script holds no reply for request {round_} (POST {path}, "
+                    f"{_held(request)} messages)"
                 )
         if not isinstance(answer, dict):
             raise ScriptReplyError(f"reply {round_} is a {type(answer).__name__}, not a dict")

@@ -147,9 +147,7 @@ def _function_call_events(emit: _Sequence, index: int, item: dict[str, Any]) -> 
     arguments = item.get("arguments") or ""
     for piece in _pieces(arguments):
         emit("response.function_call_arguments.delta", **where, delta=piece)
-    emit(
-        "response.function_call_arguments.done", **where, name=item.get("name"), arguments=arguments
-    )
+    emit("response.function_call_arguments.done", **where, arguments=arguments)
 
 
 def _reasoning_events(emit: _Sequence, index: int, item: dict[str, Any]) -> None:
@@ -157,7 +155,7 @@ def _reasoning_events(emit: _Sequence, index: int, item: dict[str, Any]) -> None
     emit(
         "response.output_item.added",
         output_index=index,
-        item={**item, "summary": [], "status": "in_progress"},
+        item={**item, "summary": []},
     )
     for s_index, part in enumerate(item.get("summary") or []):
         at = {**where, "summary_index": s_index}

@@ -233,12 +233,13 @@ def http_session() -> Iterator[Any]:
 
 @pytest.fixture
 def toolreplay_chat_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """Start a scripted OpenAI-compatible model on loopback for recording
-    (:func:`toolreplay.doubles.scripted.scripted_chat_server`): call it with a script (a list of
+    """Start a scripted model on loopback for recording
+    (:func:`toolreplay.doubles.scripted.scripted_chat_server`: Chat Completions, the Responses
+    API, Anthropic Messages and Gemini on one port): call it with a script (a list of
     assistant messages, or a function of the request body) and, optionally, the model name;
     it sets ``TOOLREPLAY_BASE_URL`` and ``TOOLREPLAY_MODEL`` for the test and returns the
     running :class:`~toolreplay.doubles.scripted.ScriptedChatServer` (``base_url``,
-    ``requests``). Stopped when the test ends."""
+    ``root_url``, ``requests``, ``paths``). Stopped when the test ends."""
     from contextlib import ExitStack
 
     from toolreplay.doubles.scripted import SCRIPTED_MODEL, Script, scripted_chat_server
