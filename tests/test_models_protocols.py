@@ -376,8 +376,8 @@ def test_a_missing_anthropic_sdk_names_the_extra(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "anthropic", None)
     settings = ModelSettings("http://model.test", "m", protocol="anthropic_messages")
-    with pytest.raises(ImportError, match=r"toolreplay\[anthropic\]"):
-        AnthropicMessagesModel(settings, httpx.Client())
+    with httpx.Client() as http, pytest.raises(ImportError, match=r"toolreplay\[anthropic\]"):
+        AnthropicMessagesModel(settings, http)
 
 
 # -- the anthropic SDK over httpx2, and over an httpx.Client through the bridge -------------
