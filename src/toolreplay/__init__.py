@@ -142,8 +142,8 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "FULL_JUDGE",
     "NARROW_JUDGE",
-    "Assessment",
     "AnthropicMessagesModel",
+    "Assessment",
     "Audit",
     "CassetteError",
     "CassetteMiss",
