@@ -573,3 +573,34 @@ def test_the_scripted_server_gives_the_chat_completions_episode(protocol, stream
     assert [m.get("content") for m in episode.transcript] == [
         m.get("content") for m in expected.transcript
     ]
+
+
+def test_the_bridge_streams_raw_bytes_and_translates_transport_errors():
+    """An ``httpx2`` client over an ``httpx`` one: a gzip body streamed unread is decoded by
+    ``httpx2`` as ``httpx`` would; an ``httpx`` timeout is ``httpx2``'s of the same name."""
+    import gzip
+
+    httpx2 = pytest.importorskip("httpx2")
+    from toolreplay.models.httpx_bridge import httpx2_client
+
+    class Raw(httpx.SyncByteStream):
+        def __iter__(self):
+            data = gzip.compress(b'{"ok": true}')
+            yield data[:5]
+            yield data[5:]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/slow":
+            raise httpx.ReadTimeout("timed out", request=request)
+        assert request.headers["x-check"] == "1" and request.content == b"body"
+        return httpx.Response(200, headers={"content-encoding": "gzip"}, stream=Raw())
+
+    with httpx.Client(transport=httpx.MockTransport(handler)) as inner:
+        client = httpx2_client(inner)
+        assert isinstance(client, httpx2.Client) and httpx2_client(client) is client
+        response = client.post("http://x.test/ok", content=b"body", headers={"x-check": "1"})
+        assert response.json() == {"ok": True}
+        with pytest.raises(httpx2.ReadTimeout, match="timed out"):
+            client.get("http://x.test/slow")
+    with pytest.raises(TypeError, match="expected an httpx2.Client or an httpx.Client"):
+        httpx2_client(object())
