@@ -602,5 +602,5 @@ def test_the_bridge_streams_raw_bytes_and_translates_transport_errors():
         assert response.json() == {"ok": True}
         with pytest.raises(httpx2.ReadTimeout, match="timed out"):
             client.get("http://x.test/slow")
-    with pytest.raises(TypeError, match="expected an httpx2.Client or an httpx.Client"):
+    with pytest.raises(TypeError, match=r"expected an httpx2\.Client or an httpx\.Client"):
         httpx2_client(object())
