@@ -162,7 +162,7 @@ class CassetteResult:
 def _load_interactions(path: Path) -> list[Any]:
     """The ``interactions`` list of a cassette file as plain YAML ([] when it has none)."""
     with path.open("rb") as handle:
-        data = yaml.load(handle, Loader=_LOADER)  # noqa: S506 (a safe loader)
+        data = yaml.load(handle, Loader=_LOADER)  # a safe loader
     items = data.get("interactions") if isinstance(data, dict) else None
     return list(items) if isinstance(items, list) else []
 
@@ -369,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "the cassettes, those read into episodes, those not read (reasons grouped) and "
             "those that crashed (must be 0). Exit status 1 when anything crashed."
         ),
-        epilog="Example: python benchmarks/wire_sweep.py pydantic-ai=/work/corpus/pydantic-ai/tests",
+        epilog="example: python benchmarks/wire_sweep.py pydantic-ai=../corpus/pydantic-ai/tests",
     )
     parser.add_argument(
         "folders",
