@@ -252,7 +252,7 @@ def reason_group(text: str, words: int = 8) -> str:
     text = re.sub(r"https?://\S+?(?=:? |$)", "URL", text)
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
     text = re.sub(r"(?<![\w.])/[\w./:@-]+", "/…", text)
-    text = re.sub(r"(?<!HTTP )\d+", "N", text)
+    text = re.sub(r"(?<!HTTP )(?<!\d)\d+", "N", text)
     return " ".join(text.split()[:words])
 
 
@@ -325,7 +325,8 @@ def _percent(part: int, whole: int) -> str:
 def render(table: Mapping[str, Mapping[str, Mapping[str, Any]]], reasons: int = 6) -> str:
     """The summary as text: a line per source and protocol, the grouped reasons under it."""
     lines = []
-    head = f"{'source':<14} {'protocol':<20} {'cassettes':>9} {'read':>6} {'%':>8} " + (
+    width = max([14, *(len(scope) for scope in table)])
+    head = f"{'source':<{width}} {'protocol':<20} {'cassettes':>9} {'read':>6} {'%':>8} " + (
         f"{'in error':>8} {'not read':>8} {'crashed':>7}"
     )
     lines += [head, "-" * len(head)]
@@ -334,15 +335,15 @@ def render(table: Mapping[str, Mapping[str, Mapping[str, Any]]], reasons: int = 
             read = "" if label == NO_MODEL else str(row["read"])
             pct = "" if label == NO_MODEL else _percent(row["read"], row["cassettes"])
             lines.append(
-                f"{scope:<14} {label:<20} {row['cassettes']:>9} {read:>6} {pct:>8} "
+                f"{scope:<{width}} {label:<20} {row['cassettes']:>9} {read:>6} {pct:>8} "
                 f"{row['ending_in_error']:>8} {row['not_read']:>8} {row['crashed']:>7}"
             )
     for scope, rows in table.items():
+        if scope == "all":  # each source's reasons are listed; their sum says less
+            continue
         for label, row in rows.items():
-            for title, key in (
-                ("not read / crashed / held", "reasons"),
-                ("ending in error", "errors"),
-            ):
+            first = "what it holds" if label == NO_MODEL else "not read / crashed"
+            for title, key in ((first, "reasons"), ("ending in error", "errors")):
                 if row[key]:
                     lines.append(f"\n{scope} · {label} · {title}:")
                     for text, count in list(row[key].items())[:reasons]:
