@@ -62,7 +62,7 @@ import yaml
 
 from toolreplay.cassettes.episodes import episodes_from_cassette
 from toolreplay.cassettes.errors import CassetteError
-from toolreplay.wire.interactions import WireEpisodeError
+from toolreplay.wire.interactions import WireEpisodeError, WireRecord
 from toolreplay.wire.reader import read_wire_episodes
 
 #: The protocols told, in table order, with their labels.
@@ -146,8 +146,11 @@ class CassetteResult:
     """One cassette swept: its ``path``, ``source``, ``requests`` (model requests per
     protocol key), ``episodes`` read, ``outcome`` per protocol key (``read``, ``not read``,
     ``crashed``; ``no model protocol`` under :data:`NO_MODEL`), ``reason`` per protocol key
-    that was not read, ``ended_in_error`` (each episode's error text, for episodes whose
-    last reply was unusable) and ``faults`` (replies recovered from)."""
+    that was not read, ``ended_in_error`` per protocol key (the error text of each episode
+    whose last reply, of that protocol, was unusable), ``faults`` (replies recovered from)
+    and ``doubts`` per protocol key: rounds read that look wrong (:func:`doubts`);
+    ``other_rounds``: interactions the readers took as model requests though their method
+    and path name no protocol."""
 
     path: str
     source: str
@@ -155,8 +158,51 @@ class CassetteResult:
     episodes: int = 0
     outcome: dict[str, str] = field(default_factory=dict)
     reason: dict[str, str] = field(default_factory=dict)
-    ended_in_error: list[str] = field(default_factory=list)
+    ended_in_error: dict[str, list[str]] = field(default_factory=dict)
     faults: list[str] = field(default_factory=list)
+    doubts: dict[str, list[str]] = field(default_factory=dict)
+    other_rounds: list[int] = field(default_factory=list)
+
+
+#: Names of an input token count in a reply body, in the protocols read.
+_TOKEN_COUNTS = (b'"prompt_tokens"', b'"input_tokens"', b'"promptTokenCount"', b'"inputTokens"')
+
+
+def doubts(records: Sequence[WireRecord], told: Mapping[int, str]) -> dict[str, list[str]]:
+    """Rounds that were read but look wrong, by the protocol key of their request (a hint of
+    a part the reader missed, to look at by hand; a program can cause each too):
+
+    - ``empty reply``: no text, refusal, tool call or reasoning, though the reply counts
+      output tokens and was not filtered;
+    - ``usage not read``: no input tokens read, though the body names a token count
+      (``prompt_tokens``, ``input_tokens``, ``promptTokenCount``, ``inputTokens``);
+    - ``calls unanswered``: a round before the episode's last whose tool calls the next
+      request does not all answer.
+    """
+    found: dict[str, list[str]] = {}
+    for record in records:
+        last = len(record.episode.rounds)
+        for n, round_ in enumerate(record.episode.rounds, 1):
+            exchange = record.rounds[round_.index - 1].exchange
+            key = told.get(exchange.number, "other")
+            reply = round_.reply
+            where = f"interaction {exchange.number}"
+            if not (reply.content or reply.refusal or reply.tool_calls or reply.reasoning):
+                if reply.usage.completion_tokens > 0 and reply.finish_reason != "content_filter":
+                    tokens = reply.usage.completion_tokens
+                    found.setdefault(key, []).append(
+                        f"{where}: empty reply ({tokens} output tokens)"
+                    )
+            if reply.usage.prompt_tokens == 0 and any(
+                name in exchange.response_body for name in _TOKEN_COUNTS
+            ):
+                found.setdefault(key, []).append(f"{where}: usage not read")
+            if n < last and len(round_.results) < len(reply.tool_calls):
+                found.setdefault(key, []).append(
+                    f"{where}: calls unanswered ({len(round_.results)} results for "
+                    f"{len(reply.tool_calls)} calls)"
+                )
+    return found
 
 
 def _load_interactions(path: Path) -> list[Any]:
@@ -215,9 +261,14 @@ def sweep_cassette(path: Path, source: str = "") -> CassetteResult:
         outcome, reason = "crashed", _crash_text(exc)
     else:
         result.episodes = len(episodes)
-        result.ended_in_error = [e.error for e in episodes if e.error]
+        for record in records:
+            if record.episode.error:
+                key = told.get(record.rounds[-1].exchange.number, "other")
+                result.ended_in_error.setdefault(key, []).append(record.episode.error)
         result.faults = [f for e in episodes for f in e.faults]
+        result.doubts = doubts(records, told)
         rounds = {r.exchange.number for w in records for r in w.rounds}
+        result.other_rounds = sorted(rounds - told.keys())
         for key in keys:
             wanted = [n for n, k in told.items() if k == key]
             missed = [n for n in wanted if n not in rounds]
@@ -263,11 +314,19 @@ def cassettes_in(folder: Path, globs: Sequence[str]) -> list[Path]:
     return sorted({p for g in globs for p in folder.rglob(g) if p.is_file()})
 
 
+#: An episode error on a reply the server sent with a 2xx status.
+_REFUSED = re.compile(r"\bHTTP 2\d\d\b")
+
+
 def summarise(results: Iterable[CassetteResult]) -> dict[str, Any]:
     """Counts per source and protocol label (and ``all`` sources when there are several):
     ``cassettes``, ``read``, ``ending_in_error`` (read cassettes with an episode whose last
-    reply was unusable), ``not_read``, ``crashed``, and the grouped ``reasons`` of the not
-    read and crashed, and the grouped ``errors`` of the episodes ending in error."""
+    reply, of that protocol, was unusable), ``refused`` (of those, the ones where that reply
+    had a 2xx status: the server answered, the reader could not use the answer),
+    ``doubted`` (read cassettes with a round :func:`doubts` names), ``not_read``,
+    ``crashed``; the grouped ``reasons`` of the not read and crashed (for
+    :data:`NO_MODEL`: what the cassettes hold), the grouped ``errors`` of the episodes ending
+    in error and the grouped ``doubts``."""
     table: dict[str, dict[str, dict[str, Any]]] = {}
     results = list(results)
     sources = sorted({r.source for r in results})
@@ -285,18 +344,27 @@ def summarise(results: Iterable[CassetteResult]) -> dict[str, Any]:
                         "cassettes": 0,
                         "read": 0,
                         "ending_in_error": 0,
+                        "refused": 0,
                         "not_read": 0,
                         "crashed": 0,
                         "reasons": Counter(),
                         "errors": Counter(),
+                        "doubted": 0,
+                        "doubts": Counter(),
                     },
                 )
                 row["cassettes"] += 1
                 if outcome == "read":
                     row["read"] += 1
-                    if result.ended_in_error:
+                    if errors := result.ended_in_error.get(key):
                         row["ending_in_error"] += 1
-                        row["errors"].update(reason_group(e) for e in set(result.ended_in_error))
+                        row["refused"] += any(_REFUSED.search(e) for e in errors)
+                        row["errors"].update({reason_group(e) for e in errors})
+                    if result.doubts.get(key):
+                        row["doubted"] += 1
+                        row["doubts"].update(
+                            {reason_group(d.split(": ", 1)[1], 3) for d in result.doubts[key]}
+                        )
                 elif outcome == "not read":
                     row["not_read"] += 1
                     row["reasons"][reason_group(result.reason[key])] += 1
@@ -311,6 +379,7 @@ def summarise(results: Iterable[CassetteResult]) -> dict[str, Any]:
                 **row,
                 "reasons": dict(row["reasons"].most_common()),
                 "errors": dict(row["errors"].most_common()),
+                "doubts": dict(row["doubts"].most_common()),
             }
             for label in order
             if (row := rows.get(label)) is not None
@@ -327,7 +396,7 @@ def render(table: Mapping[str, Mapping[str, Mapping[str, Any]]], reasons: int = 
     lines = []
     width = max([14, *(len(scope) for scope in table)])
     head = f"{'source':<{width}} {'protocol':<20} {'cassettes':>9} {'read':>6} {'%':>8} " + (
-        f"{'in error':>8} {'not read':>8} {'crashed':>7}"
+        f"{'in error':>8} {'refused':>7} {'doubted':>7} {'not read':>8} {'crashed':>7}"
     )
     lines += [head, "-" * len(head)]
     for scope, rows in table.items():
@@ -336,14 +405,17 @@ def render(table: Mapping[str, Mapping[str, Mapping[str, Any]]], reasons: int = 
             pct = "" if label == NO_MODEL else _percent(row["read"], row["cassettes"])
             lines.append(
                 f"{scope:<{width}} {label:<20} {row['cassettes']:>9} {read:>6} {pct:>8} "
-                f"{row['ending_in_error']:>8} {row['not_read']:>8} {row['crashed']:>7}"
+                f"{row['ending_in_error']:>8} {row['refused']:>7} {row['doubted']:>7} "
+                f"{row['not_read']:>8} "
+                f"{row['crashed']:>7}"
             )
     for scope, rows in table.items():
         if scope == "all":  # each source's reasons are listed; their sum says less
             continue
         for label, row in rows.items():
             first = "what it holds" if label == NO_MODEL else "not read / crashed"
-            for title, key in ((first, "reasons"), ("ending in error", "errors")):
+            titles = ((first, "reasons"), ("ending in error", "errors"), ("doubts", "doubts"))
+            for title, key in titles:
                 if row[key]:
                     lines.append(f"\n{scope} · {label} · {title}:")
                     for text, count in list(row[key].items())[:reasons]:
@@ -392,7 +464,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--list",
-        choices=["not-read", "crashed", "in-error"],
+        choices=["not-read", "crashed", "in-error", "doubted"],
         action="append",
         default=[],
         help="also list the cassettes of that outcome, one a line, with the reason",
@@ -407,12 +479,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         results += [sweep_cassette(p, source) for p in cassettes_in(folder, globs)]
     table = summarise(results)
     print(render(table, args.reasons))
+    if others := [r for r in results if r.other_rounds]:
+        count = sum(len(r.other_rounds) for r in others)
+        print(
+            f"\n{count} interactions in {len(others)} cassettes were read as model requests "
+            f"though their method and path name no protocol, e.g. {others[0].path} "
+            f"(interaction {others[0].other_rounds[0]})"
+        )
     wanted = {"not-read": "not read", "crashed": "crashed"}
     for choice in args.list:
         print(f"\n{choice}:")
         for r in results:
-            if choice == "in-error" and r.ended_in_error:
-                print(f"  {r.path}: {r.ended_in_error[-1][:200]}")
+            if choice == "in-error":
+                for key, errors in r.ended_in_error.items():
+                    print(f"  {r.path} [{PROTOCOLS.get(key, key)}]: {errors[-1][:200]}")
+            if choice == "doubted":
+                for key, found in r.doubts.items():
+                    print(f"  {r.path} [{PROTOCOLS.get(key, key)}]: {'; '.join(found)[:300]}")
             for key, outcome in r.outcome.items():
                 if outcome == wanted.get(choice):
                     print(f"  {r.path} [{PROTOCOLS.get(key, key)}]: {r.reason.get(key, '')[:300]}")

@@ -132,13 +132,13 @@ def test_foreign_cassettes_read(sweep: ModuleType) -> None:
     tool_call = sweep.sweep_cassette(TOOL_CALL, "pydantic-ai")
     assert tool_call.requests == {"chat": 2}
     assert tool_call.outcome == {"chat": "read"}
-    assert (tool_call.episodes, tool_call.ended_in_error, tool_call.faults) == (1, [], [])
+    assert (tool_call.episodes, tool_call.ended_in_error, tool_call.faults) == (1, {}, [])
     groq = sweep.sweep_cassette(GROQ_ERROR, "pydantic-ai")
     assert groq.outcome == {"chat": "read"}
     assert groq.requests == {"chat": 3}
     # pydantic-ai retried after Groq's error event: a reply recovered from, named
     assert len(groq.faults) == 1 and "error event" in groq.faults[0]
-    assert groq.ended_in_error == []
+    assert groq.ended_in_error == {} and groq.doubts == {}
 
 
 def test_no_model_protocol_and_unread_requests(sweep: ModuleType, tmp_path: Path) -> None:
