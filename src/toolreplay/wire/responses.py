@@ -1,12 +1,307 @@
-"""The Responses API wire reader (not yet written: it recognises no request)."""
+"""The OpenAI Responses API wire reader (``POST …/responses``), whatever program sent the
+requests (pydantic-ai, openai-agents, a hand-written openai SDK loop) and whatever server
+answered (OpenAI, Azure OpenAI, OpenRouter, DeepSeek...), streamed replies or not.
+
+Followed: OpenAI's API reference for ``POST /v1/responses`` (request ``input`` items, the
+``Response`` object, its streaming events) and the openai SDK's own types
+(``openai.types.responses``: ``ResponseInputItemParam``, ``Response``,
+``ResponseOutputItem``, ``ResponseReasoningItem``, ``ResponseStreamEvent``) and stream
+accumulation (``openai.lib.streaming.responses``).
+
+- a **model request** is a ``POST`` whose path ends in ``/responses`` (not
+  ``/responses/{id}`` nor ``/responses/compact``) and whose JSON body holds ``input`` (a
+  string or a list of items) or a ``previous_response_id``;
+- its **conversation**, in Chat Completions form: ``instructions`` as a leading ``system``
+  message; ``input`` a string as one ``user`` message; input items: a message of role
+  ``user``/``system``/``developer`` as that role's message (``developer`` as ``system``;
+  text parts joined, a message holding other parts keeps them as content parts, as sent);
+  a run of the model's own items (an ``assistant`` message, ``reasoning``, ``function_call``,
+  ``custom_tool_call``, with hosted tools' items between them skipped) as ONE assistant
+  message: its text, ``refusal``, ``tool_calls`` (id: ``call_id``) and ``reasoning_details``
+  (:mod:`toolreplay.wire.protocol`'s form), as the reply that produced them reads; a
+  ``function_call_output``/``custom_tool_call_output`` as a ``tool`` message
+  (``tool_call_id``: ``call_id``); ``item_reference`` and hosted tools' items are skipped;
+- a request naming a ``previous_response_id`` (or made in a ``conversation`` of the
+  Conversations API) continues the conversation the reader stored for that reply
+  (:data:`~toolreplay.wire.protocol.History`), its instructions not repeated when that
+  conversation already starts with a system message; one that names a reply recorded
+  before the cassette began holds its own input only;
+- its **reply** is the ``Response`` object (a streamed one assembled by
+  :func:`toolreplay.wire.responses_stream.assemble_response`), read by
+  :func:`reply_from_response`.
+"""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from typing import Any
 
-from toolreplay.wire.episode import ModelReply
+import httpx
+
+from toolreplay.wire.episode import Message, ModelReply, ToolCall, Usage
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest
+from toolreplay.wire.replies import ModelReplyError, exchange_status_error
+from toolreplay.wire.responses_stream import (
+    assemble_response,
+    error_text,
+    stream_response_id,
+)
+from toolreplay.wire.stream import StreamError, is_event_stream
+
+#: Input items and output items that are the model's own turn (one assistant message).
+_MODEL_ITEMS = ("reasoning", "function_call", "custom_tool_call")
+
+#: Tool outputs sent back: each a ``tool`` message.
+_TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+
+#: Content-part types that are text, by the field holding it.
+_TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text")
+
+#: ``incomplete_details.reason`` -> finish reason; any other reason (``max_messages``, none
+#: given) is a reply cut short: ``length``. ``steered`` (stopped at a safe boundary after a
+#: WebSocket ``response.steer``) ends as a complete reply would.
+_INCOMPLETE_FINISH = {"max_output_tokens": "length", "content_filter": "content_filter"}
+
+
+#: The usage fields read: prompt and completion tokens.
+_USAGE_FIELDS = ("input_tokens", "output_tokens")
+
+
+def _snippet(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
+
+
+def _arguments(value: Any) -> str:
+    """A function call's ``arguments`` as the JSON string the API sends; an object (a server
+    sending parsed JSON) serialised; missing or null as ``"{}"``."""
+    if value is None:
+        return "{}"
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def tool_call(item: dict[str, Any]) -> ToolCall:
+    """A ``function_call`` item (``call_id``, ``name``, ``arguments``) or a
+    ``custom_tool_call`` one (``input``: free text, kept as the arguments) as a
+    :class:`ToolCall` whose id is the ``call_id`` (the item's ``id`` when it has none)."""
+    call_id = item.get("call_id") or item.get("id") or ""
+    value = item.get("input") if item.get("type") == "custom_tool_call" else item.get("arguments")
+    if item.get("type") == "custom_tool_call" and isinstance(value, str):
+        arguments = value
+    else:
+        arguments = _arguments(value)
+    return ToolCall(str(call_id), str(item.get("name") or ""), arguments)
+
+
+def reasoning_details(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """A ``reasoning`` item as ``reasoning_details`` entries (OpenRouter's
+    ``openai-responses-v1`` form): each ``summary_text`` of ``summary`` as
+    ``reasoning.summary``, each ``reasoning_text`` of ``content`` as ``reasoning.text``,
+    ``encrypted_content`` as ``reasoning.encrypted`` (under ``data``); each with the item's
+    ``id``. Empty when the item holds none of them."""
+    details: list[dict[str, Any]] = []
+    for key, kind, field in (
+        ("summary", "reasoning.summary", "summary"),
+        ("content", "reasoning.text", "text"),
+    ):
+        parts = item.get(key)
+        for part in parts if isinstance(parts, list) else []:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                details.append({"type": kind, field: part["text"]})
+    if isinstance(item.get("encrypted_content"), str) and item["encrypted_content"]:
+        details.append({"type": "reasoning.encrypted", "data": item["encrypted_content"]})
+    for detail in details:
+        detail["format"] = "openai-responses-v1"
+        if isinstance(item.get("id"), str):
+            detail["id"] = item["id"]
+    return details
+
+
+class _Turn:
+    """The model's own items of one turn (output items, or their copies in a later input),
+    gathered into one assistant message."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.refusals: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.details: list[dict[str, Any]] = []
+
+    def add(self, item: dict[str, Any]) -> None:
+        kind = item.get("type")
+        if kind in ("function_call", "custom_tool_call"):
+            self.calls.append(tool_call(item))
+        elif kind == "reasoning":
+            self.details.extend(reasoning_details(item))
+        elif kind in (None, "message"):
+            content = item.get("content")
+            if isinstance(content, str):
+                self.texts.append(content)
+            for part in content if isinstance(content, list) else []:
+                if not isinstance(part, dict):
+                    continue
+                if part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+                    self.refusals.append(part["refusal"])
+                elif part.get("type") in _TEXT_PARTS and isinstance(part.get("text"), str):
+                    self.texts.append(part["text"])
+
+    @property
+    def content(self) -> str | None:
+        return "".join(self.texts) if self.texts else None
+
+    @property
+    def refusal(self) -> str | None:
+        return "".join(self.refusals) if self.refusals else None
+
+    @property
+    def reasoning(self) -> dict[str, Any]:
+        return {"reasoning_details": self.details} if self.details else {}
+
+    def message(self) -> Message:
+        """The assistant message, shaped as :meth:`ModelReply.to_message` shapes a reply."""
+        return ModelReply(
+            self.content, tuple(self.calls), refusal=self.refusal, reasoning=self.reasoning
+        ).to_message()
+
+
+def _content(content: Any) -> Any:
+    """A message's or a tool output's content in Chat Completions form: a string as is; a
+    list of parts that are all text, joined; a list holding other parts (images, files) kept
+    as content parts, its text parts as ``{"type": "text", "text"}``; anything else as
+    JSON text."""
+    if isinstance(content, str) or content is None:
+        return content
+    if not isinstance(content, list):
+        return json.dumps(content, ensure_ascii=False, default=str)
+    parts = [
+        {"type": "text", "text": p["text"]}
+        if isinstance(p, dict) and p.get("type") in _TEXT_PARTS and isinstance(p.get("text"), str)
+        else p
+        for p in content
+    ]
+    if all(isinstance(p, dict) and p.get("type") == "text" for p in parts):
+        return "".join(p["text"] for p in parts)
+    return parts
+
+
+def conversation(items: Any) -> list[Message]:
+    """A request's ``input`` in Chat Completions messages (the module docstring says how each
+    item reads). Never raises: an item it does not know is skipped."""
+    if isinstance(items, str):
+        return [{"role": "user", "content": items}]
+    messages: list[Message] = []
+    turn: _Turn | None = None
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        kind, role = item.get("type"), item.get("role")
+        if kind in _MODEL_ITEMS or (kind in (None, "message") and role == "assistant"):
+            turn = turn or _Turn()
+            turn.add(item)
+            continue
+        if kind in _TOOL_OUTPUTS:
+            reply: Message = {
+                "role": "tool",
+                "tool_call_id": str(item.get("call_id") or ""),
+                "content": _content(item.get("output")),
+            }
+        elif kind in (None, "message") and role in ("user", "system", "developer"):
+            role = "system" if role == "developer" else role
+            reply = {"role": role, "content": _content(item.get("content"))}
+        else:
+            continue  # item_reference, hosted tools' calls and outputs, compaction...
+        if turn is not None:
+            messages.append(turn.message())
+            turn = None
+        messages.append(reply)
+    if turn is not None:
+        messages.append(turn.message())
+    return messages
+
+
+def _continued(body: dict[str, Any]) -> str | None:
+    """The id of the stored conversation a request continues: its ``previous_response_id``,
+    else its ``conversation`` (an id, or an object with ``id``); None when neither."""
+    previous = body.get("previous_response_id")
+    if isinstance(previous, str) and previous:
+        return previous
+    held = body.get("conversation")
+    held = held.get("id") if isinstance(held, dict) else held
+    return held if isinstance(held, str) and held else None
+
+
+def _endpoint(exchange: Exchange) -> str:
+    return str(httpx.URL(exchange.uri).copy_with(query=None))
+
+
+def _unparsable(exchange: Exchange) -> str:
+    text = exchange.response_body.decode("utf-8", "replace")
+    if not text.strip():
+        return "the body is empty, not a JSON Response object"
+    if is_event_stream(exchange.response_body, exchange.content_type):
+        return (
+            "the body is an event stream (text/event-stream), not a JSON Response object "
+            f"(a streamed reply to a request that did not ask for one): {_snippet(text)}"
+        )
+    return f"the body is not JSON, not a Response object: {_snippet(text)}"
+
+
+def reply_from_response(response: Any, endpoint: str, status: int) -> ModelReply:
+    """A ``Response`` object (a JSON-shaped dict) as a :class:`ModelReply`:
+
+    - ``output``: the ``output_text`` parts of ``message`` items joined as the content (as the
+      SDK's ``Response.output_text`` joins them), ``refusal`` parts as the refusal,
+      ``function_call``/``custom_tool_call`` items as tool calls, ``reasoning`` items as
+      ``reasoning_details`` (:func:`reasoning_details`); hosted tools' items are skipped;
+    - finish reason: ``status: incomplete`` with ``incomplete_details.reason``
+      ``max_output_tokens`` is ``length``, ``content_filter`` is ``content_filter`` (another
+      reason: ``length``); otherwise ``tool_calls`` when the output holds a call, else
+      ``stop``;
+    - usage: ``usage.input_tokens`` and ``usage.output_tokens``.
+
+    Raises :class:`ModelReplyError` (``endpoint``, ``status``, what was wrong) for a body
+    that is not an object, a non-null ``error`` or ``status: failed`` (the error's code and
+    message), ``status: cancelled``, ``queued`` or ``in_progress`` (a background response,
+    not yet a reply), and an ``output`` missing or not a list."""
+    if not isinstance(response, dict):
+        problem = f"the JSON body is {type(response).__name__}, not a Response object"
+        raise ModelReplyError(endpoint, status, problem)
+    state = response.get("status")
+    if response.get("error") is not None or state == "failed":
+        problem = f"the response failed ({error_text(response.get('error'))})"
+        raise ModelReplyError(endpoint, status, problem)
+    if state in ("cancelled", "queued", "in_progress"):
+        problem = f"the response is {state}, not a finished reply (status: {state})"
+        raise ModelReplyError(endpoint, status, problem)
+    output = response.get("output")
+    if not isinstance(output, list):
+        raise ModelReplyError(
+            endpoint, status, "'output' is missing or not a list: the body holds no reply"
+        )
+    turn = _Turn()
+    for item in output:
+        is_message = isinstance(item, dict) and item.get("type") == "message"
+        if isinstance(item, dict) and (item.get("type") in _MODEL_ITEMS or is_message):
+            turn.add(item)
+    finish = "tool_calls" if turn.calls else "stop"
+    if state == "incomplete":
+        details = response.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, dict) else None
+        if reason != "steered":
+            finish = _INCOMPLETE_FINISH.get(str(reason), "length")
+    usage = response.get("usage")
+    tokens = [usage.get(k) if isinstance(usage, dict) else None for k in _USAGE_FIELDS]
+    counts = [t if isinstance(t, int) and not isinstance(t, bool) else 0 for t in tokens]
+    return ModelReply(
+        turn.content,
+        tuple(turn.calls),
+        finish,
+        Usage(counts[0], counts[1]),
+        refusal=turn.refusal,
+        reasoning=turn.reasoning,
+    )
 
 
 @dataclass(frozen=True)
@@ -16,19 +311,90 @@ class ResponsesWire:
     name: str = "Responses API"
 
     def is_request(self, exchange: Exchange) -> bool:
-        return False
+        """``POST …/responses`` with a JSON object body holding ``input`` (a string or a
+        list) or a ``previous_response_id``."""
+        body = exchange.request_body
+        return (
+            exchange.method.upper() == "POST"
+            and exchange.path.rstrip("/").endswith("/responses")
+            and isinstance(body, dict)
+            and (
+                isinstance(body.get("input"), (str, list))
+                or isinstance(body.get("previous_response_id"), str)
+            )
+        )
 
     def request(self, exchange: Exchange, history: History) -> ModelRequest:
-        raise NotImplementedError
+        """The request's whole conversation (the stored one it continues, then its input);
+        ``tools_offered`` when ``tools`` is non-empty; ``streamed`` when ``"stream": true``."""
+        body = exchange.request_body
+        earlier = history.get(_continued(body) or "", ())
+        messages = [*earlier, *conversation(body.get("input"))]
+        instructions = body.get("instructions")
+        leads = bool(earlier) and earlier[0].get("role") == "system"
+        if isinstance(instructions, str) and instructions and not leads:
+            messages.insert(0, {"role": "system", "content": instructions})
+        return ModelRequest(
+            messages=tuple(messages),
+            tools_offered=bool(body.get("tools")),
+            streamed=body.get("stream") is True,
+        )
+
+    def _asked_to_stream(self, exchange: Exchange) -> bool:
+        body = exchange.request_body
+        return isinstance(body, dict) and body.get("stream") is True
 
     def reply(self, exchange: Exchange) -> ModelReply:
-        raise NotImplementedError
+        """The reply: an error status first (:func:`exchange_status_error`); then the
+        ``Response`` body, or the one a streamed reply ends with
+        (:func:`~toolreplay.wire.responses_stream.assemble_response`), read by
+        :func:`reply_from_response`. :class:`ModelReplyError` for an error status, a body
+        that is not JSON (an event stream sent to a request that did not ask for one among
+        them), a stream cut off or ended by an ``error``/``response.failed`` event, and what
+        :func:`reply_from_response` refuses."""
+        if (fault := exchange_status_error(exchange)) is not None:
+            raise fault
+        endpoint = _endpoint(exchange)
+        streamed = self._asked_to_stream(exchange) and is_event_stream(
+            exchange.response_body, exchange.content_type
+        )
+        if streamed:
+            try:
+                response = assemble_response(exchange.response_body)
+            except StreamError as exc:
+                problem = f"the streamed reply is unusable: {exc}"
+                raise ModelReplyError(endpoint, exchange.status, problem) from None
+        else:
+            try:
+                response = json.loads(exchange.response_body)
+            except ValueError:
+                raise ModelReplyError(endpoint, exchange.status, _unparsable(exchange)) from None
+        return reply_from_response(response, endpoint, exchange.status)
 
     def reply_id(self, exchange: Exchange) -> str | None:
-        return None
+        """The id a later request continues this reply's conversation by: the request's
+        ``conversation`` when it was made in one (the Conversations API adds each
+        response's input and output to it), else the response's ``id`` (the body's, or the
+        stream's); None when there is none. Never raises."""
+        body = exchange.request_body
+        held = body.get("conversation") if isinstance(body, dict) else None
+        if held is not None and (conversation_id := _continued({"conversation": held})):
+            return conversation_id
+        if is_event_stream(exchange.response_body, exchange.content_type):
+            return stream_response_id(exchange.response_body)
+        response = exchange.response_json()
+        rid = response.get("id") if isinstance(response, dict) else None
+        return rid if isinstance(rid, str) and rid else None
 
 
 #: The Responses API reader.
 RESPONSES = ResponsesWire()
 
-__all__ = ["RESPONSES", "ResponsesWire"]
+__all__ = [
+    "RESPONSES",
+    "ResponsesWire",
+    "conversation",
+    "reasoning_details",
+    "reply_from_response",
+    "tool_call",
+]
