@@ -150,7 +150,8 @@ class CassetteResult:
     whose last reply, of that protocol, was unusable), ``faults`` (replies recovered from)
     and ``doubts`` per protocol key: rounds read that look wrong (:func:`doubts`);
     ``other_rounds``: interactions the readers took as model requests though their method
-    and path name no protocol."""
+    and path name no protocol; ``stop_reasons``: the episodes' stop reasons counted, by the
+    protocol key of each episode's last request."""
 
     path: str
     source: str
@@ -162,10 +163,13 @@ class CassetteResult:
     faults: list[str] = field(default_factory=list)
     doubts: dict[str, list[str]] = field(default_factory=dict)
     other_rounds: list[int] = field(default_factory=list)
+    stop_reasons: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
-#: Names of an input token count in a reply body, in the protocols read.
-_TOKEN_COUNTS = (b'"prompt_tokens"', b'"input_tokens"', b'"promptTokenCount"', b'"inputTokens"')
+#: A non-zero input token count in a reply body, in any of the protocols read.
+_TOKEN_COUNT = re.compile(
+    rb'"(prompt_tokens|input_tokens|promptTokenCount|inputTokens)"\s*:\s*[1-9]'
+)
 
 
 def doubts(records: Sequence[WireRecord], told: Mapping[int, str]) -> dict[str, list[str]]:
@@ -174,8 +178,8 @@ def doubts(records: Sequence[WireRecord], told: Mapping[int, str]) -> dict[str, 
 
     - ``empty reply``: no text, refusal, tool call or reasoning, though the reply counts
       output tokens and was not filtered;
-    - ``usage not read``: no input tokens read, though the body names a token count
-      (``prompt_tokens``, ``input_tokens``, ``promptTokenCount``, ``inputTokens``);
+    - ``usage not read``: no input tokens read, though the body gives a non-zero count
+      (``prompt_tokens``, ``input_tokens``, ``promptTokenCount`` or ``inputTokens``);
     - ``calls unanswered``: a round before the episode's last whose tool calls the next
       request does not all answer.
     """
@@ -193,9 +197,7 @@ def doubts(records: Sequence[WireRecord], told: Mapping[int, str]) -> dict[str, 
                     found.setdefault(key, []).append(
                         f"{where}: empty reply ({tokens} output tokens)"
                     )
-            if reply.usage.prompt_tokens == 0 and any(
-                name in exchange.response_body for name in _TOKEN_COUNTS
-            ):
+            if reply.usage.prompt_tokens == 0 and _TOKEN_COUNT.search(exchange.response_body):
                 found.setdefault(key, []).append(f"{where}: usage not read")
             if n < last and len(round_.results) < len(reply.tool_calls):
                 found.setdefault(key, []).append(
@@ -232,6 +234,15 @@ def no_model_kind(interactions: Sequence[Any]) -> str:
     return f"POST {url.hostname or ''} …{tail if tail.startswith(':') else '/' + tail}"
 
 
+def _not_json(interactions: Sequence[Any], numbers: Sequence[int]) -> str:
+    """A note naming the requests among ``numbers`` whose body is text that is not JSON (a
+    cassette edited by hand), ``""`` when there is none."""
+    bad = [n for n in numbers if isinstance(_body(interactions[n - 1]["request"]), str)]
+    if not bad:
+        return ""
+    return f"; the request body is not JSON (interaction {', '.join(map(str, bad[:5]))})"
+
+
 def _crash_text(exc: BaseException) -> str:
     frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     where = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""
@@ -257,13 +268,16 @@ def sweep_cassette(path: Path, source: str = "") -> CassetteResult:
         records = read_wire_episodes(interactions) if load_error is None else []
     except DOCUMENTED as exc:
         outcome, reason = "not read", f"{type(exc).__name__}: {exc}"
+        reason += _not_json(interactions, list(told))
     except Exception as exc:
         outcome, reason = "crashed", _crash_text(exc)
     else:
         result.episodes = len(episodes)
         for record in records:
+            key = told.get(record.rounds[-1].exchange.number, "other")
+            stops = result.stop_reasons.setdefault(key, {})
+            stops[record.episode.stop_reason] = stops.get(record.episode.stop_reason, 0) + 1
             if record.episode.error:
-                key = told.get(record.rounds[-1].exchange.number, "other")
                 result.ended_in_error.setdefault(key, []).append(record.episode.error)
         result.faults = [f for e in episodes for f in e.faults]
         result.doubts = doubts(records, told)
@@ -277,6 +291,7 @@ def sweep_cassette(path: Path, source: str = "") -> CassetteResult:
                 result.reason[key] = (
                     f"{len(missed)} of {len(wanted)} {PROTOCOLS[key]} requests not read as "
                     f"model requests (interaction {', '.join(map(str, missed[:5]))})"
+                    + _not_json(interactions, missed)
                 )
             else:
                 result.outcome[key] = "read"
@@ -351,9 +366,11 @@ def summarise(results: Iterable[CassetteResult]) -> dict[str, Any]:
                         "errors": Counter(),
                         "doubted": 0,
                         "doubts": Counter(),
+                        "stop_reasons": Counter(),
                     },
                 )
                 row["cassettes"] += 1
+                row["stop_reasons"].update(result.stop_reasons.get(key, {}))
                 if outcome == "read":
                     row["read"] += 1
                     if errors := result.ended_in_error.get(key):
@@ -380,6 +397,7 @@ def summarise(results: Iterable[CassetteResult]) -> dict[str, Any]:
                 "reasons": dict(row["reasons"].most_common()),
                 "errors": dict(row["errors"].most_common()),
                 "doubts": dict(row["doubts"].most_common()),
+                "stop_reasons": dict(row["stop_reasons"].most_common()),
             }
             for label in order
             if (row := rows.get(label)) is not None
@@ -422,6 +440,12 @@ def render(table: Mapping[str, Mapping[str, Mapping[str, Any]]], reasons: int = 
                         lines.append(f"  {count:>4}  {text}")
                     if len(row[key]) > reasons:
                         lines.append(f"        … and {len(row[key]) - reasons} more groups")
+    scope, rows = list(table.items())[-1]  # "all" when there are several sources
+    stops = [(label, row["stop_reasons"]) for label, row in rows.items() if row["stop_reasons"]]
+    if stops:
+        lines.append(f"\nstop reasons of the episodes read ({scope}), by protocol:")
+        for label, counts in stops:
+            lines.append(f"  {label:<20} " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     return "\n".join(lines)
 
 

@@ -3,7 +3,10 @@ request method and URI path alone, whatever the readers recognise, and its table
 output, on cassettes other projects recorded (``tests/data/foreign/``: pydantic-ai's
 ``tests/models/cassettes/test_openai/test_request_tool_call.yaml`` and
 ``test_groq/test_tool_use_failed_error_in_stream.yaml``, ``llm``'s
-``tests/cassettes/test_tools/test_tool_use_chain_of_two_calls.yaml``) and on small cassettes
+``tests/cassettes/test_tools/test_tool_use_chain_of_two_calls.yaml``, and the Anthropic and
+Gemini cassettes named in ``test_wire_anthropic.py`` and ``test_wire_gemini.py``:
+``test_tool_choice_matrix[auto-anthropic].yaml``,
+``test_multimodal_tool_return_matrix[direct-url-image-google_vertex].yaml``) and on small cassettes
 written here for the rows the foreign ones do not reach (no model request, a crash).
 
 The paths classified are the protocols' documented endpoints: OpenAI's ``POST
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -30,6 +34,8 @@ FOREIGN = REPO / "tests" / "data" / "foreign"
 TOOL_CALL = FOREIGN / "pydantic-ai-openai-tool-call.yaml"
 GROQ_ERROR = FOREIGN / "pydantic-ai-groq-error-event.yaml"
 LLM_CHAIN = FOREIGN / "llm-tool-chain.yaml"
+ANTHROPIC = FOREIGN / "pydantic-ai-anthropic-tool-call.yaml"
+VERTEX = FOREIGN / "pydantic-ai-gemini-vertex-tool-error.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -196,18 +202,82 @@ def test_crash_is_counted_apart(
 def test_table_and_json(
     sweep: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The whole foreign folder: every cassette there is Chat Completions, and read."""
+    """Three cassettes of three protocols (Chat Completions, Anthropic Messages, Gemini on
+    Vertex AI), a source named on the command line: one row each, all read; the Gemini one
+    ends on the HTTP 400 pydantic-ai recorded, counted as an episode in error, not refused."""
+    folder = tmp_path / "three"
+    folder.mkdir()
+    for name in (TOOL_CALL.name, ANTHROPIC.name, VERTEX.name):
+        shutil.copy(FOREIGN / name, folder / name)
     out = tmp_path / "sweep.json"
-    assert sweep.main([f"foreign={FOREIGN}", "--json", str(out), "--list", "in-error"]) == 0
+    assert sweep.main([f"three={folder}", "--json", str(out), "--list", "in-error"]) == 0
     printed = capsys.readouterr().out
-    cassettes = sorted(FOREIGN.glob("*.yaml"))
     data = json.loads(out.read_text(encoding="utf-8"))
-    assert len(data["cassettes"]) == len(cassettes)
-    row = data["summary"]["foreign"]["Chat Completions"]
-    assert row["cassettes"] == row["read"] == len(cassettes)
-    assert row["not_read"] == row["crashed"] == 0
-    # no reply there is unusable (Azure's filtered one is a reply: stop reason filtered)
-    assert row["ending_in_error"] == 0 and row["errors"] == {}
-    line = next(x for x in printed.splitlines() if x.startswith("foreign") and "Chat" in x)
-    assert line.split()[3:7] == [str(len(cassettes)), str(len(cassettes)), "100.0", "%"]
-    assert printed.rstrip().endswith("in-error:")  # --list: none to list
+    assert len(data["cassettes"]) == 3
+    rows = data["summary"]["three"]
+    assert list(rows) == ["Chat Completions", "Anthropic Messages", "Gemini"]
+    for row in rows.values():
+        assert (row["cassettes"], row["read"], row["not_read"], row["crashed"]) == (1, 1, 0, 0)
+    assert (rows["Gemini"]["ending_in_error"], rows["Gemini"]["refused"]) == (1, 0)
+    assert list(rows["Gemini"]["errors"]) == ["URL: HTTP 400: BadRequestError: Error code: N -"]
+    assert rows["Gemini"]["stop_reasons"] == {"error": 1}
+    assert rows["Chat Completions"]["ending_in_error"] == 0
+    assert rows["Anthropic Messages"]["stop_reasons"] == {"converged": 1}
+    line = next(x for x in printed.splitlines() if x.startswith("three") and "Gemini" in x)
+    assert line.split()[2:5] == ["1", "1", "100.0"]
+    assert f"{VERTEX.name} [Gemini]: https://aiplatform.googleapis.com/" in printed
+
+
+def _chat(messages: list[dict[str, object]], reply: dict[str, object]) -> dict[str, object]:
+    body = {"model": "m", "messages": messages, "tools": [{"type": "function"}]}
+    return {
+        "request": {
+            "method": "POST",
+            "uri": "https://api.openai.com/v1/chat/completions",
+            "body": json.dumps(body),
+        },
+        "response": {
+            "status": {"code": 200},
+            "headers": {"content-type": ["application/json"]},
+            "body": {"string": json.dumps(reply)},
+        },
+    }
+
+
+def _completion(message: dict[str, object], finish: str, usage: tuple[int, int]) -> dict:
+    return {
+        "id": "c",
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1]},
+    }
+
+
+def test_doubts_on_rounds_read(sweep: ModuleType, tmp_path: Path) -> None:
+    """A round whose two calls the next request answers once, and a final reply with no
+    text that still counts output tokens: read, and both named as doubts."""
+    calls = [
+        {"id": f"call_{n}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        for n in (1, 2)
+    ]
+    first = {"role": "assistant", "content": None, "tool_calls": calls}
+    user = {"role": "user", "content": "hi"}
+    answer = {"role": "tool", "tool_call_id": "call_1", "content": "1"}
+    interactions = [
+        _chat([user], _completion(first, "tool_calls", (10, 5))),
+        _chat([user, first, answer], _completion({"role": "assistant"}, "stop", (20, 7))),
+    ]
+    path = tmp_path / "doubtful.yaml"
+    path.write_text(yaml.safe_dump({"interactions": interactions}), encoding="utf-8")
+    result = sweep.sweep_cassette(path)
+    assert result.outcome == {"chat": "read"}
+    assert result.doubts == {
+        "chat": [
+            "interaction 1: calls unanswered (1 results for 2 calls)",
+            "interaction 2: empty reply (7 output tokens)",
+        ]
+    }
+    row = sweep.summarise([result])[""]["Chat Completions"]
+    assert row["doubted"] == 1
+    assert row["doubts"] == {"calls unanswered (N": 1, "empty reply (N": 1}
