@@ -1,11 +1,13 @@
 """The public-cassette sweep: how many recorded cassettes of other projects the wire readers
 read into episodes, per protocol, and why the others are not read.
 
-    python benchmarks/wire_sweep.py FOLDER [FOLDER ...] [--json sweep.json] [--examples 3]
-    python benchmarks/wire_sweep.py pydantic-ai=/work/corpus/pydantic-ai/tests
+    python benchmarks/wire_sweep.py [NAME=]FOLDER [...] [--within cassettes] [--json FILE]
+                                    [--markdown] [--list not-read|crashed|in-error|doubted]
+    python benchmarks/wire_sweep.py pydantic-ai=../corpus/pydantic-ai/tests --within cassettes
 
-Each FOLDER is searched for cassettes (``*.yaml`` and ``*.yml``, ``--glob`` to change);
-``NAME=FOLDER`` names the source in the table (the folder's name otherwise).
+Each FOLDER is searched for cassettes (``*.yaml`` and ``*.yml``, ``--glob`` to change; with
+``--within cassettes`` only files in a folder named ``cassettes``); ``NAME=FOLDER`` names the
+source in the table (the folder's name otherwise).
 
 Each cassette's protocols are told **independently of the readers**, by each interaction's
 request method and URI path alone (:func:`request_protocol`):
@@ -322,11 +324,16 @@ def reason_group(text: str, words: int = 8) -> str:
     return " ".join(text.split()[:words])
 
 
-def cassettes_in(folder: Path, globs: Sequence[str]) -> list[Path]:
-    """The cassette files under ``folder``, sorted (``folder`` itself when it is a file)."""
+def cassettes_in(folder: Path, globs: Sequence[str], within: str | None = None) -> list[Path]:
+    """The cassette files under ``folder`` whose names match ``globs``, sorted (``folder``
+    itself when it is a file); with ``within``, only those with a folder of that name on
+    their path below ``folder`` (``cassettes``: a repository's other YAML left out)."""
     if folder.is_file():
         return [folder]
-    return sorted({p for g in globs for p in folder.rglob(g) if p.is_file()})
+    found = {p for g in globs for p in folder.rglob(g) if p.is_file()}
+    if within is not None:
+        found = {p for p in found if within in p.relative_to(folder).parts[:-1]}
+    return sorted(found)
 
 
 #: An episode error on a reply the server sent with a 2xx status.
@@ -449,6 +456,26 @@ def render(table: Mapping[str, Mapping[str, Mapping[str, Any]]], reasons: int = 
     return "\n".join(lines)
 
 
+def render_markdown(table: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> str:
+    """The counts as a Markdown table (the one ``docs/wire.md`` shows)."""
+    lines = [
+        "| source | protocol | cassettes | read | % | ending in error (refused) | doubted "
+        "| not read | crashed |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for scope, rows in table.items():
+        for label, row in rows.items():
+            if label == NO_MODEL:
+                lines.append(f"| {scope} | *{label}* | {row['cassettes']} | | | | | | |")
+                continue
+            lines.append(
+                f"| {scope} | {label} | {row['cassettes']} | {row['read']} | "
+                f"{_percent(row['read'], row['cassettes'])} | {row['ending_in_error']} "
+                f"({row['refused']}) | {row['doubted']} | {row['not_read']} | {row['crashed']} |"
+            )
+    return "\n".join(lines)
+
+
 def _source(argument: str) -> tuple[str, Path]:
     name, sep, folder = argument.partition("=")
     if sep and name and not Path(argument).exists():
@@ -481,7 +508,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="file name patterns of cassettes (default: *.yaml and *.yml)",
     )
     parser.add_argument(
+        "--within",
+        metavar="NAME",
+        help="only files with a folder of that name on their path (e.g. cassettes)",
+    )
+    parser.add_argument(
         "--json", type=Path, metavar="FILE", help="write the summary and one record per cassette"
+    )
+    parser.add_argument(
+        "--markdown", action="store_true", help="also print the counts as a Markdown table"
     )
     parser.add_argument(
         "--reasons", type=int, default=6, metavar="N", help="reason groups printed per row"
@@ -500,9 +535,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         source, folder = _source(argument)
         if not folder.exists():
             parser.error(f"{folder}: no such file or folder")
-        results += [sweep_cassette(p, source) for p in cassettes_in(folder, globs)]
+        results += [sweep_cassette(p, source) for p in cassettes_in(folder, globs, args.within)]
     table = summarise(results)
     print(render(table, args.reasons))
+    if args.markdown:
+        print("\n" + render_markdown(table))
     if others := [r for r in results if r.other_rounds]:
         count = sum(len(r.other_rounds) for r in others)
         print(

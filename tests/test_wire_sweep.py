@@ -281,3 +281,16 @@ def test_doubts_on_rounds_read(sweep: ModuleType, tmp_path: Path) -> None:
     row = sweep.summarise([result])[""]["Chat Completions"]
     assert row["doubted"] == 1
     assert row["doubts"] == {"calls unanswered (N": 1, "empty reply (N": 1}
+
+
+def test_cassette_files_found(sweep: ModuleType, tmp_path: Path) -> None:
+    """Files by pattern under a folder, and with ``--within cassettes`` only those in a
+    folder of that name (a repository's other YAML left out)."""
+    (tmp_path / "pkg" / "tests" / "cassettes" / "t").mkdir(parents=True)
+    (tmp_path / "pkg" / "cassettes.yaml").write_text("a: 1", encoding="utf-8")
+    (tmp_path / "pkg" / "docker-compose.yml").write_text("a: 1", encoding="utf-8")
+    deep = tmp_path / "pkg" / "tests" / "cassettes" / "t" / "x.yaml"
+    shutil.copy(TOOL_CALL, deep)
+    assert sweep.cassettes_in(tmp_path, ["*.yaml"], "cassettes") == [deep]
+    assert len(sweep.cassettes_in(tmp_path, ["*.yaml", "*.yml"])) == 3
+    assert sweep.cassettes_in(deep, ["*.json"]) == [deep]  # a file is taken as given
