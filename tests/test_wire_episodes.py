@@ -198,3 +198,36 @@ def test_a_provider_repeating_id_and_name_on_every_chunk_is_not_doubled():
     assert wire.episode.rounds[0].results[0].content == "0.fixed-version"
     assert wire.episode.answer == "The current version of *llm* is **0.fixed-version**."
     assert wire.episode.usage.prompt_tokens == 164
+
+
+@pytest.mark.parametrize(
+    ("uri", "body", "expected"),
+    [
+        ("http://127.0.0.1:5/v1/chat/completions", {"model": "m"}, ("http://127.0.0.1:5/v1", "m")),
+        ("https://api.openai.com/v1/responses", {"model": "g"}, ("https://api.openai.com/v1", "g")),
+        (
+            "https://api.anthropic.com/v1/messages?beta=true",
+            {"model": "claude"},
+            ("https://api.anthropic.com", "claude"),
+        ),
+        (
+            "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash"
+            ":streamGenerateContent?alt=sse",
+            {"contents": []},
+            ("https://generativelanguage.googleapis.com/v1beta", "gemini-2.5-flash"),
+        ),
+        (
+            "https://bedrock-runtime.us-east-1.amazonaws.com/model/us.amazon.nova-micro-v1%3A0"
+            "/converse",
+            {"messages": []},
+            ("https://bedrock-runtime.us-east-1.amazonaws.com", "us.amazon.nova-micro-v1:0"),
+        ),
+    ],
+)
+def test_model_endpoint_is_the_base_url_a_client_is_given_and_the_model(
+    uri: str, body: dict[str, object], expected: tuple[str, str]
+) -> None:
+    from toolreplay.wire.interactions import Exchange
+    from toolreplay.wire.reader import model_endpoint
+
+    assert model_endpoint(Exchange(1, "POST", uri, 200, body, "", b"")) == expected

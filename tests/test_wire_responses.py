@@ -513,3 +513,32 @@ def test_an_empty_stream_and_a_broken_event_are_named():
         _reply(
             {"input": "Q", "stream": True}, 'data: {"type":"response.created"}\n\ndata: {oops\n\n'
         )
+
+
+def test_shapes_the_reader_does_not_know_are_skipped_not_crashed_on():
+    body = {
+        "input": [
+            1, "x", None, {"type": "message"}, {"role": "user", "content": 5},
+            {"type": "reasoning", "summary": "not a list", "content": [None]},
+            {"type": "function_call"}, {"type": "mcp_call", "id": "mcp_1"},
+        ],
+        "instructions": ["not", "a", "string"], "tools": [],
+    }  # fmt: skip
+    odd = _response("resp_o", [
+        None, "x", {"type": "web_search_call"}, {"type": "message", "content": "Hi"},
+        {"type": "message", "content": [None, {"type": "output_text", "text": 5}]},
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": {"a": 1}},
+    ], usage={"input_tokens": "7", "output_tokens": True})  # fmt: skip
+    (exchange,) = read_exchanges([_interaction(body, odd)])
+    request = RESPONSES.request(exchange, {})
+    assert list(request.messages) == [
+        {"role": "user", "content": "5"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "", "type": "function", "function": {"name": "", "arguments": "{}"}},
+        ]},
+    ]  # fmt: skip
+    assert not request.tools_offered
+    reply = RESPONSES.reply(exchange)
+    assert (reply.content, reply.finish_reason) == ("Hi", "tool_calls")
+    assert [(c.id, c.parsed_arguments()) for c in reply.tool_calls] == [("c1", {"a": 1})]
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (0, 0)

@@ -59,9 +59,7 @@ def _rows(
             TableRow(
                 name=name,
                 source=name,
-                passed=sum(
-                    1 for q in suite.questions if q.id in by_q and passed[key(by_q[q.id])]
-                ),
+                passed=sum(1 for q in suite.questions if q.id in by_q and passed[key(by_q[q.id])]),
                 total=len(suite.questions),
                 missing=sum(1 for q in suite.questions if q.id not in by_q),
             )
@@ -79,6 +77,7 @@ def _fingerprint(found: SuiteFolder, name: str) -> dict[str, set[str]]:
     and tool schemas (canonical JSON), as sets."""
     from toolreplay.cassettes.store import load_cassette
     from toolreplay.wire.reader import read_wire_episodes
+    from toolreplay.wire.request_settings import sent_settings
 
     out: dict[str, set[str]] = {"model": set(), "temperature": set(), "system prompt": set(),
                                 "tool schemas": set()}  # fmt: skip
@@ -86,14 +85,13 @@ def _fingerprint(found: SuiteFolder, name: str) -> dict[str, set[str]]:
     for cassette in sorted(cassettes):
         for wire in read_wire_episodes(load_cassette(found.folder / cassette)):
             for r in wire.rounds:
-                body = r.exchange.request_body
-                out["model"].add(str(body.get("model")))
-                out["temperature"].add(json.dumps(body.get("temperature")))
-                system = [m.get("content") for m in body["messages"] if m.get("role") == "system"]
-                out["system prompt"].add(json.dumps(system, ensure_ascii=False))
-                if body.get("tools"):
+                sent = sent_settings(r.exchange)
+                out["model"].add(sent.model or "None")
+                out["temperature"].add(json.dumps(sent.temperature))
+                out["system prompt"].add(json.dumps(list(sent.system), ensure_ascii=False))
+                if sent.tools:
                     out["tool schemas"].add(
-                        json.dumps(body["tools"], sort_keys=True, ensure_ascii=False)
+                        json.dumps(sent.tools, sort_keys=True, ensure_ascii=False)
                     )
     return out
 

@@ -47,7 +47,7 @@ from toolreplay.cassettes.manifest import (
 from toolreplay.evals import EvalSuite, Question
 from toolreplay.wire.episode import Episode
 from toolreplay.wire.interactions import WireEpisodeError, WireRecord
-from toolreplay.wire.reader import no_episode_error, read_wire_episodes
+from toolreplay.wire.reader import model_endpoint, no_episode_error, read_wire_episodes
 
 #: The provenance of a set recorded by the pytest plugin (its manifest written afterwards).
 PYTEST: Literal["pytest"] = "pytest"
@@ -190,17 +190,15 @@ def _sha256(path: Path) -> str:
 
 def build_manifest(found: SuiteFolder, suite: EvalSuite) -> Manifest:
     """The manifest of a plugin-recorded set (provenance ``pytest``): the model and endpoint
-    of its first Chat Completions request, each episode's record keyed ``CONFIG/QUESTION``
+    of its first model request (any protocol), each episode's record keyed ``CONFIG/QUESTION``
     (``/trial-<i>`` after the first), the eval file it was first judged with; ``recorded_on``
     is the day the manifest is written (a cassette does not say when it was recorded)."""
     model, base_url = "unknown", ""
     for e in found.episodes:
         path = found.folder / e.cassette
         for w in read_wire_episodes(_interactions(path)):
-            body = w.rounds[0].exchange.request_body
-            model = str(body.get("model") or model)
-            uri = w.rounds[0].exchange.uri
-            base_url = uri[: uri.rindex("/chat/completions")]
+            base_url, found_model = model_endpoint(w.rounds[0].exchange)
+            model = found_model or model
             break
         if base_url:
             break

@@ -15,7 +15,6 @@ The episode builder common to every protocol: :mod:`toolreplay.wire.reader`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import httpx
@@ -47,9 +46,10 @@ class ChatCompletionsWire:
         """The reply through the one parser the model client uses."""
         if (fault := exchange_status_error(exchange)) is not None:
             raise fault
-        request = httpx.Request(
-            "POST", exchange.uri, content=json.dumps(exchange.request_body).encode("utf-8")
-        )
+        # parse_chat_reply reads of the request its URL and whether it asked to stream: the
+        # body is not encoded again for that
+        asked = b'{"stream": true}' if exchange.request_body.get("stream") is True else b"{}"
+        request = httpx.Request("POST", exchange.uri, content=asked)
         headers = {"content-type": exchange.content_type} if exchange.content_type else {}
         response = httpx.Response(
             exchange.status, headers=headers, content=exchange.response_body, request=request

@@ -19,7 +19,8 @@ What is read:
   toolsets report a failed call, has that text as its ``error``;
 - **episodes**: a request whose conversation does not continue the previous request's
   (fewer messages, or a different first user message) starts a new episode. A Responses API
-  request naming a ``previous_response_id`` continues the conversation that reply ended.
+  request naming a ``previous_response_id`` (or a Conversations API ``conversation``)
+  continues the conversation that reply ended.
 
 The interactions are read by :func:`toolreplay.wire.interactions.read_exchanges` (the shapes
 it knows are listed there). Reading a cassette file:
@@ -29,9 +30,11 @@ it knows are listed there). Reading a cassette file:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import unquote
 
 from toolreplay.wire.anthropic_messages import ANTHROPIC_MESSAGES
 from toolreplay.wire.bedrock_converse import BEDROCK_CONVERSE
@@ -304,6 +307,34 @@ def read_wire_episodes(
     return [_episode(g, read, configuration, question_id) for g in _group(exchanges, read)]
 
 
+#: The endpoint part of a model request's path, per protocol: what follows the base URL a
+#: client is given (Gemini's and Bedrock's hold the model name).
+_ENDPOINT = re.compile(
+    r"(/chat/completions|/responses|/v1/messages|/messages"
+    r"|/models/(?P<gemini>[^/:]+):\w+|/model/(?P<bedrock>[^/]+)/(converse|converse-stream|invoke"
+    r"|invoke-with-response-stream))/?$"
+)
+
+
+def model_endpoint(exchange: Exchange) -> tuple[str, str]:
+    """``(base_url, model)`` of a model request: the URI before the protocol's endpoint path
+    (``…/v1`` before ``/chat/completions`` or ``/responses``; the root before
+    ``/v1/messages``; ``…/v1beta`` before ``/models/M:generateContent``), and the body's
+    ``model``, else the model the path names (Gemini, Bedrock); ``""`` for what is not
+    there."""
+    path = exchange.path
+    found = _ENDPOINT.search(path)
+    body = exchange.request_body
+    model = body.get("model") if isinstance(body, dict) else None
+    if not isinstance(model, str) or not model:
+        model = (found.group("gemini") or found.group("bedrock") or "") if found else ""
+        model = unquote(model)
+    if found is None:
+        return exchange.uri.split("?", 1)[0], model
+    start = exchange.uri.index(path) + found.start()
+    return exchange.uri[:start], model
+
+
 def no_episode_error(interactions: Sequence[Mapping[str, Any]]) -> WireEpisodeError:
     """The error for interactions that hold no model request: it names the protocols read
     and the POST requests seen (the likely model requests; at most three)."""
@@ -369,6 +400,7 @@ __all__ = [
     "PROTOCOLS",
     "episode_from_interactions",
     "episodes_from_interactions",
+    "model_endpoint",
     "no_episode_error",
     "protocol_of",
     "read_wire_episodes",

@@ -88,11 +88,7 @@ def tool_call(item: dict[str, Any]) -> ToolCall:
     :class:`ToolCall` whose id is the ``call_id`` (the item's ``id`` when it has none)."""
     call_id = item.get("call_id") or item.get("id") or ""
     value = item.get("input") if item.get("type") == "custom_tool_call" else item.get("arguments")
-    if item.get("type") == "custom_tool_call" and isinstance(value, str):
-        arguments = value
-    else:
-        arguments = _arguments(value)
-    return ToolCall(str(call_id), str(item.get("name") or ""), arguments)
+    return ToolCall(str(call_id), str(item.get("name") or ""), _arguments(value))
 
 
 def reasoning_details(item: dict[str, Any]) -> list[dict[str, Any]]:
