@@ -400,14 +400,14 @@ def summarise(results: Iterable[CassetteResult]) -> dict[str, Any]:
         order = [*PROTOCOLS.values(), NO_MODEL]
         table[scope] = {
             label: {
-                **row,
-                "reasons": dict(row["reasons"].most_common()),
-                "errors": dict(row["errors"].most_common()),
-                "doubts": dict(row["doubts"].most_common()),
-                "stop_reasons": dict(row["stop_reasons"].most_common()),
+                **rows[label],
+                **{
+                    key: dict(rows[label][key].most_common())
+                    for key in ("reasons", "errors", "doubts", "stop_reasons")
+                },
             }
             for label in order
-            if (row := rows.get(label)) is not None
+            if label in rows
         }
     return table
 
