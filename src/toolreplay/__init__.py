@@ -19,7 +19,10 @@ Hosts and limits
 Models
     :class:`ChatModel` (the protocol: ``complete(messages, tools) -> ModelReply``);
     :class:`OpenAIChatModel` (any OpenAI-compatible endpoint through the openai SDK over a
-    passed-in ``httpx.Client``), :class:`ModelSettings` and :func:`model_settings`;
+    passed-in ``httpx.Client``), :class:`OpenAIResponsesModel` (the Responses API),
+    :class:`AnthropicMessagesModel` (Anthropic Messages; the ``anthropic`` extra),
+    :func:`chat_model` (the client of the settings' ``protocol``), :class:`ModelSettings`
+    and :func:`model_settings`;
     in process: :class:`ScriptedModel` (scripted replies or functions),
     :class:`StandinModel` (the bundled stand-in policy, no server).
 Episodes
@@ -72,6 +75,9 @@ _EXPORTS: dict[str, str] = {
     # models
     "ChatModel": "models.base",
     "OpenAIChatModel": "models.openai_chat",
+    "OpenAIResponsesModel": "models.openai_responses",
+    "AnthropicMessagesModel": "models.anthropic_messages",
+    "chat_model": "models.endpoint",
     "ModelSettings": "models.base",
     "model_settings": "models.endpoint",
     "ScriptedModel": "models.scripted",
@@ -136,6 +142,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "FULL_JUDGE",
     "NARROW_JUDGE",
+    "AnthropicMessagesModel",
     "Assessment",
     "Audit",
     "CassetteError",
@@ -150,6 +157,7 @@ __all__ = [
     "ModelReply",
     "ModelSettings",
     "OpenAIChatModel",
+    "OpenAIResponsesModel",
     "ReplayedSet",
     "Results",
     "ResultsError",
@@ -170,6 +178,7 @@ __all__ = [
     "__version__",
     "assess",
     "build_results",
+    "chat_model",
     "check_results",
     "classify",
     "episode_from_cassette",
@@ -233,10 +242,12 @@ if TYPE_CHECKING:  # for type checkers and IDEs; nothing is imported at run time
     from toolreplay.judging.assessment import Assessment, assess
     from toolreplay.judging.failures import FailureMode, classify
     from toolreplay.judging.verdicts import FULL_JUDGE, NARROW_JUDGE, Judge, Verdict
+    from toolreplay.models.anthropic_messages import AnthropicMessagesModel
     from toolreplay.models.base import ChatModel, ModelSettings
-    from toolreplay.models.endpoint import model_settings
+    from toolreplay.models.endpoint import chat_model, model_settings
     from toolreplay.models.inprocess import StandinModel, reply_from_completion
     from toolreplay.models.openai_chat import OpenAIChatModel
+    from toolreplay.models.openai_responses import OpenAIResponsesModel
     from toolreplay.models.scripted import ScriptedModel
     from toolreplay.results.build import build_results, write_results
     from toolreplay.results.format import (

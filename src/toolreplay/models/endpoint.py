@@ -8,8 +8,9 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-from toolreplay.models.base import DEFAULT_BASE_URL, DEFAULT_MODEL, ModelSettings
+from toolreplay.models.base import DEFAULT_BASE_URL, DEFAULT_MODEL, ChatModel, ModelSettings
 
 _DASHSCOPE_HOST = re.compile(r"^dashscope(?:-[a-z0-9-]+)?\.aliyuncs\.com$")
 OPENAI_API_URL = "https://api.openai.com/v1"
@@ -209,21 +210,57 @@ def model_settings(
     read_key: bool = True,
     api_key_env: str | None = None,
     stream: bool = False,
+    protocol: str = "chat_completions",
 ) -> ModelSettings:
     """Settings for a live recording: :func:`resolve_endpoint` (raises
     :class:`EndpointError`). ``api_key_env`` defaults to ``$TOOLREPLAY_API_KEY_ENV`` (the name
     of the variable holding the key of a ``--base-url`` / ``$TOOLREPLAY_BASE_URL`` endpoint).
     With ``read_key=False`` no key is read and nothing is refused: flag >
     ``$TOOLREPLAY_BASE_URL`` > DashScope, flag > ``$TOOLREPLAY_MODEL`` > ``qwen-plus``.
-    ``stream``: the model client asks for streamed replies (:attr:`ModelSettings.stream`)."""
+    ``stream``: the model client asks for streamed replies (:attr:`ModelSettings.stream`).
+    ``protocol``: the wire protocol the model client speaks (:attr:`ModelSettings.protocol`;
+    :class:`ValueError` for an unknown one)."""
     e = os.environ if env is None else env
     if read_key:
         api_key_env = api_key_env or e.get("TOOLREPLAY_API_KEY_ENV") or None
         settings = resolve_endpoint(base_url, model, api_key_env, e).settings
-        return replace(settings, stream=stream) if stream else settings
+        return replace(settings, stream=stream, protocol=protocol)
     return ModelSettings(
         base_url=base_url or e.get("TOOLREPLAY_BASE_URL") or DEFAULT_BASE_URL,
         model=model or e.get("TOOLREPLAY_MODEL") or DEFAULT_MODEL,
         api_key=None,
         stream=stream,
+        protocol=protocol,
     )
+
+
+def chat_model(
+    settings: ModelSettings,
+    http_client: Any,
+    *,
+    max_retries: int = 0,
+    tool_choice: Any = "auto",
+) -> ChatModel:
+    """The model client of ``settings.protocol``, sending through ``http_client``:
+    ``chat_completions`` → :class:`~toolreplay.models.openai_chat.OpenAIChatModel`,
+    ``responses`` → :class:`~toolreplay.models.openai_responses.OpenAIResponsesModel` (both
+    take an ``httpx.Client``), ``anthropic_messages`` →
+    :class:`~toolreplay.models.anthropic_messages.AnthropicMessagesModel` (an
+    ``httpx2.Client`` or an ``httpx.Client``; :class:`ImportError` naming the ``anthropic``
+    extra when the SDK is missing). ``max_retries`` and ``tool_choice`` (in Chat Completions
+    form) go to the client."""
+    if settings.protocol == "responses":
+        from toolreplay.models.openai_responses import OpenAIResponsesModel
+
+        return OpenAIResponsesModel(
+            settings, http_client, max_retries=max_retries, tool_choice=tool_choice
+        )
+    if settings.protocol == "anthropic_messages":
+        from toolreplay.models.anthropic_messages import AnthropicMessagesModel
+
+        return AnthropicMessagesModel(
+            settings, http_client, max_retries=max_retries, tool_choice=tool_choice
+        )
+    from toolreplay.models.openai_chat import OpenAIChatModel
+
+    return OpenAIChatModel(settings, http_client, max_retries=max_retries, tool_choice=tool_choice)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from toolreplay.models.base import ModelSettings
+from toolreplay.models.raw_response import sorted_body
 from toolreplay.wire.episode import Message, ModelReply
 from toolreplay.wire.replies import ModelReplyError, parse_chat_reply, status_error_text
 
@@ -37,7 +38,8 @@ class OpenAIChatModel:
     Request body: ``model``, ``messages``, ``temperature``, and when tools are offered
     ``tools``, ``tool_choice`` (``"auto"`` unless given; a named choice such as
     ``{"type": "function", "function": {"name": ...}}`` is passed through),
-    ``parallel_tool_calls=true``; with ``settings.stream`` also ``stream=true`` and
+    ``parallel_tool_calls=true``; ``max_tokens`` when ``settings.max_tokens`` is set; with
+    ``settings.stream`` also ``stream=true`` and
     ``stream_options={"include_usage": true}``.
 
     The SDK sends the request; the reply is read from the raw HTTP response by
@@ -79,6 +81,8 @@ class OpenAIChatModel:
                 "tool_choice": self.tool_choice,
                 "parallel_tool_calls": True,
             }
+        if self.settings.max_tokens is not None:
+            kwargs["max_tokens"] = self.settings.max_tokens
         if self.settings.stream:
             kwargs["stream"] = True
             kwargs["stream_options"] = {"include_usage": True}
@@ -149,23 +153,12 @@ def _read_stream(response: httpx.Response | httpx2.Response) -> None:
         response.close()
 
 
-_CLIENT: Any = None
-
-
 def _sdk_client() -> Any:
     """The openai SDK's ``OpenAI`` with the request body's top-level keys in sorted order
     (the order openai 1.x and 2.x send them in; 3.x puts ``model`` first), so a recording
-    writes the same bytes whatever SDK version made it. Imported here: the SDK import is
+    writes the same bytes whatever SDK version made it
+    (:func:`~toolreplay.models.raw_response.sorted_body`). Imported here: the SDK import is
     the slowest part of start-up."""
-    global _CLIENT
-    if _CLIENT is None:
-        from openai import OpenAI
+    from openai import OpenAI
 
-        class _SortedBodyOpenAI(OpenAI):
-            def _build_request(self, options: Any, *, retries_taken: int = 0) -> Any:
-                if isinstance(options.json_data, Mapping):
-                    options.json_data = dict(sorted(options.json_data.items()))
-                return super()._build_request(options, retries_taken=retries_taken)
-
-        _CLIENT = _SortedBodyOpenAI
-    return _CLIENT
+    return sorted_body(OpenAI)

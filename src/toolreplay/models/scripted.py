@@ -1,5 +1,4 @@
-"""A scripted chat model for offline loop tests: replies given in order.
-"""
+"""A scripted chat model for offline loop tests: replies given in order."""
 
 from __future__ import annotations
 

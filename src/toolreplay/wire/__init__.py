@@ -15,6 +15,9 @@ from toolreplay.lazy import lazy_exports
 #: What other packages may use: name -> its module (relative to this package), loaded
 #: on first use so importing the package stays cheap.
 _EXPORTS: dict[str, str] = {
+    "ANTHROPIC_MESSAGES": "anthropic_messages",
+    "RESPONSES": "responses",
+    "exchange_status_error": "replies",
     "Episode": "episode",
     "Exchange": "interactions",
     "FINISH_STOP_REASONS": "episode",

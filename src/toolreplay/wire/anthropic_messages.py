@@ -21,7 +21,8 @@ https://docs.anthropic.com/en/docs/build-with-claude/streaming; the anthropic SD
   an assistant turn's ``text`` → ``content``, ``tool_use`` → ``tool_calls`` (the block's
   ``id``; ``input`` serialised as the arguments), ``thinking``/``redacted_thinking`` →
   ``reasoning_details``; server tool blocks (``server_tool_use``, ``web_search_tool_result``,
-  ``mcp_tool_use``...) run on Anthropic's side and are skipped;
+  ``mcp_tool_use``...) run on Anthropic's side and are skipped; tools are offered when
+  ``tools`` is non-empty and ``tool_choice`` is not ``{"type": "none"}``;
 - its **reply** (:func:`message_reply`) is the ``Message`` object, or the event stream of a
   streamed request assembled into one (:func:`assemble_message_stream`).
 """
@@ -466,9 +467,11 @@ class AnthropicMessagesWire:
 
     def request(self, exchange: Exchange, history: History) -> ModelRequest:
         body = exchange.request_body
+        choice = body.get("tool_choice")  # {"type": "none"}: tools declared, none callable
+        withheld = isinstance(choice, dict) and choice.get("type") == "none"
         return ModelRequest(
             messages=conversation(body),
-            tools_offered=bool(body.get("tools")),
+            tools_offered=bool(body.get("tools")) and not withheld,
             streamed=body.get("stream") is True or exchange.path.endswith(_STREAM_PATHS),
         )
 
