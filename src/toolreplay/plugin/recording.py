@@ -214,15 +214,17 @@ def toolreplay_model_settings(record_mode: str, request: pytest.FixtureRequest) 
 
 @pytest.fixture
 def chat_model(toolreplay_model_settings: Any) -> Iterator[Any]:
-    """An :class:`~toolreplay.models.openai_chat.OpenAIChatModel` over an ``httpx.Client``
-    without the environment's proxy settings: openai 1.x, 2.x and 3.x all take httpx's
-    client (3.x and 2.47 or later take httpx2's too), so the fixture stays on httpx."""
+    """The model client of the settings' protocol (:func:`toolreplay.models.endpoint.
+    chat_model`: an :class:`~toolreplay.models.openai_chat.OpenAIChatModel` for Chat
+    Completions) over an ``httpx.Client`` without the environment's proxy settings: openai
+    1.x, 2.x and 3.x all take httpx's client (3.x and 2.47 or later take httpx2's too), and
+    the Anthropic client bridges it to the httpx2 client its SDK needs."""
     import httpx
 
-    from toolreplay.models.openai_chat import OpenAIChatModel
+    from toolreplay.models.endpoint import chat_model as model_for
 
     with httpx.Client(trust_env=False) as http:
-        yield OpenAIChatModel(toolreplay_model_settings, http)
+        yield model_for(toolreplay_model_settings, http)
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """Where the pytest plugin's ``chat_model`` sends its requests, in replay and when recording.
 
 **Replay** (record mode ``none``): the base URL and model are the cassette's own: those of
-the first Chat Completions request recorded in the test's cassette (:func:`recorded_settings`),
+the first model request recorded in the test's cassette (:func:`recorded_settings`; Chat
+Completions, the Responses API or Anthropic Messages, whose protocol it takes too),
 so a CI replay needs no environment variable, and whatever ``TOOLREPLAY_BASE_URL`` or
 ``TOOLREPLAY_MODEL`` say on the CI machine changes nothing. No key is read. A test without a
 cassette yet falls back to the environment's defaults (its requests then miss, and the miss
@@ -20,7 +21,6 @@ import json
 import os
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from toolreplay.models.base import ModelSettings
 
@@ -87,31 +87,47 @@ def recording_settings(env: Mapping[str, str] | None = None) -> ModelSettings:
         ) from None
 
 
-def recorded_endpoint(requests: Any) -> tuple[str, str] | None:
-    """``(base_url, model)`` of the first Chat Completions request among ``requests`` (vcrpy
-    requests: ``uri`` and ``body``), or None when none holds both."""
-    for request in requests or ():
-        uri = str(getattr(request, "uri", ""))
-        path = urlsplit(uri).path
-        if not path.endswith("/chat/completions"):
-            continue
+#: The wire protocols a ModelSettings can name, by the reader's protocol name.
+_SETTINGS_PROTOCOL = {
+    "Chat Completions": "chat_completions",
+    "Responses API": "responses",
+    "Anthropic Messages": "anthropic_messages",
+}
+
+
+def recorded_endpoint(requests: Any) -> tuple[str, str, str] | None:
+    """``(base_url, model, protocol)`` of the first model request among ``requests`` (vcrpy
+    requests: ``uri``, ``method`` and ``body``) of a protocol the model clients speak (Chat
+    Completions, the Responses API, Anthropic Messages; ``protocol`` as
+    :attr:`ModelSettings.protocol` names it), or None when none holds a model name."""
+    from toolreplay.wire.interactions import Exchange
+    from toolreplay.wire.reader import model_endpoint, protocol_of
+
+    for number, request in enumerate(requests or (), 1):
         body: Any = getattr(request, "body", None)
         try:
-            model = json.loads(body).get("model") if body else None
-        except (ValueError, AttributeError, TypeError):
-            model = None
-        if isinstance(model, str) and model:
-            return uri[: uri.index(path) + len(path) - len("/chat/completions")], model
+            parsed = json.loads(body) if body else None
+        except (ValueError, TypeError):
+            continue
+        method = str(getattr(request, "method", "POST"))
+        exchange = Exchange(number, method, str(getattr(request, "uri", "")), 200, parsed, "", b"")
+        protocol = protocol_of(exchange)
+        name = _SETTINGS_PROTOCOL.get(protocol.name) if protocol is not None else None
+        if name is None:
+            continue
+        base_url, model = model_endpoint(exchange)
+        if model:
+            return base_url, model, name
     return None
 
 
 def recorded_settings(cassette: Any, env: Mapping[str, str] | None = None) -> ModelSettings:
     """Settings for replaying ``cassette`` (vcrpy's, or None): its recorded base URL and model
-    (:func:`recorded_endpoint`), no key; the environment's defaults when it holds no Chat
-    Completions request."""
+    (:func:`recorded_endpoint`) and protocol, no key; the environment's defaults when it holds no
+    model request of those protocols."""
     from toolreplay.models.endpoint import model_settings
 
     found = recorded_endpoint(getattr(cassette, "requests", None))
     if found is None:
         return model_settings(env=os.environ if env is None else env, read_key=False)
-    return ModelSettings(base_url=found[0], model=found[1], api_key=None)
+    return ModelSettings(base_url=found[0], model=found[1], api_key=None, protocol=found[2])
