@@ -542,3 +542,51 @@ def test_shapes_the_reader_does_not_know_are_skipped_not_crashed_on():
     assert (reply.content, reply.finish_reason) == ("Hi", "tool_calls")
     assert [(c.id, c.parsed_arguments()) for c in reply.tool_calls] == [("c1", {"a": 1})]
     assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (0, 0)
+
+
+def test_a_background_response_is_read_from_the_poll_that_finished_it() -> None:
+    """pydantic-ai's background mode (``"background": true``): each POST answers ``queued``
+    and the program polls ``GET /v1/responses/{id}`` until ``completed``. Expected values
+    read from the cassette: the tool call and its arguments in the first completed poll,
+    the answer and usage (51 + 15 and 78 + 17 tokens) in the polls' bodies."""
+    from toolreplay.cassettes.episodes import episodes_from_cassette
+    from toolreplay.wire.reader import read_wire_episodes
+
+    path = FOREIGN / "pydantic-ai-responses-background-tool.yaml"
+    (episode,) = episodes_from_cassette(path)
+    assert episode.stop_reason == "converged"
+    assert episode.tool_chain == ["get_weather"]
+    assert episode.tool_calls[0].parsed_arguments() == {"city": "Paris"}
+    assert episode.tool_calls[0].id == "call_JcaYgcpgGGTn4GjzjNDDB1xE"
+    assert episode.answer.startswith("The weather in Paris is currently sunny")
+    assert (episode.usage.prompt_tokens, episode.usage.completion_tokens) == (51 + 78, 15 + 17)
+    (wire,) = read_wire_episodes(yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"])
+    assert [r.exchange.number for r in wire.rounds] == [1, 3]
+    assert wire.tool_traffic == ()  # the polls belong to their model exchange
+
+
+def test_a_background_response_never_finished_stays_an_error() -> None:
+    """A background request whose polls never saw it finish is an unusable reply, named."""
+    from toolreplay.wire.reader import episodes_from_interactions
+
+    queued = {"id": "resp_1", "object": "response", "status": "queued", "output": []}
+    interactions = [
+        {
+            "request": {
+                "method": "POST",
+                "uri": "https://api.openai.com/v1/responses",
+                "parsed_body": {"model": "m", "input": "hi", "background": True},
+            },
+            "response": {"status": {"code": 200}, "parsed_body": queued},
+        },
+        {
+            "request": {"method": "GET", "uri": "https://api.openai.com/v1/responses/resp_1"},
+            "response": {
+                "status": {"code": 200},
+                "parsed_body": {**queued, "status": "in_progress"},
+            },
+        },
+    ]
+    (episode,) = episodes_from_interactions(interactions)
+    assert episode.stop_reason == "error"
+    assert "in_progress" in (episode.error or "")

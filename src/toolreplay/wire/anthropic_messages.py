@@ -38,7 +38,7 @@ import httpx
 
 from toolreplay.wire.episode import Message, ModelReply, ToolCall, Usage
 from toolreplay.wire.interactions import Exchange
-from toolreplay.wire.protocol import History, ModelRequest
+from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
 from toolreplay.wire.stream import StreamError, is_event_stream, split_events
 
@@ -447,7 +447,7 @@ _STREAM_PATHS = (":streamRawPredict", "/invoke-with-response-stream")
 
 
 @dataclass(frozen=True)
-class AnthropicMessagesWire:
+class AnthropicMessagesWire(RequestCarriesAll):
     """The Anthropic Messages reader (a :class:`~toolreplay.wire.protocol.WireProtocol`)."""
 
     name: str = "Anthropic Messages"
@@ -481,9 +481,6 @@ class AnthropicMessagesWire:
         if (fault := exchange_status_error(exchange)) is not None:
             raise fault
         return message_reply(_reply_body(exchange))
-
-    def reply_id(self, exchange: Exchange) -> str | None:
-        return None  # the conversation travels whole in every request
 
 
 #: The Anthropic Messages reader.

@@ -56,7 +56,7 @@ from typing import Any
 
 from toolreplay.wire.episode import Message, ModelReply, ToolCall, Usage
 from toolreplay.wire.interactions import Exchange
-from toolreplay.wire.protocol import History, ModelRequest
+from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
 
 #: ``stopReason`` → ``finish_reason`` (any other value: ``stop``).
@@ -291,7 +291,7 @@ def _count(usage: Any, name: str) -> int:
 
 
 @dataclass(frozen=True)
-class BedrockConverseWire:
+class BedrockConverseWire(RequestCarriesAll):
     """The Bedrock Converse reader (a :class:`~toolreplay.wire.protocol.WireProtocol`); the
     shapes read: this module's docstring."""
 
@@ -350,9 +350,6 @@ class BedrockConverseWire:
             Usage(_count(usage, "inputTokens"), _count(usage, "outputTokens")),
             reasoning={"reasoning_details": reasoning} if reasoning else {},
         )
-
-    def reply_id(self, exchange: Exchange) -> str | None:
-        return None  # the conversation travels whole in every request
 
 
 #: The Bedrock Converse reader.

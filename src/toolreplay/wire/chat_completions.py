@@ -21,12 +21,12 @@ import httpx
 
 from toolreplay.wire.episode import ModelReply
 from toolreplay.wire.interactions import Exchange
-from toolreplay.wire.protocol import History, ModelRequest
+from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import exchange_status_error, parse_chat_reply
 
 
 @dataclass(frozen=True)
-class ChatCompletionsWire:
+class ChatCompletionsWire(RequestCarriesAll):
     """The Chat Completions reader (a :class:`~toolreplay.wire.protocol.WireProtocol`)."""
 
     name: str = "Chat Completions"
@@ -55,9 +55,6 @@ class ChatCompletionsWire:
             exchange.status, headers=headers, content=exchange.response_body, request=request
         )
         return parse_chat_reply(response)
-
-    def reply_id(self, exchange: Exchange) -> str | None:
-        return None  # the conversation travels whole in every request
 
 
 #: The Chat Completions reader.

@@ -59,7 +59,7 @@ from urllib.parse import unquote
 
 from toolreplay.wire.episode import Message, ModelReply, ToolCall, Usage
 from toolreplay.wire.interactions import Exchange
-from toolreplay.wire.protocol import History, ModelRequest
+from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
 from toolreplay.wire.stream import StreamError, split_events
 
@@ -320,7 +320,7 @@ def _finish_reason(reason: str | None, has_calls: bool) -> str:
 
 
 @dataclass(frozen=True)
-class GeminiWire:
+class GeminiWire(RequestCarriesAll):
     """The Gemini reader (a :class:`~toolreplay.wire.protocol.WireProtocol`); the shapes
     read: this module's docstring."""
 
@@ -376,9 +376,6 @@ class GeminiWire:
             usage,
             reasoning=reasoning,
         )
-
-    def reply_id(self, exchange: Exchange) -> str | None:
-        return None  # the conversation travels whole in every request
 
 
 #: The Gemini reader.

@@ -26,7 +26,7 @@ Conventions every reader keeps, so that the builder can pair calls with results:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -80,5 +80,29 @@ class WireProtocol(Protocol):
         protocol keeps no history on the server."""
         ...
 
+    def settled(
+        self, exchange: Exchange, later: Sequence[Exchange]
+    ) -> tuple[Exchange, tuple[int, ...]]:
+        """The exchange that holds the request's final reply, and the numbers of the ``later``
+        exchanges that went into getting it (they are then no tool traffic): ``(exchange,
+        ())`` but where the protocol finishes a reply after the request (a Responses API
+        background response, polled with ``GET …/responses/{id}``). Never raises."""
+        ...
 
-__all__ = ["History", "ModelRequest", "WireProtocol"]
+
+class RequestCarriesAll:
+    """What a protocol whose every request carries the whole conversation, and whose reply
+    comes with its request, gives for the two history methods of :class:`WireProtocol`
+    (Chat Completions, Anthropic Messages, Gemini, Bedrock Converse): no reply id, and the
+    exchange itself as the settled one."""
+
+    def reply_id(self, exchange: Exchange) -> str | None:
+        return None
+
+    def settled(
+        self, exchange: Exchange, later: Sequence[Exchange]
+    ) -> tuple[Exchange, tuple[int, ...]]:
+        return exchange, ()
+
+
+__all__ = ["History", "ModelRequest", "RequestCarriesAll", "WireProtocol"]

@@ -100,16 +100,22 @@ def _continues(previous: Sequence[Any], current: Sequence[Any]) -> bool:
     return len(current) > len(previous) and _first_user(current) == _first_user(previous)
 
 
-def _read(exchanges: Sequence[Exchange]) -> dict[int, _Read]:
+def _read(exchanges: Sequence[Exchange]) -> tuple[dict[int, _Read], set[int]]:
     """Every model exchange read, by exchange number, in order (a Responses request's
-    history resolved from the replies before it)."""
+    history resolved from the replies before it; a background response read from the poll
+    that finished it), and the numbers of the exchanges that were such polls."""
     history: dict[str, tuple[Message, ...]] = {}
     found: dict[int, _Read] = {}
-    for exchange in exchanges:
+    polls: set[int] = set()
+    for n, exchange in enumerate(exchanges):
+        if exchange.number in polls:
+            continue
         protocol = protocol_of(exchange)
         if protocol is None:
             continue
         request = protocol.request(exchange, history)
+        exchange, used = protocol.settled(exchange, exchanges[n + 1 :])
+        polls.update(used)
         try:
             reply: ModelReply | ModelReplyError = protocol.reply(exchange)
         except ModelReplyError as exc:
@@ -117,13 +123,17 @@ def _read(exchanges: Sequence[Exchange]) -> dict[int, _Read]:
         if isinstance(reply, ModelReply) and (rid := protocol.reply_id(exchange)):
             history[rid] = (*request.messages, reply.to_message())
         found[exchange.number] = _Read(protocol, request, reply)
-    return found
+    return found, polls
 
 
-def _group(exchanges: Sequence[Exchange], read: Mapping[int, _Read]) -> list[list[WireRound]]:
+def _group(
+    exchanges: Sequence[Exchange], read: Mapping[int, _Read], polls: set[int]
+) -> list[list[WireRound]]:
     groups: list[list[WireRound]] = []
     pending: list[Exchange] = []  # traffic before the first model request
     for exchange in exchanges:
+        if exchange.number in polls:  # part of a model exchange, not tool traffic
+            continue
         if exchange.number not in read:
             if groups:
                 last = groups[-1][-1]
@@ -303,8 +313,9 @@ def read_wire_episodes(
     """Every episode in ``interactions`` with where it came from (:class:`WireRecord`), in
     order; see :func:`episodes_from_interactions`."""
     exchanges = read_exchanges(list(interactions))
-    read = _read(exchanges)
-    return [_episode(g, read, configuration, question_id) for g in _group(exchanges, read)]
+    read, polls = _read(exchanges)
+    groups = _group(exchanges, read, polls)
+    return [_episode(g, read, configuration, question_id) for g in groups]
 
 
 #: The endpoint part of a model request's path, per protocol: what follows the base URL a

@@ -34,7 +34,8 @@ accumulation (``openai.lib.streaming.responses``).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -228,6 +229,18 @@ def _continued(body: dict[str, Any]) -> str | None:
     return held if isinstance(held, str) and held else None
 
 
+def _background_id(exchange: Exchange) -> str | None:
+    """The id of the response a background request started (the JSON body's ``id``, or the
+    stream's)."""
+    if is_event_stream(exchange.response_body, exchange.content_type):
+        return stream_response_id(exchange.response_body)
+    try:
+        found = json.loads(exchange.response_body).get("id")
+    except (ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) and found else None
+
+
 def _endpoint(exchange: Exchange) -> str:
     return str(httpx.URL(exchange.uri).copy_with(query=None))
 
@@ -381,6 +394,37 @@ class ResponsesWire:
         response = exchange.response_json()
         rid = response.get("id") if isinstance(response, dict) else None
         return rid if isinstance(rid, str) and rid else None
+
+    def settled(
+        self, exchange: Exchange, later: Sequence[Exchange]
+    ) -> tuple[Exchange, tuple[int, ...]]:
+        """A background response (``"background": true``: the reply says ``queued`` or
+        ``in_progress``) is finished by the program's later polls, ``GET
+        …/responses/{id}`` (``?stream=true&starting_after=N`` to stream the rest): the
+        last poll answered with a success status holds the reply, read as this request's
+        (streamed when its body is an event stream). Any other exchange is its own reply."""
+        body = exchange.request_body
+        if not isinstance(body, dict) or body.get("background") is not True:
+            return exchange, ()
+        rid = _background_id(exchange)
+        polls = tuple(
+            x
+            for x in later
+            if x.method.upper() == "GET" and rid and x.path.rstrip("/").endswith(f"/{rid}")
+        )
+        done = [x for x in polls if x.status < 400]
+        if not done:
+            return exchange, ()
+        last = done[-1]
+        streamed = is_event_stream(last.response_body, last.content_type)
+        final = replace(
+            exchange,
+            status=last.status,
+            request_body={**body, "stream": streamed},
+            content_type=last.content_type,
+            response_body=last.response_body,
+        )
+        return final, tuple(x.number for x in polls)
 
 
 #: The Responses API reader.
