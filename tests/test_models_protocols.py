@@ -11,6 +11,7 @@ real recorded replies (pydantic-ai's cassettes) are served to the clients.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,21 @@ from toolreplay.wire.replies import ModelReplyError
 from toolreplay.wire.responses import RESPONSES
 
 PROTOCOLS = ("chat_completions", "responses", "anthropic_messages")
+
+#: The Anthropic client's tests need its SDK (the ``anthropic`` extra; the lowest-versions
+#: job installs the suite without it).
+needs_anthropic = pytest.mark.skipif(
+    importlib.util.find_spec("anthropic") is None,
+    reason="the anthropic SDK is not installed (pip install 'toolreplay[anthropic]')",
+)
+
+
+def _each(protocols: tuple[str, ...]) -> list[Any]:
+    """``protocols`` as parameters, the Anthropic one skipped without its SDK."""
+    return [pytest.param(p, marks=needs_anthropic) if p == "anthropic_messages" else p
+            for p in protocols]  # fmt: skip
+
+
 FOREIGN = Path(__file__).parent / "data" / "foreign"
 
 GEO = {
@@ -104,7 +120,7 @@ def outline(episode: Any) -> Any:
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
-@pytest.mark.parametrize("protocol", PROTOCOLS[1:])
+@pytest.mark.parametrize("protocol", _each(PROTOCOLS[1:]))
 def test_the_loop_gives_the_chat_completions_episode_on_every_protocol(protocol, stream):
     expected, _ = run("chat_completions", SCRIPT, stream=False)
     episode, server = run(protocol, SCRIPT, stream)
@@ -115,7 +131,7 @@ def test_the_loop_gives_the_chat_completions_episode_on_every_protocol(protocol,
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", _each(PROTOCOLS))
 def test_the_last_round_withholds_tools_on_every_protocol(protocol, stream):
     script = [SCRIPT[0], {"content": "Rome then.", "tool_calls": calls("Rome", round_=2)}]
     episode, server = run(protocol, script, stream, max_rounds=2)
@@ -130,7 +146,7 @@ def test_the_last_round_withholds_tools_on_every_protocol(protocol, stream):
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", _each(PROTOCOLS))
 def test_a_reply_cut_off_is_truncated_on_every_protocol(protocol, stream):
     script = [{"content": "Paris is at", "finish_reason": "length"}]
     episode, _ = run(protocol, script, stream)
@@ -149,7 +165,7 @@ ERRORS = {
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", _each(PROTOCOLS))
 def test_an_error_status_ends_the_episode_with_its_words(protocol, stream):
     script = [SCRIPT[0], {"status": 429, "error": ERRORS[protocol]}]
     episode, server = run(protocol, script, stream)
@@ -340,6 +356,7 @@ def test_tool_call_arguments_that_are_no_object_cannot_be_a_tool_use_block():
 # -- settings and the choice of client ------------------------------------------------------
 
 
+@needs_anthropic
 def test_the_settings_protocol_chooses_the_client():
     with httpx.Client() as http:
         for protocol, kind in zip(
@@ -354,6 +371,7 @@ def test_the_settings_protocol_chooses_the_client():
         ModelSettings(max_tokens=0)
 
 
+@needs_anthropic
 def test_max_tokens_reaches_each_protocol_under_its_name():
     sent = {}
     for protocol in PROTOCOLS:
@@ -383,6 +401,7 @@ def test_a_missing_anthropic_sdk_names_the_extra(monkeypatch):
 # -- the anthropic SDK over httpx2, and over an httpx.Client through the bridge -------------
 
 
+@needs_anthropic
 def test_the_anthropic_client_takes_an_httpx2_client_too():
     httpx2 = pytest.importorskip("httpx2")
     server = ScriptedServer("anthropic_messages", SCRIPT)
@@ -393,6 +412,7 @@ def test_the_anthropic_client_takes_an_httpx2_client_too():
     assert outline(episode) == outline(expected)
 
 
+@needs_anthropic
 def test_no_response_is_an_error_naming_the_endpoint():
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("connection refused", request=request)
@@ -406,6 +426,7 @@ def test_no_response_is_an_error_naming_the_endpoint():
     assert "ConnectError: connection refused" in episode.error
 
 
+@needs_anthropic
 def test_a_cassette_miss_is_raised_as_itself():
     from toolreplay.cassettes.miss import ReplayMiss
 
@@ -419,6 +440,7 @@ def test_a_cassette_miss_is_raised_as_itself():
                 chat_model(settings, http).complete(MESSAGES, [GEO])
 
 
+@needs_anthropic
 def test_a_stream_that_breaks_off_is_an_error_not_a_hang():
     class Broken(httpx.SyncByteStream):
         def __iter__(self):
@@ -488,6 +510,7 @@ def test_recorded_responses_traffic_plays_through_the_responses_client():
     assert call_id.startswith("call_") and ours[1]["call_id"] == ours[2]["call_id"] == call_id
 
 
+@needs_anthropic
 def test_recorded_anthropic_traffic_plays_through_the_anthropic_client():
     """``pydantic-ai-anthropic-tool-call.yaml``: pydantic-ai's
     ``tests/models/cassettes/test_tool_choice_matrix/test_tool_choice_matrix[auto-anthropic].yaml``
@@ -523,7 +546,7 @@ def test_recorded_anthropic_traffic_plays_through_the_anthropic_client():
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", _each(PROTOCOLS))
 @pytest.mark.parametrize("max_rounds", [6, 2], ids=["converged", "withheld"])
 def test_the_wire_reads_back_the_episode_the_host_ran(protocol, stream, max_rounds):
     """The traffic a client sent and received, read as a cassette by the protocol's wire
@@ -543,7 +566,7 @@ def test_the_wire_reads_back_the_episode_the_host_ran(protocol, stream, max_roun
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
-@pytest.mark.parametrize("protocol", PROTOCOLS[1:])
+@pytest.mark.parametrize("protocol", _each(PROTOCOLS[1:]))
 def test_the_scripted_server_gives_the_chat_completions_episode(protocol, stream):
     """The loopback scripted model (:mod:`toolreplay.doubles.scripted`) answers each
     protocol: the same script gives the same episode over each."""

@@ -139,7 +139,14 @@ def test_the_openai_sdk_reads_responses_replies_streamed_and_not() -> None:
     ]
     assert streamed.output[1].call_id == "call_1"
     # the SDK's own accumulation (responses.stream) gives the reply back, in several pieces
-    assert final.output_text == ANSWER["content"] and len(text_deltas) > 1
+    final_text = "".join(  # Response.output_text joins these (a property since openai 1.x)
+        part.text
+        for item in final.output
+        if item.type == "message"
+        for part in item.content
+        if part.type == "output_text"
+    )
+    assert final_text == ANSWER["content"] and len(text_deltas) > 1
     assert server.paths == ["/v1/responses"] * 3
     assert server.requests[1]["stream"] is True and server.requests[0]["input"] == "stock of ABC-1?"
 

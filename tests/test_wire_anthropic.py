@@ -658,3 +658,46 @@ def test_a_broken_stream_names_the_event(events, said):
 
 def test_reply_id_is_none():
     assert ANTHROPIC_MESSAGES.reply_id(_exchange()) is None
+
+
+def test_claude_through_bedrock_invoke_with_response_stream_is_read() -> None:
+    """openllmetry's recording of Claude 3 through Bedrock's ``invoke-with-response-stream``:
+    the reply is AWS event-stream frames whose payloads carry Anthropic's events in base64.
+    The expected text and usage come from the frames decoded by botocore's own event-stream
+    parser (``botocore.eventstream.EventStreamBuffer``) and the events read as the Streaming
+    Messages reference gives them, not from this reader."""
+    eventstream = pytest.importorskip("botocore.eventstream")
+    import base64
+
+    path = FOREIGN / "openllmetry-bedrock-anthropic-stream.yaml"
+    interactions = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]
+    raw = interactions[0]["response"]["body"]["string"]
+    buffer = eventstream.EventStreamBuffer()
+    buffer.add_data(raw)
+    events = [json.loads(base64.b64decode(json.loads(m.payload)["bytes"])) for m in buffer]
+    text = "".join(
+        e["delta"]["text"]
+        for e in events
+        if e["type"] == "content_block_delta" and e["delta"]["type"] == "text_delta"
+    )
+    start = next(e for e in events if e["type"] == "message_start")
+    delta = next(e for e in events if e["type"] == "message_delta")
+
+    (episode,) = episodes_from_interactions(interactions)
+    assert episode.answer == text and text
+    assert episode.stop_reason == "converged"
+    assert episode.streamed
+    assert episode.usage.prompt_tokens == start["message"]["usage"]["input_tokens"]
+    assert episode.usage.completion_tokens == delta["usage"]["output_tokens"]
+
+
+def test_a_broken_or_exception_bedrock_frame_is_a_named_fault() -> None:
+    """A frame cut short, or an exception frame, is an unusable reply naming what broke."""
+    from toolreplay.wire.anthropic_stream import assemble_bedrock_stream
+    from toolreplay.wire.stream import StreamError
+
+    path = FOREIGN / "openllmetry-bedrock-anthropic-stream.yaml"
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"][0]["response"]
+    body = raw["body"]["string"]
+    with pytest.raises(StreamError, match="AWS event stream is broken"):
+        assemble_bedrock_stream(body[:-7])

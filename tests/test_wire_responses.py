@@ -33,7 +33,6 @@ from typing import Any
 
 import pytest
 import yaml
-from openai import omit
 from openai._models import construct_type
 from openai.lib.streaming.responses._responses import ResponseStreamState
 from openai.types.responses import Response, ResponseStreamEvent
@@ -44,6 +43,11 @@ from toolreplay.wire.replies import ModelReplyError
 from toolreplay.wire.responses import RESPONSES
 from toolreplay.wire.stream import split_events
 
+try:
+    from openai import omit  # "not given", as the stream state takes it
+except ImportError:  # openai before 2.x names it NOT_GIVEN
+    from openai import NOT_GIVEN as omit  # type: ignore[assignment]
+
 FOREIGN = Path(__file__).resolve().parent / "data" / "foreign"
 URI = "https://api.openai.com/v1/responses"
 
@@ -51,6 +55,18 @@ URI = "https://api.openai.com/v1/responses"
 def _yaml(name: str) -> list[dict[str, Any]]:
     data = yaml.safe_load((FOREIGN / name).read_text(encoding="utf-8"))
     return list(data["interactions"])
+
+
+def _output_text(response: Response) -> str:
+    """The text of the response's ``output_text`` parts, joined, as the openai SDK's
+    ``Response.output_text`` gives it (a property the lowest SDK versions lack)."""
+    return "".join(
+        part.text
+        for item in response.output
+        if item.type == "message"
+        for part in item.content
+        if part.type == "output_text"
+    )
 
 
 def _sdk_response(body: Any) -> Response:
@@ -100,7 +116,7 @@ def test_a_reasoning_model_s_tool_loop_reads_as_the_sdk_reads_its_responses():
     (call,) = episode.tool_calls
     assert [(call.id, call.name, call.arguments)] == _calls(first)
     assert episode.rounds[0].results[0].content == "42"  # function_call_output, by eye
-    assert episode.answer == last.output_text == "42"
+    assert episode.answer == _output_text(last) == "42"
     assert episode.stop_reason == "converged" and episode.error is None
     assert [r.reply.finish_reason for r in episode.rounds] == ["tool_calls", "stop"]
     assert episode.usage.prompt_tokens == first.usage.input_tokens + last.usage.input_tokens
@@ -129,7 +145,7 @@ def test_a_streamed_tool_loop_reads_as_the_sdk_accumulates_it():
     # pydantic-ai sent the call back under its item id: the id it sent back names the call
     assert call.id == first.output[0].id == "fc_67e554a1de488191af0831d35cbe082e0794405d35281ae2"
     assert episode.rounds[0].results[0].content == "Paris"
-    assert episode.answer == last.output_text == "The capital of France is Paris."
+    assert episode.answer == _output_text(last) == "The capital of France is Paris."
     assert (len(episode.rounds), episode.stop_reason) == (2, "converged")
     assert episode.usage.prompt_tokens == first.usage.input_tokens + last.usage.input_tokens
     assert (
@@ -156,7 +172,9 @@ def test_a_previous_response_id_chain_is_one_conversation():
     ]  # fmt: skip
     results = [r.content for rnd in episode.rounds for r in rnd.results]
     assert results[0].startswith("Location not recognized.") and results[1] == "Sunny, 72F"
-    assert episode.answer == replies[-1].output_text == "The weather in New York is sunny and 72°F."
+    assert (
+        episode.answer == _output_text(replies[-1]) == "The weather in New York is sunny and 72°F."
+    )
     assert episode.question == "Say hi in one word, no punctuation."
     assert episode.usage.prompt_tokens == sum(r.usage.input_tokens for r in replies)
     assert episode.usage.completion_tokens == sum(r.usage.output_tokens for r in replies)
@@ -171,14 +189,14 @@ def test_a_previous_response_id_chain_is_one_conversation():
         "tool",
         "assistant",
     ]
-    assert episode.transcript[1]["content"] == replies[0].output_text == "Hello"
+    assert episode.transcript[1]["content"] == _output_text(replies[0]) == "Hello"
 
 
 def test_openrouter_s_streamed_reasoning_text_is_kept_on_the_reply():
     interactions = _yaml("pydantic-ai-responses-openrouter-reasoning-stream.yaml")
     (sdk,) = _sdk_replies(interactions)
     (episode,) = episodes_from_interactions(interactions)
-    assert episode.streamed and episode.answer == sdk.output_text == "4"
+    assert episode.streamed and episode.answer == _output_text(sdk) == "4"
     (reasoning,) = [o for o in sdk.output if o.type == "reasoning"]
     assert reasoning.content is not None
     (reply,) = [r.reply for r in episode.rounds]
@@ -460,9 +478,12 @@ def test_a_streamed_reply_reads_like_the_sdk_s_accumulation(output_in_completed)
     """``response.completed`` may leave ``output`` out: the SDK then takes the items of
     ``response.output_item.done``; the reader does the same."""
     body = _streamed_call(output_in_completed=output_in_completed)
-    sdk = _sdk_stream(body)
+    try:
+        sdk = _sdk_stream(body)
+    except TypeError:  # openai 1.x read a completed response's output only
+        pytest.skip("this openai SDK does not take the items of response.output_item.done")
     reply = _reply({"input": "Weather?", "stream": True}, body)
-    assert reply.content == sdk.output_text == "Let me check."
+    assert reply.content == _output_text(sdk) == "Let me check."
     assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == _calls(sdk)
     assert reply.finish_reason == "tool_calls"
     (reasoning,) = [o for o in sdk.output if o.type == "reasoning"]

@@ -24,7 +24,9 @@ https://docs.anthropic.com/en/docs/build-with-claude/streaming; the anthropic SD
   ``mcp_tool_use``...) run on Anthropic's side and are skipped; tools are offered when
   ``tools`` is non-empty and ``tool_choice`` is not ``{"type": "none"}``;
 - its **reply** (:func:`message_reply`) is the ``Message`` object, or the event stream of a
-  streamed request assembled into one (:func:`assemble_message_stream`).
+  streamed request assembled into one
+  (:func:`~toolreplay.wire.anthropic_stream.assemble_message_stream`; Bedrock's binary AWS
+  event stream by :func:`~toolreplay.wire.anthropic_stream.assemble_bedrock_stream`).
 """
 
 from __future__ import annotations
@@ -36,11 +38,18 @@ from typing import Any
 
 import httpx
 
+from toolreplay.wire.anthropic_stream import (
+    assemble_bedrock_stream,
+    assemble_message_stream,
+    error_text,
+    is_bedrock_stream,
+    snippet,
+)
 from toolreplay.wire.episode import Message, ModelReply, ToolCall, Usage
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
-from toolreplay.wire.stream import StreamError, is_event_stream, split_events
+from toolreplay.wire.stream import StreamError, is_event_stream
 
 #: ``stop_reason`` values and the Chat Completions ``finish_reason`` each reads as
 #: (``end_turn``, ``stop_sequence`` and ``pause_turn`` read as ``stop``, or ``tool_calls`` when
@@ -51,11 +60,6 @@ FINISH_REASONS = {
     "model_context_window_exceeded": "length",
     "refusal": "content_filter",
 }
-
-
-def _snippet(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
-    return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
 def _texts(blocks: list[Any]) -> list[str] | None:
@@ -261,154 +265,14 @@ def message_reply(message: Mapping[str, Any]) -> ModelReply:
     )
 
 
-def _error_text(error: Any) -> str:
-    """An ``{"type": "error", "error": {"type", "message"}}`` body's error in words."""
-    if isinstance(error, dict):
-        kind, text = error.get("type"), error.get("message")
-        if isinstance(kind, str) or isinstance(text, str):
-            return ": ".join(str(x) for x in (kind, text) if x)
-    return _snippet(json.dumps(error, ensure_ascii=False, default=str))
-
-
-class _Stream:
-    """The Message a stream stands for, built event by event as ``accumulate_event`` does;
-    blocks kept by their ``index``."""
-
-    def __init__(self) -> None:
-        self.message: dict[str, Any] | None = None
-        self.blocks: dict[int, dict[str, Any]] = {}
-        self.json: dict[int, str] = {}
-        self.ended = False
-
-    def add(self, kind: str, event: dict[str, Any], n: int, text: str) -> None:
-        if kind != "message_start" and kind not in _EVENTS:
-            return  # ping, and events added after this reader was written
-        if self.message is None and kind != "message_start":
-            raise StreamError(f"a {kind} event before message_start", n, _snippet(text))
-        if kind == "message_start":
-            start = event.get("message")
-            if not isinstance(start, dict):
-                raise StreamError("message_start holds no message object", n, _snippet(text))
-            usage = start.get("usage")
-            self.message = {**start, "usage": dict(usage) if isinstance(usage, dict) else {}}
-            held = start.get("content")
-            for i, block in enumerate(held if isinstance(held, list) else ()):
-                if isinstance(block, dict):
-                    self.blocks[i] = dict(block)
-        elif kind in ("content_block_start", "content_block_delta"):
-            self._block(kind, event, n, text)
-        elif kind == "message_delta":
-            self._delta(event)
-        elif kind == "message_stop":
-            self.ended = True
-
-    def _block(self, kind: str, event: dict[str, Any], n: int, text: str) -> None:
-        index = event.get("index")
-        if not isinstance(index, int):
-            raise StreamError(f"a {kind} event without an index", n, _snippet(text))
-        if kind == "content_block_start":
-            block = event.get("content_block")
-            self.blocks[index] = dict(block) if isinstance(block, dict) else {}
-            return
-        block = self.blocks.get(index)
-        delta = event.get("delta")
-        if block is None:
-            raise StreamError(f"a delta to block {index}, never started", n, _snippet(text))
-        if not isinstance(delta, dict):
-            return
-        kind_of = delta.get("type")
-        if kind_of == "signature_delta":
-            block["signature"] = delta.get("signature")
-        elif kind_of == "input_json_delta" and isinstance(delta.get("partial_json"), str):
-            self.json[index] = self.json.get(index, "") + delta["partial_json"]
-        elif kind_of in ("text_delta", "thinking_delta"):
-            into = kind_of.removesuffix("_delta")
-            if isinstance(delta.get(into), str):
-                block[into] = str(block.get(into) or "") + delta[into]
-
-    def _delta(self, event: dict[str, Any]) -> None:
-        assert self.message is not None
-        delta = event.get("delta")
-        if isinstance(delta, dict):
-            for key in ("stop_reason", "stop_sequence", "stop_details"):
-                if key in delta:
-                    self.message[key] = delta[key]
-        usage = event.get("usage")
-        if isinstance(usage, dict):  # cumulative totals: they replace, when sent
-            self.message["usage"].update({k: v for k, v in usage.items() if v is not None})
-        self.ended = self.ended or self.message.get("stop_reason") is not None
-
-    def result(self) -> dict[str, Any]:
-        assert self.message is not None
-        blocks = []
-        for index in sorted(self.blocks):
-            block = self.blocks[index]
-            if index in self.json:  # the input as the model streamed it
-                raw = self.json[index]
-                try:
-                    block["input"] = json.loads(raw) if raw.strip() else {}
-                except ValueError:
-                    block["input"] = raw
-            blocks.append(block)
-        return {**self.message, "content": blocks}
-
-
-#: The events after ``message_start`` that build the Message (``ping`` and others: skipped).
-_EVENTS = ("content_block_start", "content_block_delta", "content_block_stop",
-           "message_delta", "message_stop")  # fmt: skip
-
-
-def assemble_message_stream(body: str | bytes) -> dict[str, Any]:
-    """The ``Message`` an Anthropic event stream stands for, as a JSON-shaped dict, assembled
-    as the anthropic SDK's ``accumulate_event`` does: the message of ``message_start``; each
-    ``content_block_start`` block, by ``index``; ``text_delta``, ``thinking_delta`` and
-    ``input_json_delta`` (``partial_json``) pieces joined, ``signature_delta`` set; a
-    ``tool_use`` input parsed from its joined JSON (kept as the text when it does not parse);
-    ``message_delta``'s ``stop_reason``, ``stop_sequence``, ``stop_details`` and usage counts
-    (cumulative: each one sent replaces the one held). ``ping`` and unknown events (and
-    unknown delta types) are skipped.
-
-    Raises :class:`~toolreplay.wire.stream.StreamError` naming the event (0-based index,
-    snippet) for an ``error`` event, an event whose data is not a JSON object, an event before
-    ``message_start``, a delta to a block never started, an empty stream, and a stream cut
-    off: it ends with neither ``message_stop`` nor a ``message_delta`` giving the stop
-    reason."""
-    events = split_events(body)
-    if not events:
-        raise StreamError("the event stream is empty: no message_start, no message_stop")
-    stream = _Stream()
-    for n, event in enumerate(events):
-        try:
-            data = json.loads(event.data) if event.data.strip() else {}
-        except ValueError as exc:
-            raise StreamError(
-                f"the event's data is not valid JSON ({exc})", n, _snippet(event.text)
-            ) from None
-        if not isinstance(data, dict):
-            raise StreamError("the event's data is not a JSON object", n, _snippet(event.text))
-        kind = event.event if event.event != "message" else str(data.get("type") or "")
-        if kind == "error" or data.get("type") == "error":
-            what = _error_text(data.get("error"))
-            raise StreamError(f"the server sent an error event ({what})", n, _snippet(event.text))
-        stream.add(kind, data, n, event.text)
-    if stream.message is None or not stream.ended:
-        last = len(events) - 1
-        raise StreamError(
-            "the stream is cut off: it ends without message_stop (no stop reason)",
-            last,
-            _snippet(events[last].text),
-        )
-    return stream.result()
-
-
 def _describe_unparsable(exchange: Exchange) -> str:
     text = exchange.response_body.decode("utf-8", errors="replace")
     ctype = exchange.content_type.split(";")[0].strip().lower() or "no content-type"
     if not text.strip():
         return "the body is empty, not a JSON Message"
     if text.lstrip()[:15].lower().startswith(("<!doctype", "<html")):
-        return f"the body is HTML, not a JSON Message: {_snippet(text)}"
-    return f"the body is not JSON ({ctype}), not a Message: {_snippet(text)}"
+        return f"the body is HTML, not a JSON Message: {snippet(text)}"
+    return f"the body is not JSON ({ctype}), not a Message: {snippet(text)}"
 
 
 def _reply_body(exchange: Exchange) -> Any:
@@ -417,8 +281,11 @@ def _reply_body(exchange: Exchange) -> Any:
     cut off or broken, a JSON value that is not a Message."""
     endpoint = str(httpx.URL(exchange.uri).copy_with(query=None))
     status = exchange.status
-    if is_event_stream(exchange.response_body, exchange.content_type):
+    bedrock = is_bedrock_stream(exchange.content_type)
+    if bedrock or is_event_stream(exchange.response_body, exchange.content_type):
         try:
+            if bedrock:  # Bedrock's invoke-with-response-stream: the events in AWS frames
+                return assemble_bedrock_stream(exchange.response_body)
             return assemble_message_stream(exchange.response_body)
         except StreamError as exc:
             raise ModelReplyError(
@@ -432,10 +299,10 @@ def _reply_body(exchange: Exchange) -> Any:
         problem = f"the JSON body is {type(body).__name__}, not a Message object"
         raise ModelReplyError(endpoint, status, problem)
     if body.get("type") == "error" or ("error" in body and "content" not in body):
-        problem = f"the body reports an error: {_error_text(body.get('error'))}"
+        problem = f"the body reports an error: {error_text(body.get('error'))}"
         raise ModelReplyError(endpoint, status, problem)
     if not isinstance(body.get("content"), list) or body.get("type", "message") != "message":
-        shown = _snippet(json.dumps(body, ensure_ascii=False, default=str))
+        shown = snippet(json.dumps(body, ensure_ascii=False, default=str))
         problem = f"not a Message (type 'message' with a 'content' list): {shown}"
         raise ModelReplyError(endpoint, status, problem)
     return body
