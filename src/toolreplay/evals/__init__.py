@@ -41,8 +41,10 @@ from toolreplay.evals.measures import (
 )
 from toolreplay.evals.schema import PlaceModel
 from toolreplay.evals.suite import (
+    DEFAULT_PROTOCOL,
     DEFAULT_REPEAT_WINDOW,
     NO_MEASURE,
+    PROTOCOLS,
     EvalSuite,
     ExperimentSpec,
     Measure,
@@ -51,8 +53,8 @@ from toolreplay.evals.suite import (
 )
 
 __all__ = [
-    "DEFAULT_REPEAT_WINDOW", "EVAL_FILE_LIMIT", "EXPECTATION_KINDS", "NO_MEASURE",
-    "SEQUENCE_MODES", "AnswerContains", "AnswerMatches", "AnswerNotContains", "DeclarationError",
+    "DEFAULT_PROTOCOL", "DEFAULT_REPEAT_WINDOW", "EVAL_FILE_LIMIT", "EXPECTATION_KINDS",
+    "NO_MEASURE", "PROTOCOLS", "SEQUENCE_MODES", "AnswerContains", "AnswerMatches", "AnswerNotContains", "DeclarationError",
     "EpisodeExpectation", "EvalFileError", "EvalSuite", "ExperimentSpec", "Grounded",
     "MaxRounds", "MaxToolCalls", "Measure", "MeasureDeclaration", "Place", "PlaceModel", "Question",
     "StopReason", "StrictGrounding", "ToolArguments", "ToolCalled", "ToolNotCalled",
