@@ -131,5 +131,3 @@ def _tool_results_cached(path_: str, mtime_ns: int, size: int) -> list[tuple[str
             result = m.get("content")
         out.append((name, args, result))
     return out
-
-

@@ -54,10 +54,10 @@ from toolreplay.evals.suite import (
 
 __all__ = [
     "DEFAULT_PROTOCOL", "DEFAULT_REPEAT_WINDOW", "EVAL_FILE_LIMIT", "EXPECTATION_KINDS",
-    "NO_MEASURE", "PROTOCOLS", "SEQUENCE_MODES", "AnswerContains", "AnswerMatches", "AnswerNotContains", "DeclarationError",
-    "EpisodeExpectation", "EvalFileError", "EvalSuite", "ExperimentSpec", "Grounded",
-    "MaxRounds", "MaxToolCalls", "Measure", "MeasureDeclaration", "Place", "PlaceModel", "Question",
-    "StopReason", "StrictGrounding", "ToolArguments", "ToolCalled", "ToolNotCalled",
-    "ToolSequence", "UnitDeclaration", "field_pattern", "load_eval", "parse_expectation",
-    "parse_expectations", "parse_measures",
+    "NO_MEASURE", "PROTOCOLS", "SEQUENCE_MODES", "AnswerContains", "AnswerMatches",
+    "AnswerNotContains", "DeclarationError", "EpisodeExpectation", "EvalFileError", "EvalSuite",
+    "ExperimentSpec", "Grounded", "MaxRounds", "MaxToolCalls", "Measure", "MeasureDeclaration",
+    "Place", "PlaceModel", "Question", "StopReason", "StrictGrounding", "ToolArguments",
+    "ToolCalled", "ToolNotCalled", "ToolSequence", "UnitDeclaration", "field_pattern", "load_eval",
+    "parse_expectation", "parse_expectations", "parse_measures",
 ]  # fmt: skip

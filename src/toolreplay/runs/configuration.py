@@ -103,9 +103,7 @@ def ablation_configurations(suite: EvalSuite) -> list[Configuration]:
     if baseline is None or baseline not in spec.toolsets:
         return []
     return [
-        Configuration(h, baseline, a, study=suite.study)
-        for a in spec.ablations
-        for h in spec.hosts
+        Configuration(h, baseline, a, study=suite.study) for a in spec.ablations for h in spec.hosts
     ]
 
 
@@ -182,7 +180,6 @@ def stale_parts(manifest: Manifest, suite: EvalSuite) -> list[str]:
         if changed or set(was) - set(hints):
             out.append("stand-in hints " + (", ".join(changed) or "(questions removed)"))
     return out
-
 
 
 def rerecord_command(

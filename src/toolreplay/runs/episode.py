@@ -1,5 +1,4 @@
-"""One episode: the initial messages, a live run through a host, and a replay from its cassette.
-"""
+"""One episode: the initial messages, a live run through a host, and a replay from its cassette."""
 
 from __future__ import annotations
 

@@ -293,8 +293,7 @@ def _record_and_commit(
         except KeyboardInterrupt:
             if committed:
                 raise RecordingInterrupted(
-                    f"interrupted after the new recording replaced {set_dir}; "
-                    "the set is complete"
+                    f"interrupted after the new recording replaced {set_dir}; the set is complete"
                 ) from None
             raise
         return manifest
