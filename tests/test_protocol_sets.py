@@ -248,3 +248,73 @@ def test_the_protocol_is_part_of_the_fingerprint_only_when_not_the_default(
     assert stale_parts(manifest, other) == []
     chat = replace(suite, path=other.path)
     assert f"setting protocol ({protocol!r} → default)" in stale_parts(manifest, chat)
+
+
+#: Tools as the API references show them: the Responses API's function tool
+#: (platform.openai.com/docs/guides/function-calling, "Defining functions") and Anthropic's
+#: client tool (docs.anthropic.com/en/docs/agents-and-tools/tool-use/overview), each beside a
+#: hosted tool of that API, which no Chat Completions function stands for.
+WEATHER_PARAMETERS = {
+    "type": "object",
+    "properties": {"location": {"type": "string", "description": "City and country"}},
+    "required": ["location"],
+}
+RESPONSES_TOOLS = [
+    {"type": "function", "name": "get_weather", "description": "Get current temperature.",
+     "parameters": WEATHER_PARAMETERS, "strict": False},
+    {"type": "web_search_preview"},
+]  # fmt: skip
+ANTHROPIC_TOOLS = [
+    {"name": "get_weather", "description": "Get current temperature.",
+     "input_schema": WEATHER_PARAMETERS},
+    {"type": "web_search_20250305", "name": "web_search", "max_uses": 5},
+]  # fmt: skip
+CHAT_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get current temperature.",
+        "parameters": WEATHER_PARAMETERS,
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("body", "path"),
+    [
+        ({"model": "m", "input": [{"role": "user", "content": "Paris?"}], "temperature": 0,
+          "tools": RESPONSES_TOOLS, "tool_choice": "auto"}, "/v1/responses"),
+        ({"model": "m", "max_tokens": 1024, "system": "Be brief.", "temperature": 0,
+          "messages": [{"role": "user", "content": "Paris?"}], "tools": ANTHROPIC_TOOLS},
+         "/v1/messages"),
+    ],
+)  # fmt: skip
+def test_a_request_of_any_protocol_becomes_the_chat_body_the_stand_in_reads(body, path):
+    from toolreplay.doubles.chat_form import ServedRequest, serving
+    from toolreplay.runs.standin_protocols import chat_body
+
+    with serving(ServedRequest(path)):
+        got = chat_body(body)
+    assert got["tools"] == [CHAT_TOOL]  # the hosted tool is no function: left out
+    assert got["model"] == "m" and got["temperature"] == 0
+    assert got["messages"][-1] == {"role": "user", "content": "Paris?"}
+    if "system" in body:
+        assert got["messages"][0] == {"role": "system", "content": "Be brief."}
+        # the last round without tools: declared, none callable, so none offered
+        withheld = chat_body({**body, "tool_choice": {"type": "none"}})
+        assert "tools" not in withheld
+
+
+def test_a_stand_in_reply_without_a_message_fails_the_request_visibly(loopback):
+    import httpx
+
+    from toolreplay.runs.standin_protocols import standin_protocol_server
+
+    class Broken:
+        def reply(self, body):
+            return {"choices": []}
+
+    with standin_protocol_server(Broken(), "responses") as base_url:
+        answer = httpx.post(f"{base_url}/responses", json={"model": "m", "input": "hi"}, timeout=10)
+    assert answer.status_code == 500
+    assert "the stand-in's reply holds no choices[0].message" in answer.text
