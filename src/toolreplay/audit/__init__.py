@@ -13,6 +13,7 @@ _EXPORTS: dict[str, str] = {
     "Audit": "tables",
     "Check": "tables",
     "audit_suite_folder": "suite_folder",
+    "is_model_request": "traffic",
     "recorded_tool_results": "traffic",
     "run_audit": "run",
 }

@@ -4,23 +4,82 @@ requests, and the tool calls with their results."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from toolreplay.cassettes.store import read_cassette
+from toolreplay.wire import WireEpisodeError, protocol_of, read_exchanges
 
 
 def first_model_requests(path: Path) -> list[dict[str, Any]]:
-    """The JSON bodies of the model requests (``/chat/completions``) recorded in the
-    cassette at ``path``, in order, read through :func:`read`; do not mutate."""
-    return [
-        i["request"]["parsed_body"]
-        for i in read(path)
-        if urlsplit(i["request"]["uri"]).path.endswith("/chat/completions")
-        and isinstance(i["request"].get("parsed_body"), dict)
-    ]
+    """The JSON bodies of the model requests recorded in the cassette at ``path``, in order,
+    read through :func:`read`, in Chat Completions form; do not mutate. A Chat Completions
+    request (``/chat/completions``) is its body as sent; a request of another protocol a wire
+    reader reads (the Responses API, Anthropic Messages...; :func:`chat_form`) is given in
+    that form, so the checks read every protocol alike."""
+    st = path.stat()
+    return _requests_cached(str(path), st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=256)
+def _requests_cached(path_: str, mtime_ns: int, size: int) -> list[dict[str, Any]]:
+    del mtime_ns, size  # part of the key: an edited file is read again
+    interactions = read(Path(path_))
+    out: list[dict[str, Any]] = []
+    for i in interactions:
+        body = i["request"].get("parsed_body")
+        if not isinstance(body, dict):
+            continue
+        if _chat_completions(i):
+            out.append(body)
+        elif (chat := chat_form(i)) is not None:
+            out.append(chat)
+    return out
+
+
+def _chat_completions(interaction: Mapping[str, Any]) -> bool:
+    return urlsplit(str(interaction["request"]["uri"])).path.endswith("/chat/completions")
+
+
+def is_model_request(interaction: Mapping[str, Any]) -> bool:
+    """Whether a recorded ``interaction`` is a model request: to ``…/chat/completions``, or
+    one a wire reader reads as a model request of its protocol (the Responses API, Anthropic
+    Messages...); the rest is tool traffic."""
+    if _chat_completions(interaction):
+        return True
+    try:
+        (exchange,) = read_exchanges([interaction])
+    except WireEpisodeError:
+        return False
+    return protocol_of(exchange) is not None
+
+
+def chat_form(interaction: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The model request of a recorded ``interaction`` of a protocol other than Chat
+    Completions as a Chat Completions body: ``model``, ``temperature``, ``top_p``,
+    ``tool_choice``, ``parallel_tool_calls`` as the body sent them (absent when not sent),
+    ``messages`` as its protocol's wire reader reads them
+    (:meth:`toolreplay.wire.protocol.WireProtocol.request`), and ``tools`` as sent when the
+    request offers the model a tool (Anthropic's tools declared with ``tool_choice: {"type":
+    "none"}`` offer none). None when no wire reader reads it as a model request."""
+    try:
+        (exchange,) = read_exchanges([interaction])
+    except WireEpisodeError:
+        return None
+    protocol = protocol_of(exchange)
+    body = exchange.request_body
+    if protocol is None or not isinstance(body, dict):
+        return None
+    request = protocol.request(exchange, {})
+    sent = ("model", "temperature", "top_p", "tool_choice", "parallel_tool_calls")
+    out: dict[str, Any] = {k: body[k] for k in sent if k in body}
+    out["messages"] = list(request.messages)
+    if request.tools_offered and body.get("tools"):
+        out["tools"] = body["tools"]
+    return out
 
 
 @lru_cache(maxsize=256)
@@ -72,5 +131,3 @@ def _tool_results_cached(path_: str, mtime_ns: int, size: int) -> list[tuple[str
             result = m.get("content")
         out.append((name, args, result))
     return out
-
-

@@ -139,6 +139,7 @@ def load_eval(path: str | Path) -> EvalSuite:
                 else exp.tool_choice
             ),
             stream=exp.stream,
+            protocol=exp.protocol,
         ),
         path=str(p),
         study=model.study,

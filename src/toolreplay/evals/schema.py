@@ -76,6 +76,8 @@ class ExperimentModel(_Strict):
     repeat_window: int = Field(default=DEFAULT_REPEAT_WINDOW, ge=1, le=20)
     tool_choice: Literal["auto", "required", "none"] | NamedToolChoice = "auto"
     stream: bool = False  # ask the model for streamed replies (text/event-stream)
+    # the wire protocol the model client speaks (toolreplay.models.base.MODEL_PROTOCOLS)
+    protocol: Literal["chat_completions", "responses", "anthropic_messages"] = "chat_completions"
 
     @field_validator("hosts", "toolsets", "ablations", "baseline")
     @classmethod

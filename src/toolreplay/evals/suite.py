@@ -8,7 +8,7 @@ Shapes::
              expect: tuple[EpisodeExpectation, ...], declared_measures, tests, extension, hints)
     Place(query, region, names)
     ExperimentSpec(hosts, toolsets, max_rounds, token_budget, temperature, ablations,
-                   baseline, repeat_window, tool_choice, stream)
+                   baseline, repeat_window, tool_choice, stream, protocol)
 
 What is only one domain's (the weather study's stand-in hints, its per-trial variations, the
 names its stand-in retries a geocoding with) is not here: a question's study-owned block
@@ -31,6 +31,10 @@ from toolreplay.evals.measures import MeasureDeclaration
 Measure = str
 NO_MEASURE = "none"
 DEFAULT_REPEAT_WINDOW = 2
+#: The wire protocols an eval file's ``experiment.protocol`` may name (the model clients'
+#: :data:`toolreplay.models.base.MODEL_PROTOCOLS`), and the default.
+PROTOCOLS = ("chat_completions", "responses", "anthropic_messages")
+DEFAULT_PROTOCOL = "chat_completions"
 
 
 @dataclass(frozen=True)
@@ -99,7 +103,12 @@ class ExperimentSpec:
     ``required``, ``none``, or ``{"type": "function", "function": {"name": TOOL}}`` (the
     model must call TOOL; useful for small models that never call a tool on their own).
     ``stream``: the model client asks for streamed replies (``stream: true`` with
-    ``stream_options.include_usage``) and assembles them; the episodes are the same."""
+    ``stream_options.include_usage``) and assembles them; the episodes are the same.
+    ``protocol``: the wire protocol the model client speaks, one of
+    :data:`PROTOCOLS`: ``chat_completions`` (the default; ``POST …/chat/completions``),
+    ``responses`` (the OpenAI Responses API, ``POST …/responses``) or ``anthropic_messages``
+    (``POST …/v1/messages``); the hosts' episodes are in Chat Completions terms whichever
+    (:func:`toolreplay.models.endpoint.chat_model`)."""
 
     hosts: tuple[str, ...]
     toolsets: tuple[str, ...]
@@ -111,6 +120,7 @@ class ExperimentSpec:
     repeat_window: int = DEFAULT_REPEAT_WINDOW
     tool_choice: Any = field(default="auto", hash=False)
     stream: bool = False
+    protocol: str = DEFAULT_PROTOCOL
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from toolreplay.cassettes.manifest import (
     sha256_json,
 )
 from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
-from toolreplay.evals import DEFAULT_REPEAT_WINDOW, EvalSuite
+from toolreplay.evals import DEFAULT_PROTOCOL, DEFAULT_REPEAT_WINDOW, EvalSuite
 from toolreplay.hosts import HOST_NAMES
 from toolreplay.studies import Study, load_study
 
@@ -103,9 +103,7 @@ def ablation_configurations(suite: EvalSuite) -> list[Configuration]:
     if baseline is None or baseline not in spec.toolsets:
         return []
     return [
-        Configuration(h, baseline, a, study=suite.study)
-        for a in spec.ablations
-        for h in spec.hosts
+        Configuration(h, baseline, a, study=suite.study) for a in spec.ablations for h in spec.hosts
     ]
 
 
@@ -122,8 +120,8 @@ def fingerprint(suite: EvalSuite) -> dict[str, Any]:
     and of each toolset's schemas, the settings every arm shares, and the stand-in's hints
     (``settings["standin_hints"]``, compared for stand-in sets only). Kept in the manifest;
     a set whose fingerprint differs from today's code and eval file is stale. Settings added
-    later (``repeat_window``, ``tool_choice``, ``stream``) are listed only when they differ
-    from their default, so sets recorded before they existed stay current."""
+    later (``repeat_window``, ``tool_choice``, ``stream``, ``protocol``) are listed only when
+    they differ from their default, so sets recorded before they existed stay current."""
     settings: dict[str, Any] = {
         "temperature": suite.experiment.temperature,
         "max_rounds": suite.experiment.max_rounds,
@@ -137,6 +135,8 @@ def fingerprint(suite: EvalSuite) -> dict[str, Any]:
         settings["tool_choice"] = suite.experiment.tool_choice
     if suite.experiment.stream:
         settings["stream"] = True
+    if suite.experiment.protocol != DEFAULT_PROTOCOL:
+        settings["protocol"] = suite.experiment.protocol
     return {
         "system_prompt_sha256": sha256_json(suite.system_prompt_template),
         "tool_schemas_sha256": {
@@ -180,7 +180,6 @@ def stale_parts(manifest: Manifest, suite: EvalSuite) -> list[str]:
         if changed or set(was) - set(hints):
             out.append("stand-in hints " + (", ".join(changed) or "(questions removed)"))
     return out
-
 
 
 def rerecord_command(

@@ -1,5 +1,4 @@
-"""One episode: the initial messages, a live run through a host, and a replay from its cassette.
-"""
+"""One episode: the initial messages, a live run through a host, and a replay from its cassette."""
 
 from __future__ import annotations
 
@@ -23,7 +22,7 @@ from toolreplay.cassettes.vcr import RecordMode, replay_cassette
 from toolreplay.evals import EvalSuite, Question
 from toolreplay.hosts import LoopLimits, run_host
 from toolreplay.models.base import ChatModel, ModelSettings
-from toolreplay.models.openai_chat import OpenAIChatModel
+from toolreplay.models.endpoint import chat_model
 from toolreplay.runs.configuration import Configuration, rerecord_command
 from toolreplay.wire.episode import Episode, Message
 
@@ -123,17 +122,20 @@ def replay_episode(
         api_key=None,
         temperature=suite.experiment.temperature,
         stream=suite.experiment.stream,
+        protocol=suite.experiment.protocol,
     )
+
     def rerecord() -> str:  # made only when an error needs it (it hashes the prompt and tools)
         # --only names an episode; it re-records every trial of it
         return rerecord_command(set_dir, manifest, suite, [episode_key(config.name, question.id)])
 
     tool_choice = suite.experiment.tool_choice
 
-    def make_model() -> OpenAIChatModel:
-        return OpenAIChatModel(settings, http, tool_choice=tool_choice)
+    def make_model() -> ChatModel:  # the client of the eval file's protocol
+        return chat_model(settings, http, tool_choice=tool_choice)
 
-    # The SDK client is made once per set of replay clients (it is stateless between calls).
+    # The SDK client is made once per set of replay clients (it is stateless between calls);
+    # the settings, and so the memo's key, carry the protocol.
     model = (
         player.memo(("model", settings, json.dumps(tool_choice, sort_keys=True)), make_model)
         if player is not None

@@ -1,6 +1,8 @@
 """Recording cassette sets: ``--model-source stand-in`` (offline, against the bundled stand-in
 model and Open-Meteo fixture server on loopback) or ``--model-source live`` (a real
-OpenAI-compatible endpoint and the real Open-Meteo API; needs a key).
+endpoint and the real Open-Meteo API; needs a key). The model client speaks the eval file's
+``experiment.protocol`` (Chat Completions, the Responses API or Anthropic Messages;
+:func:`toolreplay.models.endpoint.chat_model`).
 
 Recording writes the whole new set into a staging folder beside the set and swaps it in
 atomically only when every episode succeeded (:mod:`toolreplay.folders`): a failed or killed
@@ -46,7 +48,7 @@ from toolreplay.cassettes.manifest import (
     write_manifest,
 )
 from toolreplay.cassettes.vcr import make_vcr, one_request_at_a_time, use_cassette
-from toolreplay.evals import EvalSuite
+from toolreplay.evals import DEFAULT_PROTOCOL, EvalSuite
 from toolreplay.folders import (
     LockedError,
     deferred_interrupts,
@@ -56,11 +58,11 @@ from toolreplay.folders import (
     staging_folder,
 )
 from toolreplay.models.base import ModelSettings
-from toolreplay.models.endpoint import KEY_VARIABLES
-from toolreplay.models.openai_chat import OpenAIChatModel
+from toolreplay.models.endpoint import KEY_VARIABLES, chat_model
 from toolreplay.redaction import SecretFound, strip_url_credentials
 from toolreplay.runs.configuration import Configuration, Progress, fingerprint
 from toolreplay.runs.episode import run_episode
+from toolreplay.runs.standin_protocols import standin_protocol_server
 from toolreplay.runs.target import (
     RecordingError,
     Target,
@@ -114,7 +116,7 @@ def _record_episodes(
             session.trust_env = (
                 target.trust_env if target.tools_trust_env is None else target.tools_trust_env
             )
-            model = OpenAIChatModel(
+            model = chat_model(  # the client of the settings' protocol
                 target.model_for(trial),
                 http,
                 # A kept error must replay as recorded: retries would add interactions that a
@@ -147,12 +149,6 @@ def _record_episodes(
             rounds=len(episode.rounds),
         )
     return records
-
-
-
-
-
-
 
 
 def record_set(
@@ -297,8 +293,7 @@ def _record_and_commit(
         except KeyboardInterrupt:
             if committed:
                 raise RecordingInterrupted(
-                    f"interrupted after the new recording replaced {set_dir}; "
-                    "the set is complete"
+                    f"interrupted after the new recording replaced {set_dir}; the set is complete"
                 ) from None
             raise
         return manifest
@@ -340,20 +335,32 @@ def record_stand_in(
     """Record against the stand-in model and the study's fixture server (both on loopback,
     started and stopped here). The prompt date is the fixtures' ``today``.
     One stand-in per trial is started, with the set's ``seed`` (see
-    :func:`trials_and_seed` for the defaults)."""
+    :func:`trials_and_seed` for the defaults). Over the eval file's ``experiment.protocol``:
+    the study's stand-in server for ``chat_completions``, its stand-in policy behind the
+    scripted loopback server for ``responses`` and ``anthropic_messages``
+    (:mod:`toolreplay.runs.standin_protocols`)."""
     from toolreplay.doubles import STANDIN_MODEL
 
-    standin_server = load_study(suite.study).standin_server
-    if standin_server is None:
-        raise RecordingError(f"the {load_study(suite.study).name} study has no stand-in model")
+    study = load_study(suite.study)
+    protocol = suite.experiment.protocol
+    chat = protocol == DEFAULT_PROTOCOL
+    if (study.standin_server if chat else study.standin_policy) is None:
+        raise RecordingError(f"the {study.name} study has no stand-in model")
+
+    def standin(seed_: int, trial: int) -> AbstractContextManager[str]:
+        """Trial ``trial``'s stand-in: the study's own server over Chat Completions, else its
+        policy behind the scripted server speaking ``protocol``."""
+        if chat:
+            assert study.standin_server is not None
+            return study.standin_server(suite, seed_, trial)
+        assert study.standin_policy is not None
+        return standin_protocol_server(study.standin_policy(suite, seed_, trial), protocol)
 
     n, s = trials_and_seed(set_dir, only, trials, seed)
     if n < 1:
         raise RecordingError(f"--trials must be at least 1, not {n}")
     with ExitStack() as stack:
-        urls = tuple(
-            stack.enter_context(standin_server(suite, s, t)) for t in range(1, n + 1)
-        )
+        urls = tuple(stack.enter_context(standin(s, t)) for t in range(1, n + 1))
         tool_urls, today = stack.enter_context(_fixture_server(suite))
         target = Target(
             provenance="stand-in",
@@ -363,6 +370,7 @@ def record_stand_in(
                 api_key="stand-in",
                 temperature=suite.experiment.temperature,
                 stream=suite.experiment.stream,
+                protocol=protocol,
             ),
             tool_urls=tool_urls,
             today=today,
@@ -409,8 +417,8 @@ def record_live(
             " `toolreplay record --model-source stand-in --set NAME`."
         )
     settings = ModelSettings(settings.base_url, settings.model, settings.api_key,
-                             suite.experiment.temperature,
-                             stream=suite.experiment.stream)  # fmt: skip
+                             suite.experiment.temperature, stream=suite.experiment.stream,
+                             protocol=suite.experiment.protocol)  # fmt: skip
     n, _ = trials_and_seed(set_dir, only, trials, None)
     if tools_fixture:
         with _fixture_server(suite) as (fixture_urls, today):

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from toolreplay.audit.traffic import recorded_tool_results
+from toolreplay.audit import is_model_request, recorded_tool_results
 from toolreplay.cassettes.store import read_cassette
 from toolreplay.study.weather import reference as ref
 
@@ -47,12 +47,12 @@ class _Request:
 
 
 def recorded_requests(path: Path) -> list[_Request]:
-    """Every recorded request that is not a model request, in order."""
+    """Every recorded request that is not a model request (of any protocol), in order."""
     out = []
     for position, i in enumerate(_read(path)):
-        parts = urlsplit(i["request"]["uri"])
-        if parts.path.endswith("/chat/completions"):
+        if is_model_request(i):
             continue
+        parts = urlsplit(i["request"]["uri"])
         kind = (
             "search"
             if parts.path.endswith("/search")
