@@ -48,7 +48,9 @@ def main() -> None:
     import toolreplay.runs.replay as runs_replay
 
     _stamped(runs_replay, "replay_outcomes", "replay_start", "replay_end")
-    _stamped(cli_run, "write_outputs", "write_start")
+    # the write step: publish_run now, write_outputs in older trees (before/after runs)
+    writer = "publish_run" if hasattr(cli_run, "publish_run") else "write_outputs"
+    _stamped(cli_run, writer, "write_start")
     end_process = getattr(cli_main, "_end_process", None)  # absent before the fast exit
     if end_process is not None:
 
