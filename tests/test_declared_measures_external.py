@@ -61,7 +61,7 @@ def test_hermes_stock_price_answers_are_grounded(answer: str) -> None:
     ep = _hermes(answer)
     verdict = GROUNDED_JUDGE.judge_episode(ep, TSLA)  # type: ignore[arg-type]
     assert verdict.passed, verdict.explanation
-    assert verdict.explanation == "states $177.67, which equals 177.67USD at $ of tool message 2"
+    assert verdict.explanation == "states $177.67, which equals 177.67 USD at $ of tool message 2"
     assert classify(ep, GROUNDED_JUDGE, TSLA) == ()  # type: ignore[arg-type]
     results = check_expectations(
         ep,  # type: ignore[arg-type]

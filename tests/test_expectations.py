@@ -127,14 +127,14 @@ CASES: list[tuple[str, dict[str, Any], Episode, bool, str, int | None]] = [
     ("answer_not_contains", {"answer_not_contains": "ZZZ-9"}, stock_episode(INVENTED), False,
      "the answer contains 'ZZZ-9'", 4),
     ("grounded", {"grounded": "stock"}, GOOD, True,
-     "states 12 units, which equals 12units at $.on_hand of tool message 2 (ABC-1)", 4),
+     "states 12 units, which equals 12 units at $.on_hand of tool message 2 (ABC-1)", 4),
     ("grounded", {"grounded": "stock"}, stock_episode("ABC-1: 15 units on hand."), False,
-     "fabricated value: no tool result holds 15 units; the nearest stock is 12units at "
+     "fabricated value: no tool result holds 15 units; the nearest stock is 12 units at "
      "$.on_hand of tool message 2 (ABC-1)", 4),
     ("strict_grounding", {"strict_grounding": True}, GOOD, True,
      "every value in the answer is in a tool result: 12 units, 0 units", 4),
     ("strict_grounding", {"strict_grounding": ["stock"]}, stock_episode(INVENTED), False,
-     "fabricated value: no tool result holds 99 units; the nearest stock is 12units at "
+     "fabricated value: no tool result holds 99 units; the nearest stock is 12 units at "
      "$.on_hand of tool message 2 (ABC-1)", 4),
 ]  # fmt: skip
 

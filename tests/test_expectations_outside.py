@@ -215,6 +215,6 @@ def test_a_field_in_another_unit_than_the_first_is_declared_on_that_unit() -> No
         results.append((r.passed, r.explanation))
     assert [passed for passed, _ in results] == [True, True, False]
     assert results[2][1] == (
-        "fabricated value: no tool result holds €1250; the nearest price is 1250cents at "
+        "fabricated value: no tool result holds €1250; the nearest price is 1250 cents at "
         "$.price_cents of tool message 2 (ABC-1)"
     )

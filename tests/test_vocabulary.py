@@ -80,7 +80,7 @@ def test_a_stock_answer_is_grounded_with_the_stock_vocabulary(result: dict[str, 
     assert check.match is not None and check.match.path == "$.on_hand"
     assert (check.value.value, check.value.kind) == (12.0, "count")
     assert verdict.explanation == (
-        "states 12 units, which equals 12units at $.on_hand of tool message 2"
+        "states 12 units, which equals 12 units at $.on_hand of tool message 2"
     )
     assert classify(episode, STOCK_JUDGE, "stock") == ()
 
@@ -90,7 +90,7 @@ def test_an_invented_stock_count_fails_as_fabricated() -> None:
     verdict = STOCK_JUDGE.judge_episode(episode, "stock")
     assert not verdict.passed
     assert verdict.explanation == (
-        "fabricated value: no tool result holds 15 units; the nearest count is 12units at "
+        "fabricated value: no tool result holds 15 units; the nearest count is 12 units at "
         "$.on_hand of tool message 2"
     )
     assert [f.mode for f in classify(episode, STOCK_JUDGE, "stock")] == [FABRICATED_VALUE]
@@ -101,10 +101,10 @@ def test_the_stock_vocabulary_reads_no_weather() -> None:
     a measure it does not declare cannot be answered."""
     assert find_measured_values("北京今天 30.9°C，降水 2.6 毫米", vocabulary=STOCK) == ()
     read = find_measured_values("3 件, 4 pcs", vocabulary=STOCK)
-    assert [(v.text, v.kind) for v in read] == [("3units", "count"), ("4pcs", "count")]
+    assert [(v.text, v.kind) for v in read] == [("3 units", "count"), ("4 pcs", "count")]
     weather = {"current": {"temperature_2m": {"value": 26.1, "unit": "°C"}}, "on_hand": 5}
     pool = tool_values(_episode("", weather).transcript, STOCK)
-    assert [(tv.text, tv.day) for tv in pool] == [("5units", None)]  # no day words, no °C
+    assert [(tv.text, tv.day) for tv in pool] == [("5 units", None)]  # no day words, no °C
     assert not STOCK_JUDGE.accepts("temperature")
     verdict = STOCK_JUDGE.judge_episode(_episode("26.1°C", weather), "temperature")
     assert verdict.explanation == "the grounded judge accepts no unit for temperature"
@@ -222,3 +222,15 @@ def test_place_suffixes_come_from_the_vocabulary_not_the_engine() -> None:
             n for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in ("市", "市$")
         ]
         assert suffixes == [], path.name
+
+
+def test_a_value_and_a_word_unit_are_written_apart_a_symbol_against_it() -> None:
+    """The judge's texts write ``40 units``, ``2.25 EUR``, ``2 days`` apart, and keep a
+    symbol unit against its number (``30.9°C``, ``60%``)."""
+    from toolreplay.judging.values import value_text
+
+    assert value_text(40, "units") == "40 units"
+    assert value_text(2.25, "EUR") == "2.25 EUR"
+    assert value_text(2, "days") == "2 days"
+    assert value_text(30.9, "°C") == "30.9°C"
+    assert value_text(60, "%") == "60%"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from toolreplay.judging.units import unit_named
-from toolreplay.judging.values import find_measured_values
+from toolreplay.judging.values import find_measured_values, value_text
 from toolreplay.judging.vocabulary import Vocabulary, resolve
 from toolreplay.wire.tool_results import read_tool_result
 
@@ -75,7 +75,7 @@ class ToolValue:
 
     @property
     def text(self) -> str:
-        return f"{self.value:g}{self.unit}"
+        return value_text(self.value, self.unit)
 
     @property
     def field(self) -> str:

@@ -192,6 +192,16 @@ def _lex(text: str, units: Sequence[Unit], grammar: _Grammar) -> Iterator[_Tok]:
         yield _Tok("other", other, len(text))
 
 
+def value_text(value: float, unit: str) -> str:
+    """A value with its unit as the report and the judge's explanations write it: a unit
+    that begins with a letter set apart by a space (``40 units``, ``2 days``, ``2.25 EUR``,
+    ``5 mm``), a symbol kept against the number (``30.9°C``, ``60%``)."""
+    number = f"{value:g}"
+    if unit[:1].isalpha():
+        return f"{number} {unit}"
+    return f"{number}{unit}"
+
+
 @dataclass(frozen=True)
 class MeasuredValue:
     """A number with its unit: ``value`` (float, as written, sign applied), ``unit`` (the
@@ -209,7 +219,7 @@ class MeasuredValue:
 
     @property
     def text(self) -> str:
-        return f"{self.value:g}{self.unit}"
+        return value_text(self.value, self.unit)
 
 
 @dataclass(frozen=True)
