@@ -56,8 +56,11 @@ def episode_rows(
     """One row per episode (trial 1, with its transcript), then one per further trial from
     ``trial_outcomes`` (no transcript is kept for those; they link to trial 1's): ``{"n",
     "anchor", "configuration", "question_id", "question", "trial", "passed", "modes",
-    "mode_names", "rounds", "tool_calls", "stop", "answer", "has_transcript"}``. Order:
-    results order, each episode's further trials after it."""
+    "mode_names", "rounds", "tool_calls", "stop", "answer", "has_transcript"}``. ``modes``:
+    trial 1's unmet expectations (:func:`~toolreplay.report.reasons.unmet_views`, with their
+    ``text``) then its failure modes (``{"mode", "label"}``); a further trial's failure modes
+    only (``trial_outcomes`` keep no expectations). Order: results order, each episode's
+    further trials after it."""
     later: dict[tuple[str, str], list[TrialOutcome]] = {}
     for o in results.trial_outcomes or []:
         if o.trial > 1:
@@ -114,8 +117,9 @@ def matrix(
     detail: bool,
 ) -> dict[str, Any]:
     """Questions (rows, first-seen order) × configurations (columns): each cell the episode's
-    verdict, its tool-call chain (with arguments and the answer's first line when ``detail``)
-    and a link to its transcript; None where the configuration did not run the question.
+    verdict, its failure reasons (unmet expectations, then failure modes), its tool-call chain
+    (with arguments and the answer's first line when ``detail``) and a link to its transcript;
+    None where the configuration did not run the question.
     ``{"columns": [name], "rows": [{"id", "question", "cells": [cell | None]}], "detail"}``."""
     names = ordered_names((ep.configuration for ep in episodes), [c.name for c in configurations])
     at: dict[tuple[str, str], int] = {}
