@@ -117,8 +117,11 @@ def test_expectations_reach_results_and_the_report(tmp_path: Path) -> None:
     schema = json.loads((ROOT / "schemas" / "results.schema.json").read_text(encoding="utf-8"))
     jsonschema.validate(doc, schema)
     html = render_report(doc)
-    assert "<strong>expectations</strong> 2/4 met" in html
-    assert "5 rounds, more than 4; round 5 is over the limit" in html
+    # the unmet ones head the failing episode's transcript as failure reasons, the met ones
+    # follow as passing checks; the passing episode lists its expectations as before
+    assert "<strong>passing checks</strong> 2/4 expectations met" in html
+    assert "<strong>expectations</strong> 4/4 met" in html
+    assert "not met: at most 4 rounds — 5 rounds, more than 4; round 5 is over the limit" in html
     assert 'href="#' in html and '-m9" class="msg-link">#9</a>' in html
 
 

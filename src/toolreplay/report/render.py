@@ -69,6 +69,7 @@ from toolreplay.diff import Run
 from toolreplay.outputs import atomic_writer
 from toolreplay.report.fidelity import fidelity_view
 from toolreplay.report.labels import METRICS
+from toolreplay.report.reasons import unmet_counts
 from toolreplay.report.summary import (
     charts_view,
     episode_anchors,
@@ -275,7 +276,13 @@ def build_page(
         "title": f"toolreplay report: {results.cassette_set} ({prov.provenance})",
         "header": header_view(results),
         "verdict": verdict_view(
-            configurations, modes, fidelity, episodes, trials, trial_count_of(results)
+            configurations,
+            modes,
+            fidelity,
+            episodes,
+            trials,
+            trial_count_of(results),
+            unmet_counts(episodes),
         ),
         "grid": grid_view(configurations, modes, trials),
         "metrics": metrics_view(configurations, modes),

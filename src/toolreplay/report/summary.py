@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from toolreplay.report.labels import FAILURE_MODES, HOSTS, METRICS, SOURCES, toolset_labels
+from toolreplay.report.reasons import UNMET, UNMET_LABEL
 from toolreplay.report.text import format_number
 from toolreplay.results.format import (
     ConfigurationSummary,
@@ -122,6 +123,8 @@ def episode_anchors(episodes: Sequence[EpisodeResult]) -> list[str]:
 
 
 def mode_label(mode: str) -> str:
+    if mode == UNMET:
+        return UNMET_LABEL
     return FAILURE_MODES.get(mode, mode.replace("_", " "))
 
 
@@ -156,12 +159,15 @@ def verdict_view(
     episodes: Sequence[EpisodeResult],
     trials: Mapping[str, Mapping[str, Any]] | None = None,
     n_trials: int = 1,
+    unmet: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """The first-screen line: which configurations passed, which failed and why (failure
     modes), and the fidelity audit's score. With several trials (``trials``, from
     :func:`over_trials_view`) a configuration passed only when every trial of every question
     passed, and its score is over trials (trial 1's, the study's run, beside it); the modes
-    are then counted over trials."""
+    are then counted over trials. ``unmet`` (:func:`toolreplay.report.reasons.unmet_counts`):
+    per configuration, trial 1's episodes with an unmet expectation, a reason of their own
+    shown before the modes."""
     rows = []
     for c in configurations:
         over = (trials or {}).get(c.name)
@@ -175,6 +181,7 @@ def verdict_view(
                 "ok": bool(total) and done == total,
                 "modes": over["modes"] if over else _modes_of(c.name, modes),
                 "trials": over,
+                "unmet": (unmet or {}).get(c.name, 0),
             }
         )
     over_all = None

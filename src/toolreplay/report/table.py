@@ -14,6 +14,7 @@ from typing import Any
 
 from toolreplay.report.episodes import chain_view, episode_modes, failure_card, pending_calls_view
 from toolreplay.report.labels import FAILURE_MODES
+from toolreplay.report.reasons import UNMET, unmet_records, unmet_views
 from toolreplay.report.summary import mode_label, ordered_names, stop_view
 from toolreplay.report.text import text_view
 from toolreplay.results.format import (
@@ -55,8 +56,11 @@ def episode_rows(
     """One row per episode (trial 1, with its transcript), then one per further trial from
     ``trial_outcomes`` (no transcript is kept for those; they link to trial 1's): ``{"n",
     "anchor", "configuration", "question_id", "question", "trial", "passed", "modes",
-    "mode_names", "rounds", "tool_calls", "stop", "answer", "has_transcript"}``. Order:
-    results order, each episode's further trials after it."""
+    "mode_names", "rounds", "tool_calls", "stop", "answer", "has_transcript"}``. ``modes``:
+    trial 1's unmet expectations (:func:`~toolreplay.report.reasons.unmet_views`, with their
+    ``text``) then its failure modes (``{"mode", "label"}``); a further trial's failure modes
+    only (``trial_outcomes`` keep no expectations). Order: results order, each episode's
+    further trials after it."""
     later: dict[tuple[str, str], list[TrialOutcome]] = {}
     for o in results.trial_outcomes or []:
         if o.trial > 1:
@@ -74,7 +78,7 @@ def episode_rows(
                 "question": question,
                 "trial": 1,
                 "passed": ep.passed,
-                "modes": _modes(modes),
+                "modes": unmet_views(ep) + _modes(modes),
                 "mode_names": episode_modes(ep),
                 "rounds": ep.rounds,
                 "tool_calls": ep.tool_calls,
@@ -113,8 +117,9 @@ def matrix(
     detail: bool,
 ) -> dict[str, Any]:
     """Questions (rows, first-seen order) × configurations (columns): each cell the episode's
-    verdict, its tool-call chain (with arguments and the answer's first line when ``detail``)
-    and a link to its transcript; None where the configuration did not run the question.
+    verdict, its failure reasons (unmet expectations, then failure modes), its tool-call chain
+    (with arguments and the answer's first line when ``detail``) and a link to its transcript;
+    None where the configuration did not run the question.
     ``{"columns": [name], "rows": [{"id", "question", "cells": [cell | None]}], "detail"}``."""
     names = ordered_names((ep.configuration for ep in episodes), [c.name for c in configurations])
     at: dict[tuple[str, str], int] = {}
@@ -146,7 +151,7 @@ def matrix(
                     "question_id": qid,
                     "passed": ep.passed,
                     "mode_names": episode_modes(ep),
-                    "modes": _modes([f.mode for f in ep.failure_modes or []]),
+                    "modes": unmet_views(ep) + _modes([f.mode for f in ep.failure_modes or []]),
                     "chain": chain,
                     "rounds": ep.rounds,
                     "tool_calls": ep.tool_calls,
@@ -171,14 +176,35 @@ def gallery(
     ``{"anchor", "question_id", "question", "configuration", "mode"}`` links)}``.
 
     ``classified`` counts episodes carrying ``failure_modes``; when it is 0 the classifier has
-    not run and ``unclassified`` lists the episodes the judge failed, without a mode."""
+    not run and ``unclassified`` lists the episodes the judge failed, without a mode.
+    ``reasons``: the unmet expectations as a group of the same shape (mode
+    :data:`~toolreplay.report.reasons.UNMET`, one card per unmet expectation; empty when
+    every expectation is met), shown before the failure modes and not counted in ``count``."""
     classified = [i for i, ep in enumerate(episodes) if ep.failure_modes is not None]
     members: dict[str, dict[str, list[tuple[int, FailureModeRecord]]]] = {}
     for i in classified:
         for fm in episodes[i].failure_modes or []:
             per = members.setdefault(fm.mode, {})
             per.setdefault(episodes[i].configuration, []).append((i, fm))
+    unmet: dict[str, dict[str, list[tuple[int, FailureModeRecord]]]] = {}
+    for i, ep in enumerate(episodes):
+        for record in unmet_records(ep):
+            unmet.setdefault(UNMET, {}).setdefault(ep.configuration, []).append((i, record))
     order = [c.name for c in configurations]
+    return {
+        **_groups(episodes, anchors, members, order, examples),
+        "reasons": _groups(episodes, anchors, unmet, order, examples)["groups"],
+    }
+
+
+def _groups(
+    episodes: Sequence[EpisodeResult],
+    anchors: Sequence[str],
+    members: dict[str, dict[str, list[tuple[int, FailureModeRecord]]]],
+    order: list[str],
+    examples: int,
+) -> dict[str, Any]:
+    classified = [i for i, ep in enumerate(episodes) if ep.failure_modes is not None]
     groups = []
     for mode in ordered_names(sorted(members), FAILURE_MODES):
         per = members[mode]

@@ -19,6 +19,7 @@ from toolreplay.report.episodes import (
 )
 from toolreplay.report.evidence import cited_fields, judge_citations, judge_values, pretty_spans
 from toolreplay.report.labels import FAILURE_MODES
+from toolreplay.report.reasons import unmet_views
 from toolreplay.report.summary import mode_label, ordered_names, stop_view
 from toolreplay.report.text import CLIP_AT, CLIP_JSON, Segment, plural_of, text_view
 from toolreplay.results.format import (
@@ -219,6 +220,12 @@ def _transcript(
         "verdict": "" if ep.verdict is None else ep.verdict,
         # ExpectationRecord models: the template reads their attributes
         "expectations": ep.expectations or [],
+        # failure reasons, first in the transcript: unmet expectations, then failure modes
+        "unmet": unmet_views(ep),
+        "reasons": [
+            {"mode": fm.mode, "label": mode_label(fm.mode), "text": fm.explanation or ""}
+            for fm in ep.failure_modes or []
+        ],
         "judge_values": judge_values(ep, anchor, len(transcript)),
         "rounds": ep.rounds,
         "tool_calls": ep.tool_calls,
