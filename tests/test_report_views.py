@@ -50,8 +50,17 @@ def episode(results: dict[str, Any], configuration: str, question_id: str) -> di
 # --------------------------------------------------------------------------- first screen
 
 
+def scorecard(verdict: Tag) -> dict[str, dict[str, str]]:
+    """The scorecard's rows, in page order: configuration → its cells' text by column."""
+    out = {}
+    for tr in verdict.select("table.scorecard tbody tr"):
+        cells = {td["data-label"]: text(td) for td in tr.select("td")}
+        out[tr["data-configuration"]] = {"row": text(tr.th), **cells}
+    return out
+
+
 @pytest.mark.slow
-def test_verdict_line_comes_first_and_says_why(page: BeautifulSoup) -> None:
+def test_scorecard_comes_first_worst_configuration_first(page: BeautifulSoup) -> None:
     verdict = page.select_one("#verdict")
     assert verdict is not None
     # nothing but the title and subtitle before it; the bar (contents, filters), then the grid
@@ -59,37 +68,64 @@ def test_verdict_line_comes_first_and_says_why(page: BeautifulSoup) -> None:
     assert [t.name for t in main.find_all(recursive=False)][:3] == ["header", "div", "section"]
     assert main.find("div", recursive=False)["id"] == "bar"
     assert main.find("section", recursive=False)["id"] == "grid"
-    line = text(verdict)
+    assert verdict.find_parent("header") is not None
     # five trials: trial 1 (the study's run) and the passes over every trial
-    assert line.startswith(
+    assert text(verdict.select_one(".verdict-line")) == (
         "12 of 16 episodes passed in trial 1 (the study's run); 59 of 80 over 5 trials."
     )
-    assert (
-        "partly failed: single+oneshot 19/20 trials, 3 of 4 questions always (trial 1: 4/4), "
-        "why, over trials: empty answer ×1." in line
-    )
-    assert (
-        "failed: single+atomic 0/20 trials, 0 of 4 questions always (trial 1: 0/4), why, over "
-        "trials: empty answer ×13, unfulfilled promise ×7." in line
-    )
-    assert "passed: loop+oneshot 20/20 trials, loop+atomic 20/20 trials." in line
-    assert "fidelity 6/6" in line
-    assert "stand-in model: a test double tools: the fixture server" in line
-    hrefs = [a["href"] for a in verdict.select("a")]
-    assert "#trials" in hrefs and "#fidelity" in hrefs
+    rows = scorecard(verdict)
+    # the configuration that fails every trial first, then the partial failure, then the rest
+    assert list(rows) == ["single+atomic", "single+oneshot", "loop+oneshot", "loop+atomic"]
+    assert rows["single+atomic"] == {
+        "row": "single+atomic failed",
+        "trial 1": "0/4",
+        "over 5 trials": "0/20 0 of 4 questions always",
+        "pass rate": "0%",
+        "why it fails": "empty answer ×13 over trials, unfulfilled promise ×7",
+    }
+    assert rows["single+oneshot"]["row"] == "single+oneshot partly failed"
+    assert rows["single+oneshot"]["trial 1"] == "4/4"
+    assert rows["single+oneshot"]["over 5 trials"] == "19/20 3 of 4 questions always"
+    assert rows["single+oneshot"]["pass rate"] == "95%"
+    assert rows["single+oneshot"]["why it fails"] == "empty answer ×1 over trials"
+    assert rows["loop+atomic"]["row"] == "loop+atomic passed"
+    # each figure is coloured by its own status: trial 1's 4/4 green beside an amber 19/20
+    tr = verdict.select_one("tr[data-configuration='single+oneshot']")
+    assert "all" in tr.select_one(".sc-t1 .sc-num")["class"]
+    assert "partial" in tr.select_one(".sc-over .sc-num")["class"]
+    badges = text(verdict.select_one(".sc-badges"))
+    assert badges.startswith("baseline audit passed 6/6 (reference: evals/weather.yaml)")
+    assert "stand-in model: a test double tools: the fixture server" in badges
+    # a reason lands on its gallery group, and with the script on the filtered episode table
+    link = tr.select_one("a.sc-reason")
+    assert link["href"] == "#mode-empty_answer"
+    assert link["data-filter"] == "#f:fail=1&c=single%2Boneshot&m=empty_answer&t=all"
+    assert verdict.select_one("a.audit-badge")["href"] == "#fidelity"
 
 
 @pytest.mark.slow
-def test_one_trial_verdict_line_says_why_by_trial_one(committed: dict[str, Any]) -> None:
+def test_one_trial_scorecard_says_why_by_trial_one(committed: dict[str, Any]) -> None:
     from .test_report import single_trial
 
     verdict = parse(render_report(single_trial(committed))).select_one("#verdict")
-    line = text(verdict)
-    assert line.startswith("12 of 16 episodes passed.")
-    assert "failed: single+atomic 0/4, why: empty answer ×2, unfulfilled promise ×2." in line
-    assert "passed: single+oneshot 4/4, loop+oneshot 4/4, loop+atomic 4/4." in line
-    hrefs = [a["href"] for a in verdict.select("a")]
-    assert "#mode-empty_answer" in hrefs and "#trials" not in hrefs
+    assert text(verdict.select_one(".verdict-line")) == "12 of 16 episodes passed."
+    rows = scorecard(verdict)
+    assert rows["single+atomic"] == {
+        "row": "single+atomic failed",
+        "trial 1": "0/4",
+        "pass rate": "0%",
+        "why it fails": "empty answer ×2, unfulfilled promise ×2",
+    }
+    assert [r["row"] for r in rows.values()][1:] == [
+        "single+oneshot passed",
+        "loop+oneshot passed",
+        "loop+atomic passed",
+    ]
+    filters = [a["data-filter"] for a in verdict.select("a[data-filter]")]
+    assert filters == [
+        "#f:fail=1&c=single%2Batomic&m=empty_answer",
+        "#f:fail=1&c=single%2Batomic&m=unfulfilled_promise",
+    ]
 
 
 def test_grid_cells_carry_failure_mode_counts(page: BeautifulSoup) -> None:

@@ -67,9 +67,11 @@ from markupsafe import Markup
 
 from toolreplay.diff import Run
 from toolreplay.outputs import atomic_writer
+from toolreplay.report.charts import charts_view as more_charts
 from toolreplay.report.fidelity import fidelity_view
 from toolreplay.report.labels import METRICS
 from toolreplay.report.reasons import unmet_counts
+from toolreplay.report.scorecard import scorecard_view
 from toolreplay.report.summary import (
     charts_view,
     episode_anchors,
@@ -253,10 +255,11 @@ def build_page(
 ) -> dict[str, Any]:
     """The template's view of ``results`` (a mapping is validated into
     :class:`~toolreplay.results.format.Results` first; :class:`ReportError` when it does not
-    validate): ``{"title", "header", "verdict", "grid", "metrics", "charts", "episodes" (the
-    episode table), "matrix" (questions × configurations), "gallery", "fidelity",
-    "transcripts", "trials", "filters", "compare", "large", "system", "tx"}`` (plain dicts
-    and lists; an episode's expectations as their models). ``compare`` is an earlier run to
+    validate): ``{"title", "header", "verdict", "scorecard" (the first screen,
+    :mod:`toolreplay.report.scorecard`), "grid", "metrics", "charts", "charts_more"
+    (:mod:`toolreplay.report.charts`), "episodes" (the episode table), "matrix" (questions ×
+    configurations), "gallery", "fidelity", "transcripts", "trials", "filters", "compare",
+    "large", "system", "tx"}`` (plain dicts and lists; an episode's expectations as their models). ``compare`` is an earlier run to
     compare with (None: no comparison section). A run of more than
     :data:`~toolreplay.report.table.LARGE_RUN` episodes is ``large``: lean transcripts, the
     set's shared system prompt shown once."""
@@ -272,22 +275,27 @@ def build_page(
     large = len(episodes) > LARGE_RUN
     system = shared_system(episodes) if large else None
     trials_view_ = trials_view(results)
+    verdict = verdict_view(
+        configurations,
+        modes,
+        fidelity,
+        episodes,
+        trials,
+        trial_count_of(results),
+        unmet_counts(episodes),
+    )
     return {
         "title": f"toolreplay report: {results.cassette_set} ({prov.provenance})",
         "header": header_view(results),
-        "verdict": verdict_view(
-            configurations,
-            modes,
-            fidelity,
-            episodes,
-            trials,
-            trial_count_of(results),
-            unmet_counts(episodes),
+        "verdict": verdict,
+        "scorecard": scorecard_view(
+            verdict, None if results.selection is None else results.selection.eval_file
         ),
         "grid": grid_view(configurations, modes, trials),
         "metrics": metrics_view(configurations, modes),
         "metric_labels": [label for _, label, _ in METRICS],
         "charts": charts_view(configurations, skip=("recorded_wall_time_s",) if stand_in else ()),
+        "charts_more": more_charts(results),
         "wall_time_charted": not stand_in,
         "episodes": episode_rows(results, episodes, anchors),
         "matrix": matrix(episodes, configurations, anchors, detail=not large),
