@@ -94,6 +94,15 @@ def test_a_sampling_parameter(suite: EvalSuite) -> None:
     assert "sampling parameter `temperature`: sent 0.7, recorded 0.0" in text
 
 
+def test_a_value_of_another_json_type_misses_through_a_replay(suite: EvalSuite) -> None:
+    """The replay matches bodies as typed JSON: ``false`` is not the recorded ``0.0`` although
+    Python's ``False == 0.0``; sent through the openai SDK and the replay transport."""
+    experiment = dataclasses.replace(suite.experiment, temperature=False)
+    # the set's fingerprint reads the setting as Python does (False == 0): not stale
+    text = miss(dataclasses.replace(suite, experiment=experiment))
+    assert "sampling parameter `temperature`: sent false, recorded 0.0" in text
+
+
 def test_tools_withheld_earlier(suite: EvalSuite) -> None:
     experiment = dataclasses.replace(suite.experiment, max_rounds=2)
     text = miss(dataclasses.replace(suite, experiment=experiment), stale=True)

@@ -249,6 +249,24 @@ def test_promise_without_a_measured_value(text: str, sentence: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "sentence"),
+    [
+        ("好的。我查到结果的时候，会马上告诉您。", "我查到结果的时候，会马上告诉您。"),
+        ("等我查到的时候，我会告诉您。", "等我查到的时候，我会告诉您。"),
+    ],
+)
+def test_a_promise_timed_by_my_own_lookup_is_a_promise_not_an_offer(
+    text: str, sentence: str
+) -> None:
+    """A temporal clause whose subject is the assistant ("when I have found it, I will tell
+    you") times the promise; only a temporal clause about someone else is a condition."""
+    episode = answered(text)
+    [label] = classify(episode)
+    assert label.mode == UNFULFILLED_PROMISE
+    assert label.evidence.text == sentence
+
+
+@pytest.mark.parametrize(
     "text",
     ["北京现在 26°C。让我再查一下明天的。", "It is 26°C now; let me check tomorrow's forecast."],
 )
