@@ -2,6 +2,7 @@
 //
 //   cd tools && npm install     # axe-core and playwright-core (node_modules is not tracked)
 //   node tools/report_screens.mjs OUT_DIR NAME=PAGE.html [NAME=PAGE.html ...] [--chromium PATH]
+//       [--docs DIR]     (also DIR/NAME-WIDTH.jpg, the first screens docs/report.md shows)
 //
 // For each page and width it saves OUT_DIR/NAME-WIDTH.png (the first screen),
 // OUT_DIR/NAME-WIDTH-full.png (the page, cut at 12,000 px) and OUT_DIR/NAME-WIDTH-failures.png
@@ -24,6 +25,7 @@ const option = (name, fallback) => {
   return value;
 };
 const executablePath = option("--chromium", "/usr/bin/chromium");
+const docs = option("--docs", "");  // also save each first screen as DOCS/NAME-WIDTH.jpg
 const [out, ...pages] = args;
 if (!out || !pages.length) {
   console.error("usage: node tools/report_screens.mjs OUT_DIR NAME=PAGE.html [...]");
@@ -50,6 +52,10 @@ try {
       page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
       await page.goto(url, { waitUntil: "load" });
       await page.screenshot({ path: join(out, `${name}-${width}.png`) });
+      if (docs) {
+        mkdirSync(docs, { recursive: true });
+        await page.screenshot({ path: join(docs, `${name}-${width}.jpg`), type: "jpeg", quality: 70 });
+      }
       const full = await page.evaluate(() => document.documentElement.scrollHeight);
       await page.screenshot({ path: join(out, `${name}-${width}-full.png`), fullPage: full <= 12000,
         clip: full > 12000 ? { x: 0, y: 0, width, height: 12000 } : undefined });
