@@ -12,9 +12,13 @@ The comparison is per episode, keyed by ``(configuration, question_id)``:
 * rounds and tool-call deltas, stop-reason changes;
 * the first message where the two transcripts differ;
 
-and, for the runs as a whole, whether they are **comparable**: the same questions, system
+per configuration, the trials each run recorded, the passes in trial 1 and over every trial,
+and the regressions (pass → fail) and improvements (fail → pass) of trial 1; and, for the
+runs as a whole, whether they are **comparable**: the same questions, system
 prompt, tool schemas and judge (otherwise which of them differ). A flip between runs that are
-not comparable may come from that difference rather than from the model or host.
+not comparable may come from that difference rather than from the model or host. Runs that
+recorded different numbers of trials are compared on trial 1 (the episodes), and their
+over-trials rates are shown but not compared (:attr:`RunDiff.trial_note`).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolreplay.results.format import Results, as_results
+from toolreplay.results.format import ConfigurationSummary, Results, as_results
 
 __all__ = [
     "Aspect",
@@ -38,6 +42,9 @@ __all__ = [
     "diff_runs",
     "format_diff",
     "load_run",
+    "rate_text",
+    "score_line",
+    "trial_count",
 ]
 
 
@@ -91,12 +98,25 @@ class MessageDifference:
 @dataclass(frozen=True)
 class Score:
     """A configuration's passed/total in each run: ``a`` (``–`` when run A lacks the
-    configuration) and ``b`` as ``"passed/total"``; ``changed`` when they differ."""
+    configuration) and ``b`` as ``"passed/total"`` of trial 1 (the episodes); ``changed`` when
+    they differ. ``trials`` is the trials per question each run recorded (0: the run lacks the
+    configuration); ``over_trials`` the passes over every trial as ``(passes, trials run)`` per
+    run (``(0, 0)`` when it lacks the configuration); ``regressions``/``improvements`` count
+    its episodes that went pass → fail / fail → pass in trial 1."""
 
     name: str
     a: str
     b: str
     changed: bool
+    trials: tuple[int, int] = (1, 1)
+    over_trials: tuple[tuple[int, int], tuple[int, int]] = ((0, 0), (0, 0))
+    regressions: int = 0
+    improvements: int = 0
+
+    @property
+    def rates(self) -> tuple[float | None, float | None]:
+        """The share of trials passed in each run, in [0, 1] (None when it ran none)."""
+        return tuple(p / n if n else None for p, n in self.over_trials)  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -139,6 +159,7 @@ class RunDiff:
     only_a: tuple[str, ...] = ()
     only_b: tuple[str, ...] = ()
     scores: tuple[Score, ...] = field(default_factory=tuple)
+    trials: tuple[int, int] = (1, 1)
 
     @property
     def comparable(self) -> bool:
@@ -153,8 +174,48 @@ class RunDiff:
         return [c for c in self.changes if c.flipped]
 
     @property
+    def regressions(self) -> int:
+        """Episodes that went pass → fail (trial 1)."""
+        return sum(1 for c in self.changes if c.passed == (True, False))
+
+    @property
+    def improvements(self) -> int:
+        """Episodes that went fail → pass (trial 1)."""
+        return sum(1 for c in self.changes if c.passed == (False, True))
+
+    @property
+    def trials_differ(self) -> bool:
+        return self.trials[0] != self.trials[1]
+
+    @property
+    def trial_note(self) -> str | None:
+        """The trial difference in a sentence (None when both runs recorded as many trials):
+        ``"5 trials before, 1 after: over-trials rates are not comparable; trial 1
+        compared"``."""
+        if not self.trials_differ:
+            return None
+        a, b = self.trials
+        return (
+            f"{_trials(a)} before, {b} after: over-trials rates are not comparable; "
+            "trial 1 compared"
+        )
+
+    @property
     def identical(self) -> bool:
-        return not self.changes and not self.only_a and not self.only_b and self.comparable
+        """Nothing changed: same episodes, verdicts and transcripts, the same trial counts and
+        the same passes over every trial, between comparable runs."""
+        return (
+            not self.changes
+            and not self.only_a
+            and not self.only_b
+            and self.comparable
+            and not self.trials_differ
+            and all(s.over_trials[0] == s.over_trials[1] for s in self.scores)
+        )
+
+
+def _trials(n: int) -> str:
+    return f"{n} trial{'' if n == 1 else 's'}"
 
 
 # --------------------------------------------------------------------------- loading
@@ -225,8 +286,6 @@ def _judge(results: Results) -> str:
     return "unknown" if results.judge is None else results.judge
 
 
-
-
 def _short(text: str, limit: int = 60) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -292,6 +351,9 @@ def _aspects(a: Run, b: Run) -> list[Aspect]:
         )
     ja, jb = _judge(ra), _judge(rb)
     out.append(Aspect("judge", ja == jb, str(ja), str(jb)))
+    na, nb = trial_count(ra), trial_count(rb)
+    # trial 1 is compared whatever the counts: shown, never a reason to refuse (trial_note)
+    out.append(Aspect("trials", na == nb, _trials(na), _trials(nb), required=False))
     ma, mb = ra.provenance.model, rb.provenance.model
     # the model is what a re-recording usually changes: shown, never a reason to refuse
     out.append(Aspect("model", ma == mb, str(ma), str(mb), required=False))
@@ -368,6 +430,8 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
         ):
             changes.append(change)
     ca = {c.name: c for c in a.results.configurations}
+    ta, tb = _over_trials(a.results), _over_trials(b.results)
+    na, nb = trial_count(a.results), trial_count(b.results)
     scores = tuple(
         Score(
             name=c.name,
@@ -375,6 +439,14 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
             b=f"{c.passed}/{c.total}",
             changed=c.name not in ca
             or (ca[c.name].passed, ca[c.name].total) != (c.passed, c.total),
+            trials=(_configuration_trials(ca.get(c.name), na), _configuration_trials(c, nb)),
+            over_trials=(ta.get(c.name, (0, 0)), tb.get(c.name, (0, 0))),
+            regressions=sum(
+                1 for x in changes if x.configuration == c.name and x.passed == (True, False)
+            ),
+            improvements=sum(
+                1 for x in changes if x.configuration == c.name and x.passed == (False, True)
+            ),
         )
         for c in b.results.configurations
     )
@@ -386,7 +458,33 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
         only_a=tuple(f"{k[0]}/{k[1]}" for k in ea if k not in eb),
         only_b=tuple(f"{k[0]}/{k[1]}" for k in eb if k not in ea),
         scores=scores,
+        trials=(na, nb),
     )
+
+
+def trial_count(results: Results) -> int:
+    """Trials per configuration × question a run recorded: ``results.trials``, else the
+    largest trial number in ``trial_outcomes``, else 1 (results without trial fields)."""
+    if results.trials:
+        return results.trials
+    return max((t.trial for t in results.trial_outcomes or []), default=1)
+
+
+def _configuration_trials(c: ConfigurationSummary | None, run: int) -> int:
+    if c is None:
+        return 0
+    return c.trials if c.trials else run
+
+
+def _over_trials(results: Results) -> dict[str, tuple[int, int]]:
+    """Per configuration, ``(passes, trials run)`` over every trial (``trial_outcomes``;
+    without them the episodes, trial 1)."""
+    out: dict[str, list[int]] = {}
+    for t in results.trial_outcomes or results.episodes:
+        n = out.setdefault(t.configuration, [0, 0])
+        n[0] += 1 if t.passed else 0
+        n[1] += 1
+    return {k: (v[0], v[1]) for k, v in out.items()}
 
 
 # --------------------------------------------------------------------------- text
@@ -402,12 +500,16 @@ def format_diff(d: RunDiff) -> list[str]:
     lines = [f"A: {d.a}", f"B: {d.b}"]
     same = [x.name for x in d.aspects if x.same]
     unknown = [x.name for x in d.aspects if x.same is None]
-    if d.comparable:
+    if d.comparable and d.trials_differ:
+        lines.append("comparable: trial 1 only (same " + ", ".join(same) + ")")
+    elif d.comparable:
         lines.append("comparable: yes (same " + ", ".join(same) + ")")
     else:
         lines.append("comparable: NO, these differ: " + ", ".join(d.differing))
+    if d.trial_note:
+        lines.append(f"  trials differ: {d.trial_note}")
     for x in d.aspects:
-        if x.same is False:
+        if x.same is False and x.required:
             lines.append(f"  {x.name} differs: A {x.a} | B {x.b}")
     for name in unknown:
         lines.append(f"  {name}: not compared (a results file or a test suite's folder does "
@@ -418,6 +520,13 @@ def format_diff(d: RunDiff) -> list[str]:
     changed_scores = [s for s in d.scores if s.changed]
     if changed_scores:
         lines.append("passed: " + ", ".join(f"{s.name} {s.a} → {s.b}" for s in changed_scores))
+    lines.append(
+        "per configuration (trial 1 passed; passes over every trial; regressions pass → fail, "
+        "improvements fail → pass):"
+    )
+    lines.extend(f"  {score_line(s)}" for s in d.scores)
+    if not d.changes and not d.only_a and not d.only_b:
+        lines.append("no differences in trial 1")
     flips = d.flips
     lines.append(
         f"{len(flips)} flip{'' if len(flips) == 1 else 's'}, "
@@ -428,6 +537,24 @@ def format_diff(d: RunDiff) -> list[str]:
     lines.extend(f"only in A: {k}" for k in d.only_a)
     lines.extend(f"only in B: {k}" for k in d.only_b)
     return lines
+
+
+def rate_text(passes: int, total: int) -> str:
+    """``"19/20 (95%)"``; ``"–"`` when no trial ran."""
+    return f"{passes}/{total} ({100 * passes / total:.0f}%)" if total else "–"
+
+
+def score_line(s: Score) -> str:
+    """One configuration in a line: ``loop+atomic: trial 1 4/4 → 3/4; over trials 20/20 (100%,
+    5 trials) → 3/4 (75%, 1 trial); 1 regression, 0 improvements``."""
+    (pa, na), (pb, nb) = s.over_trials
+    over_a = rate_text(pa, na) if not na else f"{rate_text(pa, na)[:-1]}, {_trials(s.trials[0])})"
+    over_b = rate_text(pb, nb) if not nb else f"{rate_text(pb, nb)[:-1]}, {_trials(s.trials[1])})"
+    return (
+        f"{s.name}: trial 1 {s.a} → {s.b}; over trials {over_a} → {over_b}; "
+        f"{s.regressions} regression{'' if s.regressions == 1 else 's'}, "
+        f"{s.improvements} improvement{'' if s.improvements == 1 else 's'}"
+    )
 
 
 def _change_lines(c: EpisodeChange) -> list[str]:
