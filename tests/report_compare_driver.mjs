@@ -3,15 +3,20 @@
 // trials, and whether any of its headers overlap or overflow. Prints JSON (last line).
 //   node tests/report_compare_driver.mjs URL CHROMIUM [SCREENSHOT_DIR]
 import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
 const require = createRequire(process.env.TOOLS + "/package.json");
 const { chromium } = require("playwright-core");
+let axeSource = null;  // axe-core, when installed beside playwright-core: run on the open section
+try { axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8"); } catch { axeSource = null; }
 const [url, executablePath, shots] = process.argv.slice(2);
 const browser = await chromium.launch({ executablePath, headless: true,
   args: ["--no-sandbox", "--disable-gpu", "--no-first-run"] });
 const out = {};
 try {
   for (const width of [1280, 390]) {
-    const page = await browser.newPage({ viewport: { width, height: 900 } });
+    // bypassCSP: only so that axe can be injected; the page's own script runs under its CSP hash
+    const context = await browser.newContext({ viewport: { width, height: 900 }, bypassCSP: true });
+    const page = await context.newPage();
     const errors = [];
     page.on("pageerror", (e) => errors.push(String(e)));
     await page.goto(url, { waitUntil: "load" });
@@ -68,11 +73,17 @@ try {
         scroll_width: document.documentElement.scrollWidth,
       };
     });
+    seen.axe = null;
+    if (axeSource) {
+      await page.evaluate(axeSource);
+      seen.axe = await page.evaluate(async () => (await window.axe.run("#compare")).violations
+        .map((v) => `${v.id} (${v.impact}): ${v.nodes[0].html.slice(0, 100)}`));
+    }
     if (shots) {
       await page.locator("#compare").screenshot({ path: `${shots}/compare-${width}.png` });
     }
     out[width] = { ...seen, errors };
-    await page.close();
+    await context.close();
   }
 } finally {
   await browser.close();

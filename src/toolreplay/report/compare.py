@@ -162,6 +162,11 @@ WORD_DIFFS_MAX = 3
 WORD_DIFF_LIMIT = 6000
 
 
+#: Word pairs the matcher compares at most (words of the changed middle of one side × of the
+#: other); a larger middle is shown deleted then inserted whole.
+WORD_DIFF_CELLS = 160_000
+
+
 def _calls(message: Mapping[str, Any]) -> list[str]:
     return [
         f"{(c.get('function') or {}).get('name', '?')}"
@@ -251,9 +256,12 @@ def _flat(message: Mapping[str, Any] | None) -> str:
 
 
 def word_diff(a: str, b: str) -> list[dict[str, str]]:
-    """``a`` → ``b`` word by word (:data:`WORD`; :class:`difflib.SequenceMatcher`, no junk
-    heuristic): ``[{"op": "same" | "del" | "ins", "text"}]``, deleted words before inserted
-    ones where a stretch was replaced; adjacent parts of one op merged. Deterministic."""
+    """``a`` → ``b`` word by word (:data:`WORD`): ``[{"op": "same" | "del" | "ins", "text"}]``,
+    deleted words before inserted ones where a stretch was replaced; adjacent parts of one op
+    merged. The common beginning and end are taken off first; the middle is matched by
+    :class:`difflib.SequenceMatcher` (no junk heuristic) when it is at most
+    :data:`WORD_DIFF_CELLS` word pairs, else shown deleted then inserted whole (the matcher
+    takes quadratic time). Deterministic."""
     wa, wb = WORD.findall(a), WORD.findall(b)
     parts: list[dict[str, str]] = []
 
@@ -266,13 +274,26 @@ def word_diff(a: str, b: str) -> list[dict[str, str]]:
         else:
             parts.append({"op": op, "text": text})
 
-    matcher = difflib.SequenceMatcher(None, wa, wb, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            add("same", wa[i1:i2])
-            continue
-        add("del", wa[i1:i2])
-        add("ins", wb[j1:j2])
+    head = 0
+    while head < min(len(wa), len(wb)) and wa[head] == wb[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(wa), len(wb)) - head and wa[-1 - tail] == wb[-1 - tail]:
+        tail += 1
+    ma, mb = wa[head : len(wa) - tail], wb[head : len(wb) - tail]
+    add("same", wa[:head])
+    if len(ma) * len(mb) > WORD_DIFF_CELLS:
+        add("del", ma)
+        add("ins", mb)
+    else:
+        matcher = difflib.SequenceMatcher(None, ma, mb, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                add("same", ma[i1:i2])
+                continue
+            add("del", ma[i1:i2])
+            add("ins", mb[j1:j2])
+    add("same", wa[len(wa) - tail :])
     return parts
 
 
