@@ -33,8 +33,19 @@ REJECTED = "messages[2].content: Input should be a valid string (got null)"
 # keep it in error.message); ids and figures made up
 OPENAI_429 = (
     "Rate limit reached for gpt-4o in organization org-{org} on tokens per min (TPM): "
-    "Limit 30000, Used {used}, Requested {req}. Please try again in {wait}s. Visit "
+    "Limit 30000, Used {used}, Requested {req}. Please try again in {wait}. Visit "
     "https://platform.openai.com/account/rate-limits to learn more."
+)
+OPENAI_429_TOO_LARGE = (
+    "Request too large for gpt-4o in organization org-{org} on tokens per min (TPM): Limit "
+    "30000, Requested {req}. The input or output tokens must be reduced in order to run "
+    "successfully. Visit https://platform.openai.com/account/rate-limits to learn more."
+)
+# llama.cpp's server: the whole body, as a host that keeps it unparsed would record it
+LLAMA_CPP_400 = (
+    '{{"error":{{"code":400,"message":"the request exceeds the available context size. try '
+    'increasing the context size or enable context shift","type":"exceed_context_size_error",'
+    '"n_prompt_tokens":{n},"n_ctx":{ctx}}}}}'
 )
 ANTHROPIC_429 = (
     "This request would exceed the rate limit for your organization ({org}) of {n} input "
@@ -117,7 +128,9 @@ def test_different_statuses_and_causes_are_separate_groups(llama: dict[str, Any]
     mixed = copy.deepcopy(llama)
     eps = mixed["episodes"]
     for n, ep in enumerate(eps[:3]):
-        message = OPENAI_429.format(org=f"AbC{n}xYz{n}Qr", used=29000 + n, req=1200 + n, wait=n)
+        message = OPENAI_429.format(
+            org=f"AbC{n}xYz{n}Qr", used=29000 + n, req=1200 + n, wait=f"{n}s"
+        )
         ep["error"] = {**ep["error"], "status": 429, "message": message, "text": message}
     eps[3]["error"] = {**eps[3]["error"], "status": 400, "message": "<script>alert(1)</script>"}
     results = as_results(mixed)
@@ -143,8 +156,12 @@ def test_different_statuses_and_causes_are_separate_groups(llama: dict[str, Any]
     ("one", "other"),
     [
         (
-            OPENAI_429.format(org="AbC123xYz", used=29844, req=1203, wait=2.094),
-            OPENAI_429.format(org="QqQ999zzZ", used=29100, req=1870, wait=0.5),
+            OPENAI_429.format(org="AbC123xYz", used=29844, req=1203, wait="2.094s"),
+            OPENAI_429.format(org="QqQ999zzZ", used=29100, req=1870, wait="174ms"),
+        ),
+        (
+            LLAMA_CPP_400.format(n=14429, ctx=8192),
+            LLAMA_CPP_400.format(n=1407, ctx=256),
         ),
         (
             ANTHROPIC_429.format(org="9f1c2a7e-1d2b-4c3d-8e9f-0a1b2c3d4e5f", n="50,000",
@@ -168,6 +185,9 @@ def test_another_cause_is_another_key() -> None:
         normalised_message(VLLM_400_OTHER.format(n=-186))
     )
     assert normalised_message("Overloaded") != normalised_message("Internal server error")
+    rate = OPENAI_429.format(org="AbC123xYz", used=29844, req=1203, wait="2s")
+    too_large = OPENAI_429_TOO_LARGE.format(org="AbC123xYz", req=36278)
+    assert normalised_message(rate) != normalised_message(too_large)
 
 
 def test_echoed_request_values_are_set_aside() -> None:

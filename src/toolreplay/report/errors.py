@@ -53,7 +53,11 @@ IDS = re.compile(
 )
 
 
-#: Numbers (token counts, limits, retry delays, list indexes, line numbers).
+#: Durations, whatever their unit (a retry delay: ``try again in 174ms`` / ``in 3.89s``).
+DURATIONS = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds?|m|min|minutes?|h|hours?)\b")
+
+
+#: Numbers (token counts, limits, list indexes, line numbers).
 NUMBERS = re.compile(r"\d+(?:\.\d+)?")
 
 
@@ -120,9 +124,11 @@ def _drop_inputs(text: str) -> str:
 def normalised_message(message: str) -> str:
     """``message`` with what varies between requests for the same cause taken out: the values
     a validation error echoes back (``'input': …`` → ``'input': …``), ids (:data:`IDS` →
-    ``<id>``), numbers (→ ``#``), and runs of white space (→ one space)."""
+    ``<id>``), durations (:data:`DURATIONS` → ``<duration>``), numbers (→ ``#``), and runs of
+    white space (→ one space)."""
     text = _drop_inputs(message)
     text = IDS.sub("<id>", text)
+    text = DURATIONS.sub("<duration>", text)
     text = NUMBERS.sub("#", text)
     return " ".join(text.split())
 
