@@ -14,7 +14,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from toolreplay.diff import Run, RunDiff, Score, diff_runs, rate_text
+from toolreplay.diff import Run, RunDiff, Score, diff_runs
+from toolreplay.diff_text import rate_text
 from toolreplay.report.episodes import message_anchor_of, one_line
 from toolreplay.report.summary import mode_label
 from toolreplay.report.text import text_view
