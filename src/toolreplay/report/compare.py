@@ -60,9 +60,7 @@ def _headline(d: RunDiff, label: str) -> str:
     flips = _plural(len(d.flips), "flip")
     if d.trials_differ:
         a, b = d.trials
-        return f"{flips} in trial 1 since {label} ({a} trials before, {b} after)".replace(
-            "(1 trials", "(1 trial"
-        )
+        return f"{flips} in trial 1 since {label} ({_plural(a, 'trial')} before, {b} after)"
     return f"{flips} since {label}"
 
 
