@@ -12,9 +12,13 @@ The comparison is per episode, keyed by ``(configuration, question_id)``:
 * rounds and tool-call deltas, stop-reason changes;
 * the first message where the two transcripts differ;
 
-and, for the runs as a whole, whether they are **comparable**: the same questions, system
+per configuration, the trials each run recorded, the passes in trial 1 and over every trial,
+and the regressions (pass → fail) and improvements (fail → pass) of trial 1; and, for the
+runs as a whole, whether they are **comparable**: the same questions, system
 prompt, tool schemas and judge (otherwise which of them differ). A flip between runs that are
-not comparable may come from that difference rather than from the model or host.
+not comparable may come from that difference rather than from the model or host. Runs that
+recorded different numbers of trials are compared on trial 1 (the episodes), and their
+over-trials rates are shown but not compared (:attr:`RunDiff.trial_note`).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolreplay.results.format import Results, as_results
+from toolreplay.results.format import ConfigurationSummary, Results, as_results
 
 __all__ = [
     "Aspect",
@@ -38,6 +42,7 @@ __all__ = [
     "diff_runs",
     "format_diff",
     "load_run",
+    "trial_count",
 ]
 
 
@@ -91,12 +96,25 @@ class MessageDifference:
 @dataclass(frozen=True)
 class Score:
     """A configuration's passed/total in each run: ``a`` (``–`` when run A lacks the
-    configuration) and ``b`` as ``"passed/total"``; ``changed`` when they differ."""
+    configuration) and ``b`` as ``"passed/total"`` of trial 1 (the episodes); ``changed`` when
+    they differ. ``trials`` is the trials per question each run recorded (0: the run lacks the
+    configuration); ``over_trials`` the passes over every trial as ``(passes, trials run)`` per
+    run (``(0, 0)`` when it lacks the configuration); ``regressions``/``improvements`` count
+    its episodes that went pass → fail / fail → pass in trial 1."""
 
     name: str
     a: str
     b: str
     changed: bool
+    trials: tuple[int, int] = (1, 1)
+    over_trials: tuple[tuple[int, int], tuple[int, int]] = ((0, 0), (0, 0))
+    regressions: int = 0
+    improvements: int = 0
+
+    @property
+    def rates(self) -> tuple[float | None, float | None]:
+        """The share of trials passed in each run, in [0, 1] (None when it ran none)."""
+        return tuple(p / n if n else None for p, n in self.over_trials)  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -139,6 +157,7 @@ class RunDiff:
     only_a: tuple[str, ...] = ()
     only_b: tuple[str, ...] = ()
     scores: tuple[Score, ...] = field(default_factory=tuple)
+    trials: tuple[int, int] = (1, 1)
 
     @property
     def comparable(self) -> bool:
@@ -153,8 +172,48 @@ class RunDiff:
         return [c for c in self.changes if c.flipped]
 
     @property
+    def regressions(self) -> int:
+        """Episodes that went pass → fail (trial 1)."""
+        return sum(1 for c in self.changes if c.passed == (True, False))
+
+    @property
+    def improvements(self) -> int:
+        """Episodes that went fail → pass (trial 1)."""
+        return sum(1 for c in self.changes if c.passed == (False, True))
+
+    @property
+    def trials_differ(self) -> bool:
+        return self.trials[0] != self.trials[1]
+
+    @property
+    def trial_note(self) -> str | None:
+        """The trial difference in a sentence (None when both runs recorded as many trials):
+        ``"5 trials before, 1 after: over-trials rates are not comparable; trial 1
+        compared"``."""
+        if not self.trials_differ:
+            return None
+        a, b = self.trials
+        return (
+            f"{_trials(a)} before, {b} after: over-trials rates are not comparable; "
+            "trial 1 compared"
+        )
+
+    @property
     def identical(self) -> bool:
-        return not self.changes and not self.only_a and not self.only_b and self.comparable
+        """Nothing changed: same episodes, verdicts and transcripts, the same trial counts and
+        the same passes over every trial, between comparable runs."""
+        return (
+            not self.changes
+            and not self.only_a
+            and not self.only_b
+            and self.comparable
+            and not self.trials_differ
+            and all(s.over_trials[0] == s.over_trials[1] for s in self.scores)
+        )
+
+
+def _trials(n: int) -> str:
+    return f"{n} trial{'' if n == 1 else 's'}"
 
 
 # --------------------------------------------------------------------------- loading
@@ -225,8 +284,6 @@ def _judge(results: Results) -> str:
     return "unknown" if results.judge is None else results.judge
 
 
-
-
 def _short(text: str, limit: int = 60) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -292,6 +349,9 @@ def _aspects(a: Run, b: Run) -> list[Aspect]:
         )
     ja, jb = _judge(ra), _judge(rb)
     out.append(Aspect("judge", ja == jb, str(ja), str(jb)))
+    na, nb = trial_count(ra), trial_count(rb)
+    # trial 1 is compared whatever the counts: shown, never a reason to refuse (trial_note)
+    out.append(Aspect("trials", na == nb, _trials(na), _trials(nb), required=False))
     ma, mb = ra.provenance.model, rb.provenance.model
     # the model is what a re-recording usually changes: shown, never a reason to refuse
     out.append(Aspect("model", ma == mb, str(ma), str(mb), required=False))
@@ -368,6 +428,8 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
         ):
             changes.append(change)
     ca = {c.name: c for c in a.results.configurations}
+    ta, tb = _over_trials(a.results), _over_trials(b.results)
+    na, nb = trial_count(a.results), trial_count(b.results)
     scores = tuple(
         Score(
             name=c.name,
@@ -375,6 +437,14 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
             b=f"{c.passed}/{c.total}",
             changed=c.name not in ca
             or (ca[c.name].passed, ca[c.name].total) != (c.passed, c.total),
+            trials=(_configuration_trials(ca.get(c.name), na), _configuration_trials(c, nb)),
+            over_trials=(ta.get(c.name, (0, 0)), tb.get(c.name, (0, 0))),
+            regressions=sum(
+                1 for x in changes if x.configuration == c.name and x.passed == (True, False)
+            ),
+            improvements=sum(
+                1 for x in changes if x.configuration == c.name and x.passed == (False, True)
+            ),
         )
         for c in b.results.configurations
     )
@@ -386,73 +456,41 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
         only_a=tuple(f"{k[0]}/{k[1]}" for k in ea if k not in eb),
         only_b=tuple(f"{k[0]}/{k[1]}" for k in eb if k not in ea),
         scores=scores,
+        trials=(na, nb),
     )
+
+
+def trial_count(results: Results) -> int:
+    """Trials per configuration × question a run recorded: ``results.trials``, else the
+    largest trial number in ``trial_outcomes``, else 1 (results without trial fields)."""
+    if results.trials:
+        return results.trials
+    return max((t.trial for t in results.trial_outcomes or []), default=1)
+
+
+def _configuration_trials(c: ConfigurationSummary | None, run: int) -> int:
+    if c is None:
+        return 0
+    return c.trials if c.trials else run
+
+
+def _over_trials(results: Results) -> dict[str, tuple[int, int]]:
+    """Per configuration, ``(passes, trials run)`` over every trial (``trial_outcomes``;
+    without them the episodes, trial 1)."""
+    out: dict[str, list[int]] = {}
+    for t in results.trial_outcomes or results.episodes:
+        n = out.setdefault(t.configuration, [0, 0])
+        n[0] += 1 if t.passed else 0
+        n[1] += 1
+    return {k: (v[0], v[1]) for k, v in out.items()}
 
 
 # --------------------------------------------------------------------------- text
 
 
-def _delta(pair: tuple[int, int]) -> str:
-    a, b = pair
-    return f"{a} → {b} ({b - a:+d})" if a != b else str(a)
-
-
 def format_diff(d: RunDiff) -> list[str]:
-    """The comparison as lines of plain text (what ``toolreplay diff`` prints)."""
-    lines = [f"A: {d.a}", f"B: {d.b}"]
-    same = [x.name for x in d.aspects if x.same]
-    unknown = [x.name for x in d.aspects if x.same is None]
-    if d.comparable:
-        lines.append("comparable: yes (same " + ", ".join(same) + ")")
-    else:
-        lines.append("comparable: NO, these differ: " + ", ".join(d.differing))
-    for x in d.aspects:
-        if x.same is False:
-            lines.append(f"  {x.name} differs: A {x.a} | B {x.b}")
-    for name in unknown:
-        lines.append(f"  {name}: not compared (a results file or a test suite's folder does "
-                     "not record it)")  # fmt: skip
-    if d.identical:
-        lines.append("no differences")
-        return lines
-    changed_scores = [s for s in d.scores if s.changed]
-    if changed_scores:
-        lines.append("passed: " + ", ".join(f"{s.name} {s.a} → {s.b}" for s in changed_scores))
-    flips = d.flips
-    lines.append(
-        f"{len(flips)} flip{'' if len(flips) == 1 else 's'}, "
-        f"{len(d.changes)} changed episode{'' if len(d.changes) == 1 else 's'}"
-    )
-    for c in d.changes:
-        lines.extend(_change_lines(c))
-    lines.extend(f"only in A: {k}" for k in d.only_a)
-    lines.extend(f"only in B: {k}" for k in d.only_b)
-    return lines
+    """The comparison as lines of plain text (what ``toolreplay diff`` prints; written by
+    :mod:`toolreplay.diff_text`)."""
+    from toolreplay.diff_text import diff_lines
 
-
-def _change_lines(c: EpisodeChange) -> list[str]:
-    if c.flipped:
-        head = f"FLIP {c.key}: {_word(c.passed[0])} → {_word(c.passed[1])}"
-    else:
-        head = f"     {c.key}: still {_word(c.passed[1])}"
-    lines = [head]
-    if c.gained:
-        lines.append(f"    failure modes gained: {', '.join(c.gained)}")
-    if c.lost:
-        lines.append(f"    failure modes lost: {', '.join(c.lost)}")
-    if c.rounds[0] != c.rounds[1]:
-        lines.append(f"    rounds: {_delta(c.rounds)}")
-    if c.tool_calls[0] != c.tool_calls[1]:
-        lines.append(f"    tool calls: {_delta(c.tool_calls)}")
-    if c.stop_reason[0] != c.stop_reason[1]:
-        lines.append(f"    stop reason: {c.stop_reason[0]} → {c.stop_reason[1]}")
-    if c.first_difference:
-        fd = c.first_difference
-        lines.append(f"    first differing message #{fd.index}:")
-        lines.append(f"      A {fd.a}")
-        lines.append(f"      B {fd.b}")
-    return lines
-
-
-def _word(passed: bool) -> str:
-    return "pass" if passed else "fail"
+    return diff_lines(d)

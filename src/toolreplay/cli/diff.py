@@ -32,7 +32,10 @@ def diff(
 ) -> None:
     """What changed from run A to run B: pass/fail flips per episode, failure modes gained or
     lost, rounds and tool-call deltas, the first differing message of each changed transcript,
-    and whether the runs are comparable. Cassette sets are replayed offline first.
+    per configuration the passes in trial 1 and over every trial with regressions and
+    improvements, and whether the runs are comparable. Runs that recorded different numbers
+    of trials are compared on trial 1, and the output names the difference. Cassette sets are
+    replayed offline first.
 
     Exits 0 when no verdict flipped ("no differences" when nothing changed), 1 when at least
     one episode flipped between pass and fail, when the runs are not comparable or when a

@@ -68,6 +68,7 @@ from markupsafe import Markup
 from toolreplay.diff import Run
 from toolreplay.outputs import atomic_writer
 from toolreplay.report.charts import charts_view as more_charts
+from toolreplay.report.compare import compare_view
 from toolreplay.report.fidelity import fidelity_view
 from toolreplay.report.labels import METRICS
 from toolreplay.report.reasons import unmet_counts
@@ -86,7 +87,6 @@ from toolreplay.report.summary import (
 from toolreplay.report.table import LARGE_RUN, episode_rows, gallery, matrix
 from toolreplay.report.text import block_html, inline_html, text_view
 from toolreplay.report.transcripts import (
-    compare_view,
     filters_view,
     shared_system,
     transcripts_view,

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolreplay.report.episodes import chain_view, episode_modes, failure_card, pending_calls_view
+from toolreplay.report.errors import error_causes
 from toolreplay.report.labels import FAILURE_MODES
 from toolreplay.report.reasons import UNMET, unmet_records, unmet_views
 from toolreplay.report.summary import mode_label, ordered_names, stop_view
@@ -179,7 +180,10 @@ def gallery(
     not run and ``unclassified`` lists the episodes the judge failed, without a mode.
     ``reasons``: the unmet expectations as a group of the same shape (mode
     :data:`~toolreplay.report.reasons.UNMET`, one card per unmet expectation; empty when
-    every expectation is met), shown before the failure modes and not counted in ``count``."""
+    every expectation is met), shown before the failure modes and not counted in ``count``.
+    ``error_causes``: the episodes that ended on a model API error, grouped by cause
+    (:func:`toolreplay.report.errors.error_causes`); the page shows them instead of the
+    ``error`` group's cards."""
     classified = [i for i, ep in enumerate(episodes) if ep.failure_modes is not None]
     members: dict[str, dict[str, list[tuple[int, FailureModeRecord]]]] = {}
     for i in classified:
@@ -194,6 +198,8 @@ def gallery(
     return {
         **_groups(episodes, anchors, members, order, examples),
         "reasons": _groups(episodes, anchors, unmet, order, examples)["groups"],
+        # model API errors grouped by cause (report/errors.py): one line each, not a card each
+        "error_causes": error_causes(episodes, anchors),
     }
 
 
