@@ -259,10 +259,10 @@ def build_page(
     :mod:`toolreplay.report.scorecard`), "grid", "metrics", "charts", "charts_more"
     (:mod:`toolreplay.report.charts`), "episodes" (the episode table), "matrix" (questions ×
     configurations), "gallery", "fidelity", "transcripts", "trials", "filters", "compare",
-    "large", "system", "tx"}`` (plain dicts and lists; an episode's expectations as their models). ``compare`` is an earlier run to
-    compare with (None: no comparison section). A run of more than
-    :data:`~toolreplay.report.table.LARGE_RUN` episodes is ``large``: lean transcripts, the
-    set's shared system prompt shown once."""
+    "large", "system", "tx"}`` (plain dicts and lists; an episode's expectations as their
+    models). ``compare`` is an earlier run to compare with (None: no comparison section). A
+    run of more than :data:`~toolreplay.report.table.LARGE_RUN` episodes is ``large``: lean
+    transcripts, the set's shared system prompt shown once."""
     results = as_results(results)
     episodes = list(results.episodes)
     anchors = episode_anchors(episodes)
