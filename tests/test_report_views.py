@@ -76,7 +76,8 @@ def test_verdict_line_comes_first_and_says_why(page: BeautifulSoup) -> None:
     assert "fidelity 6/6" in line
     assert "stand-in model: a test double tools: the fixture server" in line
     hrefs = [a["href"] for a in verdict.select("a")]
-    assert "#trials" in hrefs and "#fidelity" in hrefs
+    # "why" over trials: the episode table filtered to that configuration's trials with the mode
+    assert "#f:c=single%2Boneshot&m=empty_answer&t=all" in hrefs and "#fidelity" in hrefs
 
 
 @pytest.mark.slow
@@ -101,12 +102,15 @@ def test_grid_cells_carry_failure_mode_counts(page: BeautifulSoup) -> None:
     )
     for name in ("single+oneshot", "loop+oneshot", "loop+atomic"):  # none failed in trial 1
         assert cells[name].select_one(".cell-modes:not(.trial-modes)") is None
-    # over the five trials: what the trials section counts, linked to it
+    # over the five trials: what the trials section counts, linked to the filtered episodes
     assert text(cells["single+atomic"].select_one(".trial-modes")) == (
         "empty answer ×13, unfulfilled promise ×7"
     )
     assert text(cells["single+oneshot"].select_one(".trial-modes")) == "empty answer ×1"
-    assert cells["single+oneshot"].select_one(".trial-modes a")["href"] == "#trials"
+    assert (
+        cells["single+oneshot"].select_one(".trial-modes a")["href"]
+        == "#f:c=single%2Boneshot&m=empty_answer&t=all"
+    )
     for name in ("loop+oneshot", "loop+atomic"):
         assert cells[name].select_one(".trial-modes") is None
 

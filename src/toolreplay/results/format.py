@@ -371,6 +371,12 @@ class Results(RecordModel):
     trial_outcomes: list[TrialOutcome] | None = Field(
         None, description="Every trial of every episode, judged; absent without trial fields."
     )
+    trial_episodes: list[EpisodeResult] | None = Field(
+        None,
+        description="The full record of every trial after the first (each with its ``trial``), "
+        "in the order of ``trial_outcomes``; the figures above (trial 1's table, pass^k) do not "
+        "read it. Absent when every episode has one trial.",
+    )
     fidelity: Fidelity | None = Field(None, description="The fidelity audit, when it ran.")
 
     @field_validator("format", mode="before")
