@@ -257,7 +257,8 @@ def test_pytest_writes_a_report_of_the_replayed_episodes(
     # ids, toolreplay run's paths): the same episodes otherwise
     origin = ("test_id", "cassette")
     assert mine["episodes"][0]["test_id"].endswith("test_agent.py::test_stock_levels[1]")
-    assert mine["episodes"][0]["cassette"].endswith("cassettes/test_agent/test_stock_levels[1].yaml")
+    cassette = mine["episodes"][0]["cassette"]
+    assert cassette.endswith("cassettes/test_agent/test_stock_levels[1].yaml")
     assert [{k: v for k, v in e.items() if k not in origin} for e in mine["episodes"]] == [
         {k: v for k, v in e.items() if k not in origin} for e in committed["episodes"]
     ]
