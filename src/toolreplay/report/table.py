@@ -55,7 +55,7 @@ def episode_rows(
     kept: Mapping[tuple[str, str, int], tuple[EpisodeResult, str]] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per episode (trial 1, with its transcript), then one per further trial from
-    ``trial_outcomes`` (no transcript is kept for those; they link to trial 1's): ``{"n",
+    ``trial_outcomes`` (keyed to trial 1's transcript unless results keep theirs): ``{"n",
     "anchor", "configuration", "question_id", "question", "trial", "passed", "modes",
     "mode_names", "rounds", "tool_calls", "stop", "answer", "has_transcript"}``. ``modes``:
     trial 1's unmet expectations (:func:`~toolreplay.report.reasons.unmet_views`, with their
