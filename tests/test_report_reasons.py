@@ -84,6 +84,8 @@ def test_the_gallery_has_a_group_of_unmet_expectations_first(page: BeautifulSoup
 def test_the_transcript_opens_with_the_failure_reasons(page: BeautifulSoup) -> None:
     ep = page.select_one('details.episode[data-k$="unknown-sku"]')
     blocks = ep.select_one(".messages").find_all("div", recursive=False)
+    # headed by where it came from (configuration, question, trial, test, cassette), then why
+    assert blocks.pop(0)["class"] == ["ep-origin", "small"]
     assert blocks[0]["class"] == ["reasons", "small"]
     reasons = [li.select_one(".badge").get_text() for li in blocks[0].select("li")]
     assert reasons == ["Unmet expectation", "Unmet expectation", "Fabricated value"]
@@ -104,7 +106,7 @@ def test_the_transcript_opens_with_the_failure_reasons(page: BeautifulSoup) -> N
 
 def test_an_episode_meeting_every_expectation_shows_no_reason(results: dict[str, Any]) -> None:
     met = copy.deepcopy(results)
-    for ep in met["episodes"]:
+    for ep in [*met["episodes"], *met.get("trial_episodes", [])]:  # every trial's
         for x in ep["expectations"]:
             x["passed"] = True
     page = BeautifulSoup(render_report(met), "html.parser")

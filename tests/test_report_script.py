@@ -66,10 +66,14 @@ def test_episode_table_is_a_plain_table_without_script(committed: dict[str, Any]
     assert cells[8].startswith("福建省宁德市今天局部多云")
     assert first.select_one("td.q a")["href"] == "#ep-1-single-oneshot-ningde"
     assert [r.select("td")[3].get_text() for r in rows[:5]] == ["1", "2", "3", "4", "5"]
-    # later trials keep no transcript: no link, and they say so
-    assert rows[1].select_one("td.q a") is None
-    assert rows[1]["data-k"] == "ep-1-single-oneshot-ningde"
-    assert "not kept" in rows[1].select_one("td.ans").get_text()
+    # a later trial opens its own transcript when results keep it (trial_episodes), else it
+    # is keyed to trial 1's and says it is not kept (tests/test_report_trials_open.py)
+    later = rows[1].select_one("td.q a")
+    if committed.get("trial_episodes"):
+        assert later["href"] == "#ep-1-single-oneshot-ningde-t2"
+    else:
+        assert later is None and rows[1]["data-k"] == "ep-1-single-oneshot-ningde"
+        assert "not kept" in rows[1].select_one("td.ans").get_text()
     # every transcript link resolves
     ids = {t["id"] for t in page.select("[id]")}
     assert all(a["href"][1:] in ids for a in table.select("a[href^='#']"))
@@ -117,6 +121,7 @@ def test_large_run_puts_transcripts_on_their_own_page(
         for ep in base:
             results["episodes"].append({**ep, "question_id": f"{ep['question_id']}-{n}"})
     results.pop("trial_outcomes")
+    results.pop("trial_episodes", None)
     src = tmp_path / "results.json"
     src.write_text(json.dumps(results, ensure_ascii=False), encoding="utf-8")
     out = write_report(src, tmp_path / "index.html")

@@ -253,7 +253,15 @@ def test_pytest_writes_a_report_of_the_replayed_episodes(
     result.assert_outcomes(passed=12)
     mine = json.loads((judged / "results.json").read_text(encoding="utf-8"))
     committed = json.loads((REPORT / "results.json").read_text(encoding="utf-8"))
-    assert mine["episodes"] == committed["episodes"]
+    # where an episode came from is named from each run's working folder (the session's node
+    # ids, toolreplay run's paths): the same episodes otherwise
+    origin = ("test_id", "cassette")
+    assert mine["episodes"][0]["test_id"].endswith("test_agent.py::test_stock_levels[1]")
+    cassette = mine["episodes"][0]["cassette"]
+    assert cassette.endswith("cassettes/test_agent/test_stock_levels[1].yaml")
+    assert [{k: v for k, v in e.items() if k not in origin} for e in mine["episodes"]] == [
+        {k: v for k, v in e.items() if k not in origin} for e in committed["episodes"]
+    ]
     assert mine["configurations"] == committed["configurations"]
     assert _files(EXAMPLE) == before
 

@@ -195,8 +195,10 @@ LOCK_WAIT_S = 60.0
 def write_outputs(
     out_dir: Path, results: Results | Mapping[str, Any], wait: float | None = None
 ) -> Path:
-    """Write ``out_dir/results.json`` and ``out_dir/index.html`` as one generation
-    (:func:`toolreplay.outputs.publish`: both or neither, a kill included); returns the page's
+    """Write ``out_dir/results.json`` and ``out_dir/index.html`` (with, for more than
+    :data:`~toolreplay.report.table.LARGE_RUN` transcripts, ``index-transcripts.html``:
+    :func:`toolreplay.report.render.report_pages`, as every report writer) as one generation
+    (:func:`toolreplay.outputs.publish`: all or none, a kill included); returns the page's
     path. One writer of the folder at a time (a file lock; another writer is waited for up to
     ``wait`` seconds, default :data:`LOCK_WAIT_S`, then :class:`LockedError`); what a killed
     earlier run left there is completed or removed first, and said on stderr."""
@@ -204,7 +206,7 @@ def write_outputs(
 
     from toolreplay.folders import folder_lock
     from toolreplay.outputs import publish, recover_outputs
-    from toolreplay.report.render import stream_report
+    from toolreplay.report.render import report_pages
     from toolreplay.results.format import results_json_text
 
     wait = LOCK_WAIT_S if wait is None else wait
@@ -215,10 +217,7 @@ def write_outputs(
             print_note(note)
         publish(
             out_dir,
-            {
-                "results.json": lambda f: f.write(text),
-                "index.html": lambda f: stream_report(as_read, f.write),
-            },
+            {"results.json": lambda f: f.write(text), **report_pages(as_read, "index.html")},
         )
     return out_dir / "index.html"
 

@@ -50,8 +50,9 @@ def report(
     ] = DEFAULT_EVAL,
 ) -> None:
     """Re-render the HTML report from a results file, without replaying. With --compare, the
-    page also shows what changed since another run. `--out -` writes the page to standard
-    output."""
+    page also shows what changed since another run. More than 200 transcripts go on a page of
+    their own beside it (NAME-transcripts.html), as with `toolreplay run`. `--out -` writes
+    one page, transcripts included, to standard output."""
     from toolreplay.diff import DiffError, load_run
     from toolreplay.folders import LockedError, folder_lock
     from toolreplay.outputs import (
@@ -62,7 +63,13 @@ def report(
         publish,
         recover_outputs,
     )
-    from toolreplay.report.render import ReportError, stream_report
+    from toolreplay.report.render import (
+        ReportError,
+        report_pages,
+        splits_transcripts,
+        stream_report,
+        transcripts_path,
+    )
     from toolreplay.results.validate import read_results
 
     if results.is_dir():
@@ -115,8 +122,8 @@ def report(
         ):
             for note in recover_outputs(out_path.parent):
                 _note(note)
-            publish(out_path.parent, {out_path.name: lambda f: stream_report(
-                data, f.write, compare=baseline)})  # fmt: skip
+            # the same pages as every report writer: many transcripts go on a page of their own
+            publish(out_path.parent, report_pages(data, out_path.name, compare=baseline))
     except OutputPathError as exc:
         raise _fail(str(exc), 2) from None
     except (ReportError, LockedError, DiffError) as exc:
@@ -124,3 +131,5 @@ def report(
     except OSError as exc:
         raise _fail(f"cannot write {out_path}: {exc.strerror or exc}") from None
     out.print(f"wrote {out_path}")
+    if not to_stdout and splits_transcripts(data):
+        out.print(f"wrote {transcripts_path(out_path)}")

@@ -154,7 +154,11 @@ def run(
     from toolreplay.runs.shards import shard_file_name
 
     # before replaying, not after (and after every usage check: a refused run creates nothing)
-    names = (shard_file_name(*part),) if part else ("results.json", "index.html")
+    names = (
+        (shard_file_name(*part),)
+        if part
+        else ("results.json", "index.html", "index-transcripts.html")
+    )
     check_output_folder(out_dir, names)
     if part is None:
         return evaluate_and_publish(replayed, whole, selection, out_dir, total=len(jobs))

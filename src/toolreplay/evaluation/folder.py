@@ -94,7 +94,9 @@ def evaluate_folder(
         raise FolderError(f"{folder}: {exc}") from None
     # A comparison of answers: the episodes and their summaries, without the trial fields
     # and the audit (a copy; the evaluation's results are left as they are).
-    kept = results.model_fields_set - {"selection", "trials", "trial_outcomes", "fidelity"}
+    kept = results.model_fields_set - {
+        "selection", "trials", "trial_outcomes", "trial_episodes", "fidelity"
+    }
     answers = Results(**{name: getattr(results, name) for name in kept})
     fingerprint = {
         "system_prompt_sha256": manifest.system_prompt_sha256,

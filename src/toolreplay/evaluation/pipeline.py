@@ -4,8 +4,9 @@ results and the audit, for ``toolreplay run``, ``toolreplay merge``, ``pytest
 
 Data flow: the source gives every episode of the selection, each assessed once
 (:class:`~toolreplay.evaluation.sources.Collected`); trial 1 of each configuration × question
-becomes results.json's episodes and the per-configuration summaries, every trial pass@k /
-pass^k, and the source's audit ``fidelity`` (:func:`toolreplay.results.build.build_results`:
+becomes results.json's episodes and the per-configuration summaries, every later trial's full
+record its ``trial_episodes``, every trial pass@k / pass^k, each episode's cassette (and test)
+its origin, and the source's audit ``fidelity`` (:func:`toolreplay.results.build.build_results`:
 one document built whole). Nothing is judged here: every consumer reads the assessments.
 """
 
@@ -22,10 +23,11 @@ from toolreplay.evaluation.sources import (
     selection_record,
 )
 from toolreplay.judging.verdicts import FULL_JUDGE, Judge
-from toolreplay.results.build import TrialOutcomes, build_results
+from toolreplay.results.build import LaterTrials, Origin, TrialOutcomes, build_results
 from toolreplay.results.format import Results
 from toolreplay.results.trials import trial_outcome
 from toolreplay.runs.configuration import Progress
+from toolreplay.wire.episode import Episode
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ def evaluate(
     selection = selection or Selection()
     collected = source.collect(suite, selection, judge, progress)
     trial_one = [a for a in collected.episodes if a.trial == 1]
+    later = [a for a in collected.episodes if a.trial > 1]
     outcomes = [trial_outcome(a.trial, a.episode, a.assessment) for a in collected.episodes]
     results = build_results(
         collected.manifest,
@@ -81,5 +84,27 @@ def evaluate(
             outcomes, [q.id for q in collected.suite.questions], collected.trials
         ),
         fidelity=collected.audit.to_fidelity(),
+        origins=[origin_of(collected, a.episode) for a in trial_one],
+        later=LaterTrials(
+            [a.episode for a in later],
+            [a.assessment for a in later],
+            [origin_of(collected, a.episode) for a in later],
+        ),
     )
     return Evaluation(results, collected.audit, collected)
+
+
+def origin_of(collected: Collected, episode: Episode) -> Origin | None:
+    """Where ``episode`` came from, as its results record says (:class:`~toolreplay.results.
+    build.Origin`): its cassette (:func:`~toolreplay.evaluation.wire.shown_path`) and, in a
+    test suite's set (provenance ``pytest``), the test that recorded it
+    (:func:`~toolreplay.evaluation.wire.test_id_of`). None when the source does not say."""
+    if collected.folder is None or not episode.cassette:
+        return None
+    from toolreplay.evaluation.wire import shown_path, test_id_of
+
+    path = collected.folder / episode.cassette
+    test_id = None
+    if collected.manifest.provenance == "pytest":
+        test_id = test_id_of(collected.folder, episode.cassette, collected.test_ids)
+    return Origin(cassette=shown_path(path, collected.folder), test_id=test_id)

@@ -19,7 +19,7 @@ from pathlib import Path
 from toolreplay.audit.run import run_audit
 from toolreplay.audit.tables import CHECK_NAMES, Audit, Check
 from toolreplay.cassettes.errors import CassetteError
-from toolreplay.cassettes.manifest import Manifest, read_manifest
+from toolreplay.cassettes.manifest import Manifest, episode_key, read_manifest
 from toolreplay.evals import EvalSuite
 from toolreplay.evaluation.sources import (
     AssessedEpisode,
@@ -140,7 +140,12 @@ class ReplayedSet:
             if isinstance(outcome, BaseException):
                 raise SourceError(str(outcome)) from outcome
             question = suite.by_id.get(outcome.question_id)
-            episode = replace(outcome, trial=job.trial)
+            recorded = manifest.episodes.get(
+                episode_key(job.configuration.name, job.question_id, job.trial)
+            )
+            episode = replace(
+                outcome, trial=job.trial, cassette=recorded.cassette if recorded else ""
+            )
             episodes.append(AssessedEpisode(episode, assess(episode, question, judge)))
         if not self.audit:
             skipped = "not applicable: not audited (run without the audit)"
@@ -177,4 +182,5 @@ class ReplayedSet:
             episodes=tuple(episodes),
             trials=self._trials(manifest),
             audit=audit,
+            folder=self.set_dir,
         )

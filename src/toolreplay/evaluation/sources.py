@@ -16,7 +16,7 @@ results.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -70,7 +70,10 @@ class Collected:
     (``episodes``, configuration-major, then question, then trial); the most ``trials`` any
     configuration × question has; the ``audit`` of the checks that apply; ``notes`` to tell
     the user (e.g. a manifest written); ``unread``: each cassette no reader understood, as
-    ``"CASSETTE: why"`` (a test suite's folder; a recorded set replays or fails)."""
+    ``"CASSETTE: why"`` (a test suite's folder; a recorded set replays or fails); ``folder``
+    the set's folder, which each episode's ``cassette`` is relative to (None: not known);
+    ``test_ids`` the pytest node id that replayed each cassette (by its path relative to
+    ``folder``), when the test session gave them (``pytest --toolreplay-report``)."""
 
     manifest: Manifest
     suite: EvalSuite
@@ -81,6 +84,8 @@ class Collected:
     audit: Audit
     notes: tuple[str, ...] = ()
     unread: tuple[str, ...] = ()
+    folder: Path | None = None
+    test_ids: Mapping[str, str] | None = None
 
 
 class EpisodeSource(Protocol):

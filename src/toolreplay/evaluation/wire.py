@@ -128,12 +128,16 @@ class SuiteCassettes:
     """The test-recorded cassettes under ``folder`` (all of them, or only ``cassettes``:
     ``(configuration, path)`` pairs under it); the manifest written when missing if
     ``write_manifest`` (never outside ``folder``); ``arms`` the configurations whose
-    requests must agree (arm parity; default: the eval file's ``arms:``)."""
+    requests must agree (arm parity; default: the eval file's ``arms:``); ``test_ids`` the
+    pytest node id that replayed each cassette, by its path relative to ``folder`` (a test
+    session's report; otherwise each episode's test is named from its cassette,
+    :func:`test_id_of`)."""
 
     folder: Path
     cassettes: Sequence[tuple[str, Path]] | None = None
     write_manifest: bool = True
     arms: Sequence[str] | None = None
+    test_ids: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "folder", Path(self.folder))  # a str path is a path
@@ -223,6 +227,8 @@ class SuiteCassettes:
             audit=audit,
             notes=tuple(notes),
             unread=narrowed.errors,
+            folder=self.folder,
+            test_ids=self.test_ids,
         )
 
 
@@ -233,3 +239,44 @@ def folder_cassettes(folder: Path) -> list[Path]:
         return [p for _, p in discover(folder)]
     except SuiteFolderError as exc:
         raise SourceError(str(exc)) from None
+
+
+def test_id_of(folder: Path, cassette: str, test_ids: Mapping[str, str] | None = None) -> str:
+    """The test that recorded ``cassette`` (its path relative to the test suite's ``folder``):
+    the node id ``test_ids`` gives it; else, pytest-recording's layout read back
+    (``<tests>/cassettes/<module>/<test>.yaml`` for the test module ``<tests>/<module>.py``), a
+    node id ``<module path>::<test>`` when that module file exists (its path relative to the
+    working folder when under it), ``<module>.py::<test>`` when it does not, the test's name
+    alone for a cassette at the folder's top (its module unknown). A class's test
+    (``TestX.test_y``) is written ``TestX::test_y``."""
+    if test_ids and cassette in test_ids:
+        return test_ids[cassette]
+    rel = Path(cassette)
+    name, bracket, params = rel.stem.partition("[")
+    test = name.replace(".", "::") + bracket + params
+    if len(rel.parts) < 2:
+        return test
+    module = Path(folder).parent / Path(*rel.parts[:-2]) / f"{rel.parts[-2]}.py"
+    if not module.is_file():
+        return f"{rel.parts[-2]}.py::{test}"
+    return f"{shown_path(module)}::{test}"
+
+
+test_id_of.__test__ = False  # type: ignore[attr-defined]  # not a test for pytest
+
+
+def shown_path(path: Path, folder: Path | None = None) -> str:
+    """``path`` as results show it: relative to the working folder when under it, else
+    ``<folder's name>/<path relative to folder>`` (or its name alone), so results do not
+    depend on where a temporary folder lies."""
+    resolved = Path(path).resolve()
+    try:
+        return resolved.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        pass
+    if folder is not None:
+        try:
+            return f"{Path(folder).name}/{resolved.relative_to(Path(folder).resolve()).as_posix()}"
+        except ValueError:
+            pass
+    return resolved.name

@@ -137,7 +137,9 @@ def write_session_report(config: pytest.Config) -> str | None:
     from toolreplay.report.render import write_report
     from toolreplay.results.build import write_results
 
-    paths = sorted({Path(r.cassette) for r in replayed})
+    # in the order the session ran them (a test's repeats are its trials, in that order),
+    # not sorted by name: test_x[10] comes after test_x[2]
+    paths = list(dict.fromkeys(Path(r.cassette) for r in replayed))
     folder = _common_folder(paths)
     eval_path = config.getoption("--toolreplay-eval", None)
     if eval_path:
@@ -146,7 +148,10 @@ def write_session_report(config: pytest.Config) -> str | None:
         marked = {r.function: list(r.expect) for r in replayed if r.expect}
         suite = suite_from_tests(paths, marked)
     cassettes = [(p.parent.name, p) for p in paths]
-    source = SuiteCassettes(folder, cassettes, write_manifest=False)
+    test_ids: dict[str, str] = {}
+    for r in replayed:  # the node id that replayed each cassette (the first, if several)
+        test_ids.setdefault(Path(r.cassette).relative_to(folder).as_posix(), r.nodeid)
+    source = SuiteCassettes(folder, cassettes, write_manifest=False, test_ids=test_ids)
     evaluation = evaluate(source, suite)
     results = evaluation.results
     unread = [f"toolreplay: not read: {u}" for u in evaluation.collected.unread]

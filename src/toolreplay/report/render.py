@@ -14,9 +14,11 @@ endpoint, the fidelity audit in plain words, and every transcript in a collapsib
 (failure badges, the evidence marked, the judge's values linked to the tool message and JSON
 field they cite and those fields listed first, never-run tool calls flagged, an anchor per
 message, and the model API error an episode ended on). Long text is cut with a "show all";
-invisible characters get a visible marker. A run of more than
-:data:`~toolreplay.report.table.LARGE_RUN` episodes gets its transcripts on a page of their own
-(:func:`write_report`).
+invisible characters get a visible marker. Every trial results keep whole has its transcript
+(headed by its configuration, question and trial, the test and cassette it came from and the
+command that replays it; a failed one links to the previous and next failure). A run of more
+than :data:`~toolreplay.report.table.LARGE_RUN` transcripts gets them on a page of their own,
+on every path that writes the report to a file (:func:`report_pages`).
 
 Guarantees:
 
@@ -60,7 +62,7 @@ import io
 from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
@@ -71,6 +73,7 @@ from toolreplay.report.charts import charts_view as more_charts
 from toolreplay.report.compare import compare_view
 from toolreplay.report.fidelity import fidelity_view
 from toolreplay.report.labels import METRICS
+from toolreplay.report.origins import kept_trials
 from toolreplay.report.reasons import unmet_counts
 from toolreplay.report.scorecard import scorecard_view
 from toolreplay.report.summary import (
@@ -107,8 +110,11 @@ __all__ = [
     "load_results",
     "render_report",
     "render_transcripts",
+    "report_pages",
+    "splits_transcripts",
     "stream_report",
     "stream_transcripts",
+    "transcript_count",
     "transcripts_path",
     "write_report",
 ]
@@ -202,26 +208,55 @@ def transcripts_path(out_path: Path) -> Path:
     return out_path.with_name(f"{out_path.stem}-transcripts{out_path.suffix or '.html'}")
 
 
+def transcript_count(results: Results | Mapping[str, Any]) -> int:
+    """How many transcripts the report holds: every episode's (trial 1) and every later
+    trial's that results keep (``trial_episodes``)."""
+    results = as_results(results)
+    return len(results.episodes) + len(results.trial_episodes or [])
+
+
+def splits_transcripts(results: Results | Mapping[str, Any]) -> bool:
+    """Whether the transcripts go on a page of their own: more than
+    :data:`~toolreplay.report.table.LARGE_RUN` of them (:func:`transcript_count`). Every path
+    that writes a report to a file decides by this (:func:`report_pages`)."""
+    return transcript_count(results) > LARGE_RUN
+
+
+def report_pages(
+    results: Results | Mapping[str, Any], page_name: str, compare: Run | None = None
+) -> dict[str, Callable[[IO[str]], object]]:
+    """The report's files, file name → function writing its text to a file: ``page_name``
+    (e.g. ``index.html``) and, when :func:`splits_transcripts`, its transcripts page beside it
+    (:func:`transcripts_path`), every link to a transcript going there. The one place the
+    split is decided: :func:`write_report`, ``toolreplay run``/``merge`` (through
+    :func:`toolreplay.outputs.publish`) and ``toolreplay report`` all write these. Raises
+    :class:`ReportError` for malformed ``results``."""
+    results = as_results(results)
+    pages: dict[str, Callable[[IO[str]], object]] = {}
+    side = transcripts_path(Path(page_name)).name if splits_transcripts(results) else None
+    if side is not None:
+        pages[side] = lambda f: stream_transcripts(results, f.write, page_name)
+    pages[page_name] = lambda f: stream_report(
+        results, f.write, compare=compare, transcripts_href=side
+    )
+    return pages
+
+
 def write_report(results_path: Path, out_path: Path, compare: Run | None = None) -> Path:
     """Render ``results_path`` (a results.json) into ``out_path`` (UTF-8, ``\n`` line ends),
     creating its folder; the page is streamed to the file, never held whole in memory.
-    A run of more than :data:`~toolreplay.report.table.LARGE_RUN` episodes gets its
-    transcripts on a second page beside it (:func:`transcripts_path`), so the report itself
-    stays small and quick to open. Returns ``out_path``. Raises :class:`ReportError` naming the
-    results file when it is missing or malformed. Each page is written next to its path and
-    moved into place when complete (:func:`toolreplay.outputs.atomic_writer`), so a failure or
-    a concurrent writer never leaves a half-written page."""
+    A run of more than :data:`~toolreplay.report.table.LARGE_RUN` transcripts gets them on a
+    second page beside it (:func:`report_pages`), so the report itself stays small and quick
+    to open. Returns ``out_path``. Raises :class:`ReportError` naming the results file when it
+    is missing or malformed. Each page is written next to its path and moved into place when
+    complete (:func:`toolreplay.outputs.atomic_writer`), so a failure or a concurrent writer
+    never leaves a half-written page."""
     results = load_results(results_path)
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    side = transcripts_path(out) if len(results.episodes) > LARGE_RUN else None
-    if side is not None:
-        with atomic_writer(side) as f:
-            stream_transcripts(results, f.write, out.name)
-    with atomic_writer(out) as f:  # unique temporary file, fsynced, then os.replace
-        stream_report(
-            results, f.write, compare=compare, transcripts_href=None if side is None else side.name
-        )
+    for name, write in report_pages(results, out.name, compare).items():
+        with atomic_writer(out.with_name(name)) as f:  # a temporary file, then os.replace
+            write(f)
     return out
 
 
@@ -257,15 +292,20 @@ def build_page(
     :class:`~toolreplay.results.format.Results` first; :class:`ReportError` when it does not
     validate): ``{"title", "header", "verdict", "scorecard" (the first screen,
     :mod:`toolreplay.report.scorecard`), "grid", "metrics", "charts", "charts_more"
-    (:mod:`toolreplay.report.charts`), "episodes" (the episode table), "matrix" (questions ×
-    configurations), "gallery", "fidelity", "transcripts", "trials", "filters", "compare",
-    "large", "system", "tx"}`` (plain dicts and lists; an episode's expectations as their
-    models). ``compare`` is an earlier run to compare with (None: no comparison section). A
-    run of more than :data:`~toolreplay.report.table.LARGE_RUN` episodes is ``large``: lean
-    transcripts, the set's shared system prompt shown once."""
+    (:mod:`toolreplay.report.charts`), "episodes" (the episode table), "matrix" (questions × configurations), "gallery", "fidelity",
+    "transcripts" (every trial's that results keep), "transcript_count",
+    "trial_transcripts" (whether later trials have theirs), "trials", "filters", "compare",
+    "large", "lean", "system", "tx"}`` (plain dicts and lists; an episode's expectations as
+    their models). ``compare`` is an earlier run to compare with (None: no comparison
+    section). A run of more than :data:`~toolreplay.report.table.LARGE_RUN` episodes is
+    ``large`` (a compact matrix); one of more than that many transcripts is ``lean``
+    (:func:`splits_transcripts`: lean transcripts, the set's shared system prompt shown
+    once, and on a page of their own when written to a file)."""
     results = as_results(results)
     episodes = list(results.episodes)
     anchors = episode_anchors(episodes)
+    kept = kept_trials(episodes, anchors, results.trial_episodes or [])
+    lean = splits_transcripts(results)
     configurations = list(results.configurations)
     prov = results.provenance
     modes = mode_counts_view(episodes)
@@ -273,7 +313,7 @@ def build_page(
     stand_in = prov.provenance == "stand-in"
     trials = over_trials_view(results)
     large = len(episodes) > LARGE_RUN
-    system = shared_system(episodes) if large else None
+    system = shared_system([*episodes, *(t.record for t in kept.values())]) if lean else None
     trials_view_ = trials_view(results)
     verdict = verdict_view(
         configurations,
@@ -297,16 +337,23 @@ def build_page(
         "charts": charts_view(configurations, skip=("recorded_wall_time_s",) if stand_in else ()),
         "charts_more": more_charts(results),
         "wall_time_charted": not stand_in,
-        "episodes": episode_rows(results, episodes, anchors),
+        "episodes": episode_rows(
+            results, episodes, anchors, {k: (t.record, t.anchor) for k, t in kept.items()}
+        ),
         "matrix": matrix(episodes, configurations, anchors, detail=not large),
         "gallery": gallery(episodes, configurations, anchors),
         "fidelity": fidelity,
-        "transcripts": transcripts_view(episodes, configurations, anchors, large, system),
+        "transcripts": transcripts_view(
+            episodes, configurations, anchors, lean, system, results=results, kept=kept
+        ),
+        "transcript_count": len(episodes) + len(kept),
+        "trial_transcripts": bool(kept),
         # "Consistency over trials" (trials.py); left out for a one-trial set
         "trials": trials_view_ if trials_view_ and trials_view_["trials"] > 1 else None,
         "filters": filters_view(episodes, configurations),
         "compare": None if compare is None else compare_view(compare, results, episodes, anchors),
         "large": large,
+        "lean": lean,
         "system": None if system is None else text_view(system),
         "tx": "",  # the transcripts page's file name when they are not in this page
     }

@@ -9,7 +9,7 @@ one rule and counts what is left; without the script every row is shown, in resu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolreplay.report.episodes import chain_view, episode_modes, failure_card, pending_calls_view
@@ -53,15 +53,18 @@ def episode_rows(
     results: Results,
     episodes: Sequence[EpisodeResult],
     anchors: Sequence[str],
+    kept: Mapping[tuple[str, str, int], tuple[EpisodeResult, str]] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per episode (trial 1, with its transcript), then one per further trial from
-    ``trial_outcomes`` (no transcript is kept for those; they link to trial 1's): ``{"n",
+    ``trial_outcomes`` (keyed to trial 1's transcript unless results keep theirs): ``{"n",
     "anchor", "configuration", "question_id", "question", "trial", "passed", "modes",
     "mode_names", "rounds", "tool_calls", "stop", "answer", "has_transcript"}``. ``modes``:
     trial 1's unmet expectations (:func:`~toolreplay.report.reasons.unmet_views`, with their
     ``text``) then its failure modes (``{"mode", "label"}``); a further trial's failure modes
     only (``trial_outcomes`` keep no expectations). Order: results order, each episode's
-    further trials after it."""
+    further trials after it. A further trial results keep whole (``kept``: its record and
+    transcript anchor by configuration, question id and trial) opens its own transcript, with
+    its answer and failure reasons as trial 1's row."""
     later: dict[tuple[str, str], list[TrialOutcome]] = {}
     for o in results.trial_outcomes or []:
         if o.trial > 1:
@@ -108,6 +111,16 @@ def episode_rows(
                     "has_transcript": False,
                 }
             )
+            if (whole := (kept or {}).get((ep.configuration, ep.question_id, o.trial))) is not None:
+                record, anchor = whole
+                rows[-1].update(
+                    anchor=anchor,
+                    has_transcript=True,
+                    modes=unmet_views(record)
+                    + _modes([f.mode for f in record.failure_modes or []]),
+                    mode_names=episode_modes(record),
+                    answer=text_view(_first_line(record.answer)) if record.answer else None,
+                )
     return rows
 
 

@@ -17,6 +17,7 @@ from toolreplay.report.episodes import (
 )
 from toolreplay.report.evidence import cited_fields, judge_citations, judge_values, pretty_spans
 from toolreplay.report.labels import FAILURE_MODES
+from toolreplay.report.origins import Transcript, failure_links, in_page_order, origin_view
 from toolreplay.report.reasons import unmet_views
 from toolreplay.report.summary import mode_label, ordered_names, stop_view
 from toolreplay.report.text import CLIP_AT, CLIP_JSON, Segment, plural_of, text_view
@@ -264,22 +265,36 @@ def transcripts_view(
     anchors: Sequence[str],
     lean: bool = False,
     system: str | None = None,
+    *,
+    results: Results | None = None,
+    kept: dict[tuple[str, str, int], Transcript] | None = None,
 ) -> list[dict[str, Any]]:
-    """Episodes grouped by configuration (configurations order, then any others); each
-    group's ``episodes`` are built lazily, as the template reaches them."""
+    """Episodes grouped by configuration (configurations order, then any others), each
+    followed by its later trials kept whole (``kept``, :func:`~toolreplay.report.origins.
+    kept_trials`); each group's ``episodes`` are built lazily, as the template reaches them.
+    Each transcript also has ``trial``, ``origin`` (its heading facts, from ``results``:
+    :func:`~toolreplay.report.origins.origin_view`; None without ``results``) and ``nav``
+    (``{"prev", "next"}`` failed transcripts' anchors, for a failed one; else None)."""
     names = ordered_names((ep.configuration for ep in episodes), [c.name for c in configurations])
-    groups = []
-    for name in names:
-        members = [i for i, ep in enumerate(episodes) if ep.configuration == name]
-        groups.append(
-            {
-                "configuration": name,
-                "episodes": _Lazy(
-                    members, lambda i: _transcript(episodes[i], anchors[i], lean, system)
-                ),
-            }
-        )
-    return groups
+    per_episode = in_page_order(episodes, anchors, kept or {})
+    members_of = {
+        name: [
+            t for i, ep in enumerate(episodes) if ep.configuration == name for t in per_episode[i]
+        ]
+        for name in names
+    }
+    nav = failure_links([t for name in names for t in members_of[name]])
+
+    def make(t: Transcript) -> dict[str, Any]:
+        view = _transcript(t.record, t.anchor, lean, system)
+        view["trial"] = t.trial
+        view["origin"] = None if results is None else origin_view(t, results)
+        view["nav"] = nav.get(t.anchor)
+        return view
+
+    return [
+        {"configuration": name, "episodes": _Lazy(members_of[name], make)} for name in names
+    ]
 
 
 #: Questions offered in the filter bar's list; a larger set is searched instead.

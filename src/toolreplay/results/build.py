@@ -143,6 +143,7 @@ def episode_record(
     judge: Judge,
     measure: Question | str | None = None,
     assessment: Assessment | None = None,
+    origin: Origin | None = None,
 ) -> EpisodeResult:
     """One episode as a results.json entry, judged by ``judge`` for its question (``measure``:
     the :class:`~toolreplay.evals.Question`, whose measure, day and places the answer is
@@ -152,12 +153,15 @@ def episode_record(
     expectations (``Question.expect``) gets ``expectations`` (:func:`expectation_record` each)
     and passes only when all of them pass. An episode that ended on a model API error (stop
     reason ``error``) also gets ``error``: :func:`error_record` (status, endpoint, the
-    server's message, the recorded text)."""
+    server's message, the recorded text). ``origin`` (:class:`Origin`): the cassette it came
+    from and the test that recorded it, set when known; ``trial`` is set for a trial after the
+    first (the records of ``trial_episodes``)."""
     assessed = assessment if assessment is not None else assess(episode, measure, judge)
     verdict, labels, checked = assessed.verdict, assessed.failure_modes, assessed.expectations
     record = EpisodeResult(
         configuration=episode.configuration,
         question_id=episode.question_id,
+        **_origin_fields(episode, origin),
         question=episode.question,
         measure=Target.of(measure).measure,
         answer=episode.answer,
@@ -188,6 +192,29 @@ def episode_record(
     if episode.stop_reason == "error":
         record.error = error_record(episode_errors.EpisodeError.parse(episode.error))
     return record
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where an episode came from, as results show it: ``cassette`` (the cassette's path, see
+    :attr:`~toolreplay.results.format.EpisodeResult.cassette`) and ``test_id`` (the test that
+    recorded it, in a test suite's set); None when not known."""
+
+    cassette: str | None = None
+    test_id: str | None = None
+
+
+def _origin_fields(episode: Episode, origin: Origin | None) -> dict[str, Any]:
+    """The optional ``trial``, ``test_id`` and ``cassette`` of a record, only those that apply
+    (a field not passed stays unset, and so absent from the file)."""
+    fields: dict[str, Any] = {}
+    if episode.trial > 1:
+        fields["trial"] = episode.trial
+    if origin is not None and origin.test_id:
+        fields["test_id"] = origin.test_id
+    if origin is not None and origin.cassette:
+        fields["cassette"] = origin.cassette
+    return fields
 
 
 def _wall_time(record: EpisodeResult) -> int | float:
@@ -289,6 +316,8 @@ def build_results(
     selection: Selection | None = None,
     trials: TrialOutcomes | None = None,
     fidelity: Fidelity | None = None,
+    origins: Sequence[Origin | None] | None = None,
+    later: LaterTrials | None = None,
 ) -> Results:
     """The results.json document as the typed :class:`~toolreplay.results.format.Results`,
     built whole (nothing is added to it afterwards).
@@ -300,12 +329,16 @@ def build_results(
     trial's outcome (:func:`toolreplay.results.trials.trial_outcome`) with the question ids
     and the set's trial count, from which each configuration gets its pass@k / pass^k fields
     and the document ``trials`` and ``trial_outcomes``; ``fidelity`` the audit
-    (:meth:`toolreplay.audit.tables.Audit.to_fidelity`). Left out when None."""
+    (:meth:`toolreplay.audit.tables.Audit.to_fidelity`); ``origins``, one per episode in
+    order (:class:`Origin` or None), where each came from; ``later`` the trials after the
+    first, assessed, with their origins (:class:`LaterTrials`): their full records become
+    ``trial_episodes`` (left out when there are none). Left out when None."""
     m = measures or {}
     done: Sequence[Assessment | None] = assessments or [None] * len(episodes)
+    where: Sequence[Origin | None] = origins or [None] * len(episodes)
     records = [
-        episode_record(e, judge, m.get(e.question_id), a)
-        for e, a in zip(episodes, done, strict=True)
+        episode_record(e, judge, m.get(e.question_id), a, o)
+        for e, a, o in zip(episodes, done, where, strict=True)
     ]
     configurations = summarize(records, configuration_names)
     if trials is not None:
@@ -326,6 +359,11 @@ c.model_copy(update=dict(summary[c.name])) for c in configurations
     if trials is not None:
         results.trials = trials.trials
         results.trial_outcomes = list(trials.outcomes)
+    if later is not None and later.episodes:
+        results.trial_episodes = [
+            episode_record(e, judge, m.get(e.question_id), a, o)
+            for e, a, o in zip(later.episodes, later.assessments, later.origins, strict=True)
+        ]
     if fidelity is not None:
         results.fidelity = fidelity
     return results
@@ -339,6 +377,16 @@ class TrialOutcomes:
     outcomes: Sequence[TrialOutcome]
     question_ids: Sequence[str]
     trials: int
+
+
+@dataclass(frozen=True)
+class LaterTrials:
+    """The trials after the first (``episodes``, each with its ``trial`` set), their
+    ``assessments`` and ``origins`` (:class:`Origin` or None), one each, in order."""
+
+    episodes: Sequence[Episode]
+    assessments: Sequence[Assessment]
+    origins: Sequence[Origin | None]
 
 
 def write_results(path: Path, results: Results | Mapping[str, Any]) -> None:

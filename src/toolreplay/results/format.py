@@ -68,7 +68,15 @@ table included, come from trial 1 alone, the study's run)::
         "failure_mode_rates": {"empty_answer": 0.65, ...},  # trials with the mode / trials
         "questions": [{"question_id", "trials", "passes", "pass_at_k", "pass_hat_k"}]}],
     "trial_outcomes": [{"configuration", "question_id", "trial", "passed", "rounds",
-                        "tool_calls", "stop_reason", "failure_modes": [mode, ...]}, ...]
+                        "tool_calls", "stop_reason", "failure_modes": [mode, ...]}, ...],
+    "trial_episodes": [{"configuration", "question_id", "trial", ...}, ...]  # trials 2..n
+
+``trial_episodes`` holds the full record (:class:`EpisodeResult`, with ``trial``) of every
+trial after the first, in ``trial_outcomes`` order, for the report's transcripts; nothing
+counted reads it, and it is absent when every episode has one trial. An episode's optional
+``cassette`` is the cassette it was read or replayed from (relative to the run's working
+folder, else ``<set folder>/<path>``), ``test_id`` the test that recorded it (a test suite's
+set: a pytest node id when its module is known).
 
 ``pass_at_k`` = 1 − C(n−c, k)/C(n, k) and ``pass_hat_k`` = C(c, k)/C(n, k) with c passes in n
 trials (:mod:`toolreplay.results.metrics`); keys are k as strings (JSON object keys), values in
@@ -370,6 +378,12 @@ class Results(RecordModel):
     )
     trial_outcomes: list[TrialOutcome] | None = Field(
         None, description="Every trial of every episode, judged; absent without trial fields."
+    )
+    trial_episodes: list[EpisodeResult] | None = Field(
+        None,
+        description="The full record of every trial after the first (each with its ``trial``), "
+        "in the order of ``trial_outcomes``; the figures above (trial 1's table, pass^k) do not "
+        "read it. Absent when every episode has one trial.",
     )
     fidelity: Fidelity | None = Field(None, description="The fidelity audit, when it ran.")
 

@@ -224,6 +224,23 @@ class EpisodeResult(RecordModel):
 
     configuration: str = Field(description="host+toolset[-no_<heuristic>], e.g. loop+atomic.")
     question_id: str = Field(description="The question's id in the eval file.")
+    trial: int | None = Field(
+        None,
+        description="Which repeat of its configuration × question (from 2): set on the records "
+        "of ``trial_episodes``; absent on ``episodes`` (trial 1).",
+    )
+    test_id: str | None = Field(
+        None,
+        description="The test that recorded it (a test suite's set): a pytest node id "
+        "(``path/test_mod.py::test_x[2]``) when the test module is known, else the test's name; "
+        "absent for a set recorded by toolreplay record.",
+    )
+    cassette: str | None = Field(
+        None,
+        description="The cassette it was read or replayed from: its path relative to the "
+        "working folder of the run, or ``<set folder>/<path in it>`` when the set lies outside "
+        "it; absent when not known (results written before it was recorded).",
+    )
     question: str = Field(description="The question's text.")
     measure: str | None = Field(
         None,
@@ -285,7 +302,8 @@ class EpisodeResult(RecordModel):
 
 class TrialOutcome(RecordModel):
     """One trial of one episode, judged and labelled (:func:`toolreplay.runs.trials.
-    trial_outcome`); trial 1 is the episode in ``episodes``."""
+    trial_outcome`); trial 1 is the episode in ``episodes``, a later trial's full record is in
+    ``trial_episodes``."""
 
     configuration: str = Field(description="The configuration.")
     question_id: str = Field(description="The question's id.")

@@ -5,9 +5,10 @@ before they trust one.
 nesting :data:`MAX_DEPTH`), validates its shape (:func:`toolreplay.results.format.
 check_results`) and then :func:`check_invariants`:
 
-- each episode (configuration, question id) appears once;
-- rounds, tool calls and token counts are not negative; a configuration's ``passed`` is
-  between 0 and its ``total``;
+- each episode (configuration, question id) appears once, each later trial
+  (``trial_episodes``: configuration, question id, trial from 2) once;
+- rounds, tool calls and token counts are not negative (every trial's); a configuration's
+  ``passed`` is between 0 and its ``total``;
 - an episode judged ``passed`` carries no label that means failure (``fabricated_value``,
   ``empty_answer``, ``error``): a judge passes no answer holding a value no tool returned.
 
@@ -52,8 +53,19 @@ def check_invariants(results: Results | Mapping[str, Any]) -> None:
     if twice := [(c, q, n) for (c, q), n in keys.items() if n > 1]:
         config, qid, n = twice[0]
         raise ResultsError(f"episode {config}/{qid} appears {n} times")
-    for e in episodes:
-        key = f"{e.configuration}/{e.question_id}"
+    later = doc.trial_episodes or []
+    for e in later:
+        if e.trial is None or e.trial < 2:
+            raise ResultsError(
+                f"trial_episodes: {e.configuration}/{e.question_id} has trial {e.trial}; "
+                "a later trial is numbered from 2 (trial 1 is in episodes)"
+            )
+    trial_keys = Counter((e.configuration, e.question_id, e.trial) for e in later)
+    if twice_t := [k for k, n in trial_keys.items() if n > 1]:
+        config, qid, trial = twice_t[0]
+        raise ResultsError(f"episode {config}/{qid} trial {trial} appears more than once")
+    for e in [*episodes, *later]:
+        key = f"{e.configuration}/{e.question_id}" + (f" trial {e.trial}" if e.trial else "")
         for field, count in (("rounds", e.rounds), ("tool_calls", e.tool_calls)):
             if count < 0:
                 raise ResultsError(f"episode {key}: {field} is {count}, below 0")
