@@ -14,8 +14,8 @@ try {
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
   await page.goto(url, { waitUntil: "load" });
-  const why = "#verdict a.to-episodes[href*='single%2Boneshot']";
-  out.why_links = await page.$$eval(why, (as) => as.map((a) => [a.textContent, a.getAttribute("href")]));
+  const why = "#verdict a.sc-reason[data-filter*='single%2Boneshot']";
+  out.why_links = await page.$$eval(why, (as) => as.map((a) => [a.textContent, a.getAttribute("data-filter")]));
   await page.click(why);
   await page.waitForTimeout(300);
   out.hash = await page.evaluate(() => decodeURIComponent(location.hash));

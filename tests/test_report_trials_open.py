@@ -209,14 +209,17 @@ def test_failed_transcripts_link_to_the_previous_and_next_failure(page: Beautifu
 
 @pytest.mark.slow
 def test_why_over_trials_opens_the_filtered_episode_table(page: BeautifulSoup) -> None:
-    verdict = [a["href"] for a in page.select("#verdict a.to-episodes")]
-    grid = [a["href"] for a in page.select("#grid .trial-modes a.to-episodes")]
-    assert "#f:c=single%2Boneshot&m=empty_answer&t=all" in verdict
-    assert verdict == grid  # the same views, from either place
+    verdict = [a["data-filter"] for a in page.select("#verdict a.sc-reason[data-filter]")]
+    grid = [a["data-filter"] for a in page.select("#grid .trial-modes a[data-filter]")]
+    assert "#f:fail=1&c=single%2Boneshot&m=empty_answer&t=all" in verdict
+    assert sorted(verdict) == sorted(grid)  # the same views, from either place
     assert all(h.startswith("#f:") and h.endswith("&t=all") for h in verdict)
     # the script's fragment keys (report.js.j2), nothing else
     keys = {kv.split("=")[0] for h in verdict for kv in h[3:].split("&")}
-    assert keys == {"c", "m", "t"}
+    assert keys == {"fail", "c", "m", "t"}
+    # without the script, each lands on its failure-gallery group
+    hrefs = {a["href"] for a in page.select("#verdict a.sc-reason, #grid .trial-modes a")}
+    assert hrefs <= {"#mode-empty_answer", "#mode-unfulfilled_promise"}
 
 
 def test_results_without_trial_episodes_render_as_before() -> None:
@@ -386,7 +389,9 @@ def test_why_leads_to_the_trial_3_failure_and_its_transcript(
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["errors"] == []
-    assert out["why_links"] == [["empty answer ×1", "#f:c=single%2Boneshot&m=empty_answer&t=all"]]
+    assert out["why_links"] == [
+        ["empty answer ×1", "#f:fail=1&c=single%2Boneshot&m=empty_answer&t=all"]
+    ]
     assert out["controls"] == ["single+oneshot", "empty_answer", True]
     # the filtered view: exactly the failing trial, and the reader is taken to it
     assert out["rows"] == [["single+oneshot", "hottest", "3", "0"]]

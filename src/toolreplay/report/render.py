@@ -292,7 +292,8 @@ def build_page(
     :class:`~toolreplay.results.format.Results` first; :class:`ReportError` when it does not
     validate): ``{"title", "header", "verdict", "scorecard" (the first screen,
     :mod:`toolreplay.report.scorecard`), "grid", "metrics", "charts", "charts_more"
-    (:mod:`toolreplay.report.charts`), "episodes" (the episode table), "matrix" (questions × configurations), "gallery", "fidelity",
+    (:mod:`toolreplay.report.charts`), "episodes" (the episode table), "matrix" (questions ×
+    configurations), "gallery", "fidelity",
     "transcripts" (every trial's that results keep), "transcript_count",
     "trial_transcripts" (whether later trials have theirs), "trials", "filters", "compare",
     "large", "lean", "system", "tx"}`` (plain dicts and lists; an episode's expectations as

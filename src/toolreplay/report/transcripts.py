@@ -26,6 +26,7 @@ from toolreplay.results.format import (
     EpisodeResult,
     FailureModeRecord,
     GroundedValue,
+    Results,
 )
 from toolreplay.wire.episode import REASONING_FIELDS, reasoning_text
 
