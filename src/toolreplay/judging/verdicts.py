@@ -310,13 +310,17 @@ class GroundedJudge(FormatJudge):
         def fail(why: str, conclusion: Conclusion | None = None) -> Verdict:
             return Verdict(False, why, values, g.checks, conclusion, j)
 
-        ungrounded = [c for c in g.checks if not c.grounded]
+        ungrounded = [c for c in g.checks if not c.grounded and not c.vacuous]
         if ungrounded:
             c = ungrounded[0]
             return fail(f"fabricated value: {c.reason}")
         what = expect.measure or "measured"  # "no measured value", never "value value"
+        vacuous = [c for c in rel if c.vacuous]  # a bound or range that pins nothing (bounds.py)
+        rel = [c for c in rel if not c.vacuous]
         if not rel:
             skipped = f"; {len(g.coordinates)} coordinate(s) skipped" if g.coordinates else ""
+            if vacuous:
+                return fail(f"{vacuous[0].reason}; no {what} value grounded{skipped}")
             if values:
                 shown = ", ".join(c.text for c in g.checks[:4])
                 return fail(f"states {shown}, but no {what} value{skipped}")
@@ -390,9 +394,8 @@ class GroundedJudge(FormatJudge):
             )  # fmt: skip
         c = on_place[0]
         assert c.match is not None
-        return Verdict(
-            True, f"states {c.text}, which equals {c.match.describe()}", values, g.checks, None, j
-        )
+        said = c.reason if c.bound else f"states {c.text}, which equals {c.match.describe()}"
+        return Verdict(True, said, values, g.checks, None, j)
 
 
 def _count(declared: Sequence[MeasureDeclaration]) -> int:
