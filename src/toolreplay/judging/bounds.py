@@ -4,11 +4,12 @@ say about a tool value, and whether that is something a tool value pins down.
 A value written with a bound word is a *bound*, not a value (:func:`bound_of`):
 
 - at least: ``above``, ``over``, ``more than``, ``greater than``, ``higher than``, ``at
-  least``, ``no less than``, ``upwards of``, ``in excess of``, ``exceeding``; 超过, 超出, 高于,
-  大于, 多于, 至少, 最少, 不低于, 不少于 before the number; 以上, 之上, 开外, 出头 after it;
-- at most: ``below``, ``under``, ``less than``, ``fewer than``, ``lower than``, ``at most``,
-  ``no more than``, ``not exceeding``; 不到, 不足, 低于, 小于, 少于, 至多, 最多, 不超过,
-  不高于 before it; 以下, 之下, 以内, 之内 after it.
+  least``, ``upwards of``, ``in excess of``, ``exceeding``; 超过, 超出, 高于, 大于, 多于, 至少,
+  最少 before the number; 以上, 之上, 开外, 出头 after it;
+- at most: ``below``, ``under``, ``less than``, ``fewer than``, ``lower than``, ``at most``;
+  不到, 不足, 低于, 小于, 少于, 至多, 最多 before it; 以下, 之下, 以内, 之内 after it;
+- a negation right before a word before the number turns it round (不超过, 不会超过, ``no more
+  than``, ``won't exceed``: at most; 不低于, ``no less than``, ``never drops below``: at least).
 
 A *range* is two values joined by a range connector (``25–35°C``, ``25 to 35°C``, 25 到 35 度)
 or by ``and``/和 after ``between``/介于 or before 之间 (``between 25 and 35°C``), neither end
@@ -57,27 +58,39 @@ SYMBOLS = {AT_LEAST: "≥ ", AT_MOST: "≤ "}
 _AT_LEAST_AFTER = re.compile(r"\s*(?:或以上|以上|之上|开外|開外|出头|出頭)")
 _AT_MOST_AFTER = re.compile(r"\s*(?:或以下|以下|之下|以内|以內|之内|之內)")
 _AT_LEAST_BEFORE = re.compile(
-    r"(?:超过|超過|超出|高于|高於|大于|大於|多于|多於|至少|最少|不低于|不低於|不少于|不少於|"
+    r"(?:超过|超過|超出|高于|高於|大于|大於|多于|多於|至少|最少|"
     r"(?<![a-z])(?:above|over|at least|more than|greater than|higher than|upwards of|"
-    r"no less than|no fewer than|in excess of|exceeding)(?![a-z]))\s*(?:了|约|約)?\s*$",
+    r"in excess of|exceed(?:s|ing)?)(?![a-z]))\s*(?:了|约|約)?\s*$",
     re.IGNORECASE,
 )
 _AT_MOST_BEFORE = re.compile(
-    r"(?:不到|不足|低于|低於|小于|小於|少于|少於|至多|最多|不超过|不超過|不高于|不高於|"
-    r"(?<![a-z])(?:below|under|at most|less than|fewer than|lower than|no more than|"
-    r"not exceeding|not more than)(?![a-z]))\s*(?:约|約)?\s*$",
+    r"(?:不到|不足|低于|低於|小于|小於|少于|少於|至多|最多|"
+    r"(?<![a-z])(?:below|under|at most|less than|fewer than|lower than)(?![a-z]))"
+    r"\s*(?:约|約)?\s*$",
     re.IGNORECASE,
 )
+#: A negation right before a bound word turns it round: 不超过 and ``no more than`` are at
+#: most, 不低于, 不会低于 and ``won't drop below`` at least.
+_NEGATED = re.compile(
+    r"(?:不会|不會|不|没有|沒有|未|(?<![a-z])(?:not|never|no)|n't)(?:\s+[a-z]+)?\s*$",
+    re.IGNORECASE,
+)
+_FLIP = {AT_LEAST: AT_MOST, AT_MOST: AT_LEAST}
 
 
 def bound_of(text: str, v: MeasuredValue) -> str | None:
     """:data:`AT_LEAST` or :data:`AT_MOST` when ``v`` (a value of ``text``) is written as a
     bound, else None (see the module docstring for the words)."""
-    before = text[max(0, v.start - 20) : v.start]
-    if _AT_LEAST_AFTER.match(text, v.end) or _AT_LEAST_BEFORE.search(before):
+    if _AT_LEAST_AFTER.match(text, v.end):
         return AT_LEAST
-    if _AT_MOST_AFTER.match(text, v.end) or _AT_MOST_BEFORE.search(before):
+    if _AT_MOST_AFTER.match(text, v.end):
         return AT_MOST
+    before = text[max(0, v.start - 20) : v.start]
+    for pattern, bound in ((_AT_MOST_BEFORE, AT_MOST), (_AT_LEAST_BEFORE, AT_LEAST)):
+        m = pattern.search(before)
+        if m is not None:
+            negated = _NEGATED.search(before[: m.start()]) is not None
+            return _FLIP[bound] if negated else bound
     return None
 
 

@@ -331,7 +331,7 @@ def scan_plain(
                 and nxt is not None
                 and (
                     nxt.kind == "num"
-                    or (nxt.kind in ("sign", "dash") and after and after.kind == "num")
+                    or (nxt.kind in ("sign", "dash", "prefix") and after and after.kind == "num")
                 )
             ):
                 ranged = ranged or toks[j].kind in ("dash", "range")
