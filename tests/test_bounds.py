@@ -243,3 +243,45 @@ def test_a_declared_plausible_range_sets_what_a_bound_may_leave_open() -> None:
     assert GROUNDED_JUDGE.judge_episode(_price(answer), PRICE_Q).passed
     verdict = GROUNDED_JUDGE.judge_episode(_price(answer), narrow)
     assert not verdict.passed and "within 1 EUR" in verdict.explanation
+
+
+# ---- outside material -----------------------------------------------------------------------
+
+#: A travel agent's final answer (github.com/GuruGuru19/Travel-Agent, ExampleConversations.md,
+#: conversation 2, quoted as test data) after a forecast tool returned Nice's Saturday: clear,
+#: 13.9–24.2 °C, now 19.5 °C. Rebuilt here in get_weather's shape with Saturday as day 0.
+NICE_ANSWER = (
+    "The weather for Saturday in Nice will be clear skies with temperatures ranging from 13.9°C "
+    "to 24.2°C. This suggests a mild, sunny day ideal for a beach event.\nPack light clothing "
+    "and consider sunscreen for prolonged sun exposure."
+)
+NICE_RESULT = {
+    "place": {"name": "Nice", "country": "France", "admin1": "Provence-Alpes-Côte d'Azur",
+              "latitude": 43.70313, "longitude": 7.26608, "feature_code": "PPLA2"},
+    "current": {"temperature_2m": {"value": 19.5, "unit": "°C"}},
+    "daily": [{"date": "2025-06-14", "temperature_2m_max": {"value": 24.2, "unit": "°C"},
+               "temperature_2m_min": {"value": 13.9, "unit": "°C"}}],
+}  # fmt: skip
+
+
+def _nice(answer: str):
+    from toolreplay.judging.grounding import PlaceSpec
+
+    lookup = call("c1", "get_weather", city="Nice")
+    ep = stock_run([((lookup,), (NICE_RESULT,), None)], answer, question="Nice on Saturday?")
+    return ep, Target("temperature", 0, (PlaceSpec("Nice", "Provence-Alpes-Côte d'Azur"),))
+
+
+@pytest.mark.parametrize(
+    "answer, passed, how",
+    [
+        (NICE_ANSWER, True, "equals"),  # a day's low and high: two values, as before
+        (NICE_ANSWER.replace("13.9°C", "15°C").replace("24.2°C", "25°C"), True, "contains"),
+        (NICE_ANSWER.replace("13.9°C", "5°C").replace("24.2°C", "35°C"), False, "too wide"),
+        (NICE_ANSWER.replace("13.9°C", "26°C").replace("24.2°C", "30°C"), False, "fabricated"),
+    ],
+)
+def test_a_real_answers_range_and_its_variants(answer: str, passed: bool, how: str) -> None:
+    ep, question = _nice(answer)
+    verdict = GROUNDED_JUDGE.judge_episode(ep, question)
+    assert verdict.passed is passed and how in verdict.explanation, verdict.explanation

@@ -49,7 +49,8 @@ a place tied after it by a preposition or a bracket, a value said of several pla
 else the place its clause or sentence is about). It is *grounded* when a tool value of the
 same kind, day, field and place equals it after conversion to the answer's unit and rounding
 to the precision the answer wrote (26°C matches 26.1 °C; 79°F matches 26.1 °C); a bound
-(30°C 以上) when a tool value lies on its side.
+(30°C 以上) or a range (25–35°C) when it pins a tool value (:mod:`~toolreplay.judging.bounds`:
+one that pins none, ``above 0°C``, is vacuous: no grounded value, no fabrication).
 
 **Verdicts.** :data:`GROUNDED_JUDGE` (the one in use) passes an episode only when the answer
 states a grounded value of the question's measure for the question's place and day, states
