@@ -116,19 +116,19 @@ def test_a_vacuous_bound_says_what_it_is_true_of() -> None:
 
 
 GROUNDED = [
-    ("weather", "北京今天最高超过 30 度。", "states ≥ 30 度: true of 31.1°C"),
-    ("weather", "Beijing's high today is just over 30°C.", "states ≥ 30°C: true of 31.1°C"),
-    ("weather", "Beijing stays below 32°C today.", "states ≤ 32°C: true of"),
+    ("weather", "北京今天最高超过 30 度。", "states > 30 度: true of 31.1°C"),
+    ("weather", "Beijing's high today is just over 30°C.", "states > 30°C: true of 31.1°C"),
+    ("weather", "Beijing stays below 32°C today.", "states < 32°C: true of"),
     ("weather", "北京今天最高不会超过 32 度。", "states ≤ 32 度: true of 31.1°C"),
     ("weather", "北京今天最低不低于 20 度。", "states ≥ 20 度: true of 20.5°C"),
     ("weather", "北京今天 25 到 35 度之间。", "states 25–35 度: contains"),
     ("weather", "Beijing is between 25 and 35°C today.", "states 25–35°C: contains"),
     ("weather", "Beijing: 25–35°C today.", "states 25–35°C: contains"),
     ("weather", "北京今天气温介于 25 和 35 度之间。", "states 25–35 度: contains"),
-    ("stock", "ABC-1 has more than 10 units on hand.", "states ≥ 10 units: true of 12 units"),
-    ("stock", "ABC-1 库存不到 15 件。", "states ≤ 15 件: true of 12 units"),
+    ("stock", "ABC-1 has more than 10 units on hand.", "states > 10 units: true of 12 units"),
+    ("stock", "ABC-1 库存不到 15 件。", "states < 15 件: true of 12 units"),
     ("stock", "ABC-1 has between 10 and 14 units on hand.", "states 10–14 units: contains"),
-    ("price", "ABC-1 costs under €15.", "states ≤ €15: true of 12.5 EUR"),
+    ("price", "ABC-1 costs under €15.", "states < €15: true of 12.5 EUR"),
     ("price", "ABC-1 costs between €10 and €15.", "states €10–€15: contains 12.5 EUR"),
 ]
 
@@ -174,7 +174,7 @@ def test_a_price_in_an_undeclared_currency_beside_a_vacuous_bound() -> None:
     verdict = GROUNDED_JUDGE.judge_episode(ep, eur_only)
     [check] = verdict.checks
     assert not verdict.passed and check.vacuous and not check.grounded
-    assert check.reason.startswith("states ≥ €1: true of 12.5 EUR")
+    assert check.reason.startswith("states > €1: true of 12.5 EUR")
     assert [f.mode for f in classify(ep, GROUNDED_JUDGE, eur_only)] == [NO_MEASUREMENT]
     assert FABRICATED_VALUE in [f.mode for f in classify(ep, GROUNDED_JUDGE, PRICE_Q)]
 

@@ -27,7 +27,7 @@ statement is about:
   half the allowed width of it (超过 30 度 of 31.1 °C: 1.1 °C off, within 7.5 °C); a true bound
   further from every tool value it is true of is *vacuous* (``above 0°C`` of 30.9 °C, ``below
   40°C``, ``more than 0 units`` of 12, ``fewer than 1000 units``, ``under €1000`` of €12.50):
-  not a fabrication, but no grounded value either ("states ≥ 0°C: true of 30.9°C … but says
+  not a fabrication, but no grounded value either ("states > 0°C: true of 30.9°C … but says
   nothing a tool value pins down");
 - a range is grounded when it contains a tool value and spans no more than the allowed width
   (25 到 35 度之间 of 31.1 °C: 10 °C), vacuous when it contains one but is wider, and a
@@ -52,46 +52,55 @@ from toolreplay.judging.vocabulary import Vocabulary
 
 AT_LEAST, AT_MOST, BETWEEN = "at least", "at most", "between"
 
-#: How a statement is written in evidence: ``≥ 0°C``, ``≤ 40°C``, ``25–35°C``.
-SYMBOLS = {AT_LEAST: "≥ ", AT_MOST: "≤ "}
-
 _AT_LEAST_AFTER = re.compile(r"\s*(?:或以上|以上|之上|开外|開外|出头|出頭)")
 _AT_MOST_AFTER = re.compile(r"\s*(?:或以下|以下|之下|以内|以內|之内|之內)")
-_AT_LEAST_BEFORE = re.compile(
-    r"(?:超过|超過|超出|高于|高於|大于|大於|多于|多於|至少|最少|"
-    r"(?<![a-z])(?:above|over|at least|more than|greater than|higher than|upwards of|"
-    r"in excess of|exceed(?:s|ing)?)(?![a-z]))\s*(?:了|约|約)?\s*$",
-    re.IGNORECASE,
-)
-_AT_MOST_BEFORE = re.compile(
-    r"(?:不到|不足|低于|低於|小于|小於|少于|少於|至多|最多|"
-    r"(?<![a-z])(?:below|under|at most|less than|fewer than|lower than)(?![a-z]))"
-    r"\s*(?:约|約)?\s*$",
-    re.IGNORECASE,
-)
+#: Words before the number, each side strict (``above``: >) or not (``at least``: ≥).
+_BEFORE = (
+    (AT_MOST, "<", r"不到|不足|低于|低於|小于|小於|少于|少於"
+     r"|below|under|less than|fewer than|lower than"),
+    (AT_MOST, "≤", r"至多|最多|at most"),
+    (AT_LEAST, ">", r"超过|超過|超出|高于|高於|大于|大於|多于|多於|above|over|more than"
+     r"|greater than|higher than|upwards of|in excess of|exceed(?:s|ing)?"),
+    (AT_LEAST, "≥", r"至少|最少|at least"),
+)  # fmt: skip
+_BEFORE_PATTERNS = tuple(
+    (bound, sign, re.compile(
+        r"(?:" + "|".join(
+            w if not re.match(r"[a-z]", w) else rf"(?<![a-z]){w}(?![a-z])" for w in words.split("|")
+        ) + r")\s*(?:了|约|約)?\s*$",
+        re.IGNORECASE,
+    ))
+    for bound, sign, words in _BEFORE
+)  # fmt: skip
 #: A negation right before a bound word turns it round: 不超过 and ``no more than`` are at
 #: most, 不低于, 不会低于 and ``won't drop below`` at least.
 _NEGATED = re.compile(
     r"(?:不会|不會|不|没有|沒有|未|(?<![a-z])(?:not|never|no)|n't)(?:\s+[a-z]+)?\s*$",
     re.IGNORECASE,
 )
-_FLIP = {AT_LEAST: AT_MOST, AT_MOST: AT_LEAST}
+_FLIP = {"<": (AT_LEAST, "≥"), "≤": (AT_LEAST, ">"), ">": (AT_MOST, "≤"), "≥": (AT_MOST, "<")}
+
+
+def _read(text: str, v: MeasuredValue) -> tuple[str, str] | None:
+    """(bound, sign as the evidence writes it) when ``v`` is written as a bound."""
+    if _AT_LEAST_AFTER.match(text, v.end):
+        return AT_LEAST, "≥"
+    if _AT_MOST_AFTER.match(text, v.end):
+        return AT_MOST, "≤"
+    before = text[max(0, v.start - 20) : v.start]
+    for bound, sign, pattern in _BEFORE_PATTERNS:
+        m = pattern.search(before)
+        if m is not None:
+            negated = _NEGATED.search(before[: m.start()]) is not None
+            return _FLIP[sign] if negated else (bound, sign)
+    return None
 
 
 def bound_of(text: str, v: MeasuredValue) -> str | None:
     """:data:`AT_LEAST` or :data:`AT_MOST` when ``v`` (a value of ``text``) is written as a
     bound, else None (see the module docstring for the words)."""
-    if _AT_LEAST_AFTER.match(text, v.end):
-        return AT_LEAST
-    if _AT_MOST_AFTER.match(text, v.end):
-        return AT_MOST
-    before = text[max(0, v.start - 20) : v.start]
-    for pattern, bound in ((_AT_MOST_BEFORE, AT_MOST), (_AT_LEAST_BEFORE, AT_LEAST)):
-        m = pattern.search(before)
-        if m is not None:
-            negated = _NEGATED.search(before[: m.start()]) is not None
-            return _FLIP[bound] if negated else bound
-    return None
+    read = _read(text, v)
+    return read[0] if read else None
 
 
 def _level(v: float, unit: str, units: Sequence[Unit]) -> float | None:
@@ -176,11 +185,14 @@ def pins(
     return abs(level - edge) <= width / 2 + 1e-9
 
 
-def statement(written: str, bound: str, upto_written: str | None = None) -> str:
-    """The statement as the evidence writes it: ``≥ 0°C``, ``≤ 40°C``, ``25–35 度``."""
-    if bound == BETWEEN:
-        return f"{written}–{upto_written}"
-    return SYMBOLS[bound] + written
+def statement(text: str, v: MeasuredValue, upto: MeasuredValue | None = None) -> str:
+    """The statement ``v`` of ``text`` makes, as the evidence writes it: ``> 0°C`` (above),
+    ``≥ 30 度`` (以上, at least), ``< 40°C``, ``≤ 32℃``; with ``upto``, the range ``25–35°C``."""
+    written = text[v.start : v.end]
+    if upto is not None:
+        return f"{written}–{text[upto.start : upto.end]}"
+    read = _read(text, v)
+    return f"{read[1]} {written}" if read else written
 
 
 def _width_text(v: MeasuredValue, units: Sequence[Unit], width: float) -> str:

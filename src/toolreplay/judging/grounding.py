@@ -325,8 +325,7 @@ def check_value(
     )
     written = text[v.start : v.end]
     bound = BETWEEN if upto is not None else bound_of(text, v)
-    other_end = text[upto.start : upto.end] if upto is not None else None
-    said = statement(written, bound, other_end) if bound else written
+    said = statement(text, v, upto) if bound else written
     same_kind = [tv for tv in pool if tv.kind == v.kind]
     equal = [tv for tv in same_kind if holds(v, tv, every, bound, upto)]
     equals = f"is {said}: " if bound else "equals "
