@@ -110,3 +110,39 @@ def test_numbers_in_words_in_a_range_and_a_bound() -> None:
     ep = _stock("ABC-1 has more than zero units on hand.")
     verdict = GROUNDED_JUDGE.judge_episode(ep, STOCK_Q)
     assert not verdict.passed and "says nothing a tool value pins down" in verdict.explanation
+
+
+#: A spoken agent's reply in a public voice-agent timeline log (found by its text; the log cuts
+#: each utterance at 60 characters), after a tool returned "Busan: 26.1°C, humidity 71%, wind
+#: 6.5 km/h"; the result rebuilt here in get_weather's shape.
+BUSAN_SAID = "In Busan, it's twenty-six point one degrees Celsius"
+BUSAN_RESULT = {
+    "place": {"name": "Busan", "country": "South Korea", "admin1": "Busan",
+              "latitude": 35.10168, "longitude": 129.03004, "feature_code": "PPLA"},
+    "current": {"temperature_2m": {"value": 26.1, "unit": "°C"},
+                "relative_humidity_2m": {"value": 71, "unit": "%"},
+                "wind_speed_10m": {"value": 6.5, "unit": "km/h"}},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "answer, passed",
+    [(BUSAN_SAID, True), (BUSAN_SAID.replace("point one", "point five"), False)],
+)
+def test_a_spoken_agents_number_in_words(answer: str, passed: bool) -> None:
+    from toolreplay.judging.grounding import PlaceSpec
+
+    from .stock_domain import call
+
+    lookup = call("c1", "get_weather", city="Busan")
+    ep = stock_run([((lookup,), (BUSAN_RESULT,), None)], answer, question="What about Busan?")
+    question = Target("temperature", 0, (PlaceSpec("Busan", "Busan"),))
+    verdict = GROUNDED_JUDGE.judge_episode(ep, question)
+    assert verdict.passed is passed, verdict.explanation
+    if passed:
+        assert verdict.explanation == (
+            "states twenty-six point one degrees Celsius, which equals 26.1°C at "
+            "$.current.temperature_2m of tool message 2 (Busan (Busan), today)"
+        )
+    else:
+        assert [f.mode for f in classify(ep, GROUNDED_JUDGE, question)] == [FABRICATED_VALUE]

@@ -18,6 +18,7 @@ value, a bound or a range end (``seven units on hand``, ``二十一度``).
 
 from __future__ import annotations
 
+import functools
 import re
 
 import cn2an
@@ -68,6 +69,7 @@ def english_number(text: str) -> tuple[float, int] | None:
     return float(digits), len(digits.partition(".")[2])
 
 
+@functools.lru_cache(maxsize=1024)
 def word_number(text: str) -> tuple[float, int] | None:
     """The value and decimals written of a number in Chinese or English words; None when
     ``text`` is not one (see the module docstring)."""
