@@ -285,3 +285,43 @@ def test_a_real_answers_range_and_its_variants(answer: str, passed: bool, how: s
     ep, question = _nice(answer)
     verdict = GROUNDED_JUDGE.judge_episode(ep, question)
     assert verdict.passed is passed and how in verdict.explanation, verdict.explanation
+
+
+#: Texts written about real weather in public repositories' test data (found by their text): a
+#: heat warning's "预计午后最高气温超过三十七度。" (a bound in Chinese numerals) and a case report's
+#: "最高气温介于35-46.1℃之间。" (a range with both 介于 and 之间). Judged here against a rebuilt
+#: result whose high is 38.2 °C (then 36.0 °C).
+ALERT_BOUND = "预计午后最高气温超过三十七度。"
+REPORT_RANGE = "最高气温介于35-46.1℃之间。"
+
+
+def _hot(high: float):
+    from toolreplay.judging.grounding import PlaceSpec
+
+    result = {
+        "place": {"name": "乌鲁木齐", "country": "中国", "admin1": "新疆维吾尔自治区",
+                  "latitude": 43.80096, "longitude": 87.60046, "feature_code": "PPLA"},
+        "current": {"temperature_2m": {"value": 33.0, "unit": "°C"}},
+        "daily": [{"date": "2026-07-15", "temperature_2m_max": {"value": high, "unit": "°C"},
+                   "temperature_2m_min": {"value": 24.0, "unit": "°C"}}],
+    }  # fmt: skip
+    lookup = call("c1", "get_weather", city="乌鲁木齐")
+    question = Target("temperature", 0, (PlaceSpec("乌鲁木齐", "新疆维吾尔自治区"),))
+    return lambda answer: (stock_run([((lookup,), (result,), None)], answer), question)
+
+
+@pytest.mark.parametrize(
+    "answer, high, passed, said",
+    [
+        (ALERT_BOUND, 38.2, True, "states > 三十七度: true of 38.2°C"),
+        (ALERT_BOUND, 36.0, False, "fabricated value: no tool value is at least 三十七度"),
+        (REPORT_RANGE, 38.2, True, "states 35–46.1℃: contains 38.2°C"),
+        (REPORT_RANGE, 33.0, False, "fabricated value: no tool value lies within 35–46.1℃"),
+    ],
+)
+def test_bounds_and_ranges_written_about_real_weather(
+    answer: str, high: float, passed: bool, said: str
+) -> None:
+    ep, question = _hot(high)(answer)
+    verdict = GROUNDED_JUDGE.judge_episode(ep, question)
+    assert verdict.passed is passed and verdict.explanation.startswith(said), verdict.explanation
