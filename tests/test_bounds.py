@@ -87,6 +87,10 @@ VACUOUS = [
     ("stock", "ABC-1 库存超过 0 件。"),
     ("stock", "ABC-1 库存不到 1000 件。"),
     ("stock", "ABC-1 has between 1 and 100 units on hand."),
+    # just past the allowed width: 8.1 °C off (7.5 allowed); 4 units off (3); 7 units wide (6)
+    ("weather", "Beijing's high today is above 23°C."),
+    ("stock", "ABC-1 has more than 8 units on hand."),
+    ("stock", "ABC-1 has between 8 and 15 units on hand."),
     ("price", "ABC-1 costs more than €1."),
     ("price", "ABC-1 costs under £1000."),
     ("price", "ABC-1 的价格低于 1000 欧元。"),
@@ -118,6 +122,7 @@ def test_a_vacuous_bound_says_what_it_is_true_of() -> None:
 GROUNDED = [
     ("weather", "北京今天最高超过 30 度。", "states > 30 度: true of 31.1°C"),
     ("weather", "Beijing's high today is just over 30°C.", "states > 30°C: true of 31.1°C"),
+    ("weather", "Beijing's high today is above 24°C.", "states > 24°C: true of 31.1°C"),  # 7.1 off
     ("weather", "Beijing stays below 32°C today.", "states < 32°C: true of"),
     ("weather", "北京今天最高不会超过 32 度。", "states ≤ 32 度: true of 31.1°C"),
     ("weather", "北京今天最低不低于 20 度。", "states ≥ 20 度: true of 20.5°C"),
