@@ -85,6 +85,10 @@ class MeasureDeclaration:
     context: Mapping[str, str] = field(default_factory=dict, hash=False)
     value_fields: Mapping[str, str] = field(default_factory=dict, hash=False)
     compare: Any = None
+    #: per unit kind, the ``(low, high)`` a value can plausibly take, in the kind's first unit
+    #: (YAML ``plausible: [low, high]``: the measure's own kind); what decides whether a bound
+    #: or a range says something (:mod:`toolreplay.judging.bounds`)
+    plausible: Mapping[str, tuple[float, float]] = field(default_factory=dict, hash=False)
 
 
 def field_pattern(path: str) -> str:
@@ -132,12 +136,20 @@ class _MeasureModel(_Strict):
     words: list[str] = []
     fields: list[str] = []
     entity: list[str] | str = []
+    plausible: tuple[float, float] | None = None
+
+    @field_validator("plausible")
+    @classmethod
+    def _ordered(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
+        if value is not None and not value[0] < value[1]:
+            raise ValueError("plausible must be [low, high] with low < high")
+        return value
 
 
 def parse_measures(raw: Any, where: str = "measures") -> tuple[MeasureDeclaration, ...]:
     """Measure declarations from their YAML form, a list of
     ``{name, units: [NAME | {name, spellings, before, scale, offset, fields}], words, fields,
-    entity}``.
+    entity, plausible: [low, high]}``.
     Raises :class:`DeclarationError` (one line, naming ``where.N``) for a bad one or a name
     declared twice."""
     if raw is None:
@@ -166,7 +178,12 @@ def parse_measures(raw: Any, where: str = "measures") -> tuple[MeasureDeclaratio
             for u in m.units
         )
         entity = (m.entity,) if isinstance(m.entity, str) else tuple(m.entity)
-        out.append(MeasureDeclaration(m.name, units, tuple(m.words), tuple(m.fields), entity))
+        plausible = {m.name: m.plausible} if m.plausible is not None else {}
+        out.append(
+            MeasureDeclaration(
+                m.name, units, tuple(m.words), tuple(m.fields), entity, plausible=plausible
+            )
+        )
     return tuple(out)
 
 

@@ -247,7 +247,10 @@ def classify(
     expect = expect.in_vocabulary(vocab)
     grounding = ground_answer(answer, episode.transcript, expect, judge.resolved_units(), vocab)
     values = tuple(c.value for c in grounding.checks)
+    vacuous = {id(c.value): c for c in grounding.checks if c.vacuous}  # bounds.py: pins nothing
     relevant = relevant_values(answer, values, expect.measure, vocab)
+    said_nothing = [vacuous[id(v)] for v in relevant if id(v) in vacuous]
+    relevant = tuple(v for v in relevant if id(v) not in vacuous)
     pending = episode.pending_tool_calls
     labels: list[FailureMode] = []
     of = f" of {expect.measure}" if expect.measure and expect.measure != NO_VALUE else ""
@@ -276,6 +279,15 @@ def classify(
                     Evidence(index, promise, answer[start:end], None),
                 )
             )
+        elif said_nothing:  # only bounds or ranges that pin nothing (above 0°C)
+            c = said_nothing[0]
+            labels.append(
+                FailureMode(
+                    NO_MEASUREMENT,
+                    f"the answer holds no measured value{of} a tool value pins down: {c.reason}",
+                    Evidence(index, c.span, c.text, None),
+                )
+            )
         elif expect.measure != NO_VALUE:  # a `none` question needs no measured value
             labels.append(
                 FailureMode(
@@ -287,7 +299,7 @@ def classify(
                 )
             )
     for check in grounding.checks:
-        if check.grounded:
+        if check.grounded or check.vacuous:
             continue
         labels.append(
             FailureMode(

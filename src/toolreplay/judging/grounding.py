@@ -12,6 +12,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from toolreplay.evals import MeasureDeclaration
+from toolreplay.judging.bounds import (
+    BETWEEN,
+    bound_of,
+    holds,
+    pinned_reason,
+    pins,
+    statement,
+    vacuous_reason,
+)
 from toolreplay.judging.places import (
     CLAUSE,
     SENTENCE,
@@ -174,8 +183,10 @@ class ValueCheck:
     when no tool value does); ``reason``: why it is or is not grounded, in words. A value
     said of several places at once (都是 31°C) is stated for ``place`` and the places in
     ``also``, and grounded when each has a tool value equal to it (``also_matches``). A
-    ``bound`` (``at least``: 30°C 以上, over 30°C; ``at most``) is grounded by a tool value on
-    its side.
+    ``bound`` (``at least``: 30°C 以上, over 30°C; ``at most``; ``between``: an end of a range,
+    25–35°C) is grounded by a tool value it is true of and pins
+    (:mod:`toolreplay.judging.bounds`); ``vacuous`` when it is true of one but pins none
+    (``above 0°C``): neither grounded nor a fabrication.
     ``place_span``: where the answer names ``place`` (None: not named, or by position in a
     list)."""
 
@@ -189,7 +200,8 @@ class ValueCheck:
     also: tuple[PlaceSpec, ...] = ()
     also_matches: tuple[ToolValue, ...] = ()
     place_span: tuple[int, int] | None = None
-    bound: str | None = None  # "at least" (30°C 以上, over 30°C) or "at most"; None: a value
+    bound: str | None = None  # "at least" (30°C 以上), "at most", "between"; None: a value
+    vacuous: bool = False  # a bound or range true of a tool value that pins none
 
     @property
     def places(self) -> tuple[PlaceSpec, ...]:
@@ -227,14 +239,6 @@ class ValueCheck:
         } | ({"stated_places": [p.query for p in self.places]} if self.also else {})
 
 
-def _equal(v: MeasuredValue, tv: ToolValue, units: Sequence[Unit]) -> bool:
-    mine, theirs = unit_named(v.unit, units), unit_named(tv.unit, units)
-    if mine is None or theirs is None or mine.kind != theirs.kind:
-        return False
-    in_my_unit = mine.from_canonical(theirs.to_canonical(tv.value))
-    return abs(in_my_unit - v.value) <= 0.5 * 10.0**-v.decimals + 1e-9
-
-
 def _field_ok(field_word: str | None, tv: ToolValue, vocab: Vocabulary) -> bool:
     if field_word is None or tv.kind not in vocab.field_kinds or tv.day is None:
         return True  # nothing stated, or a tool value whose field and day are unknown
@@ -245,45 +249,6 @@ def _is_difference(text: str, v: MeasuredValue, vocab: Vocabulary) -> bool:
     w = _words(vocab)
     before = _CLAUSE.split(text[: v.start])[-1]
     return bool(w.difference_before.search(before) or w.difference_after.match(text, v.end))
-
-
-#: Words that make a value a bound: the tool value is at least (以上, ``over``) or at most
-#: (以下, ``under``) the value written.
-_AT_LEAST_AFTER = re.compile(r"\s*(?:或以上|以上|之上|开外|出头)")
-_AT_MOST_AFTER = re.compile(r"\s*(?:或以下|以下|之下)")
-_AT_LEAST_BEFORE = re.compile(
-    r"(?:超过|超出|高于|至少|最少|不低于|"
-    r"(?<![a-z])(?:above|over|at least|more than|upwards of|no less than)(?![a-z]))\s*$",
-    re.IGNORECASE,
-)
-_AT_MOST_BEFORE = re.compile(
-    r"(?:不到|不足|低于|至多|不超过|不高于|"
-    r"(?<![a-z])(?:below|under|at most|less than|no more than)(?![a-z]))\s*$",
-    re.IGNORECASE,
-)
-
-
-def _bound(text: str, v: MeasuredValue) -> str | None:
-    """``"at least"`` or ``"at most"`` when ``v`` is written as a bound, else None."""
-    before = text[max(0, v.start - 16) : v.start]
-    if _AT_LEAST_AFTER.match(text, v.end) or _AT_LEAST_BEFORE.search(before):
-        return "at least"
-    if _AT_MOST_AFTER.match(text, v.end) or _AT_MOST_BEFORE.search(before):
-        return "at most"
-    return None
-
-
-def _within(v: MeasuredValue, tv: ToolValue, units: Sequence[Unit], bound: str | None) -> bool:
-    """Whether tool value ``tv`` equals ``v`` at the precision written, or, for a bound, lies
-    on its side of it."""
-    if bound is None:
-        return _equal(v, tv, units)
-    mine, theirs = unit_named(v.unit, units), unit_named(tv.unit, units)
-    if mine is None or theirs is None or mine.kind != theirs.kind:
-        return False
-    level = mine.from_canonical(theirs.to_canonical(tv.value))
-    slack = 0.5 * 10.0**-v.decimals + 1e-9
-    return level >= v.value - slack if bound == "at least" else level <= v.value + slack
 
 
 def _check_difference(
@@ -332,6 +297,7 @@ def check_value(
     also: Sequence[PlaceSpec] = (),
     *,
     results_returned: bool = False,
+    upto: MeasuredValue | None = None,
 ) -> ValueCheck:
     """Check one answer value ``v`` of ``text`` against the tool values ``pool`` (see
     :mod:`toolreplay.judging.verdicts`), reading the day and field words of ``vocabulary``
@@ -342,7 +308,8 @@ def check_value(
     places, or two fields of one place. A value stated for ``place`` and the places ``also``
     at once is grounded when each of them has a tool value equal to it. ``results_returned``
     says whether the episode has tool messages at all (with an empty ``pool``: results that
-    hold no measured value, rather than no result)."""
+    hold no measured value, rather than no result). ``upto``: the other end of a range that
+    ``v`` begins (:mod:`toolreplay.judging.bounds`)."""
     vocab = resolve(vocabulary)
     every = vocab.units
     if _is_difference(text, v, vocab):
@@ -357,10 +324,11 @@ def check_value(
         else None
     )
     written = text[v.start : v.end]
-    bound = _bound(text, v)
+    bound = BETWEEN if upto is not None else bound_of(text, v)
+    said = statement(text, v, upto) if bound else written
     same_kind = [tv for tv in pool if tv.kind == v.kind]
-    equal = [tv for tv in same_kind if _within(v, tv, every, bound)]
-    equals = f"is {bound} {written}: " if bound else "equals "
+    equal = [tv for tv in same_kind if holds(v, tv, every, bound, upto)]
+    equals = f"is {said}: " if bound else "equals "
 
     def fitting(p: PlaceSpec | None) -> list[ToolValue]:
         def fits(tv: ToolValue) -> bool:
@@ -376,7 +344,14 @@ def check_value(
         return found
 
     fits = fitting(place)
-    said = ", ".join(
+    if bound and fits:
+        pinned = [tv for tv in fits if pins(v, tv, every, vocab, bound, upto)]
+        if not pinned:
+            why = vacuous_reason(said, fits[0], v, every, vocab, bound)
+            return ValueCheck(v, written, day, field_word, place, None, why, tuple(also),
+                              bound=bound, vacuous=True)  # fmt: skip
+        fits = pinned
+    stated_for = ", ".join(
         b
         for b in (
             " and ".join(p.query for p in (place, *also) if p) if place else None,
@@ -391,7 +366,7 @@ def check_value(
         if missing:
             return ValueCheck(
                 v, written, day, field_word, place, None,
-                f"{written} is stated for {said}, but no tool value of {', '.join(missing)} "
+                f"{said} is stated for {stated_for}, but no tool value of {', '.join(missing)} "
                 f"{'satisfies' if bound else 'equals'} it", tuple(also), bound=bound,
             )  # fmt: skip
         found = [next((tv for tv in f if tv.place is not None), f[0]) for f in [fits, *others]]
@@ -402,14 +377,16 @@ def check_value(
         )  # fmt: skip
     if fits:
         best = next((tv for tv in fits if tv.place is not None), fits[0])
+        pinned_why = pinned_reason(said, best, v, every, vocab, bound) if bound else None
         return ValueCheck(
-            v, written, day, field_word, place, best, equals + best.describe(), bound=bound
-        )
+            v, written, day, field_word, place, best, pinned_why or equals + best.describe(),
+            bound=bound,
+        )  # fmt: skip
     if equal:
         other = equal[0]
         return ValueCheck(
             v, written, day, field_word, place, None,
-            f"{written} is stated for {said or 'the question'}, but the tool value it "
+            f"{said} is stated for {stated_for or 'the question'}, but the tool value it "
             f"{'satisfies' if bound else 'equals'} is {other.describe()}",
         )  # fmt: skip
     if same_kind:
@@ -432,7 +409,9 @@ def check_value(
         why = f"no tool result holds {written}; the tool results hold no measured value"
     else:
         why = f"no tool result holds {written}; no tool result was returned in this episode"
-    if bound:
+    if bound == BETWEEN:
+        why = f"no tool value lies within {said}" + why[why.index(";") :]
+    elif bound:
         why = f"no tool value is {bound} {written}" + why[why.index(";") :]
     return ValueCheck(v, written, day, field_word, place, None, why, tuple(also), bound=bound)
 
@@ -473,13 +452,23 @@ def ground_answer(
     stated = attribute(p.text, read.values, read.lists, mentions, expect.places)
     only = expect.places[0] if len(expect.places) == 1 else None
     returned = any(m.get("role") == "tool" for m in transcript)
-    checks = []
+    raw = []
     for v, st in zip(read.values, stated, strict=True):
         first = st.places[0] if st.places else only
-        c = check_value(
+        raw.append(check_value(
             p.text, v, pool, expect, first, units, vocab, st.places[1:], results_returned=returned
-        )
-        at = remap(p, v)
+        ))  # fmt: skip
+    for i, j in read.ranges:  # a range neither end of which is a tool value is one statement
+        a, b = raw[i], raw[j]
+        if a.grounded or b.grounded or a.bound or b.bound or a.field == "difference":
+            continue
+        first = stated[i].places[0] if stated[i].places else only
+        c = check_value(p.text, a.value, pool, expect, first, units, vocab,
+                        stated[i].places[1:], results_returned=returned, upto=b.value)  # fmt: skip
+        raw[i], raw[j] = c, replace(c, value=b.value, text=b.text)
+    checks = []
+    for c, st in zip(raw, stated, strict=True):
+        at = remap(p, c.value)
         checks.append(
             replace(
                 c,

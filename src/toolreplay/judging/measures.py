@@ -12,7 +12,9 @@ that mark its values, the tool-result fields that hold them) becomes what the ju
   ``words`` as its clause context;
 - each field a ``path_units`` entry: a bare number at a matching JSON path of a tool result is
   a value in the measure's first unit (a unit's own ``fields``: in that unit);
-- each ``entity`` key an ``entity_keys`` entry: what a result without a place is about.
+- each ``entity`` key an ``entity_keys`` entry: what a result without a place is about;
+- its ``plausible`` ranges (per unit kind, in the kind's first unit): :func:`plausible` gives
+  them for the vocabulary built (what :mod:`toolreplay.judging.bounds` decides with).
 
 :func:`declared_vocabulary` adds declarations to a vocabulary (the study's, so an eval file
 extends what its study judges); :func:`measure_vocabulary` builds a vocabulary from
@@ -23,7 +25,9 @@ compiles per vocabulary object).
 from __future__ import annotations
 
 import functools
+import math
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -90,6 +94,20 @@ def _paths(declaration: MeasureDeclaration) -> tuple[tuple[str, str], ...]:
     return (*own, *((field_pattern(f), first) for f in declaration.fields))
 
 
+#: The plausible ranges of each vocabulary built here, by unit kind (a Vocabulary compares and
+#: hashes by identity and cannot carry them itself).
+_PLAUSIBLE: weakref.WeakKeyDictionary[Vocabulary, dict[str, tuple[float, float]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def plausible(vocabulary: Vocabulary, kind: str) -> tuple[float, float]:
+    """The ``(low, high)`` a value of unit kind ``kind`` can plausibly take, in the kind's
+    canonical unit, as the measures of ``vocabulary`` declare it (``plausible``); ``(-inf,
+    inf)`` when none does."""
+    return _PLAUSIBLE.get(vocabulary, {}).get(kind, (-math.inf, math.inf))
+
+
 @functools.lru_cache(maxsize=64)
 def declared_vocabulary(
     base: Vocabulary, declarations: tuple[MeasureDeclaration, ...]
@@ -100,7 +118,7 @@ def declared_vocabulary(
     if not declarations:
         return base
     names = {d.name for d in declarations}
-    return replace(
+    built = replace(
         base,
         name=base.name,
         units=(*(u for d in declarations for u in declared_units(d)), *base.units),
@@ -114,6 +132,11 @@ def declared_vocabulary(
             dict.fromkeys((*base.entity_keys, *(k for d in declarations for k in d.entity)))
         ),
     )
+    ranges = dict(_PLAUSIBLE.get(base, {}))
+    for d in declarations:
+        ranges.update({k: (float(lo), float(hi)) for k, (lo, hi) in d.plausible.items()})
+    _PLAUSIBLE[built] = ranges
+    return built
 
 
 #: An empty vocabulary: no units, no measures; the base of :func:`measure_vocabulary`.
@@ -136,5 +159,5 @@ def _named_empty(name: str) -> Vocabulary:
 
 __all__ = [
     "EMPTY", "declared_measure", "declared_units", "declared_vocabulary", "measure_vocabulary",
-    "spelling_pattern",
+    "plausible", "spelling_pattern",
 ]  # fmt: skip

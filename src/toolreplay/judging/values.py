@@ -9,15 +9,10 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
+from toolreplay.judging.number_words import CHINESE, ENGLISH, word_number
 from toolreplay.judging.presentation import Plain, plain
 from toolreplay.judging.units import Unit, unit_named
 from toolreplay.judging.vocabulary import Vocabulary, resolve
-
-_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5,
-              "六": 6, "七": 7, "八": 8, "九": 9}  # fmt: skip
-
-
-_CN_MULT = {"十": 10, "百": 100, "千": 1000}
 
 
 def _alternatives(patterns: Sequence[str]) -> str:
@@ -75,7 +70,7 @@ def _grammar(vocabulary: Vocabulary) -> _Grammar:
         r"|(?P<date>[0-9]{4}[-/.][0-9]{1,2}[-/.][0-9]{1,2}(?:[T ][0-9]{1,2}:[0-9]{2})?"
         r"|[0-9]{1,2}:[0-9]{2}|[0-9]{1,2}月[0-9]{1,2}[日号]?)"
         r"|(?P<num>" + _GROUPED + r"|[0-9０-９]+(?:,[0-9]{3})*(?:\.[0-9０-９]+)?"
-        r"|[零〇一二两兩三四五六七八九十百千]+(?:点[零〇一二三四五六七八九]+)?)"
+        r"|" + CHINESE + r"|" + ENGLISH + r")"
         r"|(?P<dash>[-−])"
         r"|(?P<range>[~～〜–—至到]|(?<![a-z])to(?![a-z]))"
         r"|(?P<sep>[、,/和与與及对對]|(?<![a-z])(?:and|or|vs\.?|versus)(?![a-z]))"
@@ -114,26 +109,21 @@ class _Tok:
 
 
 def parse_chinese_number(text: str) -> float:
-    """``"二十六"`` → 26, ``"三十点五"`` → 30.5, ``"一百零五"`` → 105, ``"十"`` → 10."""
-    whole, _, frac = text.partition("点")
-    total, digit = 0, 0
-    for ch in whole:
-        if ch in _CN_DIGITS:
-            digit = _CN_DIGITS[ch]
-        elif ch in _CN_MULT:
-            total += (digit or 1) * _CN_MULT[ch]
-            digit = 0
-    total += digit
-    if frac:
-        return float(f"{total}." + "".join(str(_CN_DIGITS[c]) for c in frac))
-    return float(total)
+    """``"二十六"`` → 26, ``"三十点五"`` → 30.5, ``"一百零五"`` → 105, ``"十"`` → 10 (by
+    :func:`~toolreplay.judging.number_words.chinese_number`); raises :class:`ValueError` for
+    text that is not one Chinese numeral."""
+    read = word_number(text)
+    if read is None or re.match(r"[a-z]", text, re.IGNORECASE):
+        raise ValueError(f"not a Chinese numeral: {text!r}")
+    return read[0]
 
 
-def _number(text: str) -> tuple[float, int]:
+def _number(text: str) -> tuple[float, int] | None:
+    """A number token's value and decimals written; None for words that are not one number."""
     if re.match(r"[0-9０-９]", text):
         t = _digits(text)
         return float(t), len(t.split(".", 1)[1]) if "." in t else 0
-    return parse_chinese_number(text), len(text.partition("点")[2])
+    return word_number(text)
 
 
 def _unit_after(text: str, pos: int, units: Sequence[Unit]) -> tuple[Unit, int] | None:
@@ -176,7 +166,12 @@ def _lex(text: str, units: Sequence[Unit], grammar: _Grammar) -> Iterator[_Tok]:
             pos = m.end()
             continue
         if kind == "num":
-            value, decimals = _number(m.group())
+            read = _number(m.group())
+            if read is None:  # words that are no one number (三四, one two): other text
+                other = pos if other < 0 else other
+                pos = m.end()
+                continue
+            value, decimals = read
             end = m.end()
             coordinate = bool(_DMS.match(text, end) or _HEMISPHERE.match(text, end))
             found = None if coordinate else _unit_after(text, end, units)
@@ -227,12 +222,15 @@ class Scan:
     """What :func:`scan` read: measured values in order, the spans read as coordinates,
     (for ``分别``/``respectively``) which values were listed together (indices into
     ``values``), and every list of two values or more joined by list connectors (``、``,
-    ``,``, ``/``, 和, ``and``, ``vs``; not a range), as indices into ``values``."""
+    ``,``, ``/``, 和, ``and``, ``vs``; not a range), as indices into ``values``; ``ranges``:
+    the pairs of values written as a range (``25–35°C``, ``25 到 35 度``, ``between 25 and
+    35°C``, 25 和 35 度之间), as indices into ``values``."""
 
     values: tuple[MeasuredValue, ...]
     coordinates: tuple[tuple[int, int], ...]
     respective: tuple[tuple[int, tuple[int, ...]], ...] = ()  # (resp token start, value indices)
     lists: tuple[tuple[int, ...], ...] = ()
+    ranges: tuple[tuple[int, int], ...] = ()  # (low end, high end) indices: 25–35°C
 
 
 def scan(
@@ -251,6 +249,7 @@ def scan(
         tuple(p.span(s, e) for s, e in read.coordinates),
         tuple((p.span(at, at + 1)[0], ix) for at, ix in read.respective),
         read.lists,
+        read.ranges,
     )
 
 
@@ -273,6 +272,7 @@ def scan_plain(
     coords: list[tuple[int, int]] = []
     respective: list[tuple[int, tuple[int, ...]]] = []
     lists: list[tuple[int, ...]] = []
+    ranges: list[tuple[int, int]] = []
     coord_budget = 0
     resp_at: int | None = None
     free: Unit | None = None  # a unit written before its numbers: (℃)：26, 最高气温/℃ 31.1
@@ -331,7 +331,7 @@ def scan_plain(
                 and nxt is not None
                 and (
                     nxt.kind == "num"
-                    or (nxt.kind in ("sign", "dash") and after and after.kind == "num")
+                    or (nxt.kind in ("sign", "dash", "prefix") and after and after.kind == "num")
                 )
             ):
                 ranged = ranged or toks[j].kind in ("dash", "range")
@@ -375,10 +375,27 @@ def scan_plain(
         if resp_at is not None and len(indices) > 1:
             respective.append((resp_at, tuple(indices)))
             resp_at = None
+        if len(indices) == 2 and not ranged and len(run) == 2:
+            ranged = between(text, run[0][1], values[indices[-1]].end)  # between 25 and 35°C
         if len(indices) > 1 and not ranged:
             lists.append(tuple(indices))
+        elif len(indices) == 2 and len(run) == 2:
+            ranges.append((indices[0], indices[1]))
         i = j
-    return Scan(tuple(values), tuple(coords), tuple(respective), tuple(lists))
+    return Scan(tuple(values), tuple(coords), tuple(respective), tuple(lists), tuple(ranges))
+
+
+#: The words that make ``A and B`` a range: ``between A and B``, 介于 A 和 B, A 和 B 之间.
+_BETWEEN_BEFORE = re.compile(r"(?:介于|介於|(?<![a-z])between(?![a-z]))\s*$", re.IGNORECASE)
+_BETWEEN_AFTER = re.compile(r"\s*(?:之间|之間|中间|中間)")
+
+
+def between(text: str, start: int, end: int) -> bool:
+    """Whether the two values written at ``text[start:end]`` (``25 and 35°C``) are a range:
+    after ``between``/介于 or before 之间."""
+    return bool(
+        _BETWEEN_BEFORE.search(text[max(0, start - 12) : start]) or _BETWEEN_AFTER.match(text, end)
+    )
 
 
 def find_measured_values(

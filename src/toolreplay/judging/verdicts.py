@@ -49,7 +49,8 @@ a place tied after it by a preposition or a bracket, a value said of several pla
 else the place its clause or sentence is about). It is *grounded* when a tool value of the
 same kind, day, field and place equals it after conversion to the answer's unit and rounding
 to the precision the answer wrote (26°C matches 26.1 °C; 79°F matches 26.1 °C); a bound
-(30°C 以上) when a tool value lies on its side.
+(30°C 以上) or a range (25–35°C) when it pins a tool value (:mod:`~toolreplay.judging.bounds`:
+one that pins none, ``above 0°C``, is vacuous: no grounded value, no fabrication).
 
 **Verdicts.** :data:`GROUNDED_JUDGE` (the one in use) passes an episode only when the answer
 states a grounded value of the question's measure for the question's place and day, states
@@ -310,13 +311,17 @@ class GroundedJudge(FormatJudge):
         def fail(why: str, conclusion: Conclusion | None = None) -> Verdict:
             return Verdict(False, why, values, g.checks, conclusion, j)
 
-        ungrounded = [c for c in g.checks if not c.grounded]
+        ungrounded = [c for c in g.checks if not c.grounded and not c.vacuous]
         if ungrounded:
             c = ungrounded[0]
             return fail(f"fabricated value: {c.reason}")
         what = expect.measure or "measured"  # "no measured value", never "value value"
+        vacuous = [c for c in rel if c.vacuous]  # a bound or range that pins nothing (bounds.py)
+        rel = [c for c in rel if not c.vacuous]
         if not rel:
             skipped = f"; {len(g.coordinates)} coordinate(s) skipped" if g.coordinates else ""
+            if vacuous:
+                return fail(f"{vacuous[0].reason}; no {what} value grounded{skipped}")
             if values:
                 shown = ", ".join(c.text for c in g.checks[:4])
                 return fail(f"states {shown}, but no {what} value{skipped}")
@@ -390,9 +395,8 @@ class GroundedJudge(FormatJudge):
             )  # fmt: skip
         c = on_place[0]
         assert c.match is not None
-        return Verdict(
-            True, f"states {c.text}, which equals {c.match.describe()}", values, g.checks, None, j
-        )
+        said = c.reason if c.bound else f"states {c.text}, which equals {c.match.describe()}"
+        return Verdict(True, said, values, g.checks, None, j)
 
 
 def _count(declared: Sequence[MeasureDeclaration]) -> int:

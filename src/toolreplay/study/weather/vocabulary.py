@@ -132,15 +132,20 @@ HOTTEST = Comparison(
 #: file declares its own (:class:`~toolreplay.evals.MeasureDeclaration`) and made the
 #: judge's by the same mechanism (:func:`toolreplay.judging.measures.declared_vocabulary`).
 MEASURES: tuple[MeasureDeclaration, ...] = (
-    MeasureDeclaration("temperature", TEMPERATURE_UNITS),
+    # plausible ranges (what makes a bound or a range say something, judging.bounds): the
+    # recorded extremes of air temperature (−89.2 °C, 56.7 °C), a probability's 0–100 %, a
+    # day's rain and a wind speed short of the extremes a forecast gives
+    MeasureDeclaration("temperature", TEMPERATURE_UNITS, plausible={"temperature": (-90, 60)}),
     MeasureDeclaration(
         "precipitation",
         PRECIPITATION_UNITS,
         context={"percent": RAIN_CONTEXT},
         value_fields={"percent": "probab"},  # a percentage answers rain only as a probability
+        plausible={"precipitation": (0, 200), "percent": (0, 100)},
     ),
     MeasureDeclaration("comparison", (), kinds=("temperature",), compare=HOTTEST),
-    MeasureDeclaration("wind", WIND_UNITS),  # a wind question needs a wind speed
+    # a wind question needs a wind speed
+    MeasureDeclaration("wind", WIND_UNITS, plausible={"wind": (0, 200)}),
 )
 
 
