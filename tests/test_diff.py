@@ -22,9 +22,9 @@ from toolreplay.diff import (
     Run,
     diff_runs,
     first_difference,
-    format_diff,
     load_run,
 )
+from toolreplay.diff_text import format_diff
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "reports" / "results.json"

@@ -21,7 +21,8 @@ from bs4 import BeautifulSoup
 from typer.testing import CliRunner
 
 from toolreplay.cli.main import app
-from toolreplay.diff import Run, diff_runs, format_diff, load_run, trial_count
+from toolreplay.diff import Run, diff_runs, load_run, trial_count
+from toolreplay.diff_text import format_diff
 from toolreplay.report.compare import word_diff
 from toolreplay.report.render import render_report
 

@@ -40,7 +40,6 @@ __all__ = [
     "RunDiff",
     "Score",
     "diff_runs",
-    "format_diff",
     "load_run",
     "trial_count",
 ]
@@ -483,14 +482,3 @@ def _over_trials(results: Results) -> dict[str, tuple[int, int]]:
         n[0] += 1 if t.passed else 0
         n[1] += 1
     return {k: (v[0], v[1]) for k, v in out.items()}
-
-
-# --------------------------------------------------------------------------- text
-
-
-def format_diff(d: RunDiff) -> list[str]:
-    """The comparison as lines of plain text (what ``toolreplay diff`` prints; written by
-    :mod:`toolreplay.diff_text`)."""
-    from toolreplay.diff_text import diff_lines
-
-    return diff_lines(d)

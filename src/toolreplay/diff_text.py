@@ -1,4 +1,4 @@
-"""``toolreplay diff`` in plain text: the lines :func:`toolreplay.diff.format_diff` gives for a
+"""``toolreplay diff`` in plain text: the lines :func:`format_diff` gives for a
 :class:`~toolreplay.diff.RunDiff` (comparability, the trial difference, per configuration
 trial 1 and over-trials passes with regressions and improvements, then each changed episode).
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from toolreplay.diff import EpisodeChange, RunDiff, Score
 
-__all__ = ["diff_lines", "rate_text", "score_line"]
+__all__ = ["diff_lines", "format_diff", "rate_text", "score_line"]
 
 
 def _trials(n: int) -> str:
@@ -20,8 +20,7 @@ def _delta(pair: tuple[int, int]) -> str:
 
 
 def diff_lines(d: RunDiff) -> list[str]:
-    """The comparison as lines of plain text (what ``toolreplay diff`` prints, through
-    :func:`toolreplay.diff.format_diff`)."""
+    """The comparison as lines of plain text (what ``toolreplay diff`` prints)."""
     lines = [f"A: {d.a}", f"B: {d.b}"]
     same = [x.name for x in d.aspects if x.same]
     unknown = [x.name for x in d.aspects if x.same is None]
@@ -108,3 +107,7 @@ def _change_lines(c: EpisodeChange) -> list[str]:
 
 def _word(passed: bool) -> str:
     return "pass" if passed else "fail"
+
+
+#: The comparison as lines of plain text (what ``toolreplay diff`` prints): :func:`diff_lines`.
+format_diff = diff_lines

@@ -41,7 +41,8 @@ def diff(
     one episode flipped between pass and fail, when the runs are not comparable or when a
     side holds no episode, 2 on bad input (a results file that breaks the format's invariants
     included)."""
-    from toolreplay.diff import DiffError, diff_runs, format_diff, load_run
+    from toolreplay.diff import DiffError, diff_runs, load_run
+    from toolreplay.diff_text import format_diff
 
     try:
         a = load_run(before, eval_path)
