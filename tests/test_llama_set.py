@@ -107,9 +107,8 @@ def test_the_llama_report_says_error_and_that_the_tools_were_the_fixture_server(
         assert "show all" in text(error.select_one("details.more summary"))
         tool = ep.select_one(".msg.role-tool")
         assert tool.select_one(".badge.mode") is None and "has-evidence" not in tool["class"]
-    # per failure mode × configuration: the first cards, the others listed under "list the other N"
-    cards = page.select("#failures article.card")
-    listed = page.select("#failures .more-list li")
-    assert len(cards) + len(listed) == 8
-    assert all(c["data-mode"] == "error" for c in [*cards, *listed])
-    assert all(c.select_one("a[href$='-error']") for c in cards)
+    # the eight identical errors are one cause, said in one line, its episodes listed
+    (cause,) = page.select("#failures .error-cause")
+    assert "messages[2].content: Input should be a valid string (got null)" in text(cause)
+    listed = cause.select("ul.cause-episodes li a")
+    assert len(listed) == 8

@@ -351,8 +351,16 @@ def test_metrics_table_and_charts(committed_page: BeautifulSoup, committed: dict
     loop_atomic = [text(td) for td in rows[3].select("td")]
     assert loop_atomic[:4] == ["4/4", "none", "3.25", "3.25"]  # passed, failure modes, ...
     assert "converged ×4" in loop_atomic[-1]
-    charts = committed_page.select("#metrics figure.chart svg")
+    charts = committed_page.select("#metrics .charts:not(.charts-wide) figure.chart svg")
     assert len(charts) == 3  # wall time is not charted for a stand-in set
+    # then the charts to look at: pass rate, rounds and tool calls as distributions, modes
+    wide = [f["id"] for f in committed_page.select("#metrics .charts-wide figure.chart")]
+    assert wide == [
+        "chart-pass-rate",
+        "chart-rounds-dist",
+        "chart-tool-calls-dist",
+        "chart-failure-modes",
+    ]
     rounds = charts[0]
     widths = [float(r["width"]) for r in rounds.select("rect")]
     assert widths[3] == max(widths) and widths[0] == pytest.approx(widths[3] * 2.0 / 3.25, abs=0.1)

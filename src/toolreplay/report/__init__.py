@@ -11,9 +11,12 @@ from toolreplay.lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "ReportError": "render",
     "rates_lines": "console",
+    "report_pages": "render",
+    "splits_transcripts": "render",
     "stream_report": "render",
     "summary_table": "console",
     "trials_table": "console",
+    "transcripts_path": "render",
     "write_report": "render",
 }
 

@@ -21,6 +21,8 @@ _EXPORTS: dict[str, str] = {
     "Fidelity": "format",
     "Flip": "format",
     "GroundedValue": "format",
+    "LaterTrials": "build",
+    "Origin": "build",
     "Provenance": "format",
     "Results": "format",
     "ResultsError": "format",
