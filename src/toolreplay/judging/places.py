@@ -106,7 +106,8 @@ class PlaceSpec:
         and without tones and suffix, exonyms; syllables split by apostrophes) and the Chinese
         names the exonym table gives those in Latin letters."""
         q = self._bare(self.query)
-        own = (q + self.suffixes[0], q, *self.aliases) if self.suffixes else (q, *self.aliases)
+        suffixed = bool(self.suffixes) and has_cjk(q)  # 宁德市, never Guangzhou市
+        own = (q + self.suffixes[0], q, *self.aliases) if suffixed else (q, *self.aliases)
         return _names(own)
 
 
@@ -231,13 +232,12 @@ def unknown_mentions(
             out.append(Mention(start, end, PlaceSpec(name, None, known=False)))
 
     gazetteer = [PlaceSpec(n, None) for n in GAZETTEER]
-    for m in find_mentions(text, gazetteer):
-        add(m.start, m.end)
+    for g in find_mentions(text, gazetteer):
+        add(g.start, g.end)
     latin_keys = _gazetteer_keys()
-    for m in _CAPITALISED.finditer(shadow(text)):
-        word = m.group()
-        if pinyin_shaped(word) or key(word) in latin_keys:
-            add(m.start(), m.end())
+    for w in _CAPITALISED.finditer(shadow(text)):
+        if pinyin_shaped(w.group()) or key(w.group()) in latin_keys:
+            add(w.start(), w.end())
     for start, end in suffixed_names(text):
         add(start, end)
     return tuple(out)

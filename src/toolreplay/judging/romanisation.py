@@ -306,8 +306,9 @@ def sounded(text: str, latin: str) -> list[tuple[int, int]]:
     suffix character when there is one (广州市). A name that is not pinyin sounds nowhere.
     Homophones are read too (背景 sounds like Beijing): callers use it only for names of the
     tool results."""
-    target = key(SUFFIX_WORDS.sub("", latin))
-    if syllables(latin) is None or len(target) < 4:
+    bare = SUFFIX_WORDS.sub("", latin)
+    target = key(bare)
+    if syllables(bare) is None or len(target) < 4:
         return []
     out: list[tuple[int, int]] = []
     for run in re.finditer(r"[\u4e00-\u9fff\u3400-\u4dbf]{2,}", text):
@@ -365,7 +366,7 @@ def names_key_set(names: Iterable[str]) -> frozenset[str]:
 
 
 __all__ = [
-    "EXONYMS", "SUFFIXES", "SUFFIX_WORDS", "TAKEN", "chinese_names", "has_cjk", "is_cjk", "key",
-    "GAZETTEER", "latin_pattern", "names_key_set", "pinyin_shaped", "romanisations", "shadow", "sounded", "strip_suffix",
-    "suffixed_names", "syllables",
+    "EXONYMS", "GAZETTEER", "SUFFIXES", "SUFFIX_WORDS", "TAKEN", "chinese_names", "has_cjk",
+    "is_cjk", "key", "latin_pattern", "names_key_set", "pinyin_shaped", "romanisations", "shadow",
+    "sounded", "strip_suffix", "suffixed_names", "syllables",
 ]  # fmt: skip
