@@ -143,6 +143,7 @@ def test_a_value_of_a_place_no_tool_names_is_not_the_asked_places(answer: str) -
         "Shanghai, China: 29.4°C today.",
         "Here is the weather for Shanghai. Chance of rain is low; the high is 29.4°C.",
         "According to Open-Meteo, Shanghai peaks at 29.4°C today.",
+        "Heading out in Shanghai? Reading the forecast: a high of 29.4°C. Bingo.",
         "这座城市（上海）今天最高 29.4℃，全市晴。",
         "上海市区今天最高 29.4℃。",
     ],

@@ -258,9 +258,18 @@ def answer_mentions(
     results' other places (``others``, :func:`other_places`) in any script
     (:func:`find_mentions`), then the places no tool result names
     (:func:`unknown_mentions`, the regions of ``asked`` and of ``pool``'s places set
-    aside)."""
+    aside, and the names of the tool places an asked place names: 南昌 for a question about
+    南昌县 whose look-up returned 南昌 is not another place; its values are the question's
+    as before)."""
     known = find_mentions(text, (*asked, *others))
-    unknown = unknown_mentions(text, known, region_names(asked, pool))
+    covered = [  # tool places an asked place names (南昌 for 南昌县): no unknown place either
+        n
+        for tv in pool
+        if tv.place is not None and any(p.named(tv.place) for p in asked)
+        for n in (tv.place.name, *tv.place.alternates)
+    ]
+    aside = (*region_names(asked, pool), *dict.fromkeys(covered))
+    unknown = unknown_mentions(text, known, aside)
     return tuple(sorted((*known, *unknown), key=lambda m: m.start))
 
 

@@ -220,9 +220,9 @@ _PINYIN_MARK = re.compile(r"zh|^x|^q|ng$|ao|ou|ui|iu|ie|uo|ia|ua|ei")
 
 def pinyin_shaped(word: str) -> bool:
     """Whether the Latin ``word`` reads as a Chinese place name in pinyin: two syllables or
-    more (:func:`syllables`), one of them spelt as English words rarely are
-    (:data:`_PINYIN_MARK`)."""
-    found = syllables(word)
+    more as pinyin spells them (:func:`syllables`, ``strict``), one of them spelt as English
+    words rarely are (:data:`_PINYIN_MARK`)."""
+    found = syllables(word, strict=True)
     return found is not None and len(found) >= 2 and any(_PINYIN_MARK.search(s) for s in found)
 
 
@@ -265,9 +265,12 @@ def _syllable_set() -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=4096)
-def syllables(word: str) -> tuple[str, ...] | None:
+def syllables(word: str, strict: bool = False) -> tuple[str, ...] | None:
     """``word`` (Latin) split into Mandarin syllables, fewest syllables first (``Suzhou`` →
-    su, zhou; ``Xi'an`` → xi, an at its apostrophe); None when it is not pinyin (``Tokyo``)."""
+    su, zhou; ``Xi'an`` → xi, an at its apostrophe); None when it is not pinyin (``Tokyo``).
+    ``strict``: as pinyin spells a word, a syllable beginning with a, o or e only at the start
+    of a part (pinyin writes ``Xi'an``, ``Tai'an``): ``Meaning`` (me-a-ning) and ``Mango``
+    (mang-o) are no pinyin."""
     parts = [key(p) for p in re.split(r"[\s'’\-‐]+", word) if p]
     if not parts or not all(p.isascii() and p.isalpha() for p in parts):
         return None
@@ -279,6 +282,8 @@ def syllables(word: str) -> tuple[str, ...] | None:
         for i in range(len(part)):
             prefix = best[i]
             if prefix is None:
+                continue
+            if strict and i > 0 and part[i] in "aoe":
                 continue
             for j in range(i + 1, min(len(part), i + 6) + 1):
                 if part[i:j] in known:
