@@ -310,3 +310,19 @@ def test_a_documented_english_answer_names_the_chinese_place_it_is_about() -> No
     # the same answer naming a place nobody looked up states its values for that place
     other = _episode(DEEPSEEK.replace("Hangzhou", "Suzhou"), "Cloudy 7~13°C")
     assert {p for _, p in _stated(other, q)} == {"Suzhou"}
+
+
+def test_a_comparison_in_english_needs_no_latin_names_in_the_eval_file() -> None:
+    """北京、上海、广州哪个最热？ with places declared in Chinese only: the English answer's
+    places are found by their pinyin, its conclusion read and checked."""
+    q = expect(
+        "comparison", 0, PlaceSpec("北京", "北京市"), PlaceSpec("上海", "上海市"),
+        PlaceSpec("广州", "广东省"),
+    )  # fmt: skip
+    right = "Guangzhou is the hottest at 33.4°C; Beijing reaches 31.1°C and Shanghai 28.6°C."
+    wrong = "Beijing is the hottest at 31.1°C; Guangzhou reaches 33.4°C and Shanghai 28.6°C."
+    tools = ("beijing", "shanghai", "guangzhou")
+    verdict = GROUNDED_JUDGE.judge_episode(episode(right, *tools), q)
+    assert verdict.passed, verdict.explanation
+    verdict = GROUNDED_JUDGE.judge_episode(episode(wrong, *tools), q)
+    assert not verdict.passed and "广州 hottest" in verdict.explanation, verdict.explanation

@@ -144,6 +144,7 @@ _MARKS = "[\u0300-\u036f]*"
 _BREAK = r"[\s'\-‐]?"
 
 
+@functools.lru_cache(maxsize=4096)
 def latin_pattern(name: str) -> re.Pattern[str]:
     """A regex for ``name`` (a Latin name) in :func:`shadow` of a text: its letters with any
     diacritics (combining marks after them too), case-insensitive, each break between its
@@ -255,13 +256,11 @@ def chinese_names(latin: str) -> tuple[str, ...]:
 def _syllable_set() -> frozenset[str]:
     from pypinyin.constants import PINYIN_DICT
 
-    out = set()
-    for readings in PINYIN_DICT.values():
-        for r in readings.split(","):
-            s = key(r)
-            if s and any(v in s for v in "aeiouv") and s.isalpha() and s.isascii():
-                out.add(s)
-    return frozenset(out)
+    readings = {r for joined in set(PINYIN_DICT.values()) for r in joined.split(",")}
+    out = {key(r) for r in readings}
+    return frozenset(
+        s for s in out if s.isascii() and s.isalpha() and any(v in s for v in "aeiouv")
+    )
 
 
 @functools.lru_cache(maxsize=4096)
