@@ -326,3 +326,38 @@ def test_a_comparison_in_english_needs_no_latin_names_in_the_eval_file() -> None
     assert verdict.passed, verdict.explanation
     verdict = GROUNDED_JUDGE.judge_episode(episode(wrong, *tools), q)
     assert not verdict.passed and "广州 hottest" in verdict.explanation, verdict.explanation
+
+
+def test_two_chinese_places_of_one_pinyin_stay_two_places() -> None:
+    """苏州 (江苏省) and 宿州 (安徽省) are both Suzhou: sound never makes two Chinese names one
+    place, so an answer about 宿州 for a question about 苏州 is about the wrong place."""
+    q = expect("temperature", 0, PlaceSpec("苏州", "江苏省"))
+    suzhou, suzhou_anhui = _weather("苏州", "江苏省", 30.2), _weather("宿州", "安徽省", 27.5)
+    assert _modes(_episode("宿州今天最高 27.5℃。", suzhou, suzhou_anhui), q) == [WRONG_PLACE]
+    assert GROUNDED_JUDGE.judge_episode(
+        _episode("苏州今天最高 30.2℃。", suzhou_anhui, suzhou), q
+    ).passed
+    assert not PlaceSpec("苏州", "江苏省").named(ToolPlace({"name": "宿州"}, "name", "admin1"))
+    assert PlaceSpec("苏州", "江苏省").named(ToolPlace({"name": "Suzhou"}, "name", "admin1"))
+
+
+#: A real Open-Meteo geocoding result (name=北京&count=1&language=zh; shared/reference/open-meteo/
+#: 20_zoti321_geocoding_beijing_zh_count1.json): no alternate names, the region and country in
+#: Chinese.
+OPEN_METEO_BEIJING = {
+    "id": 1816670, "name": "北京", "latitude": 39.9075, "longitude": 116.39723,
+    "elevation": 49.0, "feature_code": "PPLC", "country_code": "CN", "admin1_id": 2038349,
+    "admin2_id": 11876380, "timezone": "Asia/Shanghai", "population": 18960744,
+    "country_id": 1814991, "country": "中国", "admin1": "北京市", "admin2": "北京市",
+}  # fmt: skip
+
+
+def test_a_real_open_meteo_place_is_named_in_english_with_its_region_and_country() -> None:
+    result = {"place": OPEN_METEO_BEIJING, "current": {"temperature_2m": 30.9}}
+    ep = _episode("Beijing, China: it's 30.9°C right now (Běijīng Shì).", result)
+    [tv] = tool_values(ep.transcript, GROUNDED_JUDGE.resolved_vocabulary())
+    assert tv.place is not None
+    assert (tv.place.regions, tv.place.alternates) == (("北京市", "中国"), ())
+    q = expect("temperature", 0, PlaceSpec("北京", "北京市"))
+    assert _stated(ep, q) == [("30.9°C", "北京")]
+    assert GROUNDED_JUDGE.judge_episode(ep, q).passed

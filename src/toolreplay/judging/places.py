@@ -39,6 +39,7 @@ from toolreplay.judging.romanisation import (
     names_key_set,
     pinyin_shaped,
     romanisations,
+    same_place_name,
     shadow,
     sounded,
     suffixed_names,
@@ -92,9 +93,11 @@ class PlaceSpec:
                 return True
         if name[-1:].isdigit():
             return False
-        mine = names_key_set((self.query, *self.aliases))
-        theirs = names_key_set((place.name, *place.alternates))
-        return not mine.isdisjoint(theirs)
+        return any(
+            same_place_name(self._bare(m), self._bare(t))
+            for m in (self.query, *self.aliases)
+            for t in (place.name, *place.alternates)
+        )
 
     def matches(self, place: ToolPlace | None) -> bool:
         """Whether a tool result's place is this one: same name and region."""

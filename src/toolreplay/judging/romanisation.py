@@ -350,6 +350,24 @@ def _spell(text: str, start: int, stop: int, target: str) -> int | None:
     return None
 
 
+def same_place_name(a: str, b: str) -> bool:
+    """Whether the names ``a`` and ``b`` can name one place across scripts: two Chinese names
+    when one is the other with a suffix (杭州, 杭州市), never by their sound (苏州 and 宿州 are
+    both Suzhou, and two places); two Latin names when their keys are equal (``Xi'an``,
+    ``Xian``; a suffix word aside); a Chinese and a Latin name when the Latin one is among the
+    Chinese one's romanisations and exonyms (杭州, ``Hángzhōu``)."""
+    if not a or not b:
+        return False
+    ca, cb = has_cjk(a), has_cjk(b)
+    if ca and cb:
+        sa, sb = strip_suffix(a)[0], strip_suffix(b)[0]
+        return sa == sb or a.startswith(b) or b.startswith(a)
+    if not ca and not cb:
+        return key(SUFFIX_WORDS.sub("", a)) == key(SUFFIX_WORDS.sub("", b))
+    zh, latin = (a, b) if ca else (b, a)
+    return key(SUFFIX_WORDS.sub("", latin)) in names_key_set([zh]) or zh in chinese_names(latin)
+
+
 def names_key_set(names: Iterable[str]) -> frozenset[str]:
     """The comparison keys (:func:`key`) of ``names`` and of the romanisations of those in
     Chinese characters (a suffix stripped first)."""
@@ -371,6 +389,6 @@ def names_key_set(names: Iterable[str]) -> frozenset[str]:
 
 __all__ = [
     "EXONYMS", "GAZETTEER", "SUFFIXES", "SUFFIX_WORDS", "TAKEN", "chinese_names", "has_cjk",
-    "is_cjk", "key", "latin_pattern", "names_key_set", "pinyin_shaped", "romanisations", "shadow",
-    "sounded", "strip_suffix", "suffixed_names", "syllables",
+    "is_cjk", "key", "latin_pattern", "names_key_set", "pinyin_shaped", "romanisations",
+    "same_place_name", "shadow", "sounded", "strip_suffix", "suffixed_names", "syllables",
 ]  # fmt: skip
