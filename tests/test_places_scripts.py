@@ -146,6 +146,7 @@ def test_a_value_of_a_place_no_tool_names_is_not_the_asked_places(answer: str) -
         "Heading out in Shanghai? Reading the forecast: a high of 29.4°C. Bingo.",
         "这座城市（上海）今天最高 29.4℃，全市晴。",
         "上海市区今天最高 29.4℃。",
+        "上海今天市区多云，这座大城市最高 29.4℃，全省晴。",
     ],
 )
 def test_regions_and_common_words_are_no_unknown_place(answer: str) -> None:

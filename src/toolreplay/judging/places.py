@@ -3,7 +3,11 @@ value of the answer is stated for (attribution by clause structure).
 
 The places an answer can name are the question's (with their other names) and the places of
 the episode's tool results that the question's names do not cover (a model that looked up
-广州 for a question about 上海 and reports it names 广州). Each value is stated for:
+广州 for a question about 上海 and reports it names 广州), in any script
+(:mod:`toolreplay.judging.romanisation`: ``Guangzhou``, ``Guǎngzhōu``, ``Canton``; 广州 for a
+tool's ``Guangzhou``), and places no tool result names (:func:`unknown_mentions`: ``Suzhou``,
+苏州, 昆山市), each a place of its own, so that a value said of one is never the asked place's.
+Each value is stated for:
 
 1. the place in its position in a list: a list of values (``28.6、29、33.4℃``, ``28.6°C versus
    33.4°C``, ``28.6, 29 and 33.4°C respectively``) after a sentence that names as many places,

@@ -235,12 +235,26 @@ _NOT_PLACE = re.compile(
 )
 
 
+#: Characters no two-character place name before 市/县/省 is read with: function words, time
+#: words (明天市区 is tomorrow downtown), measure words.
+_NOT_IN_NAME = frozenset("的了在是和与及或到从对给把被往向于我你他她它这那个座天日年月时分点度")
+
+#: Characters after 市/县/省 that make it part of a word (市区, 市民, 市场, 省份, 县城).
+_WORD_GOES_ON = frozenset("区民场内外中里面政值长委级郊容貌况份城")
+
+
 def suffixed_names(text: str) -> list[tuple[int, int]]:
     """Where ``text`` writes two Chinese characters and 市, 县 or 省 that are a place name by
-    their suffix (昆山市, 萧山县), not a common word (城市, 超市, 全省); ``(start, end)``."""
+    their suffix (昆山市, 萧山县), not a common word (城市, 超市, 全省, 明天市区);
+    ``(start, end)``."""
     out = []
     for m in re.finditer(r"[\u4e00-\u9fff]{2}[市县省]", text):
-        if not _NOT_PLACE.search(m.group()):
+        after = text[m.end() : m.end() + 1]
+        if (
+            not _NOT_PLACE.search(m.group())
+            and not _NOT_IN_NAME.intersection(m.group()[:2])
+            and after not in _WORD_GOES_ON
+        ):
             out.append(m.span())
     return out
 
