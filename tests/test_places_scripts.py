@@ -198,7 +198,10 @@ def test_tool_places_read_their_alternate_names_in_three_shapes() -> None:
     shapes = [
         {"name": "广州", "alternateNames": [{"name": "Canton", "lang": "en"}, {"name": "廣州"}]},
         {"name": "广州", "alternatenames": "Canton,廣州"},
-        {"name": "广州", "namedetails": {"name:en": "Canton", "name:zh-Hant": "廣州"}},
+        {
+            "name": "广州",
+            "namedetails": {"name": "广州", "name:en": "Canton", "name:zh-Hant": "廣州"},
+        },
     ]
     for place in shapes:
         transcript = _episode("", {"place": place, "current": {"temperature_2m": 30.0}}).transcript

@@ -90,9 +90,9 @@ def _names_in(node: Any) -> list[str]:
     if isinstance(node, str):
         return [n.strip() for n in node.split(",")]
     if isinstance(node, Mapping):
-        if isinstance(node.get("name"), str):
-            return [node["name"]]
-        return [v for v in node.values() if isinstance(v, str)]
+        if isinstance(node.get("name"), str) and not any(str(k).startswith("name:") for k in node):
+            return [node["name"]]  # GeoNames: {"name": "廣州", "lang": "zh-TW"}
+        return [v for v in node.values() if isinstance(v, str)]  # {"name": …, "name:en": …}
     if isinstance(node, list):
         return [n for item in node[:200] for n in _names_in(item)]
     return []
