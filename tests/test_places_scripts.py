@@ -365,3 +365,14 @@ def test_a_real_open_meteo_place_is_named_in_english_with_its_region_and_country
     q = expect("temperature", 0, PlaceSpec("北京", "北京市"))
     assert _stated(ep, q) == [("30.9°C", "北京")]
     assert GROUNDED_JUDGE.judge_episode(ep, q).passed
+
+
+def test_a_pinyin_brand_in_an_entity_domain_is_no_place() -> None:
+    """Entities (a warehouse, a SKU) have no region: a pinyin-shaped brand is no unknown
+    place there; a city of the gazetteer still is."""
+    results = ({"warehouse": "Shenzhen", "on_hand": 12},)
+    asked = Target("stock", None, (PlaceSpec("深圳", None),), (WAREHOUSE_STOCK,))
+    ok = _episode("Shenzhen: Xiaomi and Huawei phones, 12 units on hand.", *results)
+    assert GROUNDED_JUDGE.judge_episode(ok, asked).passed
+    other = _episode("Shenzhen ships to Wuhan: 12 units on hand there.", *results)
+    assert _modes(other, asked) == [FABRICATED_VALUE]

@@ -216,12 +216,13 @@ def region_names(asked: Sequence[PlaceSpec], pool: Sequence[ToolValue]) -> tuple
 
 
 def unknown_mentions(
-    text: str, known: Sequence[Mention], regions: Sequence[str] = ()
+    text: str, known: Sequence[Mention], regions: Sequence[str] = (), pinyin: bool = True
 ) -> tuple[Mention, ...]:
     """Where ``text`` names a place that none of the ``known`` mentions (the question's and the
     tool results' places) is and that is none of ``regions`` (what those places are in): a
     capitalised Latin word shaped like a pinyin place name
-    (:func:`~toolreplay.judging.romanisation.pinyin_shaped`: ``Suzhou``, ``Kunming``) or
+    (:func:`~toolreplay.judging.romanisation.pinyin_shaped`: ``Suzhou``, ``Kunming``; only
+    with ``pinyin``, as a brand or a person is pinyin-shaped too: ``Xiaomi``) or
     spelling a name of :data:`~toolreplay.judging.romanisation.GAZETTEER` or of the exonym
     table (``Wuhan``, ``Canton``); a name of the gazetteer in Chinese (苏州, 浙江); two
     characters before 市, 县 or 省 that are not a common word (昆山市, not 城市). Each is a
@@ -243,7 +244,7 @@ def unknown_mentions(
         add(g.start, g.end)
     latin_keys = _gazetteer_keys()
     for w in _CAPITALISED.finditer(shadow(text)):
-        if pinyin_shaped(w.group()) or key(w.group()) in latin_keys:
+        if (pinyin and pinyin_shaped(w.group())) or key(w.group()) in latin_keys:
             add(w.start(), w.end())
     for start, end in suffixed_names(text):
         add(start, end)
@@ -264,10 +265,11 @@ def answer_mentions(
     """Every place ``text`` names, in text order: the question's places (``asked``), the tool
     results' other places (``others``, :func:`other_places`) in any script
     (:func:`find_mentions`), then the places no tool result names
-    (:func:`unknown_mentions`, the regions of ``asked`` and of ``pool``'s places set
-    aside, and the names of the tool places an asked place names: 南昌 for a question about
-    南昌县 whose look-up returned 南昌 is not another place; its values are the question's
-    as before)."""
+    (:func:`unknown_mentions`; pinyin-shaped words only when an asked place has a region: a
+    question about entities, SKUs or warehouses, may name ``Xiaomi``). The regions of
+    ``asked`` and of ``pool``'s places are set aside, and so are the names of the tool places
+    an asked place names: 南昌 for a question about 南昌县 whose look-up returned 南昌 is not
+    another place; its values are the question's as before."""
     known = find_mentions(text, (*asked, *others))
     covered = [  # tool places an asked place names (南昌 for 南昌县): no unknown place either
         n
@@ -276,7 +278,8 @@ def answer_mentions(
         for n in (tv.place.name, *tv.place.alternates)
     ]
     aside = (*region_names(asked, pool), *dict.fromkeys(covered))
-    unknown = unknown_mentions(text, known, aside)
+    geographic = any(p.region is not None for p in asked)  # a place, not an entity (a SKU)
+    unknown = unknown_mentions(text, known, aside, pinyin=geographic)
     return tuple(sorted((*known, *unknown), key=lambda m: m.start))
 
 
