@@ -25,8 +25,8 @@ from toolreplay.judging.places import (
     CLAUSE,
     SENTENCE,
     PlaceSpec,
+    answer_mentions,
     attribute,
-    find_mentions,
     other_places,
 )
 from toolreplay.judging.presentation import plain
@@ -448,7 +448,7 @@ def ground_answer(
     read = scan_plain(p.text, units, vocab)
     pool = tool_values(transcript, vocab)
     others = other_places(pool, expect.places, vocab.place_suffixes)
-    mentions = find_mentions(p.text, (*expect.places, *others))
+    mentions = answer_mentions(p.text, expect.places, others, pool)
     stated = attribute(p.text, read.values, read.lists, mentions, expect.places)
     only = expect.places[0] if len(expect.places) == 1 else None
     returned = any(m.get("role") == "tool" for m in transcript)

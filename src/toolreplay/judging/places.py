@@ -3,7 +3,11 @@ value of the answer is stated for (attribution by clause structure).
 
 The places an answer can name are the question's (with their other names) and the places of
 the episode's tool results that the question's names do not cover (a model that looked up
-广州 for a question about 上海 and reports it names 广州). Each value is stated for:
+广州 for a question about 上海 and reports it names 广州), in any script
+(:mod:`toolreplay.judging.romanisation`: ``Guangzhou``, ``Guǎngzhōu``, ``Canton``; 广州 for a
+tool's ``Guangzhou``), and places no tool result names (:func:`unknown_mentions`: ``Suzhou``,
+苏州, 昆山市), each a place of its own, so that a value said of one is never the asked place's.
+Each value is stated for:
 
 1. the place in its position in a list: a list of values (``28.6、29、33.4℃``, ``28.6°C versus
    33.4°C``, ``28.6, 29 and 33.4°C respectively``) after a sentence that names as many places,
@@ -24,10 +28,26 @@ line breaks.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from toolreplay.judging.romanisation import (
+    GAZETTEER,
+    chinese_names,
+    has_cjk,
+    is_cjk,
+    key,
+    latin_pattern,
+    names_key_set,
+    pinyin_shaped,
+    romanisations,
+    same_place_name,
+    shadow,
+    sounded,
+    suffixed_names,
+)
 from toolreplay.judging.toolvalues import ToolPlace, ToolValue
 from toolreplay.judging.values import MeasuredValue
 
@@ -36,16 +56,20 @@ from toolreplay.judging.values import MeasuredValue
 class PlaceSpec:
     """A place a question is about: ``query`` (e.g. 宁德), ``region`` (compared with a tool
     place's :attr:`~toolreplay.judging.toolvalues.ToolPlace.region`, the key the vocabulary's
-    ``place_region`` names) and other ``aliases`` an answer may use (``Guangzhou``).
+    ``place_region`` names) and other ``aliases`` an answer may use (``Guangzhou``; a tool
+    result's own alternate names).
     ``suffixes``: the vocabulary's
     :attr:`~toolreplay.judging.vocabulary.Vocabulary.place_suffixes`, endings a name may have
     or lack (宁德, 宁德市); set where a judgement meets its vocabulary
-    (:meth:`~toolreplay.judging.grounding.Target.in_vocabulary`)."""
+    (:meth:`~toolreplay.judging.grounding.Target.in_vocabulary`). ``known``: False for a
+    place an answer names that neither the question nor a tool result does (its values are
+    stated for it, not for the place asked)."""
 
     query: str
     region: str | None
     aliases: tuple[str, ...] = ()
     suffixes: tuple[str, ...] = ()
+    known: bool = True
 
     def _bare(self, name: str) -> str:
         for s in self.suffixes:
@@ -55,7 +79,10 @@ class PlaceSpec:
 
     def named(self, place: ToolPlace | None) -> bool:
         """Whether a tool result's place has this place's name or one of its aliases (宁德 and
-        宁德市 alike; ``Beijing`` with the alias 北京 names 北京)."""
+        宁德市 alike; ``Beijing`` with the alias 北京 names 北京), in any script: their
+        romanisations (北京 names a place the tool calls ``Beijing`` or ``Běijīng``), the
+        exonyms of :data:`~toolreplay.judging.romanisation.EXONYMS` and the tool place's own
+        alternate names count (:mod:`toolreplay.judging.romanisation`)."""
         if place is None:
             return False
         name = self._bare(place.name)
@@ -68,7 +95,13 @@ class PlaceSpec:
                     return True
             elif name.startswith(q) or q.startswith(name):
                 return True
-        return False
+        if name[-1:].isdigit():
+            return False
+        return any(
+            same_place_name(self._bare(m), self._bare(t))
+            for m in (self.query, *self.aliases)
+            for t in (place.name, *place.alternates)
+        )
 
     def matches(self, place: ToolPlace | None) -> bool:
         """Whether a tool result's place is this one: same name and region."""
@@ -76,9 +109,21 @@ class PlaceSpec:
 
     def names(self) -> tuple[str, ...]:
         """The names an answer may call it by: its query with the first suffix and without,
-        then its aliases."""
+        then its aliases, then the romanisations of those in Chinese characters (pinyin with
+        and without tones and suffix, exonyms; syllables split by apostrophes) and the Chinese
+        names the exonym table gives those in Latin letters."""
         q = self._bare(self.query)
-        return (q + self.suffixes[0], q, *self.aliases) if self.suffixes else (q, *self.aliases)
+        suffixed = bool(self.suffixes) and has_cjk(q)  # 宁德市, never Guangzhou市
+        own = (q + self.suffixes[0], q, *self.aliases) if suffixed else (q, *self.aliases)
+        return _names(own)
+
+
+@functools.lru_cache(maxsize=1024)
+def _names(own: tuple[str, ...]) -> tuple[str, ...]:
+    out = list(own)
+    for n in own:
+        out += romanisations(n) if has_cjk(n) else chinese_names(n)
+    return tuple(dict.fromkeys(n for n in out if n))
 
 
 @dataclass(frozen=True)
@@ -100,7 +145,7 @@ def other_places(
         place = tv.place
         if place is None or not place.name or any(p.named(place) for p in asked):
             continue
-        spec = PlaceSpec(place.name, place.region, suffixes=suffixes)
+        spec = PlaceSpec(place.name, place.region, place.alternates, suffixes)
         if spec not in out:
             out.append(spec)
     return tuple(out)
@@ -108,26 +153,134 @@ def other_places(
 
 def find_mentions(text: str, places: Sequence[PlaceSpec]) -> tuple[Mention, ...]:
     """Where ``text`` names each of ``places``, in text order: longer names first, and of two
-    places with the same name the earlier in ``places``."""
+    places with the same name the earlier in ``places``. Names in Chinese characters and
+    names with tone marks match as written; other Latin names whatever their diacritics and
+    syllable breaks (:func:`~toolreplay.judging.romanisation.latin_pattern`), as whole words;
+    a place known only by Latin names is also found where Chinese characters spell it
+    (:func:`~toolreplay.judging.romanisation.sounded`: ``广州`` for a tool's ``Guangzhou``)."""
     out: list[Mention] = []
     taken: set[int] = set()
+
+    def take(start: int, end: int, p: PlaceSpec) -> None:
+        if start < end and not taken.intersection(range(start, end)):
+            taken.update(range(start, end))
+            out.append(Mention(start, end, p))
+
     names = sorted(
         ((n, i, p) for i, p in enumerate(places) for n in p.names()),
         key=lambda nip: (-len(nip[0]), nip[1]),
     )
-    for name, _, p in names:
+    exact = [(n, p) for n, _, p in names if has_cjk(n) or not n.isascii()]
+    latin = [(n, p) for n, _, p in names if not has_cjk(n) and n.isascii()]
+    for name, p in exact:
         for m in re.finditer(re.escape(name), text, re.IGNORECASE):
-            if m.start() in taken:
-                continue
-            if name.isascii() and (_letter(text, m.start() - 1) or _letter(text, m.end())):
-                continue  # an English name only as a whole word
-            taken.update(range(m.start(), m.end()))
-            out.append(Mention(m.start(), m.end(), p))
+            if has_cjk(name) or not (_letter(text, m.start() - 1) or _letter(text, m.end())):
+                take(m.start(), m.end(), p)
+    folded = shadow(text)
+    for name, p in latin:
+        for m in latin_pattern(name).finditer(folded):
+            if not (_letter(text, m.start() - 1) or _letter(text, m.end())):
+                take(m.start(), m.end(), p)
+    for p in places:
+        if any(has_cjk(n) for n in p.names()):
+            continue
+        for n in p.names():
+            for start, end in sounded(text, n):
+                take(start, end, p)
     return tuple(sorted(out, key=lambda x: x.start))
 
 
 def _letter(text: str, i: int) -> bool:
-    return 0 <= i < len(text) and text[i].isascii() and text[i].isalpha()
+    """Whether ``text[i]`` is a letter of a word in a Latin-like script (not CJK)."""
+    if not 0 <= i < len(text):
+        return False
+    c = text[i]
+    return (c.isalpha() and not is_cjk(c)) or "\u0300" <= c <= "\u036f"
+
+
+#: A capitalised Latin word (with its syllable breaks), read in :func:`shadow` of a text.
+_CAPITALISED = re.compile(
+    r"(?<![A-Za-z\u0300-\u036f])[A-Z][a-z\u0300-\u036f]*(?:['\-][a-z\u0300-\u036f]+)*"
+    r"(?![A-Za-z\u0300-\u036f])"
+)
+
+
+def region_names(asked: Sequence[PlaceSpec], pool: Sequence[ToolValue]) -> tuple[str, ...]:
+    """The names of what the places of the question and of the tool values in ``pool`` are in
+    (their regions, a result's ``country`` and other ``place_context`` names)."""
+    out = [p.region for p in asked if isinstance(p.region, str) and p.region]
+    for tv in pool:
+        if tv.place is not None:
+            out += tv.place.regions
+    return tuple(dict.fromkeys(out))
+
+
+def unknown_mentions(
+    text: str, known: Sequence[Mention], regions: Sequence[str] = (), pinyin: bool = True
+) -> tuple[Mention, ...]:
+    """Where ``text`` names a place that none of the ``known`` mentions (the question's and the
+    tool results' places) is and that is none of ``regions`` (what those places are in): a
+    capitalised Latin word shaped like a pinyin place name
+    (:func:`~toolreplay.judging.romanisation.pinyin_shaped`: ``Suzhou``, ``Kunming``; only
+    with ``pinyin``, as a brand or a person is pinyin-shaped too: ``Xiaomi``) or
+    spelling a name of :data:`~toolreplay.judging.romanisation.GAZETTEER` or of the exonym
+    table (``Wuhan``, ``Canton``); a name of the gazetteer in Chinese (苏州, 浙江); two
+    characters before 市, 县 or 省 that are not a common word (昆山市, not 城市). Each is a
+    place of its own (``known=False``, no region)."""
+    region_mentions = find_mentions(text, [PlaceSpec(r, None) for r in regions])
+    taken: set[int] = set()
+    for m in (*known, *region_mentions):
+        taken.update(range(m.start, m.end))
+    out: list[Mention] = []
+
+    def add(start: int, end: int) -> None:
+        if not taken.intersection(range(start, end)):
+            taken.update(range(start, end))
+            name = text[start:end]
+            out.append(Mention(start, end, PlaceSpec(name, None, known=False)))
+
+    gazetteer = [PlaceSpec(n, None) for n in GAZETTEER]
+    for g in find_mentions(text, gazetteer):
+        add(g.start, g.end)
+    latin_keys = _gazetteer_keys()
+    for w in _CAPITALISED.finditer(shadow(text)):
+        if (pinyin and pinyin_shaped(w.group())) or key(w.group()) in latin_keys:
+            add(w.start(), w.end())
+    for start, end in suffixed_names(text):
+        add(start, end)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=1)
+def _gazetteer_keys() -> frozenset[str]:
+    return frozenset(k for k in names_key_set(GAZETTEER) if not has_cjk(k))
+
+
+def answer_mentions(
+    text: str,
+    asked: Sequence[PlaceSpec],
+    others: Sequence[PlaceSpec] = (),
+    pool: Sequence[ToolValue] = (),
+) -> tuple[Mention, ...]:
+    """Every place ``text`` names, in text order: the question's places (``asked``), the tool
+    results' other places (``others``, :func:`other_places`) in any script
+    (:func:`find_mentions`), then the places no tool result names
+    (:func:`unknown_mentions`; pinyin-shaped words only when an asked place has a region: a
+    question about entities, SKUs or warehouses, may name ``Xiaomi``). The regions of
+    ``asked`` and of ``pool``'s places are set aside, and so are the names of the tool places
+    an asked place names: 南昌 for a question about 南昌县 whose look-up returned 南昌 is not
+    another place; its values are the question's as before."""
+    known = find_mentions(text, (*asked, *others))
+    covered = [  # tool places an asked place names (南昌 for 南昌县): no unknown place either
+        n
+        for tv in pool
+        if tv.place is not None and any(p.named(tv.place) for p in asked)
+        for n in (tv.place.name, *tv.place.alternates)
+    ]
+    aside = (*region_names(asked, pool), *dict.fromkeys(covered))
+    geographic = any(p.region is not None for p in asked)  # a place, not an entity (a SKU)
+    unknown = unknown_mentions(text, known, aside, pinyin=geographic)
+    return tuple(sorted((*known, *unknown), key=lambda m: m.start))
 
 
 SENTENCE = re.compile(r"[。！!？?\n]|\.(?=\s|$)")
@@ -331,6 +484,6 @@ def _shared(
 
 
 __all__ = [
-    "LINK", "TIE", "Mention", "PlaceSpec", "Stated", "attribute", "distinct", "find_mentions",
-    "linked", "other_places", "topical",
+    "LINK", "TIE", "Mention", "PlaceSpec", "Stated", "answer_mentions", "attribute", "distinct",
+    "find_mentions", "linked", "other_places", "region_names", "topical", "unknown_mentions",
 ]  # fmt: skip

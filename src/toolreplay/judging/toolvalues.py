@@ -23,9 +23,17 @@ class ToolPlace(Mapping[str, Any]):
     with its ``name`` and ``region`` read under the vocabulary's ``place_name`` and
     ``place_region`` keys. Equal to any mapping with the same items."""
 
-    def __init__(self, data: Mapping[str, Any], name_key: str, region_key: str) -> None:
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        name_key: str,
+        region_key: str,
+        alternate_keys: tuple[str, ...] = (),
+        context_keys: tuple[str, ...] = (),
+    ) -> None:
         self._data = data
         self._keys = (name_key, region_key)
+        self._more = (alternate_keys, context_keys)
 
     def __getitem__(self, key: str) -> Any:
         return self._data[key]
@@ -50,12 +58,44 @@ class ToolPlace(Mapping[str, Any]):
         return self._data.get(self._keys[1])
 
     @property
+    def alternates(self) -> tuple[str, ...]:
+        """The place's other names as the result gives them under the vocabulary's
+        ``place_alternates`` keys: a list of strings or of objects with a ``name`` (GeoNames'
+        ``alternateNames``), a comma-separated string (a GeoNames dump's ``alternatenames``)
+        or an object of names (Nominatim's ``namedetails``: ``{"name:en": "Shanghai"}``)."""
+        out: list[str] = []
+        for k in self._more[0]:
+            out += _names_in(self._data.get(k))
+        return tuple(dict.fromkeys(n for n in out if n and n != self.name))
+
+    @property
+    def regions(self) -> tuple[str, ...]:
+        """The names of what the place is in (its region, and the strings under the
+        vocabulary's ``place_context`` keys: ``country``, ``admin2``...): an answer naming them
+        (``Beijing, China``) names no other place."""
+        keys = (self._keys[1], *self._more[1]) if self._keys[1] else self._more[1]
+        out = [str(self._data[k]) for k in keys if isinstance(self._data.get(k), str)]
+        return tuple(dict.fromkeys(n for n in out if n.strip()))
+
+    @property
     def text(self) -> str:
         """``"name (region)"``, ``?`` for a missing region; ``name`` alone for an entity (a
         place of no region key, e.g. a SKU)."""
         if not self._keys[1]:
             return str(self._data.get(self._keys[0]))
         return f"{self._data.get(self._keys[0])} ({self._data.get(self._keys[1], '?')})"
+
+
+def _names_in(node: Any) -> list[str]:
+    if isinstance(node, str):
+        return [n.strip() for n in node.split(",")]
+    if isinstance(node, Mapping):
+        if isinstance(node.get("name"), str) and not any(str(k).startswith("name:") for k in node):
+            return [node["name"]]  # GeoNames: {"name": "廣州", "lang": "zh-TW"}
+        return [v for v in node.values() if isinstance(v, str)]  # {"name": …, "name:en": …}
+    if isinstance(node, list):
+        return [n for item in node[:200] for n in _names_in(item)]
+    return []
 
 
 @dataclass(frozen=True)
@@ -260,7 +300,14 @@ def _tool_values(
         if candidates_key and isinstance(payload, Mapping) and candidates_key in payload:
             geocoded += _candidates(payload.get(candidates_key), candidate_keys)
         name_key = vocab.place_name if region_key else "name"
-        place = None if raw is None else ToolPlace(raw, name_key, region_key)
+        place = (
+            None
+            if raw is None
+            else ToolPlace(
+                raw, name_key, region_key, vocab.place_alternates,
+                vocab.place_context if region_key else (),
+            )
+        )  # fmt: skip
         for value, unit_text, path, day in _walk(payload, "", "$", None, vocab):
             unit = unit_named(unit_text, vocab.units)
             if unit is None:

@@ -188,6 +188,11 @@ class Vocabulary:
     - ``place_suffixes``: endings a place name may have or lack and still be the same place
       (the weather study's ``("市",)``: 宁德 and 宁德市 name one city); an answer may name a
       place with or without the first of them.
+    - ``place_alternates``: keys of a place object holding its other names (GeoNames'
+      ``alternateNames``/``alternatenames``, Nominatim's ``namedetails``), names an answer may
+      use for it; ``place_context``: keys naming what the place is in (Open-Meteo's
+      ``country``, ``admin2``...): an answer naming them names no other place. Names match
+      in any script (:mod:`toolreplay.judging.romanisation`).
 
     The fidelity audit's narrow judge (the study's first, too-narrow judge) is named
     ``narrow_name`` and reads only the units named in ``narrow_units``.
@@ -221,6 +226,10 @@ class Vocabulary:
     coordinate_keys: tuple[str, str] = ("latitude", "longitude")
     entity_keys: tuple[str, ...] = ()
     place_suffixes: tuple[str, ...] = ()
+    place_alternates: tuple[str, ...] = (
+        "alternate_names", "alternateNames", "alternatenames", "namedetails",
+    )  # fmt: skip
+    place_context: tuple[str, ...] = ("country", "admin1", "admin2", "admin3", "admin4")
     narrow_name: str = "narrow"
     narrow_units: tuple[str, ...] = ()
 
