@@ -67,6 +67,7 @@ from markupsafe import Markup
 
 from toolreplay.diff import Run
 from toolreplay.outputs import atomic_writer
+from toolreplay.report.downloads import write_downloads
 from toolreplay.report.fidelity import fidelity_view
 from toolreplay.report.labels import METRICS
 from toolreplay.report.reasons import unmet_counts
@@ -205,7 +206,10 @@ def write_report(results_path: Path, out_path: Path, compare: Run | None = None)
     creating its folder; the page is streamed to the file, never held whole in memory.
     A run of more than :data:`~toolreplay.report.table.LARGE_RUN` episodes gets its
     transcripts on a second page beside it (:func:`transcripts_path`), so the report itself
-    stays small and quick to open. Returns ``out_path``. Raises :class:`ReportError` naming the
+    stays small and quick to open. The episode table goes beside it as CSV
+    (``<stem>-episodes.csv``), and the page links to it and to ``results_path`` when that sits
+    in the page's folder (:func:`toolreplay.report.downloads.write_downloads`). Returns
+    ``out_path``. Raises :class:`ReportError` naming the
     results file when it is missing or malformed. Each page is written next to its path and
     moved into place when complete (:func:`toolreplay.outputs.atomic_writer`), so a failure or
     a concurrent writer never leaves a half-written page."""
@@ -216,9 +220,15 @@ def write_report(results_path: Path, out_path: Path, compare: Run | None = None)
     if side is not None:
         with atomic_writer(side) as f:
             stream_transcripts(results, f.write, out.name)
+    # the episode table as CSV beside the page, and links to it and to results_path
+    downloads = write_downloads(results, results_path, out)
     with atomic_writer(out) as f:  # unique temporary file, fsynced, then os.replace
         stream_report(
-            results, f.write, compare=compare, transcripts_href=None if side is None else side.name
+            results,
+            f.write,
+            compare=compare,
+            transcripts_href=None if side is None else side.name,
+            downloads=downloads,
         )
     return out
 
@@ -228,12 +238,16 @@ def stream_report(
     write: Callable[[str], object],
     compare: Run | None = None,
     transcripts_href: str | None = None,
+    downloads: Mapping[str, str] | None = None,
 ) -> None:
     """Render the page for ``results`` like :func:`render_report`, passing it to ``write``
-    (e.g. a text file's ``write``) piece by piece instead of building one string. Raises
+    (e.g. a text file's ``write``) piece by piece instead of building one string.
+    ``downloads``: relative links the page offers, ``{"results", "csv"}`` (either may be
+    absent; :func:`toolreplay.report.downloads.write_downloads`). Raises
     :class:`ReportError` (before writing anything) when ``results`` is malformed."""
     page = build_page(as_results(results), compare=compare)
     page["tx"] = transcripts_href or ""
+    page["downloads"] = dict(downloads or {})
     for piece in _environment().get_template(TEMPLATE).generate(page=page, **_static()):
         write(piece)
 

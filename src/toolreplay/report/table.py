@@ -2,13 +2,18 @@
 gallery grouped by failure mode × configuration.
 
 Every row, cell and card carries the same small set of filter attributes (``data-c``
-configuration, ``data-q`` question id, ``data-p`` ``1``/``0`` passed, ``data-m`` failure modes,
-``data-t`` trial, ``data-k`` the episode's anchor), so the page's script filters them all by
-one rule and counts what is left; without the script every row is shown, in results order.
+configuration, ``data-q`` question id, ``data-p`` ``1``/``0`` passed, ``data-m`` failure modes
+and ``unmet_expectation``, ``data-t`` trial, ``data-k`` the episode's anchor), so the page's
+script filters them all by one rule and counts what is left; without the script every row is
+shown, in results order. A table row also carries ``data-s``: what the search box looks through
+beyond the row's visible text (tool names, call arguments, tool results; :func:`search_text`).
 """
 
 from __future__ import annotations
 
+import json
+import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,6 +44,97 @@ EXAMPLES = 3
 ANSWER_LINE = 120
 
 
+#: Characters of an episode's tool calls and results the search box looks through (``data-s``);
+#: the page stays small at 1,000 episodes.
+SEARCH_CHARS = 120
+
+
+#: Characters of one string taken from a tool result into :func:`search_text`.
+SEARCH_PIECE = 40
+
+
+#: What a cell with nothing recorded shows (and the sort puts last).
+NOTHING = "—"
+
+
+def _clean(text: str, limit: int) -> str:
+    """``text`` on one line, control and invisible characters as spaces, cut at ``limit``."""
+    out = "".join(" " if unicodedata.category(ch)[0] in "CZ" else ch for ch in text)
+    return " ".join(out.split())[:limit]
+
+
+#: Dates and times (``2026-09-17``, ``2026-09-17T15:30``): in every forecast, found by nothing.
+_DATE = re.compile(r"^\d{4}-\d\d-\d\d([T ][\d:.]+)?([+-]\d\d:?\d\d|Z)?$")
+
+
+def _strings(value: Any, out: list[str]) -> None:
+    if isinstance(value, str):
+        if not _DATE.match(value):
+            out.append(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if not str(k).lower().endswith(("unit", "units")):  # °C, km/h: found everywhere
+                _strings(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _strings(v, out)
+
+
+def _arguments(args: Any) -> str:
+    if isinstance(args, dict):
+        return ",".join(
+            f"{k}={v}" if isinstance(v, str | int | float) else str(k) for k, v in args.items()
+        )
+    return "" if args is None else str(args)
+
+
+def search_text(ep: EpisodeResult, limit: int = SEARCH_CHARS) -> str:
+    """What the search box finds an episode by beyond its row's visible text (question, answer,
+    configuration, failure-mode labels): each executed and pending tool call as
+    ``name(key=value,...)``, then the strings in its tool results (each cut at
+    :data:`SEARCH_PIECE` characters, leaving out dates and values under keys ending in
+    ``unit``/``units``; a result that is not JSON as its text), then the model API
+    error's message; each piece once, in transcript order, on one line, cut at ``limit``
+    characters. Deterministic; empty when the episode has no tool call, result or error."""
+    pieces: list[str] = []
+    calls = [(c.name, c.arguments) for c in ep.calls or []]
+    if ep.calls is None:
+        calls = [(name, None) for name in ep.tool_chain]
+    calls += [(c.name, c.arguments) for c in ep.pending_tool_calls or []]
+    for name, args in calls:
+        shown = _arguments(args)
+        pieces.append(f"{name}({shown})" if shown else name)
+    for message in ep.transcript:
+        content = message.get("content")
+        if message.get("role") != "tool" or not isinstance(content, str):
+            continue
+        try:
+            found: list[str] = []
+            _strings(json.loads(content), found)
+        except ValueError:
+            found = [content]
+        pieces += [_clean(x, SEARCH_PIECE) for x in found]
+    if ep.error is not None:
+        pieces.append(ep.error.message)
+    text = " ".join(p for p in dict.fromkeys(_clean(p, limit) for p in pieces) if p)
+    return text[:limit].rstrip()
+
+
+def _wall_time(seconds: float | None) -> str:
+    if seconds is None:
+        return NOTHING
+    if seconds < 1:
+        return f"{seconds:.2f} s"
+    return f"{seconds:.1f} s" if seconds < 100 else f"{seconds:.0f} s"
+
+
+def _stop(configuration: str, reason: str) -> dict[str, str]:
+    """:func:`~toolreplay.report.summary.stop_view` with ``short``: the label the table shows
+    (the reason itself, or "after its tool round" for the single host's designed stop)."""
+    view = stop_view(configuration, reason)
+    return {**view, "short": reason if view["label"] == reason else "after its tool round"}
+
+
 def _first_line(answer: str, limit: int = ANSWER_LINE) -> str:
     line = next((part.strip() for part in answer.splitlines() if part.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -56,11 +152,17 @@ def episode_rows(
     """One row per episode (trial 1, with its transcript), then one per further trial from
     ``trial_outcomes`` (no transcript is kept for those; they link to trial 1's): ``{"n",
     "anchor", "configuration", "question_id", "question", "trial", "passed", "modes",
-    "mode_names", "rounds", "tool_calls", "stop", "answer", "has_transcript"}``. ``modes``:
-    trial 1's unmet expectations (:func:`~toolreplay.report.reasons.unmet_views`, with their
-    ``text``) then its failure modes (``{"mode", "label"}``); a further trial's failure modes
-    only (``trial_outcomes`` keep no expectations). Order: results order, each episode's
-    further trials after it."""
+    "mode_names", "rounds", "tool_calls", "tokens", "wall_time", "stop", "finish", "answer",
+    "search", "has_transcript"}``. ``modes``: trial 1's unmet expectations
+    (:func:`~toolreplay.report.reasons.unmet_views`, with their ``text``) then its failure modes
+    (``{"mode", "label"}``); a further trial's failure modes only (``trial_outcomes`` keep no
+    expectations). ``mode_names``: the same as names (``unmet_expectation`` first), space
+    separated. ``tokens``: ``{"total", "prompt", "completion"}`` (integers) or None;
+    ``wall_time``: ``{"s" (seconds as recorded), "text" (e.g. ``2.3 s``)}`` or None;
+    ``stop``: :func:`~toolreplay.report.summary.stop_view` and ``short`` (the table's label) or
+    None; ``finish``: the API's finish reason or None; ``rounds``/``tool_calls``: None when a trial
+    did not record them; ``search``: :func:`search_text` (empty for further trials, whose
+    calls are not kept). Order: results order, each episode's further trials after it."""
     later: dict[tuple[str, str], list[TrialOutcome]] = {}
     for o in results.trial_outcomes or []:
         if o.trial > 1:
@@ -69,6 +171,9 @@ def episode_rows(
     for i, ep in enumerate(episodes):
         modes = [f.mode for f in ep.failure_modes or []]
         question = text_view(ep.question)
+        unmet = unmet_views(ep)
+        usage = ep.usage
+        wall = ep.recorded_wall_time_s
         rows.append(
             {
                 "n": i + 1,
@@ -78,12 +183,22 @@ def episode_rows(
                 "question": question,
                 "trial": 1,
                 "passed": ep.passed,
-                "modes": unmet_views(ep) + _modes(modes),
-                "mode_names": episode_modes(ep),
+                "modes": unmet + _modes(modes),
+                "mode_names": " ".join(([UNMET] if unmet else []) + ep.modes),
                 "rounds": ep.rounds,
                 "tool_calls": ep.tool_calls,
-                "stop": stop_view(ep.configuration, ep.stop_reason),
+                "tokens": None
+                if usage is None
+                else {
+                    "total": usage.total_tokens,
+                    "prompt": usage.prompt_tokens,
+                    "completion": usage.completion_tokens,
+                },
+                "wall_time": None if wall is None else {"s": wall, "text": _wall_time(wall)},
+                "stop": _stop(ep.configuration, ep.stop_reason),
+                "finish": ep.finish_reason,
                 "answer": text_view(_first_line(ep.answer)) if ep.answer else None,
+                "search": search_text(ep),
                 "has_transcript": True,
             }
         )
@@ -100,10 +215,16 @@ def episode_rows(
                     "passed": o.passed,
                     "modes": _modes(names),
                     "mode_names": " ".join(dict.fromkeys(names)),
-                    "rounds": "" if o.rounds is None else o.rounds,
-                    "tool_calls": "" if o.tool_calls is None else o.tool_calls,
-                    "stop": stop_view(ep.configuration, o.stop_reason or ""),
+                    "rounds": o.rounds,
+                    "tool_calls": o.tool_calls,
+                    "tokens": None,
+                    "wall_time": None,
+                    "stop": None
+                    if o.stop_reason is None
+                    else _stop(ep.configuration, o.stop_reason),
+                    "finish": None,
                     "answer": None,
+                    "search": "",
                     "has_transcript": False,
                 }
             )
