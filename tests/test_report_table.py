@@ -85,7 +85,7 @@ def test_each_row_searches_its_tool_calls_and_results(
     text = search_text(as_results(committed).episodes[committed["episodes"].index(atomic)])
     city = atomic["calls"][0]["arguments"]["city"]
     assert text.startswith(f"geocode_city(city={city}) ")
-    assert "get_weather_by_coords(latitude=" in text
+    assert " get_weather_by_coords " in text  # its arguments are numbers: left out
     # strings of the tool results, without units and dates
     assert "°C" not in text and "2026-" not in text
     assert search_text(as_results(committed).episodes[0]) == search_text(

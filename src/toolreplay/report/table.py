@@ -46,7 +46,7 @@ ANSWER_LINE = 120
 
 #: Characters of an episode's tool calls and results the search box looks through (``data-s``);
 #: the page stays small at 1,000 episodes.
-SEARCH_CHARS = 120
+SEARCH_CHARS = 100
 
 
 #: Characters of one string taken from a tool result into :func:`search_text`.
@@ -59,8 +59,10 @@ NOTHING = "—"
 
 def _clean(text: str, limit: int) -> str:
     """``text`` on one line, control and invisible characters as spaces, cut at ``limit``."""
-    out = "".join(" " if unicodedata.category(ch)[0] in "CZ" else ch for ch in text)
-    return " ".join(out.split())[:limit]
+    text = text[: limit * 4]  # whitespace collapsed below may shorten it, never lengthen it
+    if not text.isprintable():
+        text = "".join(" " if unicodedata.category(ch)[0] in "CZ" else ch for ch in text)
+    return " ".join(text.split())[:limit]
 
 
 #: Dates and times (``2026-09-17``, ``2026-09-17T15:30``): in every forecast, found by nothing.
@@ -81,21 +83,22 @@ def _strings(value: Any, out: list[str]) -> None:
 
 
 def _arguments(args: Any) -> str:
+    """A call's string arguments as ``key=value,...`` (numbers, such as coordinates, left out:
+    nobody searches for them and they are long)."""
     if isinstance(args, dict):
-        return ",".join(
-            f"{k}={v}" if isinstance(v, str | int | float) else str(k) for k, v in args.items()
-        )
-    return "" if args is None else str(args)
+        return ",".join(f"{k}={v}" for k, v in args.items() if isinstance(v, str))
+    return args if isinstance(args, str) else ""
 
 
 def search_text(ep: EpisodeResult, limit: int = SEARCH_CHARS) -> str:
     """What the search box finds an episode by beyond its row's visible text (question, answer,
     configuration, failure-mode labels): each executed and pending tool call as
-    ``name(key=value,...)``, then the strings in its tool results (each cut at
-    :data:`SEARCH_PIECE` characters, leaving out dates and values under keys ending in
-    ``unit``/``units``; a result that is not JSON as its text), then the model API
-    error's message; each piece once, in transcript order, on one line, cut at ``limit``
-    characters. Deterministic; empty when the episode has no tool call, result or error."""
+    ``name(key=value,...)``, the model API error's message, then the strings in its tool
+    results (each cut at :data:`SEARCH_PIECE` characters, leaving out dates and values under
+    keys ending in ``unit``/``units``; a result that is not JSON as its text); each piece
+    once, in that order, on one line, cut at ``limit`` characters. Only string arguments are
+    kept (``get_weather_by_coords`` without its coordinates). Deterministic; empty when the
+    episode has no tool call, result or error."""
     pieces: list[str] = []
     calls = [(c.name, c.arguments) for c in ep.calls or []]
     if ep.calls is None:
@@ -104,18 +107,20 @@ def search_text(ep: EpisodeResult, limit: int = SEARCH_CHARS) -> str:
     for name, args in calls:
         shown = _arguments(args)
         pieces.append(f"{name}({shown})" if shown else name)
+    if ep.error is not None:
+        pieces.append(ep.error.message)
     for message in ep.transcript:
         content = message.get("content")
         if message.get("role") != "tool" or not isinstance(content, str):
             continue
+        if sum(len(x) for x in pieces) > limit:
+            break  # enough: the rest would be cut
         try:
             found: list[str] = []
             _strings(json.loads(content), found)
         except ValueError:
             found = [content]
         pieces += [_clean(x, SEARCH_PIECE) for x in found]
-    if ep.error is not None:
-        pieces.append(ep.error.message)
     text = " ".join(p for p in dict.fromkeys(_clean(p, limit) for p in pieces) if p)
     return text[:limit].rstrip()
 
