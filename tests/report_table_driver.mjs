@@ -9,7 +9,7 @@ const require = createRequire(process.env.TOOLS + "/package.json");
 const { chromium } = require("playwright-core");
 let axeSource = null;
 try { axeSource = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8"); } catch { axeSource = null; }
-const [url, executablePath] = process.argv.slice(2);
+const [url, executablePath, reasons] = process.argv.slice(2);  // reasons: a page with unmet expectations
 const browser = await chromium.launch({ executablePath, headless: true,
   args: ["--no-sandbox", "--disable-gpu", "--no-first-run"] });
 const out = { errors: [] };
@@ -132,6 +132,21 @@ try {
       clear: a.left >= main.getBoundingClientRect().right - pad };
   });
   await wide.close();
+  // the mode filter's "unmet expectation": rows, gallery cards and counts agree
+  if (reasons) {
+    const u = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    u.on("pageerror", (e) => out.errors.push(String(e)));
+    await u.goto(reasons + "#f:m=unmet_expectation", { waitUntil: "load" });
+    out.unmet = await u.evaluate((v) => {
+      const shown = eval(v);
+      return {
+        rows: [...document.querySelectorAll("#episode-table tbody tr")].filter(shown).map((r) => r.dataset.q),
+        cards: [...document.querySelectorAll("#failures article.card")].filter(shown).map((c) => c.dataset.mode + " " + c.dataset.questionId),
+        count: document.querySelector("#mode-unmet_expectation [data-count-mode]").textContent,
+      };
+    }, visible.toString());
+    await u.close();
+  }
 } finally {
   await browser.close();
 }

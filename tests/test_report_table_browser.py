@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 
-from toolreplay.report.render import write_report
+from toolreplay.report.render import render_report, write_report
 
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "reports" / "results.json"
+STOCK = REPO / "examples" / "stock_agent" / "report" / "results.json"
 TOOLS = REPO / "tools"
 DRIVER = Path(__file__).with_name("report_table_driver.mjs")
 FILTERED = "single+oneshot"
@@ -46,8 +47,11 @@ def seen(committed: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) ->
     src = folder / "results.json"
     src.write_text(json.dumps(committed, ensure_ascii=False), encoding="utf-8")
     page = write_report(src, folder / "index.html")
+    stock = folder / "stock" / "index.html"
+    stock.parent.mkdir()
+    stock.write_text(render_report(json.loads(STOCK.read_text("utf-8"))), encoding="utf-8")
     done = subprocess.run(
-        [node, str(DRIVER), page.as_uri(), chromium],
+        [node, str(DRIVER), page.as_uri(), chromium, stock.as_uri()],
         capture_output=True,
         text=True,
         timeout=240,
@@ -150,6 +154,20 @@ def test_one_filter_state_every_count_follows_it(
     assert "1 failing row of a later trial matches" in f["notes"]["failures"]
     # no section claims that nothing matches
     assert f["empty_notes"] == []
+
+
+def test_unmet_expectation_filters_rows_cards_and_counts_alike(seen: dict[str, Any]) -> None:
+    results = json.loads(STOCK.read_text("utf-8"))
+    unmet = {
+        e["question_id"]: sum(not x["passed"] for x in e.get("expectations") or [])
+        for e in results["episodes"]
+    }
+    expected = [q for q, n in unmet.items() if n]
+    assert seen["unmet"]["rows"] == expected == ["stock-and-price", "unknown-sku"]
+    # one card per unmet expectation, and the group's count says as many
+    cards = [f"unmet_expectation {q}" for q in expected for _ in range(unmet[q])]
+    assert seen["unmet"]["cards"] == cards
+    assert seen["unmet"]["count"] == str(len(cards)) == "3"
 
 
 def test_skip_link_is_the_first_tab_stop(seen: dict[str, Any]) -> None:

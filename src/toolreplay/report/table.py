@@ -157,15 +157,16 @@ def episode_rows(
     """One row per episode (trial 1, with its transcript), then one per further trial from
     ``trial_outcomes`` (no transcript is kept for those; they link to trial 1's): ``{"n",
     "anchor", "configuration", "question_id", "question", "trial", "passed", "modes",
-    "mode_names", "rounds", "tool_calls", "tokens", "wall_time", "stop", "finish", "answer",
-    "search", "has_transcript"}``. ``modes``: trial 1's unmet expectations
+    "mode_names", "unmet", "rounds", "tool_calls", "tokens", "wall_time", "stop", "finish",
+    "answer", "search", "has_transcript"}``. ``modes``: trial 1's unmet expectations
     (:func:`~toolreplay.report.reasons.unmet_views`, with their ``text``) then its failure modes
     (``{"mode", "label"}``); a further trial's failure modes only (``trial_outcomes`` keep no
     expectations). ``mode_names``: the same as names (``unmet_expectation`` first), space
-    separated. ``tokens``: ``{"total", "prompt", "completion"}`` (integers) or None;
-    ``wall_time``: ``{"s" (seconds as recorded), "text" (e.g. ``2.3 s``)}`` or None;
-    ``stop``: :func:`~toolreplay.report.summary.stop_view` and ``short`` (the table's label) or
-    None; ``finish``: the API's finish reason or None; ``rounds``/``tool_calls``: None when a trial
+    separated; ``unmet``: how many expectations are unmet (the gallery counts those);
+    ``tokens``: ``{"total", "prompt", "completion"}`` (integers) or None; ``wall_time``:
+    ``{"s" (seconds as recorded), "text" (e.g. ``2.3 s``)}`` or None; ``stop``:
+    :func:`~toolreplay.report.summary.stop_view` and ``short`` (the table's label) or None;
+    ``finish``: the API's finish reason or None; ``rounds``/``tool_calls``: None when a trial
     did not record them; ``search``: :func:`search_text` (empty for further trials, whose
     calls are not kept). Order: results order, each episode's further trials after it."""
     later: dict[tuple[str, str], list[TrialOutcome]] = {}
@@ -190,6 +191,7 @@ def episode_rows(
                 "passed": ep.passed,
                 "modes": unmet + _modes(modes),
                 "mode_names": " ".join(([UNMET] if unmet else []) + ep.modes),
+                "unmet": len(unmet),
                 "rounds": ep.rounds,
                 "tool_calls": ep.tool_calls,
                 "tokens": None
@@ -220,6 +222,7 @@ def episode_rows(
                     "passed": o.passed,
                     "modes": _modes(names),
                     "mode_names": " ".join(dict.fromkeys(names)),
+                    "unmet": 0,
                     "rounds": o.rounds,
                     "tool_calls": o.tool_calls,
                     "tokens": None,
