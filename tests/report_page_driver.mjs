@@ -24,7 +24,7 @@ try {
   out.aria_sort = await page.getAttribute("#episode-table thead th:nth-child(7)", "aria-sort");
   out.hash_after_sort = await page.evaluate(() => location.hash);
   // search over question and answer text
-  await page.fill("#f-search", "毛毛雨");
+  await page.fill("#f-search", "天气毛毛雨");
   await page.waitForTimeout(400);
   out.search = await shown();
   out.hash_after_search = await page.evaluate(() => decodeURIComponent(location.hash));

@@ -706,8 +706,15 @@ def test_rerender_is_byte_identical(committed: dict[str, Any], tmp_path: Path) -
     src = tmp_path / "results.json"
     src.write_text(json.dumps(results, ensure_ascii=False), encoding="utf-8")
     write_report(src, tmp_path / "a.html")
-    write_report(src, tmp_path / "b" / "b.html")
-    assert (tmp_path / "a.html").read_bytes() == (tmp_path / "b" / "b.html").read_bytes()
+    # the page links its CSV and its results by name: the same names in another folder
+    (tmp_path / "b").mkdir()
+    src_b = tmp_path / "b" / "results.json"
+    src_b.write_bytes(src.read_bytes())
+    write_report(src_b, tmp_path / "b" / "a.html")
+    assert (tmp_path / "a.html").read_bytes() == (tmp_path / "b" / "a.html").read_bytes()
+    assert (tmp_path / "a-episodes.csv").read_bytes() == (
+        tmp_path / "b" / "a-episodes.csv"
+    ).read_bytes()
 
 
 @pytest.mark.parametrize(

@@ -46,14 +46,17 @@ def test_episode_table_is_a_plain_table_without_script(committed: dict[str, Any]
     heads = [th.get_text(" ", strip=True) for th in table.select("thead th")]
     assert heads == [
         "#",
-        "question",
+        "question · answer (first line)",
         "configuration",
         "trial",
         "verdict",
         "failure modes",
         "rounds",
         "tool calls",
-        "answer (first line)",
+        "tokens",
+        "time",
+        "stop",
+        "finish",
     ]
     assert not table.select("button")  # sort buttons are the script's
     rows = table.select("tbody tr")
@@ -63,17 +66,21 @@ def test_episode_table_is_a_plain_table_without_script(committed: dict[str, Any]
     cells = [td.get_text(" ", strip=True) for td in first.select("td")]
     assert cells[0] == "1" and cells[2] == "single+oneshot" and cells[3] == "1"
     assert cells[4] == "pass" and cells[6] == "2" and cells[7] == "1"
-    assert cells[8].startswith("福建省宁德市今天局部多云")
+    assert first.select_one("td.q .ans").get_text().startswith("福建省宁德市今天局部多云")
+    assert cells[8:] == ["1474", "2.3 s", "converged", "stop"]
     assert first.select_one("td.q a")["href"] == "#ep-1-single-oneshot-ningde"
     assert [r.select("td")[3].get_text() for r in rows[:5]] == ["1", "2", "3", "4", "5"]
-    # a later trial opens its own transcript when results keep it (trial_episodes), else it
-    # is keyed to trial 1's and says it is not kept (tests/test_report_trials_open.py)
+    # a later trial opens its own transcript when results keep it (trial_episodes), with every
+    # column filled; else it is keyed to trial 1's and says it is not kept
     later = rows[1].select_one("td.q a")
     if committed.get("trial_episodes"):
         assert later["href"] == "#ep-1-single-oneshot-ningde-t2"
+        assert [td.get_text() for td in rows[1].select("td")[8:]][2:] == ["converged", "stop"]
     else:
         assert later is None and rows[1]["data-k"] == "ep-1-single-oneshot-ningde"
-        assert "not kept" in rows[1].select_one("td.ans").get_text()
+        assert "not kept" in rows[1].select_one("td.q .ans").get_text()
+        # nothing recorded for them beyond rounds, tool calls and the stop reason
+        assert [td.get_text() for td in rows[1].select("td")[8:]] == ["", "", "converged", ""]
     # every transcript link resolves
     ids = {t["id"] for t in page.select("[id]")}
     assert all(a["href"][1:] in ids for a in table.select("a[href^='#']"))
@@ -208,10 +215,10 @@ def test_sorting_by_a_column_both_ways(in_browser: dict[str, Any]) -> None:
 
 
 def test_search_looks_through_questions_and_answers(in_browser: dict[str, Any]) -> None:
-    # "毛毛雨" is only in the shanghai-rain answers that passed
+    # "天气毛毛雨" is only in the shanghai-rain answers that passed (not in a tool result)
     assert {r[1] for r in in_browser["search"]} == {"shanghai-rain"}
     assert {r[0] for r in in_browser["search"]} == {"single+oneshot", "loop+oneshot", "loop+atomic"}
-    assert in_browser["hash_after_search"] == "#f:s=毛毛雨&sort=6-desc"
+    assert in_browser["hash_after_search"] == "#f:s=天气毛毛雨&sort=6-desc"
     assert in_browser["count"] == "showing 3 of 16 episodes"
 
 

@@ -217,7 +217,10 @@ def write_outputs(
             print_note(note)
         publish(
             out_dir,
-            {"results.json": lambda f: f.write(text), **report_pages(as_read, "index.html")},
+            {
+                "results.json": lambda f: f.write(text),
+                **report_pages(as_read, "index.html", results_href="results.json"),
+            },
         )
     return out_dir / "index.html"
 

@@ -63,6 +63,7 @@ def report(
         publish,
         recover_outputs,
     )
+    from toolreplay.report.downloads import relative_href
     from toolreplay.report.render import (
         ReportError,
         report_pages,
@@ -123,7 +124,9 @@ def report(
             for note in recover_outputs(out_path.parent):
                 _note(note)
             # the same pages as every report writer: many transcripts go on a page of their own
-            publish(out_path.parent, report_pages(data, out_path.name, compare=baseline))
+            # the page links the results it was rendered from when they sit beside or below it
+            href = relative_href(results, out_path)
+            publish(out_path.parent, report_pages(data, out_path.name, baseline, href))
     except OutputPathError as exc:
         raise _fail(str(exc), 2) from None
     except (ReportError, LockedError, DiffError) as exc:

@@ -63,6 +63,7 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
@@ -71,6 +72,7 @@ from toolreplay.diff import Run
 from toolreplay.outputs import atomic_writer
 from toolreplay.report.charts import charts_view as more_charts
 from toolreplay.report.compare import compare_view
+from toolreplay.report.downloads import csv_path, episodes_csv, relative_href
 from toolreplay.report.fidelity import fidelity_view
 from toolreplay.report.labels import METRICS
 from toolreplay.report.origins import kept_trials
@@ -223,38 +225,52 @@ def splits_transcripts(results: Results | Mapping[str, Any]) -> bool:
 
 
 def report_pages(
-    results: Results | Mapping[str, Any], page_name: str, compare: Run | None = None
+    results: Results | Mapping[str, Any],
+    page_name: str,
+    compare: Run | None = None,
+    results_href: str | None = None,
 ) -> dict[str, Callable[[IO[str]], object]]:
     """The report's files, file name → function writing its text to a file: ``page_name``
-    (e.g. ``index.html``) and, when :func:`splits_transcripts`, its transcripts page beside it
-    (:func:`transcripts_path`), every link to a transcript going there. The one place the
-    split is decided: :func:`write_report`, ``toolreplay run``/``merge`` (through
-    :func:`toolreplay.outputs.publish`) and ``toolreplay report`` all write these. Raises
-    :class:`ReportError` for malformed ``results``."""
+    (e.g. ``index.html``); the episode table as CSV beside it
+    (:func:`~toolreplay.report.downloads.csv_path`, ``index-episodes.csv``), which the page
+    links; and, when :func:`splits_transcripts`, its transcripts page
+    (:func:`transcripts_path`), every link to a transcript going there. ``results_href``: the
+    results file as a link from the page (relative; None: the page offers no link to it). The
+    one place the split is decided: :func:`write_report`, ``toolreplay run``/``merge``
+    (through :func:`toolreplay.outputs.publish`) and ``toolreplay report`` all write these.
+    Raises :class:`ReportError` for malformed ``results``."""
     results = as_results(results)
     pages: dict[str, Callable[[IO[str]], object]] = {}
     side = transcripts_path(Path(page_name)).name if splits_transcripts(results) else None
     if side is not None:
         pages[side] = lambda f: stream_transcripts(results, f.write, page_name)
+    table = csv_path(Path(page_name)).name
+    pages[table] = lambda f: f.write(episodes_csv(results))
+    downloads = {"csv": quote(table)}
+    if results_href is not None:
+        downloads["results"] = results_href
     pages[page_name] = lambda f: stream_report(
-        results, f.write, compare=compare, transcripts_href=side
+        results, f.write, compare=compare, transcripts_href=side, downloads=downloads
     )
     return pages
 
 
 def write_report(results_path: Path, out_path: Path, compare: Run | None = None) -> Path:
     """Render ``results_path`` (a results.json) into ``out_path`` (UTF-8, ``\n`` line ends),
-    creating its folder; the page is streamed to the file, never held whole in memory.
-    A run of more than :data:`~toolreplay.report.table.LARGE_RUN` transcripts gets them on a
-    second page beside it (:func:`report_pages`), so the report itself stays small and quick
-    to open. Returns ``out_path``. Raises :class:`ReportError` naming the results file when it
-    is missing or malformed. Each page is written next to its path and moved into place when
-    complete (:func:`toolreplay.outputs.atomic_writer`), so a failure or a concurrent writer
-    never leaves a half-written page."""
+    creating its folder; the page is streamed to the file, never held whole in memory. The
+    files are :func:`report_pages`': more than :data:`~toolreplay.report.table.LARGE_RUN`
+    transcripts go on a second page beside it, so the report itself stays small and quick to
+    open; the episode table goes beside it as CSV, and the page links to it and to
+    ``results_path`` when that sits in the page's folder or below it. Returns ``out_path``.
+    Raises :class:`ReportError` naming the results file when it is missing or malformed. Each
+    file is written next to its path and moved into place when complete
+    (:func:`toolreplay.outputs.atomic_writer`), so a failure or a concurrent writer never
+    leaves a half-written page."""
     results = load_results(results_path)
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    for name, write in report_pages(results, out.name, compare).items():
+    href = relative_href(Path(results_path), out)
+    for name, write in report_pages(results, out.name, compare, href).items():
         with atomic_writer(out.with_name(name)) as f:  # a temporary file, then os.replace
             write(f)
     return out
@@ -265,12 +281,16 @@ def stream_report(
     write: Callable[[str], object],
     compare: Run | None = None,
     transcripts_href: str | None = None,
+    downloads: Mapping[str, str] | None = None,
 ) -> None:
     """Render the page for ``results`` like :func:`render_report`, passing it to ``write``
-    (e.g. a text file's ``write``) piece by piece instead of building one string. Raises
+    (e.g. a text file's ``write``) piece by piece instead of building one string.
+    ``downloads``: relative links the page offers, ``{"results", "csv"}`` (either may be
+    absent; :func:`toolreplay.report.downloads.write_downloads`). Raises
     :class:`ReportError` (before writing anything) when ``results`` is malformed."""
     page = build_page(as_results(results), compare=compare)
     page["tx"] = transcripts_href or ""
+    page["downloads"] = dict(downloads or {})
     for piece in _environment().get_template(TEMPLATE).generate(page=page, **_static()):
         write(piece)
 

@@ -2,13 +2,18 @@
 gallery grouped by failure mode × configuration.
 
 Every row, cell and card carries the same small set of filter attributes (``data-c``
-configuration, ``data-q`` question id, ``data-p`` ``1``/``0`` passed, ``data-m`` failure modes,
-``data-t`` trial, ``data-k`` the episode's anchor), so the page's script filters them all by
-one rule and counts what is left; without the script every row is shown, in results order.
+configuration, ``data-q`` question id, ``data-p`` ``1``/``0`` passed, ``data-m`` failure modes
+and ``unmet_expectation``, ``data-t`` trial, ``data-k`` the episode's anchor), so the page's
+script filters them all by one rule and counts what is left; without the script every row is
+shown, in results order. A table row also carries ``data-s``: what the search box looks through
+beyond the row's visible text (tool names, call arguments, tool results; :func:`search_text`).
 """
 
 from __future__ import annotations
 
+import json
+import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,6 +45,102 @@ EXAMPLES = 3
 ANSWER_LINE = 120
 
 
+#: Characters of an episode's tool calls and results the search box looks through (``data-s``);
+#: the page stays small at 1,000 episodes.
+SEARCH_CHARS = 100
+
+
+#: Characters of one string taken from a tool result into :func:`search_text`.
+SEARCH_PIECE = 40
+
+
+#: What a cell with nothing recorded shows (and the sort puts last).
+NOTHING = "—"
+
+
+def _clean(text: str, limit: int) -> str:
+    """``text`` on one line, control and invisible characters as spaces, cut at ``limit``."""
+    text = text[: limit * 4]  # whitespace collapsed below may shorten it, never lengthen it
+    if not text.isprintable():
+        text = "".join(" " if unicodedata.category(ch)[0] in "CZ" else ch for ch in text)
+    return " ".join(text.split())[:limit]
+
+
+#: Dates and times (``2026-09-17``, ``2026-09-17T15:30``): in every forecast, found by nothing.
+_DATE = re.compile(r"^\d{4}-\d\d-\d\d([T ][\d:.]+)?([+-]\d\d:?\d\d|Z)?$")
+
+
+def _strings(value: Any, out: list[str]) -> None:
+    if isinstance(value, str):
+        if not _DATE.match(value):
+            out.append(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if not str(k).lower().endswith(("unit", "units")):  # °C, km/h: found everywhere
+                _strings(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _strings(v, out)
+
+
+def _arguments(args: Any) -> str:
+    """A call's string arguments as ``key=value,...`` (numbers, such as coordinates, left out:
+    nobody searches for them and they are long)."""
+    if isinstance(args, dict):
+        return ",".join(f"{k}={v}" for k, v in args.items() if isinstance(v, str))
+    return args if isinstance(args, str) else ""
+
+
+def search_text(ep: EpisodeResult, limit: int = SEARCH_CHARS) -> str:
+    """What the search box finds an episode by beyond its row's visible text (question, answer,
+    configuration, failure-mode labels): each executed and pending tool call as
+    ``name(key=value,...)``, the model API error's message, then the strings in its tool
+    results (each cut at :data:`SEARCH_PIECE` characters, leaving out dates and values under
+    keys ending in ``unit``/``units``; a result that is not JSON as its text); each piece
+    once, in that order, on one line, cut at ``limit`` characters. Only string arguments are
+    kept (``get_weather_by_coords`` without its coordinates). Deterministic; empty when the
+    episode has no tool call, result or error."""
+    pieces: list[str] = []
+    calls = [(c.name, c.arguments) for c in ep.calls or []]
+    if ep.calls is None:
+        calls = [(name, None) for name in ep.tool_chain]
+    calls += [(c.name, c.arguments) for c in ep.pending_tool_calls or []]
+    for name, args in calls:
+        shown = _arguments(args)
+        pieces.append(f"{name}({shown})" if shown else name)
+    if ep.error is not None:
+        pieces.append(ep.error.message)
+    for message in ep.transcript:
+        content = message.get("content")
+        if message.get("role") != "tool" or not isinstance(content, str):
+            continue
+        if sum(len(x) for x in pieces) > limit:
+            break  # enough: the rest would be cut
+        try:
+            found: list[str] = []
+            _strings(json.loads(content), found)
+        except ValueError:
+            found = [content]
+        pieces += [_clean(x, SEARCH_PIECE) for x in found]
+    text = " ".join(p for p in dict.fromkeys(_clean(p, limit) for p in pieces) if p)
+    return text[:limit].rstrip()
+
+
+def _wall_time(seconds: float | None) -> str:
+    if seconds is None:
+        return NOTHING
+    if seconds < 1:
+        return f"{seconds:.2f} s"
+    return f"{seconds:.1f} s" if seconds < 100 else f"{seconds:.0f} s"
+
+
+def _stop(configuration: str, reason: str) -> dict[str, str]:
+    """:func:`~toolreplay.report.summary.stop_view` with ``short``: the label the table shows
+    (the reason itself, or "after its tool round" for the single host's designed stop)."""
+    view = stop_view(configuration, reason)
+    return {**view, "short": reason if view["label"] == reason else "after its tool round"}
+
+
 def _first_line(answer: str, limit: int = ANSWER_LINE) -> str:
     line = next((part.strip() for part in answer.splitlines() if part.strip()), "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -47,6 +148,27 @@ def _first_line(answer: str, limit: int = ANSWER_LINE) -> str:
 
 def _modes(names: Sequence[str]) -> list[dict[str, str]]:
     return [{"mode": m, "label": mode_label(m)} for m in dict.fromkeys(names)]
+
+
+def _recorded(ep: EpisodeResult) -> dict[str, Any]:
+    """The columns an episode's record fills (trial 1's, or a further trial's kept whole)."""
+    usage, wall = ep.usage, ep.recorded_wall_time_s
+    return {
+        "rounds": ep.rounds,
+        "tool_calls": ep.tool_calls,
+        "tokens": None
+        if usage is None
+        else {
+            "total": usage.total_tokens,
+            "prompt": usage.prompt_tokens,
+            "completion": usage.completion_tokens,
+        },
+        "wall_time": None if wall is None else {"s": wall, "text": _wall_time(wall)},
+        "stop": _stop(ep.configuration, ep.stop_reason),
+        "finish": ep.finish_reason,
+        "answer": text_view(_first_line(ep.answer)) if ep.answer else None,
+        "search": search_text(ep),
+    }
 
 
 def episode_rows(
@@ -58,13 +180,21 @@ def episode_rows(
     """One row per episode (trial 1, with its transcript), then one per further trial from
     ``trial_outcomes`` (keyed to trial 1's transcript unless results keep theirs): ``{"n",
     "anchor", "configuration", "question_id", "question", "trial", "passed", "modes",
-    "mode_names", "rounds", "tool_calls", "stop", "answer", "has_transcript"}``. ``modes``:
-    trial 1's unmet expectations (:func:`~toolreplay.report.reasons.unmet_views`, with their
-    ``text``) then its failure modes (``{"mode", "label"}``); a further trial's failure modes
-    only (``trial_outcomes`` keep no expectations). Order: results order, each episode's
-    further trials after it. A further trial results keep whole (``kept``: its record and
-    transcript anchor by configuration, question id and trial) opens its own transcript, with
-    its answer and failure reasons as trial 1's row."""
+    "mode_names", "unmet", "rounds", "tool_calls", "tokens", "wall_time", "stop", "finish",
+    "answer", "search", "has_transcript"}``. ``modes``: trial 1's unmet expectations
+    (:func:`~toolreplay.report.reasons.unmet_views`, with their ``text``) then its failure modes
+    (``{"mode", "label"}``); a further trial's failure modes only (``trial_outcomes`` keep no
+    expectations). ``mode_names``: the same as names (``unmet_expectation`` first), space
+    separated; ``unmet``: how many expectations are unmet (the gallery counts those);
+    ``tokens``: ``{"total", "prompt", "completion"}`` (integers) or None; ``wall_time``:
+    ``{"s" (seconds as recorded), "text" (e.g. ``2.3 s``)}`` or None; ``stop``:
+    :func:`~toolreplay.report.summary.stop_view` and ``short`` (the table's label) or None;
+    ``finish``: the API's finish reason or None; ``rounds``/``tool_calls``: None when a trial
+    did not record them; ``search``: :func:`search_text` (empty for further trials whose
+    calls are not kept). Order: results order, each episode's further trials after it. A
+    further trial results keep whole (``kept``: its record and transcript anchor by
+    configuration, question id and trial) opens its own transcript and has every column as
+    trial 1's row."""
     later: dict[tuple[str, str], list[TrialOutcome]] = {}
     for o in results.trial_outcomes or []:
         if o.trial > 1:
@@ -73,6 +203,7 @@ def episode_rows(
     for i, ep in enumerate(episodes):
         modes = [f.mode for f in ep.failure_modes or []]
         question = text_view(ep.question)
+        unmet = unmet_views(ep)
         rows.append(
             {
                 "n": i + 1,
@@ -82,12 +213,10 @@ def episode_rows(
                 "question": question,
                 "trial": 1,
                 "passed": ep.passed,
-                "modes": unmet_views(ep) + _modes(modes),
-                "mode_names": episode_modes(ep),
-                "rounds": ep.rounds,
-                "tool_calls": ep.tool_calls,
-                "stop": stop_view(ep.configuration, ep.stop_reason),
-                "answer": text_view(_first_line(ep.answer)) if ep.answer else None,
+                "modes": unmet + _modes(modes),
+                "mode_names": " ".join(([UNMET] if unmet else []) + ep.modes),
+                "unmet": len(unmet),
+                **_recorded(ep),
                 "has_transcript": True,
             }
         )
@@ -104,22 +233,30 @@ def episode_rows(
                     "passed": o.passed,
                     "modes": _modes(names),
                     "mode_names": " ".join(dict.fromkeys(names)),
-                    "rounds": "" if o.rounds is None else o.rounds,
-                    "tool_calls": "" if o.tool_calls is None else o.tool_calls,
-                    "stop": stop_view(ep.configuration, o.stop_reason or ""),
+                    "unmet": 0,
+                    "rounds": o.rounds,
+                    "tool_calls": o.tool_calls,
+                    "tokens": None,
+                    "wall_time": None,
+                    "stop": None
+                    if o.stop_reason is None
+                    else _stop(ep.configuration, o.stop_reason),
+                    "finish": None,
                     "answer": None,
+                    "search": "",
                     "has_transcript": False,
                 }
             )
             if (whole := (kept or {}).get((ep.configuration, ep.question_id, o.trial))) is not None:
                 record, anchor = whole
+                record_unmet = unmet_views(record)
                 rows[-1].update(
+                    _recorded(record),
                     anchor=anchor,
                     has_transcript=True,
-                    modes=unmet_views(record)
-                    + _modes([f.mode for f in record.failure_modes or []]),
-                    mode_names=episode_modes(record),
-                    answer=text_view(_first_line(record.answer)) if record.answer else None,
+                    modes=record_unmet + _modes([f.mode for f in record.failure_modes or []]),
+                    mode_names=" ".join(([UNMET] if record_unmet else []) + record.modes),
+                    unmet=len(record_unmet),
                 )
     return rows
 
