@@ -22,7 +22,6 @@ from toolreplay.report.downloads import (
     csv_path,
     episodes_csv,
     relative_href,
-    write_downloads,
 )
 from toolreplay.report.render import render_report, write_report
 from toolreplay.report.table import SEARCH_CHARS, search_text
@@ -177,11 +176,6 @@ def test_a_page_away_from_its_results_links_only_the_csv(
 def test_render_report_alone_offers_no_download(page: BeautifulSoup) -> None:
     # render_report writes no file beside the page: nothing to link to
     assert page.select_one(".downloads") is None
-
-
-def test_write_downloads_needs_the_pages_folder(committed: dict[str, Any], tmp_path: Path) -> None:
-    with pytest.raises(OSError):
-        write_downloads(as_results(committed), tmp_path / "r.json", tmp_path / "no" / "i.html")
 
 
 def test_phone_sort_skip_link_and_back_to_top_are_in_the_page(page: BeautifulSoup) -> None:

@@ -1,10 +1,10 @@
 """What the report page offers for download beside it: the results JSON it was rendered from
 and a CSV of its episode table.
 
-:func:`episodes_csv` gives the CSV (one row per episode and trial, in the table's order);
-:func:`write_downloads` writes it beside the page as ``<stem>-episodes.csv`` and returns the
-relative links the page shows (:func:`toolreplay.report.render.write_report` calls it). A link
-is only given for a file that sits in the page's folder or below it, so a page copied with its
+:func:`episodes_csv` gives the CSV (one row per episode and trial, in the table's order),
+written beside the page as :func:`csv_path` (``<stem>-episodes.csv``) by every report writer
+(:func:`toolreplay.report.render.report_pages`). :func:`relative_href` gives the link to the
+results file only when it sits in the page's folder or below it, so a page copied with its
 folder never links to a file that is not there.
 """
 
@@ -16,7 +16,6 @@ import os
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
-from toolreplay.outputs import atomic_writer
 from toolreplay.results.format import Results, TrialOutcome
 
 #: The CSV's header, one column per field of the episode table (and a few it only shows in the
@@ -139,19 +138,3 @@ def relative_href(target: Path, page: Path) -> str | None:
     if rel.startswith("..") or str(parts) in ("", "."):
         return None
     return quote("/".join(parts.parts))
-
-
-def write_downloads(results: Results, results_path: Path, out_path: Path) -> dict[str, str]:
-    """Write :func:`episodes_csv` to :func:`csv_path` beside ``out_path`` (through
-    :func:`~toolreplay.outputs.atomic_writer`) and return the page's download links:
-    ``{"csv": href, "results": href}`` (relative to the page; ``results`` left out when
-    ``results_path`` is not in the page's folder or below it, see :func:`relative_href`).
-    The page's folder must exist; raises ``OSError`` when the CSV cannot be written."""
-    target = csv_path(Path(out_path))
-    with atomic_writer(target) as f:
-        f.write(episodes_csv(results))
-    links = {"csv": quote(target.name)}
-    href = relative_href(Path(results_path), Path(out_path))
-    if href is not None:
-        links["results"] = href
-    return links

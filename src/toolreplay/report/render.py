@@ -286,7 +286,7 @@ def stream_report(
     """Render the page for ``results`` like :func:`render_report`, passing it to ``write``
     (e.g. a text file's ``write``) piece by piece instead of building one string.
     ``downloads``: relative links the page offers, ``{"results", "csv"}`` (either may be
-    absent; :func:`toolreplay.report.downloads.write_downloads`). Raises
+    absent; :func:`report_pages`). Raises
     :class:`ReportError` (before writing anything) when ``results`` is malformed."""
     page = build_page(as_results(results), compare=compare)
     page["tx"] = transcripts_href or ""
