@@ -174,9 +174,12 @@ def test_two_processes_writing_one_folder_never_corrupt_it(tmp_path):
     assert len(results["episodes"]) == 2
     assert results["cassette_set"] in (f"a-{rounds - 1}", f"b-{rounds - 1}")
     # the two files are a pair: the page is the one rendered from the results beside it
-    assert (out / "index.html").read_text(encoding="utf-8") == render_report(results)
-    assert sorted(p.name for p in out.iterdir()) == [".toolreplay.lock", "index.html",
-                                                     "results.json"]  # fmt: skip
+    beside = {"csv": "index-episodes.csv", "results": "results.json"}
+    assert (out / "index.html").read_text(encoding="utf-8") == render_report(
+        results, downloads=beside
+    )
+    assert sorted(p.name for p in out.iterdir()) == [".toolreplay.lock", "index-episodes.csv",
+                                                     "index.html", "results.json"]  # fmt: skip
     assert reads > 0
 
 

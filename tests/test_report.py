@@ -750,7 +750,11 @@ def test_report_command(tmp_path: Path, committed: dict[str, Any]) -> None:
     result = CliRunner().invoke(app, ["report", "--results", str(RESULTS), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "wrote" in result.output
-    assert out.read_text(encoding="utf-8") == render_report(committed)
+    # the page links the CSV written beside it; the results sit elsewhere: no link to them
+    assert out.read_text(encoding="utf-8") == render_report(
+        committed, downloads={"csv": "index-episodes.csv"}
+    )
+    assert (out.parent / "index-episodes.csv").is_file()
 
     missing = tmp_path / "nope.json"
     result = CliRunner().invoke(app, ["report", "--results", str(missing), "--out", str(out)])
@@ -834,7 +838,10 @@ def test_the_page_reads_the_typed_results_and_a_mapping_alike(committed: dict[st
 
     typed = load_results(RESULTS)
     page = render_report(typed)
-    assert page == render_report(committed) == INDEX.read_text(encoding="utf-8")
+    # toolreplay run wrote the committed page with the CSV and results.json beside it
+    beside = {"csv": "index-episodes.csv", "results": "results.json"}
+    page = render_report(typed, downloads=beside)
+    assert page == render_report(committed, downloads=beside) == INDEX.read_text(encoding="utf-8")
     # the comparison section too: a Run holds the model, whatever it was given
     before = Run("before.json", committed)
     assert before.results == typed

@@ -65,8 +65,19 @@ def test_rows_carry_tokens_wall_time_stop_and_finish_reason(
             assert stop == "after its tool round"
         else:
             assert stop == ep["stop_reason"]
-    # a later trial records no usage, wall time or finish reason: empty cells (the CSS shows
-    # "—" and the sort puts them last), never a zero
+    # a later trial kept whole (trial_episodes) fills its row from its own record
+    later = [r for r in rows if r["data-t"] != "1"]
+    kept = {
+        (e["configuration"], e["question_id"], e["trial"]): e for e in committed["trial_episodes"]
+    }
+    for row in later:
+        ep = kept[(row["data-c"], row["data-q"], int(row["data-t"]))]
+        assert _cells(row)[8] == str(ep["usage"]["total_tokens"])
+        assert _cells(row)[11] == ep["finish_reason"]
+    # results without them record no usage, wall time or finish reason for later trials:
+    # empty cells (the CSS shows "—" and the sort puts them last), never a zero
+    older = {k: v for k, v in committed.items() if k != "trial_episodes"}
+    rows = BeautifulSoup(render_report(older), "html5lib").select("#episode-table tbody tr")
     later = [r for r in rows if r["data-t"] != "1"]
     assert later and all(_cells(r)[8] == _cells(r)[9] == _cells(r)[11] == "" for r in later)
 

@@ -45,7 +45,10 @@ def seen(committed: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) ->
         pytest.skip("needs node, chromium and `cd tools && npm install` (playwright-core)")
     folder = tmp_path_factory.mktemp("table")
     src = folder / "results.json"
-    src.write_text(json.dumps(committed, ensure_ascii=False), encoding="utf-8")
+    # results written before later trials were kept whole (no trial_episodes): their rows
+    # have cells with nothing recorded, which the sort puts last
+    older = {k: v for k, v in committed.items() if k != "trial_episodes"}
+    src.write_text(json.dumps(older, ensure_ascii=False), encoding="utf-8")
     page = write_report(src, folder / "index.html")
     stock = folder / "stock" / "index.html"
     stock.parent.mkdir()

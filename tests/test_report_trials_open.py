@@ -227,7 +227,7 @@ def test_results_without_trial_episodes_render_as_before() -> None:
     page = _page(render_report(_figures(committed)))
     later = page.select("#episode-table tbody tr[data-t]:not([data-t='1'])")
     assert later and all(r.select_one("td.q a") is None for r in later)
-    assert "not kept" in later[0].select_one("td.ans").get_text()
+    assert "not kept" in later[0].select_one("td.q .ans").get_text()
     assert len(page.select("details.episode")) == 16
     assert not page.select(".ep-facts")  # no cassette known: nothing to show or replay
 
@@ -343,8 +343,10 @@ def test_every_report_writer_splits_many_transcripts_alike(
     assert result.exit_code == 0, result.output
     assert "index-transcripts.html" in result.output
     library = tmp_path / "library"  # write_report (pytest --toolreplay-report)
-    write_report(run_dir / "results.json", library / "index.html")
-    for name in ("index.html", "index-transcripts.html"):
+    library.mkdir()
+    shutil.copy(run_dir / "results.json", library / "results.json")
+    write_report(library / "results.json", library / "index.html")
+    for name in ("index.html", "index-transcripts.html", "index-episodes.csv"):
         written = (run_dir / name).read_bytes()
         assert written == (report_dir / name).read_bytes() == (library / name).read_bytes(), name
     html = _page(page.read_text(encoding="utf-8"))

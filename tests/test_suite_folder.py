@@ -133,7 +133,12 @@ def test_a_missing_manifest_is_written_inside_the_folder_only(copied: Path, tmp_
         result.output.split()
     )
     added = {f for f in _files(tmp_path) - before if f != "out/.toolreplay.lock"}
-    assert added == {"stock/cassettes/manifest.json", "out/results.json", "out/index.html"}
+    assert added == {
+        "stock/cassettes/manifest.json",
+        "out/results.json",
+        "out/index.html",
+        "out/index-episodes.csv",
+    }
     manifest = json.loads((copied / "cassettes" / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["provenance"] == "pytest" and manifest["model"] == "stock-demo"
     assert manifest["trials"] == 3

@@ -11,6 +11,7 @@ from toolreplay.lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "ReportError": "render",
     "rates_lines": "console",
+    "relative_href": "downloads",
     "report_pages": "render",
     "splits_transcripts": "render",
     "stream_report": "render",

@@ -179,6 +179,7 @@ def render_report(
     results: Results | Mapping[str, Any],
     compare: Run | None = None,
     transcripts_href: str | None = None,
+    downloads: Mapping[str, str] | None = None,
 ) -> str:
     """Render the HTML page for ``results``: :class:`~toolreplay.results.format.Results` (what
     ``toolreplay run`` writes to ``reports/results.json``; shape in :mod:`toolreplay.results`
@@ -186,13 +187,20 @@ def render_report(
     ``compare`` (a :class:`toolreplay.diff.Run`) adds a section saying what changed since
     that earlier run. ``transcripts_href`` (a file name, e.g. ``index-transcripts.html``):
     the transcripts are on that page (:func:`render_transcripts`) and every link to one goes
-    there; None keeps them in this page.
+    there; None keeps them in this page. ``downloads``: the links the page offers, as
+    :func:`stream_report`'s.
 
     Returns the whole page as a ``str``; the same results always give the same string.
     Raises :class:`ReportError` when ``results`` does not match
     :class:`toolreplay.results.format.Results`."""
     buffer = io.StringIO()
-    stream_report(results, buffer.write, compare=compare, transcripts_href=transcripts_href)
+    stream_report(
+        results,
+        buffer.write,
+        compare=compare,
+        transcripts_href=transcripts_href,
+        downloads=downloads,
+    )
     return buffer.getvalue()
 
 
