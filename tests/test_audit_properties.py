@@ -195,12 +195,14 @@ def test_the_faithful_baseline_passes_and_the_cases_exercise_every_heuristic(mon
         check.explanation
     )
     assert not [e for e in check.evidence if e.startswith("unfaithful:")]
-    covered = next(e for e in check.evidence if e.startswith("the cases give the reference: "))
+    head = "what the cases give the heuristics to decide (read with the reference): "
+    covered = next(e for e in check.evidence if e.startswith(head))
     counts = {
-        part.rsplit(" in ", 1)[0]: int(part.rsplit(" in ", 1)[1])
-        for part in covered.removeprefix("the cases give the reference: ").split("; ")
+        what: int(n.removesuffix(" case(s)"))
+        for what, n in (part.rsplit(": ", 1) for part in covered.removeprefix(head).split("; "))
     }
     assert len(counts) == 10 and min(counts.values()) >= 20, counts
+    assert counts["a population tie among the best candidates decides the pick"] >= 20
 
 
 def test_each_variant_is_held_against_the_reference_without_the_same_heuristic(monkeypatch):

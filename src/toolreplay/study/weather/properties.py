@@ -121,7 +121,7 @@ def _named(run: Run, kept: frozenset[str]) -> list[Departure]:
     out = []
     for d in run.departures:
         code = d.picked_code
-        if code and code not in kept and d.heuristic in ("population_order", "shi_retry"):
+        if code and code not in kept and d.heuristic in ref.HEURISTICS:
             d = replace(
                 d,
                 heuristic="admin_seat",
@@ -295,7 +295,7 @@ def coverage(cases: Sequence[Case]) -> list[str]:
             ord(ch) > 127 and not ("\u3040" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af")
             for ch in case.city
         )
-    return [f"{what} in {n}" for what, n in tally.items()]
+    return [f"{what}: {n} case(s)" for what, n in tally.items()]
 
 
 def _variant(on: tuple[str, ...]) -> str:
@@ -314,9 +314,10 @@ def check_properties(
     cases = generate(seed, n)
     evidence = [
         f"{n} generated cases (random.Random({seed})), each run through the study's oneshot "
-        "get_weather over an in-memory Open-Meteo; `python -m toolreplay.study.weather."
-        f"properties --seed {seed} --cases {n}` prints them",
-        "the cases give the reference: " + "; ".join(coverage(cases)),
+        "get_weather over an in-memory Open-Meteo; printed by: python -m "
+        f"toolreplay.study.weather.properties --seed {seed} --cases {n}",
+        "what the cases give the heuristics to decide (read with the reference): "
+        + "; ".join(coverage(cases)),
         f"e.g. case 1: {cases[0]}",
     ]
     variants = [
