@@ -167,13 +167,21 @@ def _simpler_answers(found: tuple[Candidate, ...] | None) -> Iterator[tuple[Cand
 
 
 def _simpler(case: Case) -> Iterator[Case]:
-    """Simplifications of ``case``, the boldest first."""
+    """Simplifications of ``case``, the boldest first: a plainer answer, then a plainer city,
+    then a plainer answer under the other plain city (甲 for 甲市 and back: a case may need
+    its 市 changed to lose a candidate)."""
     for retry in _simpler_answers(case.retry):
         yield replace(case, retry=retry)
     for first in _simpler_answers(case.first):
         yield replace(case, first=first)
     yield replace(case, city=PLAIN_SHI_CITY if case.city.endswith(ref.SHI) else PLAIN_CITY)
     yield replace(case, city=PLAIN_CITY)
+    if case.city in (PLAIN_CITY, PLAIN_SHI_CITY):
+        other = PLAIN_CITY if case.city == PLAIN_SHI_CITY else PLAIN_SHI_CITY
+        for retry in _simpler_answers(case.retry):
+            yield replace(case, city=other, retry=retry)
+        for first in _simpler_answers(case.first):
+            yield replace(case, city=other, first=first)
 
 
 def shrink(
