@@ -352,3 +352,56 @@ def test_the_committed_audit_fails_on_a_weakened_baseline_only_where_it_should(
         result = run_audit(REFERENCE, suite, FULL_JUDGE, episodes=reference_episodes)
     failed = [c.name for c in result.checks if not c.passed]
     assert failed == ["baseline_properties", "near_miss"], failed
+
+
+# ---- how a departure is named (calls.audit_call, shared with the recorded calls) -----------
+
+_BASE = "https://geocoding-api.open-meteo.com/v1/search?"
+
+
+def _search(name: str, results: list[dict[str, Any]] | None, position: int, **params: str):
+    from urllib.parse import urlencode
+
+    from toolreplay.study.weather.calls import open_meteo_request
+
+    query = urlencode({"name": name, "count": "10", "language": "zh", **params})
+    body = {} if results is None else {"results": results}
+    return open_meteo_request(_BASE + query, 200, body, position)
+
+
+def _place(label: str, code: str, population: int, k: int) -> dict[str, Any]:
+    return {"name": "甲", "admin1": label, "feature_code": code, "population": population,
+            "latitude": 10.0 + k, "longitude": 100.0 + k}  # fmt: skip
+
+
+def test_an_ablation_without_admin_seat_passing_over_a_tied_seat_is_a_tie_not_a_seat_preference():
+    """Without admin_seat the reference keeps Open-Meteo's order on a tie: a baseline that
+    returns the second (a non-seat) broke the tie, it did not prefer a seat."""
+    from toolreplay.study.weather.calls import audit_call
+
+    seat, village = _place("A1", "PPLA", 5, 0), _place("A2", "PPL", 5, 1)
+    on = ("population_order", "shi_retry")
+    verdict = audit_call("甲", [_search("甲", [seat, village], 0)], village, on)
+    named = [(d.heuristic, d.text) for d in verdict.departures]
+    assert named[0][0] == "population_order", named
+    assert "a tie in population keeps Open-Meteo's order" in named[0][1]
+
+
+def test_a_retry_answer_thrown_away_after_nothing_found_is_the_retrys_fault():
+    from toolreplay.study.weather.calls import audit_call
+
+    found = _place("B1", "PPLA2", 1, 0)
+    requests = [_search("甲", None, 0), _search("甲市", [found], 1)]
+    verdict = audit_call("甲", requests, None, answers="generated")
+    assert [d.heuristic for d in verdict.departures] == ["shi_retry"]
+    assert verdict.departures[0].text.endswith("(the 市 retry's answer (甲市) was not used)")
+
+
+def test_a_retry_sent_with_the_first_querys_wrong_parameters_is_named_once():
+    from toolreplay.study.weather.calls import audit_call
+
+    requests = [_search("甲", None, 0, language="en"), _search("甲市", None, 1, language="en")]
+    verdict = audit_call("甲", requests, None)
+    assert [d.heuristic for d in verdict.departures] == ["geocoding query"]
+    other = [_search("甲", None, 0), _search("甲市", None, 1, language="en")]
+    assert [d.heuristic for d in audit_call("甲", other, None).departures] == ["shi_retry"]

@@ -198,8 +198,8 @@ def _finish(walk: _Walk, calls: int) -> CallAudit:
         walk.out.append(
             Departure(
                 "geocoding",
-                f"{len(rest)} {walk.answers} Open-Meteo request(s) that no reference get_weather "
-                "call "
+                f"{len(rest)} {'recorded' if walk.answers == 'recorded' else 'sent'} "
+                "Open-Meteo request(s) that no reference get_weather call "
                 f"sends ({shown}{', ...' if len(rest) > 3 else ''})",
             )
         )
