@@ -224,6 +224,18 @@ def _choose_always_sorting(real: Callable) -> Callable:
     return choose_place
 
 
+def test_a_first_pick_hidden_by_a_retry_is_named_by_its_own_heuristic(monkeypatch):
+    """Without admin_seat, the reversed population order picks a village where the reference
+    picks a larger seat, so it sends a 市 retry the reference does not, and the retry's answer
+    hides the pick. Run again with the retry finding nothing, the pick shows: every departure
+    of every variant is named population_order, none shi_retry."""
+    weaken, _ = WEAKENINGS["population-order-reversed"]
+    check = _check(monkeypatch, weaken)
+    lines = [e for e in check.evidence if e.startswith("unfaithful: ")]
+    assert lines and all(": population_order in " in e for e in lines), lines
+    assert any(e.startswith("unfaithful: the baseline without admin_seat: ") for e in lines)
+
+
 def test_the_same_seed_gives_the_same_cases_and_the_same_counterexample(monkeypatch):
     weaken, _ = WEAKENINGS["ties-broken-the-other-way"]
     first, second = _check(monkeypatch, weaken), _check(monkeypatch, weaken)

@@ -139,7 +139,11 @@ def _why(returned: Mapping[str, Any], expected: Mapping[str, Any], on: Sequence[
             f"population {pops[0]:,} returned, {pops[1]:,} picked: the larger population wins"
         )
     if seat_differs and ref.is_seat(returned):
-        return "admin_seat", "this ablated baseline must not prefer admin seats"
+        return "admin_seat", "this ablated baseline must not prefer admin seats" + (
+            " (or it breaks a population tie against Open-Meteo's order)"
+            if pops[0] == pops[1]
+            else ""
+        )
     if pops[0] != pops[1]:
         return "population_order", (
             "this ablated baseline must keep Open-Meteo's order, not sort by population"

@@ -108,8 +108,37 @@ def run_case(
     except ValueError:
         returned = None
     verdict = audit_call(case.city, adapter.log, returned, on, "generated")
-    return Run(
-        case, tuple(adapter.log), returned, verdict.departures, verdict.seats_kept, on, baseline
+    departures = verdict.departures
+    if case.retry and any(d.heuristic == "shi_retry" for d in departures):
+        departures = _first_pick_seen(case, on, baseline, departures)
+    return Run(case, tuple(adapter.log), returned, departures, verdict.seats_kept, on, baseline)
+
+
+def _first_pick_seen(
+    case: Case, on: tuple[str, ...], baseline: BaselineFactory, departures: tuple[Departure, ...]
+) -> tuple[Departure, ...]:
+    """A 市 retry the reference does not send hides the baseline's first pick when its answer
+    replaced it. Run the case again with the retry finding nothing (the first pick then
+    stands): when that pick is not the reference's, the retry departures are that pick's
+    fault and named by it."""
+    probe = run_case(Case(case.city, case.first, None), on, baseline)
+    picks = [d for d in probe.departures if d.heuristic in ("admin_seat", "population_order")]
+    if not picks:
+        return departures
+    first = picks[0]
+    retry = ref.retry_name(case.city)
+    return tuple(
+        replace(
+            d,
+            heuristic=first.heuristic,
+            text=f"{d.text}; the first pick is at fault: with {retry} finding nothing, "
+            f"{first.text}",
+            picked_code=first.picked_code,
+            seat_code="",
+        )
+        if d.heuristic == "shi_retry"
+        else d
+        for d in departures
     )
 
 
