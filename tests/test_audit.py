@@ -20,6 +20,7 @@ from .weakened import weakened_oneshot
 
 CHECKS = [
     "baseline_heuristics",
+    "baseline_properties",
     "ablation",
     "judge_breadth",
     "near_miss",
@@ -335,9 +336,14 @@ def test_a_retry_that_discards_its_result_fails_the_audit(suite, tmp_path, loopb
     assert out.exit_code == 1, out.output
     assert "FAIL baseline_heuristics" in out.output
     assert "FAIL ablation" in out.output
-    assert "fidelity audit failed: baseline_heuristics, ablation" in out.output
+    assert "fidelity audit failed: baseline_heuristics, baseline_properties, ablation" in out.output
+
     result = run_audit(tmp_path / "reference", suite, FULL_JUDGE)
     assert rows(result.tables["faithful"])["single+oneshot"] == (3, 4)
+    # on generated answers too: the retry's answer (甲市) thrown away, named shi_retry
+    generated = result.check("baseline_properties").explanation
+    assert "naming shi_retry: shi_retry (the baseline, " in generated
+    assert "(the 市 retry's answer (甲市) was not used)" in generated
     check = result.check("baseline_heuristics")
     assert (
         "get_weather(宁德) returned 宁德 (西藏自治区 PPL), but the reference heuristics pick "

@@ -456,10 +456,10 @@ def test_committed_fidelity_section_shows_checks_and_both_tables(
 ) -> None:
     section = committed_page.select_one("#fidelity")
     checks = section.select("li.check")
-    assert len(checks) == 6 and all(c["data-passed"] == "true" for c in checks)
+    assert len(checks) == 7 and all(c["data-passed"] == "true" for c in checks)
     body = text(section)
-    for name in ("baseline_heuristics", "ablation", "judge_breadth", "near_miss", "arm_parity",
-                 "completeness"):  # fmt: skip
+    for name in ("baseline_heuristics", "baseline_properties", "ablation", "judge_breadth",
+                 "near_miss", "arm_parity", "completeness"):  # fmt: skip
         assert name in body
     tables = section.select("table")
     assert len(tables) >= 2

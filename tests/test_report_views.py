@@ -94,7 +94,7 @@ def test_scorecard_comes_first_worst_configuration_first(page: BeautifulSoup) ->
     assert "all" in tr.select_one(".sc-t1 .sc-num")["class"]
     assert "partial" in tr.select_one(".sc-over .sc-num")["class"]
     badges = text(verdict.select_one(".sc-badges"))
-    assert badges.startswith("baseline audit passed 6/6 (reference: evals/weather.yaml)")
+    assert badges.startswith("baseline audit passed 7/7 (reference: evals/weather.yaml)")
     assert "stand-in model: a test double tools: the fixture server" in badges
     # a reason lands on its gallery group, and with the script on the filtered episode table
     link = tr.select_one("a.sc-reason")
@@ -203,7 +203,7 @@ def test_fidelity_reads_for_people(page: BeautifulSoup) -> None:
     for term in ("heuristics", "ablation", "near miss", "judge breadth", "admin seat, PPLC"):
         assert glossary[term]
     checks = {li["id"]: li for li in section.select("li.check")}
-    assert len(checks) == 6
+    assert len(checks) == 7
     for li in checks.values():
         assert li.select_one("p.lead") is not None
     assert text(checks["check-baseline_heuristics"].h3).startswith(

@@ -98,7 +98,8 @@ def test_the_audit_reports_study_checks_as_not_applicable(fresh: tuple[Any, Path
             "checks"
         ]
     }
-    for name in ("baseline_heuristics", "ablation", "near_miss", "arm_parity"):
+    for name in ("baseline_heuristics", "baseline_properties", "ablation", "near_miss",
+                 "arm_parity"):  # fmt: skip
         assert checks[name]["passed"] is False and checks[name]["not_applicable"] is True
         assert checks[name]["explanation"].startswith("not applicable: ")
     assert checks["judge_breadth"]["passed"] is True
@@ -106,8 +107,8 @@ def test_the_audit_reports_study_checks_as_not_applicable(fresh: tuple[Any, Path
     summary = "fidelity: the 2 applicable checks passed; not applicable: baseline_heuristics"
     assert summary in result.output
     page = (out / "index.html").read_text(encoding="utf-8")
-    assert page.count('data-passed="not-applicable"') == 4
-    assert "2 of 6 checks passed; 4 not applicable to this set." in page
+    assert page.count('data-passed="not-applicable"') == 5
+    assert "2 of 7 checks passed; 5 not applicable to this set." in page
 
 
 @pytest.fixture
@@ -331,6 +332,7 @@ def test_run_audit_on_a_folder_without_manifest_does_not_crash(copied: Path) -> 
     states = {c.name: (c.applicable, c.passed) for c in audit.checks}
     assert states == {
         "baseline_heuristics": (False, False),
+        "baseline_properties": (False, False),
         "ablation": (False, False),
         "judge_breadth": (True, True),
         "near_miss": (False, False),

@@ -12,10 +12,13 @@ def weakened_oneshot(
     *,
     retry_due: Callable[[Any, Any], bool] | None = None,
     keep_retry: bool = True,
+    retry_count: int = 10,
 ) -> Callable[..., Any]:
     """``oneshot_toolset`` over the real one's schemas whose 市 retry is sent when
     ``retry_due(chosen, heuristics)`` says (default: the reference's rule, no admin seat
-    chosen) and whose answer is kept, or sent and thrown away (``keep_retry=False``)."""
+    chosen) and whose answer is kept, or sent and thrown away (``keep_retry=False``), asking
+    for ``retry_count`` candidates. Otherwise as the real one (candidates without coordinates
+    are left out)."""
     from toolreplay.study.weather.openmeteo import NoMatch
     from toolreplay.study.weather.toolsets import (
         Heuristics,
@@ -34,16 +37,17 @@ def weakened_oneshot(
     def oneshot_toolset(client: Any, heuristics: Any = None) -> Any:
         h = heuristics or Heuristics()
 
-        def search(name: str) -> list[dict[str, Any]]:
+        def search(name: str, count: int = 10) -> list[dict[str, Any]]:
             try:
-                return client.search(name, count=10, language="zh")
+                found = client.search(name, count=count, language="zh")
             except NoMatch:
                 return []
+            return [c for c in found if "latitude" in c and "longitude" in c]
 
         def get_weather(city: str) -> dict[str, Any]:
             chosen = choose_place(search(city), h)
             if h.shi_retry and retry_due(chosen, h) and not city.endswith("市"):
-                retried = choose_place(search(city + "市"), h)
+                retried = choose_place(search(city + "市", retry_count), h)
                 if keep_retry and retried is not None:
                     chosen = retried
             if chosen is None:

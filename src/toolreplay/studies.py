@@ -85,7 +85,9 @@ FixtureServerFactory = Callable[[], AbstractContextManager[tuple[Mapping[str, st
 
 class BaselineAudit(Protocol):
     """The audit's domain half: what the recorded tool traffic shows of the baseline's
-    heuristics. Both functions read cassettes only (nothing is replayed)."""
+    heuristics (:meth:`check_baseline` and :meth:`exercised_heuristics` read cassettes only,
+    nothing is replayed), and what its code does on generated answers
+    (:meth:`check_properties`)."""
 
     def check_baseline(
         self, set_dir: Path, suite: Any, manifest: Manifest, oneshot: Any, ablated: Any
@@ -95,6 +97,12 @@ class BaselineAudit(Protocol):
         from its ``oneshot`` and ``ablated`` configurations (sequences of
         :class:`~toolreplay.runs.configuration.Configuration`). Those types sit in packages
         above this module, which may not import them."""
+
+    def check_properties(self) -> Any:
+        """The ``baseline_properties`` check (a :class:`toolreplay.audit.tables.Check`): the
+        baseline toolset's code run on generated tool answers (seeded: the same cases every
+        run) and held against the study's reference; it reads no cassette, so it needs no eval
+        question whose answer exercises a heuristic."""
 
     def exercised_heuristics(self, path: Path) -> Mapping[str, list[tuple[str, bool]]]:
         """Heuristic name → ``(evidence, decided)`` for each time it acted in the episode

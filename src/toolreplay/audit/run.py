@@ -1,6 +1,6 @@
 """Fidelity audit: is the comparison fair?
 
-Six checks, each with ``passed``, a one-line ``explanation`` and its ``evidence`` lines:
+Seven checks, each with ``passed``, a one-line ``explanation`` and its ``evidence`` lines:
 
 1. ``baseline_heuristics`` (the study's check, :attr:`Study.baseline_audit`; for the weather
    study :mod:`toolreplay.study.weather.baseline`): the oneshot baseline runs with all three
@@ -13,22 +13,29 @@ Six checks, each with ``passed``, a one-line ``explanation`` and its ``evidence`
    departure names the heuristic at fault. A heuristic "changed the place chosen" only where
    the returned place differs between the full and the ablated baseline's recorded tool
    results for the same call.
-2. ``ablation``: the baseline replayed with each heuristic removed (its own cassettes); which
+2. ``baseline_properties`` (the study's too, :meth:`BaselineAudit.check_properties
+   <toolreplay.studies.BaselineAudit.check_properties>`; for the weather study
+   :mod:`toolreplay.study.weather.properties`): the baseline's code, with every heuristic on and
+   without each in turn, run on generated tool answers (seeded, so the same cases every run)
+   and held against the same reference, so a weakened heuristic fails even when no eval
+   question's answer gives it something to decide; fails naming the heuristic and the
+   smallest counterexample found.
+3. ``ablation``: the baseline replayed with each heuristic removed (its own cassettes); which
    questions flip. An ablated baseline whose every recorded tool result equals the full
    baseline's is reported as "ablation had no effect on any question", with whether that is
    expected (the recorded geocoding answers give the heuristic nothing to change) or not (they
    do: the full baseline does not use the heuristic's result, and the check fails).
-3. ``judge_breadth``: every question's declared measure is one the judge in use can accept, and
+4. ``judge_breadth``: every question's declared measure is one the judge in use can accept, and
    the judge passes every correct phrasing of the corpus next to the eval file
    (``phrasings.yaml``: ℃, 度, 摄氏度, °F, Chinese numerals, ranges, lists...), so narrowing any
    unit fails even when the recorded answers use one format; every episode is re-judged with
    the narrow (°C only) judge to show what would flip.
-4. ``near_miss``: weakened baseline (市 retry removed) + narrow judge, next to the faithful
-   table; the faithful table is only faithful when checks 1 and 3 pass.
-5. ``arm_parity``: every configuration used the same model, sampling parameters, system prompt,
+5. ``near_miss``: weakened baseline (市 retry removed) + narrow judge, next to the faithful
+   table; the faithful table is only faithful when checks 1, 2 and 4 pass.
+6. ``arm_parity``: every configuration used the same model, sampling parameters, system prompt,
    question set, round cap and (per toolset) tool descriptions, read from the recorded request
    bodies and the manifest, not from today's code.
-6. ``completeness``: every configuration × question has a cassette and replays with every
+7. ``completeness``: every configuration × question has a cassette and replays with every
    interaction played; the manifest's prompt, tool-schema and stand-in-hint fingerprint matches
    the code and eval file; its provenance agrees with what was recorded (``live`` with the
    stand-in's model or replies fails).
@@ -141,9 +148,14 @@ def _run_audit(
     oneshot = [c for c in study if c.toolset == domain.baseline_toolset]
     if domain.baseline_audit is not None:
         c1 = domain.baseline_audit.check_baseline(set_dir, suite, manifest, oneshot, ablated)
+        # 1b. the same heuristics on generated tool answers: needs no lucky question
+        c1b = domain.baseline_audit.check_properties()
     else:
         c1 = Check(
             "baseline_heuristics", True, f"the {domain.name} study declares no baseline check"
+        )
+        c1b = Check(
+            "baseline_properties", True, f"the {domain.name} study declares no baseline check"
         )
 
     # 2. ablation
@@ -263,16 +275,21 @@ def _run_audit(
         NARROW_JUDGE,
         weakened,
     )
+    faithful_baseline = c1.passed and c1b.passed
     c4 = Check(
         "near_miss",
-        c1.passed and c3.passed and len(weakened) > 0,
+        faithful_baseline and c3.passed and len(weakened) > 0,
         (
             f"faithful: {format_table(faithful)}; weakened baseline + narrow judge would have "
             f"read: {format_table(near)}"
         ),
         (
             f"faithful table uses the full baseline and judge {judge.name}"
-            + ("" if c1.passed and c3.passed else " — but checks 1 or 3 failed, so it is not"),
+            + (
+                ""
+                if faithful_baseline and c3.passed
+                else " — but a baseline or judge-breadth check failed, so it is not"
+            ),
             f"near-miss table replays {', '.join(weakened.values()) or 'nothing'} "
             f"and judges with {NARROW_JUDGE.name}",
         ),
@@ -282,7 +299,7 @@ def _run_audit(
     c5 = check_parity(set_dir, suite, manifest, study)
     c6 = check_completeness(set_dir, suite, manifest, [*study, *ablated], errors)
     return Audit(
-        (c1, c2, c3, c4, c5, c6),
+        (c1, c1b, c2, c3, c4, c5, c6),
         {"faithful": faithful, "near_miss": near},
         tuple(ablations),
         tuple(judge_flips),

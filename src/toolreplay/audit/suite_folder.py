@@ -1,19 +1,20 @@
 """The fidelity audit of a set recorded by the pytest plugin (:mod:`toolreplay.runs.suite_folder`).
 
-The same six checks as a study's set (:mod:`toolreplay.audit.run`), each applied as far as
+The same seven checks as a study's set (:mod:`toolreplay.audit.run`), each applied as far as
 such a set allows, and otherwise reported **not applicable** (never as a pass):
 
-1. ``baseline_heuristics``, 2. ``ablation``, 4. ``near_miss``: not applicable: the set has no
-   study baseline with heuristics to ablate, and its episodes are not run by the study's hosts;
-3. ``judge_breadth``: every question's measure is one the judge (with the eval file's declared
+1. ``baseline_heuristics``, 2. ``baseline_properties``, 3. ``ablation``, 5. ``near_miss``: not
+   applicable: the set has no study baseline with heuristics to check or ablate, and its
+   episodes are not run by the study's hosts;
+4. ``judge_breadth``: every question's measure is one the judge (with the eval file's declared
    measures) can accept;
-5. ``arm_parity``: the configurations (test modules) the eval file declares as ``arms:`` (two
+6. ``arm_parity``: the configurations (test modules) the eval file declares as ``arms:`` (two
    or more, among those evaluated) each used the same model, sampling temperature, system
    prompt and tool schemas, read from the recorded request bodies; a differing tool schema is
    shown as the difference (the tool and the JSON path where they part), never cut. Not
    applicable without two declared arms: a suite whose modules test different agents (several
    frameworks, one module each) has nothing that must be equal;
-6. ``completeness``: every question evaluated has an episode in some configuration, and in
+7. ``completeness``: every question evaluated has an episode in some configuration, and in
    every declared arm; every cassette was read, every cassette's sha256 equals the manifest's
    (not edited or re-recorded since it was written); episodes no question takes and recovered
    faults are listed.
@@ -22,7 +23,7 @@ such a set allows, and otherwise reported **not applicable** (never as a pass):
 selected configurations and questions are checked.
 
 A missing ``manifest.json`` never crashes it: the caller writes one first
-(:func:`toolreplay.runs.suite_folder.ensure_manifest`), and without one the sha256 part of check 6
+(:func:`toolreplay.runs.suite_folder.ensure_manifest`), and without one the sha256 part of check 7
 says so.
 """
 
@@ -233,6 +234,7 @@ def audit_suite_folder(
         )
     checks = (
         Check.not_applicable("baseline_heuristics", _NO_STUDY),
+        Check.not_applicable("baseline_properties", _NO_STUDY),
         Check.not_applicable("ablation", _NO_STUDY),
         breadth,
         Check.not_applicable(

@@ -24,6 +24,7 @@ from toolreplay.wire.episode import Episode
 #: :mod:`toolreplay.audit.suite_folder`).
 CHECK_NAMES = (
     "baseline_heuristics",
+    "baseline_properties",
     "ablation",
     "judge_breadth",
     "near_miss",

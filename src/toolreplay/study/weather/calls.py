@@ -30,7 +30,7 @@ def _read(path: Path) -> list[dict[str, Any]]:
 
 
 @dataclass(frozen=True)
-class _Request:
+class OpenMeteoRequest:
     """One recorded Open-Meteo request: ``kind`` ``search`` or ``forecast`` (or ``other``), its
     URI parameters, whether it answered 200, and for a search the candidates (empty when the
     answer had no ``results``: nothing found). ``position``: the interaction's index."""
@@ -46,33 +46,37 @@ class _Request:
         return self.params.get("name", [""])[0]
 
 
-def recorded_requests(path: Path) -> list[_Request]:
+def recorded_requests(path: Path) -> list[OpenMeteoRequest]:
     """Every recorded request that is not a model request (of any protocol), in order."""
     out = []
     for position, i in enumerate(_read(path)):
         if is_model_request(i):
             continue
-        parts = urlsplit(i["request"]["uri"])
-        kind = (
-            "search"
-            if parts.path.endswith("/search")
-            else "forecast"
-            if parts.path.endswith("/forecast")
-            else "other"
-        )
         status = (i["response"].get("status") or {}).get("code")
         body = (i["response"].get("body") or {}).get("parsed_body")
-        results = body.get("results") if isinstance(body, Mapping) else None
-        out.append(
-            _Request(
-                kind,
-                parse_qs(parts.query, keep_blank_values=True),
-                status == 200,
-                [r for r in results if isinstance(r, dict)] if isinstance(results, list) else [],
-                position,
-            )
-        )
+        out.append(open_meteo_request(i["request"]["uri"], status, body, position))
     return out
+
+
+def open_meteo_request(uri: str, status: Any, body: Any, position: int) -> OpenMeteoRequest:
+    """The request to ``uri`` that answered HTTP ``status`` with the JSON ``body`` (parsed),
+    ``position``-th in its episode."""
+    parts = urlsplit(uri)
+    kind = (
+        "search"
+        if parts.path.endswith("/search")
+        else "forecast"
+        if parts.path.endswith("/forecast")
+        else "other"
+    )
+    results = body.get("results") if isinstance(body, Mapping) else None
+    return OpenMeteoRequest(
+        kind,
+        parse_qs(parts.query, keep_blank_values=True),
+        status == 200,
+        [r for r in results if isinstance(r, dict)] if isinstance(results, list) else [],
+        position,
+    )
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,9 @@ class Departure:
     text: str
     #: for a 市 retry the reference would not send: the feature code of the seat picked first
     seat_code: str = ""
+    #: for a place returned that is not the reference's pick: the pick's feature code, when
+    #: it is an admin seat (a seat level missing from the baseline's list shows so)
+    picked_code: str = ""
 
 
 @dataclass(frozen=True)
@@ -101,7 +108,12 @@ class CallAudit:
     seats_kept: frozenset[str]
 
 
-def _holds(request: _Request | None, place: Mapping[str, Any] | None) -> bool:
+def _seat_code(place: Mapping[str, Any] | None) -> str:
+    """The place's feature code when it is an admin seat, else empty."""
+    return str(place.get("feature_code")) if place is not None and ref.is_seat(place) else ""
+
+
+def _holds(request: OpenMeteoRequest | None, place: Mapping[str, Any] | None) -> bool:
     return (
         request is not None
         and place is not None
@@ -126,8 +138,12 @@ def _why(returned: Mapping[str, Any], expected: Mapping[str, Any], on: Sequence[
         return "population_order", (
             f"population {pops[0]:,} returned, {pops[1]:,} picked: the larger population wins"
         )
-    if seat_differs:
-        return "admin_seat", "this ablated baseline must not prefer admin seats"
+    if seat_differs and ref.is_seat(returned):
+        return "admin_seat", "this ablated baseline must not prefer admin seats" + (
+            " (or it breaks a population tie against Open-Meteo's order)"
+            if pops[0] == pops[1]
+            else ""
+        )
     if pops[0] != pops[1]:
         return "population_order", (
             "this ablated baseline must keep Open-Meteo's order, not sort by population"
@@ -157,29 +173,55 @@ def audit_calls(path: Path, on: tuple[str, ...] = ref.HEURISTICS) -> CallAudit:
     walk = _Walk(requests, on)
     for k, (city, returned) in enumerate(calls):
         walk.call(city, returned, calls[k + 1][0] if k + 1 < len(calls) else None)
+    return _finish(walk, len(calls))
+
+
+def audit_call(
+    city: str,
+    requests: Sequence[OpenMeteoRequest],
+    returned: Mapping[str, Any] | None,
+    on: tuple[str, ...] = ref.HEURISTICS,
+    answers: str = "recorded",
+) -> CallAudit:
+    """One ``get_weather(city)`` call that sent ``requests`` (in order) and returned the place
+    ``returned`` (None: an error result), held against the reference with the heuristics
+    ``on`` as :func:`audit_calls` holds a recorded one (the generated-answer check,
+    :mod:`toolreplay.study.weather.properties`, runs the baseline on answers it makes up;
+    ``answers`` says how the texts call them: ``generated``)."""
+    walk = _Walk(list(requests), on, answers)
+    walk.call(city, returned, None)
+    return _finish(walk, 1)
+
+
+def _finish(walk: _Walk, calls: int) -> CallAudit:
+    """The walk's departures, with the requests no call accounts for as one more."""
+    requests = walk.requests
     rest = requests[walk.at :]
     if rest:
         shown = ", ".join(f"{r.kind} {r.name}" if r.kind == "search" else r.kind for r in rest[:3])
         walk.out.append(
             Departure(
                 "geocoding",
-                f"{len(rest)} recorded Open-Meteo request(s) that no reference get_weather call "
+                f"{len(rest)} {'recorded' if walk.answers == 'recorded' else 'sent'} "
+                "Open-Meteo request(s) that no reference get_weather call "
                 f"sends ({shown}{', ...' if len(rest) > 3 else ''})",
             )
         )
-    return CallAudit(tuple(walk.out), len(calls), frozenset(walk.kept))
+    return CallAudit(tuple(walk.out), calls, frozenset(walk.kept))
 
 
 class _Walk:
     """Reads one episode's Open-Meteo requests call by call (see :func:`audit_calls`)."""
 
-    def __init__(self, requests: list[_Request], on: tuple[str, ...]) -> None:
-        self.requests, self.on = requests, on
+    def __init__(
+        self, requests: list[OpenMeteoRequest], on: tuple[str, ...], answers: str = "recorded"
+    ) -> None:
+        self.requests, self.on, self.answers = requests, on, answers
         self.at = 0
         self.out: list[Departure] = []
         self.kept: set[str] = set()
 
-    def _next(self, kind: str, name: str | None = None) -> _Request | None:
+    def _next(self, kind: str, name: str | None = None) -> OpenMeteoRequest | None:
         r = self.requests[self.at] if self.at < len(self.requests) else None
         if r is None or r.kind != kind or (name is not None and r.name != name):
             return None
@@ -194,12 +236,13 @@ class _Walk:
                     Departure(
                         "geocoding",
                         f"{head} returned {place_label(returned)}, but no geocoding query for "
-                        f"{city} was recorded for it",
+                        f"{city} was {self.answers} for it",
                     )
                 )
             return  # the tool refused the call before any request (e.g. bad arguments)
         self.at += 1
-        if diffs := ref.geocoding_differences(first.params, city):
+        first_diffs = ref.geocoding_differences(first.params, city)
+        if diffs := first_diffs:
             self.out.append(
                 Departure(
                     "geocoding query",
@@ -220,7 +263,8 @@ class _Walk:
             second = None  # the next call of the same reply queries X市 itself
         if second is not None:
             self.at += 1
-            if diffs := ref.geocoding_differences(second.params, retry):
+            diffs = ref.geocoding_differences(second.params, retry)
+            if diffs and diffs != first_diffs:  # the same as the first query's: said above
                 self.out.append(
                     Departure(
                         "shi_retry",
@@ -236,7 +280,7 @@ class _Walk:
             text = (
                 f"{head} returned {place_label(own)}, but the reference heuristics pick "
                 f"{place_label(picked) if picked is not None else 'no place'} from the geocoding "
-                f"answers recorded for it ({why})"
+                f"answers {self.answers} for it ({why})"
             )
             if (second is not None) != due and (second is not None) == ref.retry_due(
                 city, own, self.on
@@ -247,7 +291,7 @@ class _Walk:
                     if second is not None
                     else f"; so it sent no 市 retry, where the reference re-queries {retry}"
                 )
-            self.out.append(Departure(heuristic, text))
+            self.out.append(Departure(heuristic, text, picked_code=_seat_code(picked)))
         if (second is not None) != due and not retry_explained:
             self._retry_departure(head, city, retry, own or picked, second is not None)
         elif (
@@ -278,11 +322,14 @@ class _Walk:
             return  # said above
         if returned is None:
             if expected is not None and (forecast is None or forecast.ok):
+                lost = second is not None and due and expected is not picked
                 self.out.append(
                     Departure(
-                        "geocoding",
+                        "shi_retry" if lost else "geocoding",
                         f"{head} returned no place, but the reference picks "
-                        f"{place_label(expected)} from the geocoding answers recorded for it",
+                        f"{place_label(expected)} from the geocoding answers {self.answers} "
+                        "for it"
+                        + (f" (the 市 retry's answer ({retry}) was not used)" if lost else ""),
                     )
                 )
             return
@@ -291,7 +338,7 @@ class _Walk:
                 Departure(
                     "geocoding",
                     f"{head} returned {place_label(returned)}, but the reference finds no place in "
-                    "the geocoding answers recorded for it",
+                    f"the geocoding answers {self.answers} for it",
                 )
             )
             return
@@ -306,14 +353,18 @@ class _Walk:
                 "the answer of a 市 retry the reference does not send was used",
             )
         elif not _holds(first, returned) and not _holds(second, returned):
-            heuristic, why = "geocoding", "no geocoding answer recorded for the call holds it"
+            heuristic, why = (
+                "geocoding",
+                f"no geocoding answer {self.answers} for the call holds it",
+            )
         else:
             heuristic, why = _why(returned, expected, self.on)
         self.out.append(
             Departure(
                 heuristic,
                 f"{head} returned {place_label(returned)}, but the reference heuristics pick "
-                f"{place_label(expected)} from the geocoding answers recorded for it ({why})",
+                f"{place_label(expected)} from the geocoding answers {self.answers} for it ({why})",
+                picked_code=_seat_code(expected),
             )
         )
 
@@ -356,10 +407,12 @@ class _Walk:
             )
 
 
-def attributed_departure(departure: Departure, seats_kept: frozenset[str]) -> Departure:
-    """A 市 retry sent after a seat: when no recorded call kept that seat level without a
-    retry, the baseline's seat list lacks it (``admin_seat``); otherwise its retry fires too
-    often (``shi_retry``)."""
+def attributed_departure(
+    departure: Departure, seats_kept: frozenset[str], calls: str = "recorded"
+) -> Departure:
+    """A 市 retry sent after a seat: when no ``calls`` (``recorded``, ``generated``) call kept
+    that seat level without a retry, the baseline's seat list lacks it (``admin_seat``);
+    otherwise its retry fires too often (``shi_retry``)."""
     if not departure.seat_code:
         return departure
     code = departure.seat_code
@@ -368,12 +421,12 @@ def attributed_departure(departure: Departure, seats_kept: frozenset[str]) -> De
             departure,
             heuristic="admin_seat",
             text=f"{departure.text}; the baseline does not count {code} as an admin seat (no "
-            f"recorded call picked a {code} without re-querying)",
+            f"{calls} call picked a {code} without re-querying)",
         )
     return replace(
         departure,
         text=f"{departure.text}; the retry fires after an admin seat ({code} counts as a seat "
-        "in other recorded calls)",
+        f"in other {calls} calls)",
     )
 
 

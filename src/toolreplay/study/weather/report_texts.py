@@ -10,6 +10,13 @@ FIDELITY_CHECKS: dict[str, tuple[str, str]] = {
         "(prefer admin seats, then the largest population, and retry with 市 appended), and "
         "each must be seen acting on a recorded geocoding answer.",
     ),
+    "baseline_properties": (
+        "Does the baseline pick as the reference on any geocoding answer?",
+        "The baseline's get_weather code is run on generated geocoding answers (population "
+        "orders and ties, every seat level, nothing found, names with 市 and in other scripts; "
+        "a fixed seed, so the same cases every run) next to the reference: a weakened "
+        "heuristic fails here even when no question's answer gives it something to decide.",
+    ),
     "judge_breadth": (
         "Is the judge as broad as the questions?",
         "Every question's measure (a temperature, rain, a comparison) must be accepted by the "

@@ -55,8 +55,9 @@ def tool_client(session: requests.Session, urls: Mapping[str, str]) -> OpenMeteo
 
 
 class _BaselineAudit:
-    """The audit's check of the baseline: every recorded get_weather call held against the
-    independent reference (:mod:`toolreplay.study.weather.reference`)."""
+    """The audit's checks of the baseline: every recorded get_weather call, and its code on
+    generated geocoding answers, held against the independent reference
+    (:mod:`toolreplay.study.weather.reference`)."""
 
     def check_baseline(
         self, set_dir: Any, suite: Any, manifest: Any, oneshot: Any, ablated: Any
@@ -64,6 +65,14 @@ class _BaselineAudit:
         from toolreplay.study.weather.baseline import check_baseline
 
         return check_baseline(set_dir, suite, manifest, oneshot, ablated)
+
+    def check_properties(self) -> Any:
+        from toolreplay.study.weather.properties import check_properties
+
+        def baseline(session: requests.Session, on: tuple[str, ...]) -> Toolset:
+            return make_toolset("oneshot", tool_client(session, TOOL_URLS), on)
+
+        return check_properties(baseline=baseline)
 
     def exercised_heuristics(self, path: Any) -> Mapping[str, list[tuple[str, bool]]]:
         from toolreplay.study.weather.baseline import exercised_heuristics
