@@ -224,7 +224,7 @@ def test_the_cli_run_prints_the_reference_table(protocol_set):
         for name, (p, t, r, c, *_) in reference_summary().items()
     }
     assert {k: v[:3] for k, v in rows.items()} == expected
-    assert "fidelity: all 6 checks passed" in result.output
+    assert "fidelity: all 7 checks passed" in result.output
     assert "empty_answer 2" in result.output and "unfulfilled_promise 2" in result.output
     assert (out / "results.json").exists()
 
