@@ -367,7 +367,11 @@ def build_page(
         "charts_more": more_charts(results),
         "wall_time_charted": not stand_in,
         "episodes": episode_rows(
-            results, episodes, anchors, {k: (t.record, t.anchor) for k, t in kept.items()}
+            results,
+            episodes,
+            anchors,
+            {k: (t.record, t.anchor) for k, t in kept.items()},
+            compact=large,
         ),
         "matrix": matrix(episodes, configurations, anchors, detail=not large),
         "gallery": gallery(episodes, configurations, anchors),

@@ -49,6 +49,11 @@ ANSWER_LINE = 120
 #: the page stays small at 1,000 episodes.
 SEARCH_CHARS = 100
 
+#: A large run's table (:data:`LARGE_RUN`) keeps less per row: the answer's first line and the
+#: search text cut shorter (the whole answer is in the transcript), so 1,000 episodes stay
+#: within the page's size.
+LARGE_ANSWER_LINE, LARGE_SEARCH_CHARS = 60, 60
+
 
 #: Characters of one string taken from a tool result into :func:`search_text`.
 SEARCH_PIECE = 40
@@ -150,8 +155,13 @@ def _modes(names: Sequence[str]) -> list[dict[str, str]]:
     return [{"mode": m, "label": mode_label(m)} for m in dict.fromkeys(names)]
 
 
-def _recorded(ep: EpisodeResult) -> dict[str, Any]:
-    """The columns an episode's record fills (trial 1's, or a further trial's kept whole)."""
+def _recorded(ep: EpisodeResult, compact: bool = False) -> dict[str, Any]:
+    """The columns an episode's record fills (trial 1's, or a further trial's kept whole);
+    ``compact``: a large run's shorter answer line and search text."""
+    answer_at, search_at = (LARGE_ANSWER_LINE, LARGE_SEARCH_CHARS) if compact else (
+        ANSWER_LINE,
+        SEARCH_CHARS,
+    )
     usage, wall = ep.usage, ep.recorded_wall_time_s
     return {
         "rounds": ep.rounds,
@@ -166,8 +176,8 @@ def _recorded(ep: EpisodeResult) -> dict[str, Any]:
         "wall_time": None if wall is None else {"s": wall, "text": _wall_time(wall)},
         "stop": _stop(ep.configuration, ep.stop_reason),
         "finish": ep.finish_reason,
-        "answer": text_view(_first_line(ep.answer)) if ep.answer else None,
-        "search": search_text(ep),
+        "answer": text_view(_first_line(ep.answer, answer_at)) if ep.answer else None,
+        "search": search_text(ep, search_at),
     }
 
 
@@ -176,6 +186,7 @@ def episode_rows(
     episodes: Sequence[EpisodeResult],
     anchors: Sequence[str],
     kept: Mapping[tuple[str, str, int], tuple[EpisodeResult, str]] | None = None,
+    compact: bool = False,
 ) -> list[dict[str, Any]]:
     """One row per episode (trial 1, with its transcript), then one per further trial from
     ``trial_outcomes`` (keyed to trial 1's transcript unless results keep theirs): ``{"n",
@@ -216,7 +227,7 @@ def episode_rows(
                 "modes": unmet + _modes(modes),
                 "mode_names": " ".join(([UNMET] if unmet else []) + ep.modes),
                 "unmet": len(unmet),
-                **_recorded(ep),
+                **_recorded(ep, compact),
                 "has_transcript": True,
             }
         )
@@ -251,7 +262,7 @@ def episode_rows(
                 record, anchor = whole
                 record_unmet = unmet_views(record)
                 rows[-1].update(
-                    _recorded(record),
+                    _recorded(record, compact),
                     anchor=anchor,
                     has_transcript=True,
                     modes=record_unmet + _modes([f.mode for f in record.failure_modes or []]),
