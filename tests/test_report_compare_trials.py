@@ -191,6 +191,8 @@ def test_page_names_the_trial_difference_and_rates_side_by_side(
         "19/20 (95%) → 4/4 (100%) (not comparable)",
         "0",
         "0",
+        # issue 32: the paired test (no question changed its trial-1 verdict)
+        "0.00 p = 1.00, not distinguishable from noise (exact McNemar on trial 1)",
     ]
     assert rows["single+atomic"][2].startswith("0/20 (0%) → 0/4 (0%)")
     # the grid: before → after in every cell

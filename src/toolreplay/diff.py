@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolreplay.paired import Paired, paired_outcomes
 from toolreplay.results.format import ConfigurationSummary, Results, as_results
 
 __all__ = [
@@ -99,7 +100,8 @@ class Score:
     they differ. ``trials`` is the trials per question each run recorded (0: the run lacks the
     configuration); ``over_trials`` the passes over every trial as ``(passes, trials run)`` per
     run (``(0, 0)`` when it lacks the configuration); ``regressions``/``improvements`` count
-    its episodes that went pass → fail / fail → pass in trial 1."""
+    its episodes that went pass → fail / fail → pass in trial 1; ``paired`` the paired test of
+    B against A over the questions both ran (:mod:`toolreplay.paired`; None when none)."""
 
     name: str
     a: str
@@ -109,6 +111,7 @@ class Score:
     over_trials: tuple[tuple[int, int], tuple[int, int]] = ((0, 0), (0, 0))
     regressions: int = 0
     improvements: int = 0
+    paired: Paired | None = None
 
     @property
     def rates(self) -> tuple[float | None, float | None]:
@@ -430,7 +433,9 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
     ta, tb = _over_trials(a.results), _over_trials(b.results)
     na, nb = trial_count(a.results), trial_count(b.results)
     scores = tuple(
-        Score(
+        _with_paired(
+            a.results,
+            b.results,
             name=c.name,
             a=f"{ca[c.name].passed}/{ca[c.name].total}" if c.name in ca else "–",
             b=f"{c.passed}/{c.total}",
@@ -457,6 +462,22 @@ def diff_runs(a: Run, b: Run) -> RunDiff:
         scores=scores,
         trials=(na, nb),
     )
+
+
+def _with_paired(ra: Results, rb: Results, **fields: Any) -> Score:
+    """A :class:`Score` from ``fields`` with its paired test of ``rb`` against ``ra``."""
+    score = Score(**fields)
+    paired = paired_outcomes(
+        (ra.episodes, sorted(ra.trial_outcomes or ra.episodes, key=_trial)),
+        (rb.episodes, sorted(rb.trial_outcomes or rb.episodes, key=_trial)),
+        score.name,
+        score.trials,
+    )
+    return Score(**fields, paired=paired)
+
+
+def _trial(outcome: Any) -> int:
+    return getattr(outcome, "trial", None) or 1
 
 
 def trial_count(results: Results) -> int:

@@ -1,6 +1,8 @@
 """``toolreplay diff`` in plain text: the lines :func:`format_diff` gives for a
 :class:`~toolreplay.diff.RunDiff` (comparability, the trial difference, per configuration
-trial 1 and over-trials passes with regressions and improvements, then each changed episode).
+trial 1 and over-trials passes with regressions and improvements and the paired difference
+B − A with its interval and p-value in words (:mod:`toolreplay.paired`), then each changed
+episode).
 """
 
 from __future__ import annotations
@@ -48,7 +50,10 @@ def diff_lines(d: RunDiff) -> list[str]:
         "per configuration (trial 1 passed; passes over every trial; regressions pass → fail, "
         "improvements fail → pass):"
     )
-    lines.extend(f"  {score_line(s)}" for s in d.scores)
+    for s in d.scores:
+        lines.append(f"  {score_line(s)}")
+        if s.paired is not None:
+            lines.append(f"    B − A pass rate: {s.paired.text()}")
     if not d.changes and not d.only_a and not d.only_b:
         lines.append("no differences in trial 1")
     flips = d.flips

@@ -16,6 +16,7 @@ from typing import Any
 
 from toolreplay.diff import Run, RunDiff, Score, diff_runs
 from toolreplay.diff_text import rate_text
+from toolreplay.paired import Paired, p_text, signed
 from toolreplay.report.episodes import message_anchor_of, one_line
 from toolreplay.report.summary import mode_label
 from toolreplay.report.text import text_view
@@ -31,7 +32,8 @@ def _plural(n: int, word: str) -> str:
 def _score(s: Score) -> dict[str, Any]:
     """One configuration's row: ``{"name", "a", "b" (trial 1 passed/total), "changed",
     "trials" (a, b), "over" ({"a", "b"}: ``"19/20 (95%)"``, ``–`` when none ran), "rates"
-    (a, b percentages or None), "over_changed", "regressions", "improvements"}``."""
+    (a, b percentages or None), "over_changed", "regressions", "improvements", "paired" (see
+    :func:`_paired`; None when no question is in both runs)}``."""
     (pa, na), (pb, nb) = s.over_trials
     ra, rb = s.rates
     return {
@@ -49,6 +51,26 @@ def _score(s: Score) -> dict[str, Any]:
         "over_changed": (pa, na) != (pb, nb),
         "regressions": s.regressions,
         "improvements": s.improvements,
+        "paired": _paired(s.paired),
+    }
+
+
+def _paired(p: Paired | None) -> dict[str, Any] | None:
+    """The paired test in a table cell: ``{"difference": "+0.05", "interval": "−0.10 to
+    +0.20" (None when no question changed its trial-1 verdict), "p": "0.62", "real": bool,
+    "verdict": "not distinguishable from noise" or "a real difference", "test": "exact
+    McNemar on trial 1" or "paired bootstrap over questions and 5 trials", "text": the whole
+    sentence}``."""
+    if p is None:
+        return None
+    return {
+        "difference": signed(p.difference),
+        "interval": p.interval_text,
+        "p": p_text(p.p),
+        "real": p.distinguishable,
+        "verdict": p.verdict,
+        "test": p.method,
+        "text": p.text(),
     }
 
 

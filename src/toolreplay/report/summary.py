@@ -79,10 +79,17 @@ def trial_count_of(results: Results) -> int:
     return max(results.trials or 1, 1)
 
 
+def _percent_interval(c: ConfigurationSummary) -> str | None:
+    """pass@1's interval (``pass_hat_k_interval["1"]``) in whole percents: ``"45–99%"``."""
+    i = (c.pass_hat_k_interval or {}).get("1")
+    return None if i is None else f"{round(100 * i.low)}–{round(100 * i.high)}%"
+
+
 def over_trials_view(results: Results) -> dict[str, dict[str, Any]] | None:
     """Per configuration, its passes over every trial: ``{"passed", "total", "always",
     "questions", "status", "modes"}`` (``always``: questions that passed in every trial;
-    ``modes``: trials carrying each failure mode, from ``trial_outcomes``). None for a set with
+    ``modes``: trials carrying each failure mode, from ``trial_outcomes``; ``interval``:
+    pass@1's 95% interval as ``"45–99%"``, None in results without one). None for a set with
     one trial per episode (trial 1 is then the whole story)."""
     if trial_count_of(results) < 2:
         return None
@@ -105,6 +112,7 @@ def over_trials_view(results: Results) -> dict[str, dict[str, Any]] | None:
             "always": sum(1 for q in questions if q.passes == q.trials),
             "questions": len(questions),
             "status": pass_status(passed, total),
+            "interval": _percent_interval(c),
             "modes": [
                 {"mode": m, "label": mode_label(m), "count": per[m]}
                 for m in ordered_names(sorted(per), FAILURE_MODES)

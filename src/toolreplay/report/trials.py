@@ -79,6 +79,12 @@ def _mean_sd(spread: SpreadRecord | None) -> str:
     return f"{mean:.2f} ± {sd:.2f}"
 
 
+def _interval(c: ConfigurationSummary, k: int) -> str | None:
+    """pass^k's 95% interval as ``"0.45–0.99"`` (None in results without one)."""
+    i = (c.pass_hat_k_interval or {}).get(str(k))
+    return None if i is None else f"{_fmt(i.low)}–{_fmt(i.high)}"
+
+
 def trials_view(results: Results) -> dict[str, Any] | None:
     """``{"trials", "selection", "rows", "questions", "chart", "ks"}`` or None."""
     configurations = [c for c in results.configurations if c.pass_hat_k is not None]
@@ -94,6 +100,7 @@ def trials_view(results: Results) -> dict[str, Any] | None:
                 "name": c.name,
                 "pass_hat_k": [_fmt(hat[str(k)]) if str(k) in hat else "–" for k in ks],
                 "pass_at_k": [_fmt(at[str(k)]) if str(k) in at else "–" for k in ks],
+                "intervals": [_interval(c, k) for k in ks],
                 "rounds": _mean_sd(c.rounds_over_trials),
                 "tool_calls": _mean_sd(c.tool_calls_over_trials),
                 "rates": [

@@ -63,6 +63,7 @@ table included, come from trial 1 alone, the study's run)::
     "configurations": [{..., "trials": n,
         "pass_at_k":  {"1": float, ..., "n": float},  # unbiased, mean over the questions
         "pass_hat_k": {"1": float, ..., "n": float},  # pass^k, same
+        "pass_hat_k_interval": {"1": {"low", "high", "level", "method"}, ...},  # optional
         "rounds_over_trials":     {"mean", "sd", "min", "max"},  # over every trial
         "tool_calls_over_trials": {"mean", "sd", "min", "max"},
         "failure_mode_rates": {"empty_answer": 0.65, ...},  # trials with the mode / trials
@@ -82,6 +83,9 @@ set: a pytest node id when its module is known).
 trials (:mod:`toolreplay.results.metrics`); keys are k as strings (JSON object keys), values in
 [0, 1]
 rounded to 4 places. A one-trial set has ``"trials": 1`` and curves with the single key "1".
+``pass_hat_k_interval`` (optional) is each k's 95% interval: Wilson over the questions for one
+trial, else a seeded percentile bootstrap over the questions (:mod:`~toolreplay.results.
+intervals`, ``docs/intervals.md``).
 
 
 Written with a fixed key order and ``ensure_ascii=False``; regenerating from the same
@@ -143,6 +147,7 @@ __all__ = [
     "Fidelity",
     "Flip",
     "GroundedValue",
+    "IntervalRecord",
     "Message",
     "Provenance",
     "QuestionTrials",
@@ -172,6 +177,16 @@ class SpreadRecord(RecordModel):
     sd: float = Field(description="Population standard deviation.")
     min: int | float = Field(description="Smallest value (an integer for counts).")
     max: int | float = Field(description="Largest value (an integer for counts).")
+
+
+class IntervalRecord(RecordModel):
+    """A rate's confidence interval (:mod:`toolreplay.results.intervals`, 4 decimals)."""
+
+    low: float = Field(description="Lower bound, in [0, 1].")
+    high: float = Field(description="Upper bound, in [0, 1].")
+    level: float = Field(description="Coverage, e.g. 0.95.")
+    method: str = Field(description='"wilson" (score interval over the questions) or '
+                        '"bootstrap" (percentile, over the questions, 2000 resamples, seed 0).')
 
 
 class QuestionTrials(RecordModel):
@@ -212,6 +227,9 @@ class ConfigurationSummary(RecordModel):
     )
     pass_hat_k: dict[str, float] | None = Field(
         None, description='pass^k by k ("1".."n"), mean over the questions, 4 decimals.'
+    )
+    pass_hat_k_interval: dict[str, IntervalRecord] | None = Field(
+        None, description="pass^k's confidence interval by k (k=1: pass@1); absent in older runs."
     )
     rounds_over_trials: SpreadRecord | None = Field(
         None, description="Rounds over every trial."

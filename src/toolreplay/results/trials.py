@@ -15,7 +15,8 @@ from typing import TypedDict
 
 from toolreplay.judging.assessment import Assessment
 from toolreplay.judging.failures import FAILURE_MODES
-from toolreplay.results.format import QuestionTrials, SpreadRecord, TrialOutcome
+from toolreplay.results.format import IntervalRecord, QuestionTrials, SpreadRecord, TrialOutcome
+from toolreplay.results.intervals import LEVEL, rate_interval
 from toolreplay.results.metrics import Spread, curve, mean_curve, rate
 from toolreplay.wire.episode import Episode
 
@@ -44,6 +45,7 @@ class TrialFields(TypedDict):
     trials: int
     pass_at_k: dict[str, float]
     pass_hat_k: dict[str, float]
+    pass_hat_k_interval: dict[str, IntervalRecord]
     rounds_over_trials: SpreadRecord
     tool_calls_over_trials: SpreadRecord
     failure_mode_rates: dict[str, float]
@@ -54,20 +56,34 @@ def _keyed(values: Mapping[int, float]) -> dict[str, float]:
     return {str(k): round(v, 4) for k, v in values.items()}
 
 
+def _intervals(hat_curves: Sequence[dict[int, float]], trials: int) -> dict[str, IntervalRecord]:
+    """Each k's interval of the mean over the questions (:func:`~toolreplay.results.
+    intervals.rate_interval`), for the k every question has."""
+    out: dict[str, IntervalRecord] = {}
+    for k in sorted(mean_curve(hat_curves)):
+        (low, high), method = rate_interval([c[k] for c in hat_curves], trials)
+        out[str(k)] = IntervalRecord(
+            low=round(low, 4), high=round(high, 4), level=LEVEL, method=method
+        )
+    return out
+
+
 def summarize_trials(
     outcomes: Sequence[TrialOutcome],
     configuration_names: Sequence[str],
     question_ids: Sequence[str],
 ) -> dict[str, TrialFields]:
     """Per configuration name, its trial fields (:class:`~toolreplay.results.format.
-    ConfigurationSummary`'s ``trials``, ``pass_at_k``, ``pass_hat_k``,
+    ConfigurationSummary`'s ``trials``, ``pass_at_k``, ``pass_hat_k``, ``pass_hat_k_interval``,
     ``rounds_over_trials``, ``tool_calls_over_trials``, ``failure_mode_rates``,
     ``questions``; see the module docstring), to update its summary with. ``trials`` is the
     smallest number of trials any of its questions has; ``pass_at_k``/``pass_hat_k`` map
-    ``"k"`` (1..trials) to a value in [0, 1], rounded to 4 places; ``rounds_over_trials`` and
-    ``tool_calls_over_trials`` are :class:`~toolreplay.results.format.SpreadRecord` over every
-    trial (population sd); ``failure_mode_rates`` maps a mode to the share of trials carrying
-    it (modes never seen left out); ``questions`` lists
+    ``"k"`` (1..trials) to a value in [0, 1], rounded to 4 places; ``pass_hat_k_interval``
+    maps the same keys to its 95% :class:`~toolreplay.results.format.IntervalRecord`;
+    ``rounds_over_trials`` and ``tool_calls_over_trials`` are
+    :class:`~toolreplay.results.format.SpreadRecord` over every trial (population sd);
+    ``failure_mode_rates`` maps a mode to the share of trials carrying it (modes never seen
+    left out); ``questions`` lists
     :class:`~toolreplay.results.format.QuestionTrials`."""
     out: dict[str, TrialFields] = {}
     for name in configuration_names:
@@ -96,6 +112,9 @@ def summarize_trials(
             "trials": min((q.trials for q in per_q), default=0),
             "pass_at_k": _keyed(mean_curve(at_curves)),
             "pass_hat_k": _keyed(mean_curve(hat_curves)),
+            "pass_hat_k_interval": _intervals(
+                hat_curves, min((q.trials for q in per_q), default=0)
+            ),
             "rounds_over_trials": Spread.of([o.rounds or 0 for o in mine]).to_record(),
             "tool_calls_over_trials": Spread.of([o.tool_calls or 0 for o in mine]).to_record(),
             "failure_mode_rates": {m: round(rate(c, len(mine)), 4) for m, c in counts.items() if c},
