@@ -33,7 +33,10 @@ def diff(
     """What changed from run A to run B: pass/fail flips per episode, failure modes gained or
     lost, rounds and tool-call deltas, the first differing message of each changed transcript,
     per configuration the passes in trial 1 and over every trial with regressions and
-    improvements, and whether the runs are comparable. Runs that recorded different numbers
+    improvements, the paired difference in pass rate B − A with its 95% interval and p-value
+    (exact McNemar on trial 1; a paired bootstrap and permutation test over trials when both
+    recorded as many), saying "not distinguishable from noise" when p ≥ 0.05, and whether the
+    runs are comparable. Runs that recorded different numbers
     of trials are compared on trial 1, and the output names the difference. Cassette sets are
     replayed offline first.
 

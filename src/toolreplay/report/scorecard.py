@@ -73,7 +73,8 @@ def scorecard_view(verdict: Mapping[str, Any], eval_file: str | None = None) -> 
     """``{"rows", "trials", "audit"}``: ``rows`` one per configuration, worst first (lowest
     pass rate over trials, or in trial 1 on a one-trial set): ``{"name", "status", "trial1":
     {"passed", "total", "status"}, "over": {"passed", "total", "always", "questions",
-    "status", "interval"} | None (``interval``: pass@1's 95% interval, ``"45–99%"``, or None), "percent"`` (int, 0–100, of the figure the row is ranked by),
+    "status", "interval"} | None, "percent"`` (int, 0–100, of the figure the row is ranked by;
+    ``interval``: pass@1's 95% interval as ``"45–99%"``, or None),
     ``"bar_w"`` (str, px of :data:`BAR_W`), ``"reasons"`` (ranked: ``{"mode", "label",
     "count", "scope", "href", "gallery"}``), ``"classified"}``; ``trials``: the verdict's
     over-all figures or None; ``audit``: None when no audit ran, else ``{"ok", "passed",
