@@ -79,13 +79,15 @@ def test_scorecard_comes_first_worst_configuration_first(page: BeautifulSoup) ->
     assert rows["single+atomic"] == {
         "row": "single+atomic failed",
         "trial 1": "0/4",
-        "over 5 trials": "0/20 0 of 4 questions always",
+        "over 5 trials": "0/20 0 of 4 questions always 95% interval 0–49%",
         "pass rate": "0%",
         "why it fails": "empty answer ×13 over trials, unfulfilled promise ×7",
     }
     assert rows["single+oneshot"]["row"] == "single+oneshot partly failed"
     assert rows["single+oneshot"]["trial 1"] == "4/4"
-    assert rows["single+oneshot"]["over 5 trials"] == "19/20 3 of 4 questions always"
+    assert rows["single+oneshot"]["over 5 trials"] == (
+        "19/20 3 of 4 questions always 95% interval 46–100%"
+    )
     assert rows["single+oneshot"]["pass rate"] == "95%"
     assert rows["single+oneshot"]["why it fails"] == "empty answer ×1 over trials"
     assert rows["loop+atomic"]["row"] == "loop+atomic passed"

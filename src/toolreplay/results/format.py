@@ -111,8 +111,11 @@ from toolreplay.results.records import (
     ExpectationRecord,
     FailureModeRecord,
     GroundedValue,
+    IntervalRecord,
     Message,
+    QuestionTrials,
     RecordModel,
+    SpreadRecord,
     ToolCallRecord,
     TrialOutcome,
     Usage,
@@ -167,36 +170,6 @@ __all__ = [
     "results_json_schema",
     "results_json_text",
 ]
-
-
-class SpreadRecord(RecordModel):
-    """Mean, population standard deviation, min and max of a count over every trial
-    (:meth:`toolreplay.results.metrics.Spread.to_record`, 4 decimals)."""
-
-    mean: float = Field(description="Mean.")
-    sd: float = Field(description="Population standard deviation.")
-    min: int | float = Field(description="Smallest value (an integer for counts).")
-    max: int | float = Field(description="Largest value (an integer for counts).")
-
-
-class IntervalRecord(RecordModel):
-    """A rate's confidence interval (:mod:`toolreplay.results.intervals`, 4 decimals)."""
-
-    low: float = Field(description="Lower bound, in [0, 1].")
-    high: float = Field(description="Upper bound, in [0, 1].")
-    level: float = Field(description="Coverage, e.g. 0.95.")
-    method: str = Field(description='"wilson" (score interval over the questions) or '
-                        '"bootstrap" (percentile, over the questions, 2000 resamples, seed 0).')
-
-
-class QuestionTrials(RecordModel):
-    """One question's passes over the trials of one configuration."""
-
-    question_id: str = Field(description="The question's id.")
-    trials: int = Field(description="Trials run.")
-    passes: int = Field(description="Trials judged passed.")
-    pass_at_k: dict[str, float] = Field(description='pass@k by k ("1".."n"), in [0, 1].')
-    pass_hat_k: dict[str, float] = Field(description='pass^k by k ("1".."n"), in [0, 1].')
 
 
 class ConfigurationSummary(RecordModel):
