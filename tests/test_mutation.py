@@ -192,3 +192,15 @@ def test_the_reference_set_prints_a_score_and_its_survivors() -> None:
     assert result.exit_code == 0, result.output
     assert "mutation score" in result.output and "surviving mutants" in result.output
     assert "day_shifted" in result.output  # the judge reads the day by position, not date
+
+
+def test_a_configuration_whose_episodes_all_fail_is_listed_without_a_score() -> None:
+    from toolreplay.mutation.run import MutantOutcome
+
+    one = MutantOutcome("a", "q", 1, "", "answer_empty", "answer", "answer → ''", KILLED,
+                        ("failure_mode",), ("verdict", "failure_mode"))  # fmt: skip
+    run = MutationRun((one,), 1, 2, 0, None, configurations=("a", "b"), questions=("q",))
+    assert run.by("configuration") == {"a": Score(1, 0, 0), "b": Score()}
+    assert run.by("configuration")["b"].score is None
+    assert list(run.by("operator")) == ["answer_empty"]
+    assert run.by_check() == {"verdict": Score(0, 1), "failure_mode": Score(1, 0)}

@@ -95,8 +95,10 @@ class MutationRun:
         return Score.of(self.outcomes)
 
     def by(self, key: str) -> dict[str, Score]:
-        """Scores by ``configuration``, ``question_id``, ``operator`` or ``group``, in first-seen
-        order (configurations and questions in the set's order)."""
+        """Scores by ``configuration``, ``question_id``, ``operator`` or ``group``: the set's
+        configurations and questions in its order, each listed even with no mutant (all its
+        episodes failed: a score of None); operators and groups in catalogue order, those
+        without a mutant left out."""
         names: dict[str, list[MutantOutcome]] = {}
         if key == "configuration":
             names = {c: [] for c in self.configurations}
@@ -106,7 +108,8 @@ class MutationRun:
             names = {k: [] for k in (GROUP_OF if key == "operator" else OPERATORS)}
         for o in self.outcomes:
             names.setdefault(getattr(o, key), []).append(o)
-        return {k: Score.of(v) for k, v in names.items() if v}
+        keep = key in ("configuration", "question_id")  # a name of the set with no mutant: –
+        return {k: Score.of(v) for k, v in names.items() if v or keep}
 
     def by_check(self) -> dict[str, Score]:
         """Per check (``verdict``, ``failure_mode``, each expectation kind): of the scored
