@@ -204,3 +204,20 @@ def test_a_configuration_whose_episodes_all_fail_is_listed_without_a_score() -> 
     assert run.by("configuration")["b"].score is None
     assert list(run.by("operator")) == ["answer_empty"]
     assert run.by_check() == {"verdict": Score(0, 1), "failure_mode": Score(1, 0)}
+
+
+def test_json_holds_the_scores_and_every_mutant(tmp_path: Path, strong: MutationRun) -> None:
+    import json
+
+    path = tmp_path / "mutation.json"
+    result = runner.invoke(app, ["mutate", "--eval", str(STOCK_EVAL), "--json", str(path)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["total"] == {"score": 0.7571, "killed": 53, "survived": 17, "equivalent": 0}
+    assert len(data["mutants"]) == len(strong.outcomes)
+    assert data == json.loads(json.dumps(strong.to_dict()))
+    assert data["by_check"]["stop_reason"]["killed"] == 0
+    survivor = next(m for m in data["mutants"] if m["status"] == "survived")
+    assert survivor["change"] and survivor["cassette"].endswith(".yaml")
+    bad = runner.invoke(app, ["mutate", "--eval", str(STOCK_EVAL), "--json", str(tmp_path)])
+    assert bad.exit_code == 2

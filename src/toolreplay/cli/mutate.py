@@ -67,6 +67,14 @@ def mutate(
     show: Annotated[
         int, typer.Option("--show", min=0, help="List at most N surviving mutants (0: all).")
     ] = 40,
+    json_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--json",
+            help="Also write the scores and every mutant as JSON to this file.",
+            show_default=False,
+        ),
+    ] = None,
     fail_under: Annotated[
         float | None,
         typer.Option(
@@ -108,6 +116,13 @@ def mutate(
     from toolreplay.mutation.run import mutate as mutate_set
 
     selection = parse_selection(configurations, questions)
+    if json_path is not None:  # before the work: a path that cannot be written is a usage error
+        from toolreplay.outputs import OutputPathError, check_output_file
+
+        try:
+            check_output_file(json_path, "--json")
+        except OutputPathError as exc:
+            raise fail(str(exc), 2) from None
     cassettes = cassettes_given if cassettes_given is not None else DEFAULT_CASSETTES
     if cassettes_given is not None:
         _check_cassettes_folder(cassettes_given, set_name)
@@ -135,6 +150,17 @@ def mutate(
     except SourceError as exc:
         raise fail(str(exc)) from None
     print_run(result, show)
+    if json_path is not None:
+        import json
+
+        from toolreplay.outputs import atomic_write_text
+
+        text = json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n"
+        try:
+            atomic_write_text(json_path, text)
+        except OSError as exc:
+            raise fail(f"cannot write {json_path}: {exc.strerror or exc}") from None
+        out.print(f"wrote {json_path}", highlight=False, markup=False)
     score = result.total.score
     if fail_under is not None and (score is None or 100 * score < fail_under):
         raise fail(f"mutation score {_pct(score)} is below --fail-under {fail_under:g}%")

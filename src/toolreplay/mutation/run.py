@@ -126,6 +126,45 @@ class MutationRun:
         order = first + sorted(k for k in out if k not in first)
         return {k: Score(out[k][0], out[k][1]) for k in order if k in out}
 
+    def to_dict(self) -> dict[str, Any]:
+        """The run as JSON data (``toolreplay mutate --json``): ``seed``, ``budget``,
+        ``mutated``, ``skipped``, ``total`` and ``by_configuration``, ``by_question``,
+        ``by_group``, ``by_operator``, ``by_check`` (each a name -> ``{"score", "killed",
+        "survived", "equivalent"}``; ``score`` a fraction 0-1 rounded to 4 places, None with no
+        mutant scored), and ``mutants``: every outcome (``configuration``, ``question_id``,
+        ``trial``, ``cassette``, ``operator``, ``group``, ``change``, ``status``,
+        ``killed_by``), in :attr:`outcomes` order. Deterministic for a seed."""
+
+        def scores(table: dict[str, Score]) -> dict[str, Any]:
+            return {k: _score_dict(v) for k, v in table.items()}
+
+        return {
+            "seed": self.seed,
+            "budget": self.budget,
+            "mutated": self.mutated,
+            "skipped": self.skipped,
+            "total": _score_dict(self.total),
+            "by_configuration": scores(self.by("configuration")),
+            "by_question": scores(self.by("question_id")),
+            "by_group": scores(self.by("group")),
+            "by_operator": scores(self.by("operator")),
+            "by_check": scores(self.by_check()),
+            "mutants": [
+                {
+                    "configuration": o.configuration,
+                    "question_id": o.question_id,
+                    "trial": o.trial,
+                    "cassette": o.cassette,
+                    "operator": o.operator,
+                    "group": o.group,
+                    "change": o.change,
+                    "status": o.status,
+                    "killed_by": list(o.killed_by),
+                }
+                for o in self.outcomes
+            ],
+        }
+
     @property
     def survivors(self) -> tuple[MutantOutcome, ...]:
         return tuple(o for o in self.outcomes if o.status == SURVIVED)
@@ -133,6 +172,11 @@ class MutationRun:
     @property
     def equivalents(self) -> tuple[MutantOutcome, ...]:
         return tuple(o for o in self.outcomes if o.status == EQUIVALENT)
+
+
+def _score_dict(s: Score) -> dict[str, Any]:
+    score = None if s.score is None else round(s.score, 4)
+    return {"score": score, "killed": s.killed, "survived": s.survived, "equivalent": s.equivalent}
 
 
 def context_of(suite: EvalSuite, question_id: str) -> Context:
