@@ -221,3 +221,9 @@ def test_json_holds_the_scores_and_every_mutant(tmp_path: Path, strong: Mutation
     assert survivor["change"] and survivor["cassette"].endswith(".yaml")
     bad = runner.invoke(app, ["mutate", "--eval", str(STOCK_EVAL), "--json", str(tmp_path)])
     assert bad.exit_code == 2
+
+
+def test_the_outcomes_are_the_same_whatever_the_number_of_workers(strong: MutationRun) -> None:
+    assert _run(STOCK_EVAL, workers=2).outcomes == strong.outcomes
+    with pytest.raises(ValueError, match="workers must be at least 1"):
+        _run(STOCK_EVAL, workers=0)

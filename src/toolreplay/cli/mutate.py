@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import SetOpt, fail, load_suite, out
+from toolreplay.cli.common import SetOpt, WorkersOpt, fail, load_suite, out, worker_count
 from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
 
 if TYPE_CHECKING:
@@ -64,6 +64,7 @@ def mutate(
             "\\[default: every mutant the catalogue makes, about 15-20 an episode]",
         ),
     ] = None,
+    workers: WorkersOpt = None,
     show: Annotated[
         int, typer.Option("--show", min=0, help="List at most N surviving mutants (0: all).")
     ] = 40,
@@ -98,7 +99,8 @@ def mutate(
     change the answer cannot depend on (a tool-result value the answer never cites; counted
     apart). The score is killed / (killed + surviving), printed per configuration, per
     question, per operator and per check (which check caught how many), with the surviving
-    mutants and their exact change. Deterministic for a --seed. See docs/mutation.md."""
+    mutants and their exact change. Deterministic for a --seed, whatever --workers (the
+    processes replaying the set and judging the mutants). See docs/mutation.md."""
     from toolreplay.cli.run import (
         _check_cassettes_folder,
         _recorded_by_tests,
@@ -115,6 +117,7 @@ def mutate(
     )
     from toolreplay.mutation.run import mutate as mutate_set
 
+    n_workers = worker_count(workers)
     selection = parse_selection(configurations, questions)
     if json_path is not None:  # before the work: a path that cannot be written is a usage error
         from toolreplay.outputs import OutputPathError, check_output_file
@@ -142,9 +145,9 @@ def mutate(
             raise fail(f"cassette folder {folder} does not exist or is not a folder", 2)
         source = SuiteCassettes(folder)
     else:
-        source = ReplayedSet(cassettes / set_name, workers=1)
+        source = ReplayedSet(cassettes / set_name, workers=n_workers)
     try:
-        result = mutate_set(source, whole, selection, seed=seed, budget=budget)
+        result = mutate_set(source, whole, selection, seed=seed, budget=budget, workers=n_workers)
     except SelectionError as exc:
         raise fail(str(exc), 2) from None
     except SourceError as exc:

@@ -275,19 +275,23 @@ def mutate(
     judge: Judge = FULL_JUDGE,
     seed: int = 0,
     budget: int | None = None,
+    workers: int = 1,
 ) -> MutationRun:
     """The mutation score of ``suite`` on the episodes of ``source`` (a
     :class:`~toolreplay.evaluation.ReplayedSet` or
     :class:`~toolreplay.evaluation.SuiteCassettes`), restricted to ``selection``: each passing
     episode (every trial) mutated with the catalogue, at most ``budget`` mutants an episode
     (None: all; a positive int), each rejudged with ``judge`` and the question's expectations.
-    Deterministic for a ``seed``. Raises what :meth:`EpisodeSource.collect` raises
+    Deterministic for a ``seed``, whatever the number of ``workers`` (processes judging the
+    mutants; the source replays with its own). Raises what :meth:`EpisodeSource.collect` raises
     (:class:`~toolreplay.evaluation.SelectionError`, :class:`~toolreplay.evaluation.SourceError`)
     and ValueError for a budget below 1."""
     if budget is not None and budget < 1:
         raise ValueError(f"budget must be at least 1, not {budget}")
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, not {workers}")
     collected = source.collect(suite, selection or Selection(), judge)
-    return mutate_collected(collected, judge=judge, seed=seed, budget=budget)
+    return mutate_collected(collected, judge=judge, seed=seed, budget=budget, workers=workers)
 
 
 def mutate_collected(
@@ -296,30 +300,55 @@ def mutate_collected(
     judge: Judge = FULL_JUDGE,
     seed: int = 0,
     budget: int | None = None,
+    workers: int = 1,
 ) -> MutationRun:
     """:func:`mutate` on episodes already collected and assessed (e.g. an
-    :class:`~toolreplay.evaluation.Evaluation`'s ``collected``)."""
+    :class:`~toolreplay.evaluation.Evaluation`'s ``collected``); ``workers`` processes judge
+    the episodes' mutants (the outcomes are the same whatever the number)."""
     suite = collected.suite
-    outcomes: list[MutantOutcome] = []
-    mutated = skipped = 0
     contexts: dict[str, Context] = {}
-    for a in collected.episodes:
-        if not a.assessment.passed:
-            skipped += 1
-            continue
-        mutated += 1
+    jobs: list[_Job] = []
+    passing = [a for a in collected.episodes if a.assessment.passed]
+    for a in passing:
         qid = a.episode.question_id
         if qid not in contexts:
             contexts[qid] = context_of(suite, qid)
-        outcomes += mutate_episode(
-            a.episode, a.assessment, suite.by_id.get(qid), contexts[qid],
-            judge=judge, seed=seed, budget=budget,
-        )  # fmt: skip
+        jobs.append(
+            (a.episode, a.assessment, suite.by_id.get(qid), contexts[qid], judge, seed, budget)
+        )
+    outcomes: list[MutantOutcome] = []
+    for part in _run_jobs(jobs, workers):
+        outcomes += part
+    mutated, skipped = len(passing), len(collected.episodes) - len(passing)
     return MutationRun(
         tuple(outcomes), mutated, skipped, seed, budget,
         configurations=tuple(collected.configurations),
         questions=tuple(q.id for q in suite.questions), collected=collected,
     )  # fmt: skip
+
+
+_Job = tuple[Episode, Assessment, Any, Context, Judge, int, "int | None"]
+
+
+def _one(job: _Job) -> list[MutantOutcome]:
+    episode, before, question, context, judge, seed, budget = job
+    return mutate_episode(episode, before, question, context, judge=judge, seed=seed, budget=budget)
+
+
+def _run_jobs(jobs: list[_Job], workers: int) -> list[list[MutantOutcome]]:
+    """Each job's outcomes, in job order: in this process, or in ``workers`` processes (fork
+    where the platform has it) in chunks of episodes."""
+    if workers <= 1 or len(jobs) < 2:
+        return [_one(j) for j in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    methods = multiprocessing.get_all_start_methods()
+    mp = multiprocessing.get_context("fork" if "fork" in methods else None)
+    n = min(workers, len(jobs))
+    chunk = max(1, len(jobs) // (4 * n))
+    with ProcessPoolExecutor(n, mp_context=mp) as pool:
+        return list(pool.map(_one, jobs, chunksize=chunk))
 
 
 def percent(score: float | None) -> str:
