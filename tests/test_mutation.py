@@ -227,3 +227,16 @@ def test_the_outcomes_are_the_same_whatever_the_number_of_workers(strong: Mutati
     assert _run(STOCK_EVAL, workers=2).outcomes == strong.outcomes
     with pytest.raises(ValueError, match="workers must be at least 1"):
         _run(STOCK_EVAL, workers=0)
+
+
+def test_run_mutate_prints_the_score_and_leaves_the_results_unchanged(tmp_path: Path) -> None:
+    plain = runner.invoke(app, ["run", "--eval", str(STOCK_EVAL), "--out", str(tmp_path / "a")])
+    mutated = runner.invoke(
+        app, ["run", "--eval", str(STOCK_EVAL), "--out", str(tmp_path / "b"), "--mutate"]
+    )
+    assert plain.exit_code == mutated.exit_code, mutated.output
+    assert "mutation score" not in plain.output
+    assert "mutation score 76%: 53 of 70 mutants killed" in mutated.output
+    assert "surviving mutants (17)" in mutated.output
+    a, b = tmp_path / "a" / "results.json", tmp_path / "b" / "results.json"
+    assert a.read_bytes() == b.read_bytes()

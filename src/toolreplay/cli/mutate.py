@@ -4,16 +4,13 @@
 # the command's signature, see toolreplay.cli.main.
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from toolreplay.cli.app import app
 from toolreplay.cli.common import SetOpt, WorkersOpt, fail, load_suite, out, worker_count
 from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
-
-if TYPE_CHECKING:
-    from toolreplay.mutation.run import MutationRun
 
 
 @app.command()
@@ -152,7 +149,9 @@ def mutate(
         raise fail(str(exc), 2) from None
     except SourceError as exc:
         raise fail(str(exc)) from None
-    print_run(result, show)
+    from toolreplay.mutation.console import print_run
+
+    print_run(result, out, show)
     if json_path is not None:
         import json
 
@@ -173,45 +172,3 @@ def _pct(score: float | None) -> str:
     from toolreplay.mutation.run import percent
 
     return percent(score)
-
-
-def print_run(result: "MutationRun", show: int = 40) -> None:
-    """The score tables and the surviving mutants, on the terminal."""
-    from rich.table import Table
-
-    from toolreplay.mutation.run import summary_rows
-
-    total = result.total
-    out.print(
-        f"mutation score {_pct(total.score)}: {total.killed} of {total.scored} mutants killed, "
-        f"{total.equivalent} equivalent (not scored); {result.mutated} passing episodes "
-        f"mutated, {result.skipped} failing ones skipped; seed {result.seed}"
-        + (f", budget {result.budget} an episode" if result.budget else ""),
-        highlight=False, markup=False,
-    )  # fmt: skip
-    titles = {
-        "configuration": "configuration", "question_id": "question", "group": "group",
-        "operator": "operator", "check": "caught by (check)",
-    }  # fmt: skip
-    for key, title in titles.items():
-        table = Table(title=f"score per {title}", title_justify="left")
-        table.add_column(title)
-        for col in ("score", "killed", "survived", "equivalent"):
-            table.add_column(col, justify="right")
-        for name, s in summary_rows(result, key):
-            table.add_row(name, _pct(s.score), str(s.killed), str(s.survived),
-                          str(s.equivalent) if key != "check" else "")  # fmt: skip
-        out.print(table)
-    survivors = result.survivors
-    if not survivors:
-        out.print("no surviving mutant")
-        return
-    table = Table(title=f"surviving mutants ({len(survivors)})", title_justify="left")
-    for col in ("configuration", "question", "trial", "operator", "change"):
-        table.add_column(col, overflow="fold")
-    listed = survivors if show == 0 else survivors[:show]
-    for o in listed:
-        table.add_row(o.configuration, o.question_id, str(o.trial), o.operator, o.change)
-    out.print(table)
-    if len(listed) < len(survivors):
-        out.print(f"… and {len(survivors) - len(listed)} more (--show 0 lists all)")
