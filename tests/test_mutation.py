@@ -240,3 +240,29 @@ def test_run_mutate_prints_the_score_and_leaves_the_results_unchanged(tmp_path: 
     assert "surviving mutants (17)" in mutated.output
     a, b = tmp_path / "a" / "results.json", tmp_path / "b" / "results.json"
     assert a.read_bytes() == b.read_bytes()
+
+
+def test_a_transcript_with_fields_of_its_own_keeps_them_in_the_mutants() -> None:
+    """A framework's tool message may carry ``name``, its reply the arguments as it spelled
+    them: unchanged messages stay as recorded, a changed tool message keeps its fields."""
+    from dataclasses import replace
+
+    episode = _episode()
+    t = [dict(m) for m in episode.transcript]
+    t[1]["tool_calls"] = [
+        {
+            **c,
+            "function": {**c["function"], "arguments": c["function"]["arguments"].replace(" ", "")},
+        }
+        for c in t[1]["tool_calls"]
+    ]
+    for m in t[2:4]:
+        m["name"] = "check_stock"
+    episode = replace(episode, transcript=tuple(t))
+    made = {m.operator: m for m in mutants(episode, CONTEXT, random.Random(0).choice)}
+    assert "result_error" in made and "calls_reordered" in made
+    errored = made["result_error"].episode.transcript
+    assert all(m.get("name") == "check_stock" for m in errored if m["role"] == "tool")
+    assert errored[1] is t[1]  # the reply unchanged: as recorded
+    changed = [m for m, o in zip(errored, t, strict=True) if m is not o]
+    assert len(changed) == 1 and "error" in changed[0]["content"]

@@ -19,8 +19,9 @@ Group ``trajectory``: ``call_dropped`` (a call, its result and its message gone)
 ``argument_changed`` (an argument names another question's place, or a number +1).
 
 The transcript is rebuilt from the mutated rounds (the messages before the first model reply,
-then each reply and its tool messages): an episode whose transcript is not that shape (a
-framework that wrote something else on the wire) gets the answer mutations only.
+then each reply and its tool messages; an unchanged message kept as recorded, a changed tool
+message keeping its other fields): an episode whose transcript is not that shape (a framework
+that wrote something else on the wire) gets the answer mutations only.
 
 **Equivalent** (:attr:`Mutant.equivalent`): a tool-result value the answer never cites (the
 number, rounded to any of the answer's precisions, appears nowhere in the answer) — the
@@ -99,27 +100,65 @@ class Context:
 # ---- the transcript ------------------------------------------------------------------------
 
 
-def _prefix(episode: Episode) -> tuple[dict[str, Any], ...] | None:
-    """The messages before the first model reply, when the transcript is that prefix followed
-    by each round's reply and tool messages (None otherwise)."""
+@dataclass(frozen=True)
+class _Shape:
+    """An episode's transcript read along its rounds: the ``prefix`` (the messages before the
+    first model reply), the message of each reply and tool result (by the object's id: an
+    unchanged reply or result keeps its message as recorded, extra fields and argument
+    spelling included), and each tool message by its call id."""
+
+    episode: Episode  # keeps the ids below alive
+    prefix: tuple[dict[str, Any], ...]
+    replies: dict[int, dict[str, Any]]
+    results: dict[int, dict[str, Any]]
+    by_call: dict[str, dict[str, Any]]
+
+
+def _prefix(episode: Episode) -> _Shape | None:
+    """The transcript's shape when it is a prefix followed by each round's reply and its tool
+    messages in order (None otherwise: the trajectory and tool-result mutations are then not
+    made)."""
+    t = episode.transcript
     n = 0
-    while n < len(episode.transcript) and episode.transcript[n].get("role") != "assistant":
+    while n < len(t) and t[n].get("role") != "assistant":
         n += 1
-    prefix = episode.transcript[:n]
-    return prefix if _transcript(prefix, episode.rounds) == episode.transcript else None
+    replies: dict[int, dict[str, Any]] = {}
+    results: dict[int, dict[str, Any]] = {}
+    by_call: dict[str, dict[str, Any]] = {}
+    pos = n
+    for rnd in episode.rounds:
+        if pos >= len(t) or t[pos].get("role") != "assistant":
+            return None
+        replies[id(rnd.reply)] = t[pos]
+        pos += 1
+        for r in rnd.results:
+            if pos >= len(t) or t[pos].get("role") != "tool":
+                return None
+            if t[pos].get("tool_call_id") != r.call.id:
+                return None
+            results[id(r)] = by_call[r.call.id] = t[pos]
+            pos += 1
+    if pos != len(t):
+        return None
+    return _Shape(episode, t[:n], replies, results, by_call)
 
 
-def _transcript(prefix: tuple[dict[str, Any], ...], rounds: tuple[Round, ...]) -> tuple:
-    messages = list(prefix)
+def _transcript(shape: _Shape, rounds: tuple[Round, ...]) -> tuple[dict[str, Any], ...]:
+    messages = list(shape.prefix)
     for rnd in rounds:
-        messages.append(rnd.reply.to_message())
-        messages.extend(r.to_message() for r in rnd.results)
+        messages.append(shape.replies.get(id(rnd.reply)) or rnd.reply.to_message())
+        for r in rnd.results:
+            kept = shape.results.get(id(r))
+            if kept is None:
+                base = shape.by_call.get(r.call.id, {})
+                kept = {**base, **r.to_message()}
+            messages.append(kept)
     return tuple(messages)
 
 
-def _rebuilt(episode: Episode, prefix: tuple[dict[str, Any], ...], rounds: list[Round]) -> Episode:
-    rounds = [replace(r, index=i) for i, r in enumerate(rounds)]
-    return replace(episode, rounds=tuple(rounds), transcript=_transcript(prefix, tuple(rounds)))
+def _rebuilt(episode: Episode, shape: _Shape, rounds: list[Round]) -> Episode:
+    rounds = [r if r.index == i else replace(r, index=i) for i, r in enumerate(rounds)]
+    return replace(episode, rounds=tuple(rounds), transcript=_transcript(shape, tuple(rounds)))
 
 
 def _with_answer(episode: Episode, answer: str) -> Episode:
@@ -220,7 +259,7 @@ def _replace_result(rounds: list[Round], i: int, j: int, result: ToolResult | No
 
 
 def _tool_result_mutants(
-    episode: Episode, prefix: tuple, pick: Callable[[list[Any]], Any]
+    episode: Episode, prefix: _Shape, pick: Callable[[list[Any]], Any]
 ) -> Iterator[Mutant]:
     results = _results(episode)
     answer = episode.answer
@@ -359,7 +398,7 @@ def _with_calls(rnd: Round, pairs: list[tuple[ToolCall, ToolResult]]) -> Round:
 
 
 def _trajectory_mutants(
-    episode: Episode, prefix: tuple, context: Context, pick: Callable[[list[Any]], Any]
+    episode: Episode, prefix: _Shape, context: Context, pick: Callable[[list[Any]], Any]
 ) -> Iterator[Mutant]:
     results = _results(episode)
     if not results:
