@@ -18,6 +18,7 @@ from toolreplay.cli import (  # noqa: F401 (registration)
     convert,
     diff,
     merge,
+    mutate,
     record,
     report,
     run,
@@ -27,7 +28,7 @@ from toolreplay.cli.app import app
 __all__ = ["app", "main"]
 
 #: The order ``--help`` lists the commands in (each module registers one).
-ORDER = ("run", "merge", "report", "diff", "audit", "record", "convert")
+ORDER = ("run", "merge", "report", "diff", "mutate", "audit", "record", "convert")
 app.registered_commands.sort(key=lambda c: ORDER.index(c.callback.__module__.rsplit(".", 1)[1]))
 
 

@@ -78,6 +78,14 @@ def run(
         ),
     ] = None,
     workers: WorkersOpt = None,
+    mutate_too: Annotated[
+        bool,
+        typer.Option(
+            "--mutate",
+            help="Also print the eval file's mutation score on the episodes just judged "
+            "(`toolreplay mutate` with its defaults; results.json and the report unchanged).",
+        ),
+    ] = False,
     shard: Annotated[
         str | None,
         typer.Option(
@@ -141,7 +149,10 @@ def run(
         out_dir = out_dir if out_dir is not None else Path("reports") / folder.name
         check_output_folder(out_dir)
         source = SuiteCassettes(folder)
-        return evaluate_and_publish(source, whole, selection, out_dir, total=0, detail=True)
+        return evaluate_and_publish(
+            source, whole, selection, out_dir, total=0, detail=True,
+            mutate_workers=n_workers if mutate_too else None,
+        )  # fmt: skip
     if out_dir is None:
         out_dir = Path("reports") if set_name == "reference" else Path("reports") / set_name
     replayed = ReplayedSet(cassettes / set_name, workers=n_workers)
@@ -161,7 +172,14 @@ def run(
     )
     check_output_folder(out_dir, names)
     if part is None:
-        return evaluate_and_publish(replayed, whole, selection, out_dir, total=len(jobs))
+        return evaluate_and_publish(
+            replayed, whole, selection, out_dir, total=len(jobs),
+            mutate_workers=n_workers if mutate_too else None,
+        )  # fmt: skip
+    if mutate_too:
+        raise typer.BadParameter(
+            "a shard is not judged: mutate the whole run", param_hint="'--mutate'"
+        )
     from toolreplay.runs.replay import replay_outcomes
 
     mine = shard_of(jobs, *part)
@@ -272,11 +290,14 @@ def evaluate_and_publish(
     out_dir: Path,
     total: int,
     detail: bool = False,
+    mutate_workers: int | None = None,
 ) -> None:
     """Evaluate (:func:`toolreplay.evaluation.evaluate`), write and print the results, and
     pick the exit code: 2 for a bad selection, 1 for an episode that does not replay, a
     source that cannot be read, or a failed audit (with ``detail``, what failed and why
-    printed: a test suite's set has no `toolreplay audit` of its own to show it)."""
+    printed: a test suite's set has no `toolreplay audit` of its own to show it). With
+    ``mutate_workers``, the mutation score of the episodes judged is printed too
+    (:func:`toolreplay.mutation.run.mutate_collected` in that many processes)."""
     from toolreplay.evaluation import SelectionError, SourceError, evaluate
     from toolreplay.runs.replay import WorkerDied
 
@@ -294,13 +315,16 @@ def evaluate_and_publish(
     for unread in evaluation.collected.unread:  # loud: a cassette no reader understood
         out.print(f"not read: {unread}", highlight=False, markup=False, soft_wrap=True)
     publish_run(out_dir, evaluation.results, evaluation.audit)
+    if mutate_workers is not None:
+        from toolreplay.mutation.console import print_run
+        from toolreplay.mutation.run import mutate_collected
+
+        print_run(mutate_collected(evaluation.collected, workers=mutate_workers), out, show=20)
     if not evaluation.audit.passed:
         if detail:
             for check in evaluation.audit.checks:  # what failed and why, not only the name
                 if check.applicable and not check.passed:
-                    out.print(
-                        f"  {check.name}: {check.explanation}", highlight=False, markup=False
-                    )
+                    out.print(f"  {check.name}: {check.explanation}", highlight=False, markup=False)
                     for line in check.evidence[:5]:
                         out.print(f"    {line}", highlight=False, markup=False, soft_wrap=True)
             raise fail("fidelity audit failed (see above)", 1)

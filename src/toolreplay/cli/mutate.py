@@ -1,0 +1,174 @@
+"""``toolreplay mutate``: the mutation score of an eval file on a set's recorded episodes."""
+
+# Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
+# the command's signature, see toolreplay.cli.main.
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolreplay.cli.app import app
+from toolreplay.cli.common import SetOpt, WorkersOpt, fail, load_suite, out, worker_count
+from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
+
+
+@app.command()
+def mutate(
+    eval_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--eval",
+            help="Eval file whose expectations are scored \\[default: evals/weather.yaml; for "
+            "--cassettes naming a folder your tests recorded: one question per test]",
+            show_default=False,
+        ),
+    ] = None,
+    cassettes_given: Annotated[
+        Path | None,
+        typer.Option(
+            "--cassettes",
+            help="Folder holding cassette sets, or a folder of cassettes your tests recorded "
+            "\\[default: cassettes; with an eval file naming its folder (cassettes:), that one]",
+            show_default=False,
+        ),
+    ] = None,
+    set_name: SetOpt = "reference",
+    configurations: Annotated[
+        str | None,
+        typer.Option(
+            "--configurations",
+            help="Only these configurations, comma-separated.",
+            show_default=False,
+        ),
+    ] = None,
+    questions: Annotated[
+        str | None,
+        typer.Option(
+            "--questions", help="Only these question ids, comma-separated.", show_default=False
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the sites mutated and of --budget's choice.")
+    ] = 0,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            "--budget",
+            min=1,
+            show_default=False,
+            help="At most N mutants per episode, spread over the operators "
+            "\\[default: every mutant the catalogue makes, about 15-20 an episode]",
+        ),
+    ] = None,
+    workers: WorkersOpt = None,
+    show: Annotated[
+        int, typer.Option("--show", min=0, help="List at most N surviving mutants (0: all).")
+    ] = 40,
+    json_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--json",
+            help="Also write the scores and every mutant as JSON to this file.",
+            show_default=False,
+        ),
+    ] = None,
+    fail_under: Annotated[
+        float | None,
+        typer.Option(
+            "--fail-under",
+            min=0,
+            max=100,
+            show_default=False,
+            help="Exit 1 when the total score is below this percentage.",
+        ),
+    ] = None,
+) -> None:
+    """Would your evals notice if your agent got worse? Score an eval file by mutation.
+
+    Every passing episode of the set (every trial) is mutated offline, in memory (cassettes
+    are never written): its tool results (a measured value +1, x10 or two digits swapped, two
+    results swapped, a result dropped or turned into a tool error, the day shifted), its answer
+    (a number changed, the unit dropped or changed, another place named, a promise "let me
+    check…", empty) and its trajectory (a call dropped, repeated, two reordered, an argument
+    changed). Each mutant is judged again with the same judge and expectations: *killed* when
+    the episode then fails, *surviving* when it still passes, *equivalent* when it survives a
+    change the answer cannot depend on (a tool-result value the answer never cites; counted
+    apart). The score is killed / (killed + surviving), printed per configuration, per
+    question, per operator and per check (which check caught how many), with the surviving
+    mutants and their exact change. Deterministic for a --seed, whatever --workers (the
+    processes replaying the set and judging the mutants). See docs/mutation.md."""
+    from toolreplay.cli.run import (
+        _check_cassettes_folder,
+        _recorded_by_tests,
+        _suite_of_folder,
+        parse_selection,
+    )
+    from toolreplay.evaluation import (
+        EpisodeSource,
+        ReplayedSet,
+        SelectionError,
+        SourceError,
+        SuiteCassettes,
+        cassettes_folder,
+    )
+    from toolreplay.mutation.run import mutate as mutate_set
+
+    n_workers = worker_count(workers)
+    selection = parse_selection(configurations, questions)
+    if json_path is not None:  # before the work: a path that cannot be written is a usage error
+        from toolreplay.outputs import OutputPathError, check_output_file
+
+        try:
+            check_output_file(json_path, "--json")
+        except OutputPathError as exc:
+            raise fail(str(exc), 2) from None
+    cassettes = cassettes_given if cassettes_given is not None else DEFAULT_CASSETTES
+    if cassettes_given is not None:
+        _check_cassettes_folder(cassettes_given, set_name)
+    by_tests = _recorded_by_tests(cassettes, set_name)
+    if by_tests and eval_path is None:
+        whole = _suite_of_folder(cassettes)
+    else:
+        whole = load_suite(eval_path or DEFAULT_EVAL)
+    source: EpisodeSource
+    if whole.reads_cassettes or by_tests:
+        named = whole.cassettes is not None and cassettes_given is None
+        try:
+            folder = cassettes_folder(whole, None if named else cassettes)
+        except SourceError as exc:
+            raise fail(str(exc), 2) from None
+        if not folder.is_dir():
+            raise fail(f"cassette folder {folder} does not exist or is not a folder", 2)
+        source = SuiteCassettes(folder)
+    else:
+        source = ReplayedSet(cassettes / set_name, workers=n_workers)
+    try:
+        result = mutate_set(source, whole, selection, seed=seed, budget=budget, workers=n_workers)
+    except SelectionError as exc:
+        raise fail(str(exc), 2) from None
+    except SourceError as exc:
+        raise fail(str(exc)) from None
+    from toolreplay.mutation.console import print_run
+
+    print_run(result, out, show)
+    if json_path is not None:
+        import json
+
+        from toolreplay.outputs import atomic_write_text
+
+        text = json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n"
+        try:
+            atomic_write_text(json_path, text)
+        except OSError as exc:
+            raise fail(f"cannot write {json_path}: {exc.strerror or exc}") from None
+        out.print(f"wrote {json_path}", highlight=False, markup=False)
+    score = result.total.score
+    if fail_under is not None and (score is None or 100 * score < fail_under):
+        raise fail(f"mutation score {_pct(score)} is below --fail-under {fail_under:g}%")
+
+
+def _pct(score: float | None) -> str:
+    from toolreplay.mutation.run import percent
+
+    return percent(score)
