@@ -99,10 +99,10 @@ def mutate(
     mutants and their exact change. Deterministic for a --seed, whatever --workers (the
     processes replaying the set and judging the mutants). See docs/mutation.md."""
     from toolreplay.cli.run import (
-        _check_cassettes_folder,
-        _recorded_by_tests,
-        _suite_of_folder,
+        check_cassettes_folder,
         parse_selection,
+        recorded_by_tests,
+        suite_of_folder,
     )
     from toolreplay.evaluation import (
         EpisodeSource,
@@ -125,10 +125,10 @@ def mutate(
             raise fail(str(exc), 2) from None
     cassettes = cassettes_given if cassettes_given is not None else DEFAULT_CASSETTES
     if cassettes_given is not None:
-        _check_cassettes_folder(cassettes_given, set_name)
-    by_tests = _recorded_by_tests(cassettes, set_name)
+        check_cassettes_folder(cassettes_given, set_name)
+    by_tests = recorded_by_tests(cassettes, set_name)
     if by_tests and eval_path is None:
-        whole = _suite_of_folder(cassettes)
+        whole = suite_of_folder(cassettes)
     else:
         whole = load_suite(eval_path or DEFAULT_EVAL)
     source: EpisodeSource

@@ -122,10 +122,10 @@ def run(
     selection = parse_selection(configurations, questions)
     cassettes = cassettes_given if cassettes_given is not None else DEFAULT_CASSETTES
     if cassettes_given is not None:
-        _check_cassettes_folder(cassettes_given, set_name)
-    by_tests = _recorded_by_tests(cassettes, set_name)
+        check_cassettes_folder(cassettes_given, set_name)
+    by_tests = recorded_by_tests(cassettes, set_name)
     if by_tests and eval_path is None:  # a test suite's folder judged without an eval file
-        whole = _suite_of_folder(cassettes)
+        whole = suite_of_folder(cassettes)
     else:
         whole = load_suite(eval_path or DEFAULT_EVAL)
     source: EpisodeSource
@@ -235,7 +235,7 @@ def replay_jobs(
         raise fail(str(exc)) from None
 
 
-def _suite_of_folder(folder: Path) -> "EvalSuite":
+def suite_of_folder(folder: Path) -> "EvalSuite":
     """One question per test id of a test suite's folder (no eval file given)."""
     from toolreplay.evaluation import SourceError, suite_from_tests
     from toolreplay.evaluation.wire import folder_cassettes
@@ -252,7 +252,7 @@ def written_for_tests(manifest: Path) -> bool:
     return for_tests(manifest)
 
 
-def _check_cassettes_folder(folder: Path, set_name: str) -> None:
+def check_cassettes_folder(folder: Path, set_name: str) -> None:
     """``--cassettes`` as given: exit 2 when it is not a folder, or when it is a cassette set
     itself (its parent holds the sets: ``--cassettes PARENT --set NAME``)."""
     if not folder.is_dir():
@@ -270,7 +270,7 @@ def _check_cassettes_folder(folder: Path, set_name: str) -> None:
         )
 
 
-def _recorded_by_tests(cassettes: Path, set_name: str) -> bool:
+def recorded_by_tests(cassettes: Path, set_name: str) -> bool:
     """Whether ``--cassettes DIR`` is a folder of cassettes a test suite recorded, for an eval
     file that does not name it with ``cassettes:``: YAML files, and no cassette set of
     ``toolreplay record`` (``DIR/SET``, or a ``DIR/*/manifest.json`` of another provenance

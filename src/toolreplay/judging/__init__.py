@@ -13,6 +13,7 @@ _EXPORTS: dict[str, str] = {
     "CORPUS_NAME": "phrasings",
     "Comparison": "vocabulary",
     "ExpectationResult": "expectations",
+    "FAILING_MODES": "assessment",
     "FAILURE_MODES": "failures",
     "FORMAT_JUDGE": "verdicts",
     "FULL_JUDGE": "verdicts",

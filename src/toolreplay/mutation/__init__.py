@@ -16,6 +16,8 @@ _EXPORTS: dict[str, str] = {
     "mutants": "catalogue",
     "mutate": "run",
     "mutate_collected": "run",
+    "percent": "run",
+    "print_run": "console",
 }
 
 __all__ = sorted(_EXPORTS)
