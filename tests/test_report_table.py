@@ -136,9 +136,21 @@ def test_episodes_csv_is_the_table_row_for_row(
     assert first["total_tokens"] == str(ep["usage"]["total_tokens"])
     assert first["recorded_wall_time_s"] == str(ep["recorded_wall_time_s"])
     assert first["tool_chain"] == " ".join(ep["tool_chain"])
-    # a later trial: its own verdict and failure modes; nothing that was not recorded
+    # a later trial: its own verdict and failure modes, and what its kept record holds
     failed = next(r for r in table if r["trial"] == "3" and r["question_id"] == "hottest")
     assert failed["configuration"] == "single+oneshot" and failed["passed"] == "false"
+    kept = next(
+        e
+        for e in committed["trial_episodes"]
+        if (e["configuration"], e["question_id"], e["trial"]) == ("single+oneshot", "hottest", 3)
+    )
+    assert failed["failure_reasons"] == "empty_answer"
+    assert failed["total_tokens"] == str(kept["usage"]["total_tokens"])
+    assert failed["answer"] == kept["answer"]
+    # results without kept later trials: nothing that was not recorded
+    older = {k: v for k, v in committed.items() if k != "trial_episodes"}
+    table = list(csv.DictReader(io.StringIO(episodes_csv(as_results(older)))))
+    failed = next(r for r in table if r["trial"] == "3" and r["question_id"] == "hottest")
     assert failed["failure_reasons"] == "empty_answer" and failed["total_tokens"] == ""
 
 

@@ -87,6 +87,18 @@ SetOpt = Annotated[
 ]
 
 
+#: ``--cassettes`` of the commands that replay a set or a test suite's folder (run, mutate).
+CassettesOrSuiteOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--cassettes",
+        help="Folder holding cassette sets, or a folder of cassettes your tests recorded "
+        "\\[default: cassettes; with an eval file naming its folder (cassettes:), that one]",
+        show_default=False,
+    ),
+]
+
+
 def fail(message: str, code: int = 1) -> typer.Exit:
     """Print ``error: message`` on stderr; exit 1 (an operational failure or a failed check).
     Usage errors are raised as typer usage errors instead (exit 2)."""

@@ -9,7 +9,15 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import SetOpt, WorkersOpt, fail, load_suite, out, worker_count
+from toolreplay.cli.common import (
+    CassettesOrSuiteOpt,
+    SetOpt,
+    WorkersOpt,
+    fail,
+    load_suite,
+    out,
+    worker_count,
+)
 from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
 
 
@@ -24,15 +32,7 @@ def mutate(
             show_default=False,
         ),
     ] = None,
-    cassettes_given: Annotated[
-        Path | None,
-        typer.Option(
-            "--cassettes",
-            help="Folder holding cassette sets, or a folder of cassettes your tests recorded "
-            "\\[default: cassettes; with an eval file naming its folder (cassettes:), that one]",
-            show_default=False,
-        ),
-    ] = None,
+    cassettes_given: CassettesOrSuiteOpt = None,
     set_name: SetOpt = "reference",
     configurations: Annotated[
         str | None,

@@ -13,6 +13,7 @@ import typer
 from toolreplay.cli.app import app
 from toolreplay.cli.audit import publish_run
 from toolreplay.cli.common import (
+    CassettesOrSuiteOpt,
     SetOpt,
     WorkersOpt,
     check_output_folder,
@@ -42,15 +43,7 @@ def run(
             show_default=False,
         ),
     ] = None,
-    cassettes_given: Annotated[
-        Path | None,
-        typer.Option(
-            "--cassettes",
-            help="Folder holding cassette sets, or a folder of cassettes your tests recorded "
-            "\\[default: cassettes; with an eval file naming its folder (cassettes:), that one]",
-            show_default=False,
-        ),
-    ] = None,
+    cassettes_given: CassettesOrSuiteOpt = None,
     set_name: SetOpt = "reference",
     out_dir: Annotated[
         Path | None,

@@ -16,7 +16,7 @@ import os
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
-from toolreplay.results.format import Results, TrialOutcome
+from toolreplay.results.format import EpisodeResult, Results, TrialOutcome
 
 #: The CSV's header, one column per field of the episode table (and a few it only shows in the
 #: transcript): tokens as the API reported them, wall time in seconds as recorded, stop reason
@@ -54,69 +54,63 @@ def _cell(value: object) -> str:
     return str(value)
 
 
+def _record_row(n: int, trial: int, ep: EpisodeResult) -> tuple[object, ...]:
+    """A CSV row from an episode's whole record (trial 1's, or a later trial results keep)."""
+    unmet = [x for x in ep.expectations or [] if not x.passed]
+    usage = ep.usage
+    return (
+        n,
+        ep.configuration,
+        ep.question_id,
+        ep.question,
+        trial,
+        ep.passed,
+        " ".join((["unmet_expectation"] if unmet else []) + ep.modes),
+        "; ".join(f"{x.expected} — {x.explanation}" for x in unmet),
+        ep.rounds,
+        ep.tool_calls,
+        None if usage is None else usage.prompt_tokens,
+        None if usage is None else usage.completion_tokens,
+        None if usage is None else usage.total_tokens,
+        ep.recorded_wall_time_s,
+        ep.stop_reason,
+        ep.finish_reason,
+        " ".join(ep.tool_chain),
+        ep.answer,
+    )
+
+
+def _outcome_row(n: int, ep: EpisodeResult, o: TrialOutcome) -> tuple[object, ...]:
+    """A CSV row for a later trial known only by its outcome: what it records, the rest empty."""
+    modes = " ".join(dict.fromkeys(o.failure_modes or []))
+    unknown = (None,) * 4  # tokens (prompt, completion, total) and wall time
+    return (
+        *(n, ep.configuration, ep.question_id, ep.question, o.trial, o.passed, modes, None),
+        *(o.rounds, o.tool_calls, *unknown, o.stop_reason, None, None, None),
+    )
+
+
 def episodes_csv(results: Results) -> str:
-    """The episode table as CSV text (header :data:`CSV_COLUMNS`, ``\\n`` line ends, quoted
+    """The episode table as CSV text (header :data:`CSV_COLUMNS`, ``\n`` line ends, quoted
     where needed by :mod:`csv`): one row per episode (trial 1) in results order, each followed
-    by its further trials from ``trial_outcomes`` in trial order, as in the page's table.
+    by its further trials in trial order, as in the page's table: from their whole record when
+    results keep it (``trial_episodes``), else from ``trial_outcomes`` (what they record).
     ``episode`` is the table's ``#`` (1-based). Deterministic: the same results give the same
     text."""
     later: dict[tuple[str, str], list[TrialOutcome]] = {}
     for o in results.trial_outcomes or []:
         if o.trial > 1:
             later.setdefault((o.configuration, o.question_id), []).append(o)
+    kept = {(e.configuration, e.question_id, e.trial): e for e in results.trial_episodes or []}
     buffer = io.StringIO()
     out = csv.writer(buffer, lineterminator="\n")
     out.writerow(CSV_COLUMNS)
     for n, ep in enumerate(results.episodes, 1):
-        unmet = [x for x in ep.expectations or [] if not x.passed]
-        usage = ep.usage
-        out.writerow(
-            _cell(v)
-            for v in (
-                n,
-                ep.configuration,
-                ep.question_id,
-                ep.question,
-                1,
-                ep.passed,
-                " ".join((["unmet_expectation"] if unmet else []) + ep.modes),
-                "; ".join(f"{x.expected} — {x.explanation}" for x in unmet),
-                ep.rounds,
-                ep.tool_calls,
-                None if usage is None else usage.prompt_tokens,
-                None if usage is None else usage.completion_tokens,
-                None if usage is None else usage.total_tokens,
-                ep.recorded_wall_time_s,
-                ep.stop_reason,
-                ep.finish_reason,
-                " ".join(ep.tool_chain),
-                ep.answer,
-            )
-        )
+        out.writerow(_cell(v) for v in _record_row(n, 1, ep))
         for o in sorted(later.get((ep.configuration, ep.question_id), []), key=lambda o: o.trial):
-            out.writerow(
-                _cell(v)
-                for v in (
-                    n,
-                    ep.configuration,
-                    ep.question_id,
-                    ep.question,
-                    o.trial,
-                    o.passed,
-                    " ".join(dict.fromkeys(o.failure_modes or [])),
-                    None,
-                    o.rounds,
-                    o.tool_calls,
-                    None,
-                    None,
-                    None,
-                    None,
-                    o.stop_reason,
-                    None,
-                    None,
-                    None,
-                )
-            )
+            whole = kept.get((ep.configuration, ep.question_id, o.trial))
+            row = _outcome_row(n, ep, o) if whole is None else _record_row(n, o.trial, whole)
+            out.writerow(_cell(v) for v in row)
     return buffer.getvalue()
 
 
