@@ -89,7 +89,8 @@ def committed_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
     ``(CLI result, folder holding results.json and index.html)``. Replaying every trial of
     every episode takes a while; tests that need the whole run share this one."""
     out = tmp_path_factory.mktemp("committed-run")
-    return _cli_run(out, "--eval", str(EVAL_FILE)), out
+    # --mutate: the committed reports/ carries the mutation score (tools/regenerate-reports)
+    return _cli_run(out, "--eval", str(EVAL_FILE), "--mutate"), out
 
 
 @pytest.fixture(scope="session")

@@ -37,6 +37,7 @@ def fresh(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
         result = _run(
             "run", "--eval", "examples/stock_agent/eval.yaml",
             "--cassettes", "examples/stock_agent/cassettes", "--out", str(out),
+            "--mutate",  # the committed report carries the mutation score (regenerate-reports)
         )  # fmt: skip
     return result, out
 

@@ -75,8 +75,9 @@ def run(
         bool,
         typer.Option(
             "--mutate",
-            help="Also print the eval file's mutation score on the episodes just judged "
-            "(`toolreplay mutate` with its defaults; results.json and the report unchanged).",
+            help="Also score the eval file by mutation on the episodes just judged "
+            "(`toolreplay mutate` with its defaults): printed, and written into results.json "
+            "(`mutation`) and the report's Mutation score section.",
         ),
     ] = False,
     shard: Annotated[
@@ -289,8 +290,9 @@ def evaluate_and_publish(
     pick the exit code: 2 for a bad selection, 1 for an episode that does not replay, a
     source that cannot be read, or a failed audit (with ``detail``, what failed and why
     printed: a test suite's set has no `toolreplay audit` of its own to show it). With
-    ``mutate_workers``, the mutation score of the episodes judged is printed too
-    (:func:`toolreplay.mutation.run.mutate_collected` in that many processes)."""
+    ``mutate_workers``, the mutation score of the episodes judged
+    (:func:`toolreplay.mutation.run.mutate_collected` in that many processes) goes into the
+    results' ``mutation`` section, hence the report, and is printed."""
     from toolreplay.evaluation import SelectionError, SourceError, evaluate
     from toolreplay.runs.replay import WorkerDied
 
@@ -307,12 +309,19 @@ def evaluate_and_publish(
         out.print(note, highlight=False, soft_wrap=True)
     for unread in evaluation.collected.unread:  # loud: a cassette no reader understood
         out.print(f"not read: {unread}", highlight=False, markup=False, soft_wrap=True)
-    publish_run(out_dir, evaluation.results, evaluation.audit)
+    results = evaluation.results
+    mutation = None
     if mutate_workers is not None:
-        from toolreplay.mutation.console import print_run
+        from toolreplay.mutation.record import mutation_record
         from toolreplay.mutation.run import mutate_collected
 
-        print_run(mutate_collected(evaluation.collected, workers=mutate_workers), out, show=20)
+        mutation = mutate_collected(evaluation.collected, workers=mutate_workers)
+        results = results.model_copy(update={"mutation": mutation_record(mutation)})
+    publish_run(out_dir, results, evaluation.audit)
+    if mutation is not None:
+        from toolreplay.mutation.console import print_run
+
+        print_run(mutation, out, show=20)
     if not evaluation.audit.passed:
         if detail:
             for check in evaluation.audit.checks:  # what failed and why, not only the name

@@ -16,6 +16,7 @@ _EXPORTS: dict[str, str] = {
     "mutants": "catalogue",
     "mutate": "run",
     "mutate_collected": "run",
+    "mutation_record": "record",
     "percent": "run",
     "print_run": "console",
 }

@@ -49,6 +49,9 @@ reported as *not run* when absent (never as a pass):
   (absent: the banner says it is not recorded).
 * ``results.trials``, ``configuration.questions``, ``results.trial_outcomes``: passes and
   failure modes over trials for the verdict line and the grid.
+* ``results.mutation`` (``toolreplay run --mutate``): the eval file's mutation score, its
+  tables per configuration and per check, and the surviving mutants linked to their
+  transcripts, in a "Mutation score" section (left out when absent).
 * ``results.fidelity``: its ``checks`` (name, passed, not_applicable, explanation,
   evidence lines), ``tables`` by key (title, rows of name, passed, total) and ``ablations``
   (heuristic, configuration, passed, total, flips of question_id, from, to).
@@ -75,6 +78,7 @@ from toolreplay.report.compare import compare_view
 from toolreplay.report.downloads import csv_path, episodes_csv, relative_href
 from toolreplay.report.fidelity import fidelity_view
 from toolreplay.report.labels import METRICS
+from toolreplay.report.mutation import mutation_view
 from toolreplay.report.origins import kept_trials
 from toolreplay.report.reasons import unmet_counts
 from toolreplay.report.scorecard import scorecard_view
@@ -324,6 +328,7 @@ def build_page(
     configurations), "gallery", "fidelity",
     "transcripts" (every trial's that results keep), "transcript_count",
     "trial_transcripts" (whether later trials have theirs), "trials", "filters", "compare",
+    "mutation" (:mod:`toolreplay.report.mutation`, None without results' ``mutation``),
     "large", "lean", "system", "tx"}`` (plain dicts and lists; an episode's expectations as
     their models). ``compare`` is an earlier run to compare with (None: no comparison
     section). A run of more than :data:`~toolreplay.report.table.LARGE_RUN` episodes is
@@ -385,6 +390,8 @@ def build_page(
         "trials": trials_view_ if trials_view_ and trials_view_["trials"] > 1 else None,
         "filters": filters_view(episodes, configurations),
         "compare": None if compare is None else compare_view(compare, results, episodes, anchors),
+        # "Mutation score" (mutation.py); only when results carry one (run --mutate)
+        "mutation": mutation_view(results, episodes, anchors, kept),
         "large": large,
         "lean": lean,
         "system": None if system is None else text_view(system),

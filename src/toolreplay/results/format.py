@@ -33,7 +33,8 @@ Shape (key order as written)::
                    "pending_tool_calls", "stop_reason", "finish_reason", "usage",
                    "recorded_wall_time_s", "failure_modes", "expectations", "transcript",
                    "error"}, ...],                 # "error" only when the model API failed
-     "fidelity": {"passed", "checks", "tables", "ablations", "judge_flips"}}
+     "fidelity": {"passed", "checks", "tables", "ablations", "judge_flips"},
+     "mutation": {...}}            # optional: run --mutate (toolreplay.results.mutation)
 
 An episode's ``failure_modes`` is a list of :class:`FailureModeRecord`
 (:func:`toolreplay.results.build.failure_mode_record`: ``{"mode", "explanation", "evidence":
@@ -101,6 +102,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 
+from toolreplay.results.mutation import MutationRecord
 from toolreplay.results.records import (
     CallRecord,
     ChatMessage,
@@ -152,6 +154,7 @@ __all__ = [
     "GroundedValue",
     "IntervalRecord",
     "Message",
+    "MutationRecord",
     "Provenance",
     "QuestionTrials",
     "Results",
@@ -377,6 +380,11 @@ class Results(RecordModel):
         "read it. Absent when every episode has one trial.",
     )
     fidelity: Fidelity | None = Field(None, description="The fidelity audit, when it ran.")
+    mutation: MutationRecord | None = Field(
+        None,
+        description="The eval file's mutation score on these episodes (run --mutate; "
+        ":mod:`toolreplay.results.mutation`); absent without it and in older results.",
+    )
 
     @field_validator("format", mode="before")
     @classmethod
