@@ -147,3 +147,23 @@ def test_a_weak_eval_file_shows_a_low_score(tmp_path: Path) -> None:
     headline = page.select_one("#mutation .mut-headline").get_text(" ", strip=True)
     assert headline.startswith(f"Mutation score {100 * score:.0f}%:")
     assert len(page.select("#mutation td.mut-change")) == doc["mutation"]["total"]["survived"]
+
+
+def test_diff_compares_the_two_runs_mutation_scores(stock_out: Path, tmp_path: Path) -> None:
+    _run(WEAK_EVAL, tmp_path, "--mutate")
+    result = runner.invoke(
+        app, ["diff", str(stock_out / "results.json"), str(tmp_path / "results.json")]
+    )
+    weak = json.loads((tmp_path / "results.json").read_text("utf-8"))["mutation"]["total"]
+    scored = weak["killed"] + weak["survived"]
+    line = f"{100 * weak['score']:.0f}% ({weak['killed']} of {scored} killed)"
+    assert f"mutation score: A 76% (53 of 70 killed) → B {line}" in result.output
+    older = tmp_path / "older.json"
+    doc = json.loads((stock_out / "results.json").read_text("utf-8"))
+    del doc["mutation"]
+    older.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    mixed = runner.invoke(app, ["diff", str(older), str(stock_out / "results.json")])
+    assert mixed.exit_code == 0, mixed.output
+    assert "mutation score: A not scored (run --mutate) → B 76%" in mixed.output
+    plain = runner.invoke(app, ["diff", str(older), str(older)])
+    assert "mutation score" not in plain.output

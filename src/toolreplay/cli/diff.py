@@ -55,6 +55,10 @@ def diff(
     result = diff_runs(a, b)
     for line in format_diff(result):
         out.print(line, highlight=False, markup=False, soft_wrap=True)
+    from toolreplay.mutation.record import compare_line
+
+    if (scores := compare_line(a.results.mutation, b.results.mutation)) is not None:
+        out.print(scores, highlight=False, markup=False, soft_wrap=True)
     empty = [r.label for r in (a, b) if not r.results.episodes]
     if empty:
         raise _fail(f"nothing to compare: {' and '.join(empty)} hold(s) no episode")

@@ -13,6 +13,7 @@ _EXPORTS: dict[str, str] = {
     "MutationRun": "run",
     "OPERATORS": "catalogue",
     "Score": "run",
+    "compare_line": "record",
     "mutants": "catalogue",
     "mutate": "run",
     "mutate_collected": "run",
