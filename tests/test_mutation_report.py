@@ -167,3 +167,25 @@ def test_diff_compares_the_two_runs_mutation_scores(stock_out: Path, tmp_path: P
     assert "mutation score: A not scored (run --mutate) → B 76%" in mixed.output
     plain = runner.invoke(app, ["diff", str(older), str(older)])
     assert "mutation score" not in plain.output
+
+
+def test_hostile_text_in_the_section_stays_text(stock_doc: dict[str, Any]) -> None:
+    hostile = "</td><img src=x onerror=alert(1)><b>bold</b>"
+    doc = copy.deepcopy(stock_doc)
+    for s in doc["mutation"]["survivors"]:
+        s["change"] += hostile
+        s["operator"] += hostile
+    doc["mutation"]["by_check"][hostile] = doc["mutation"]["by_check"]["verdict"]
+    page = render_report(doc)
+    assert "<img" not in page and "<b>bold" not in page
+    soup = BeautifulSoup(page, "html.parser")
+    changes = [td.get_text() for td in soup.select("#mutation td.mut-change")]
+    assert len(changes) == 17 and all(c.endswith(hostile) for c in changes)
+
+
+def test_a_long_change_is_shown_whole(stock_doc: dict[str, Any]) -> None:
+    doc = copy.deepcopy(stock_doc)
+    long = "answer: '" + "x" * 2000 + "' → ''"
+    doc["mutation"]["survivors"][0]["change"] = long
+    soup = BeautifulSoup(render_report(doc), "html.parser")
+    assert soup.select("#mutation td.mut-change")[0].get_text() == long

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolreplay.report.origins import Transcript
-from toolreplay.report.text import text_view
+from toolreplay.report.text import CLIP_AT, text_view
 from toolreplay.results.format import EpisodeResult, Results
 from toolreplay.results.mutation import MutationScoreRecord
 
@@ -96,7 +96,8 @@ def mutation_view(
                 "configuration": s.configuration,
                 "question_id": s.question_id,
                 "trial": s.trial,
-                "change": text_view(s.change),
+                # never cut: the change is not in the transcript the clip note points to
+                "change": text_view(s.change, limit=max(CLIP_AT, len(s.change))),
                 "anchor": anchor(s.configuration, s.question_id, s.trial),
             }
         )
