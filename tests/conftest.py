@@ -69,6 +69,24 @@ def reference_results(suite: EvalSuite, reference_episodes: dict) -> Results:
     return build_results(read_manifest(REFERENCE), episodes, names, FULL_JUDGE, suite.by_id)
 
 
+def with_summaries(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` (a results document a test edited: episodes added, verdicts flipped) with each
+    configuration's trial-1 summary recomputed by the builder
+    (:func:`toolreplay.results.build.summarize`), as a run would have written it; `report`
+    and `diff` refuse a summary that disagrees with its episodes."""
+    from toolreplay.results.build import summarize
+    from toolreplay.results.format import as_results
+
+    names = [c["name"] for c in doc["configurations"]]
+    fresh = {s.name: s for s in summarize(as_results(doc).episodes, names)}
+    for c in doc["configurations"]:
+        summary = fresh[c["name"]]
+        for field in ("passed", "total", "avg_rounds", "avg_tool_calls", "recorded_wall_time_s",
+                      "avg_tokens", "stop_reasons", "failure_modes"):  # fmt: skip
+            c[field] = getattr(summary, field)
+    return doc
+
+
 def _cli_run(out: Path, *args: str) -> Any:
     from typer.testing import CliRunner
 

@@ -26,6 +26,8 @@ from toolreplay.diff import (
 )
 from toolreplay.diff_text import format_diff
 
+from .conftest import with_summaries
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "reports" / "results.json"
 REFERENCE = REPO / "cassettes" / "reference"
@@ -50,7 +52,8 @@ def episode(results: dict[str, Any], configuration: str, question_id: str) -> di
 
 
 def write(path: Path, results: dict[str, Any]) -> Path:
-    path.write_text(json.dumps(results, ensure_ascii=False), encoding="utf-8")
+    """``results`` as a run would write them: summaries recomputed from the edited episodes."""
+    path.write_text(json.dumps(with_summaries(results), ensure_ascii=False), encoding="utf-8")
     return path
 
 
@@ -158,7 +161,7 @@ def test_cassette_sets_are_replayed_and_the_changed_episode_is_the_only_flip(
         result.output
     )
     # and the page renders the comparison
-    out = tmp_path / "index.html"
+    out = tmp_path / "reports" / "index.html"  # not beside the set: among cassettes
     result = runner.invoke(
         app,
         ["report", "--results", str(RESULTS), "--out", str(out), "--compare", str(other)],

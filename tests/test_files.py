@@ -314,7 +314,7 @@ def test_an_interrupted_second_rename_puts_the_set_back(suite, tmp_path, monkeyp
 
     monkeypatch.setattr(folders.os, "rename", rename)
     with pytest.raises(RecordingInterrupted, match="is unchanged"):
-        record_stand_in(set_dir, suite, [Configuration("loop", "atomic")])
+        record_stand_in(set_dir, suite, [Configuration("loop", "atomic")], force=True, trials=1)
     assert snapshot(set_dir) == before and not leftovers(set_dir)
 
 
@@ -335,7 +335,7 @@ def test_a_signal_during_the_swap_waits_and_the_message_says_the_set_changed(
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C as usual
     try:
         with pytest.raises(RecordingInterrupted, match="after the new recording replaced"):
-            record_stand_in(set_dir, suite, [Configuration("loop", "atomic")])
+            record_stand_in(set_dir, suite, [Configuration("loop", "atomic")], force=True, trials=1)
     finally:
         signal.signal(signal.SIGINT, previous)
     assert len(read_manifest(set_dir).episodes) == 4 and not leftovers(set_dir)
@@ -346,7 +346,7 @@ def test_a_second_recording_of_one_set_fails_fast(suite, tmp_path):
     with folder_lock(set_dir):
         started = time.monotonic()
         with pytest.raises(RecordingError, match="another toolreplay process is recording"):
-            record_stand_in(set_dir, suite, [Configuration("loop", "atomic")])
+            record_stand_in(set_dir, suite, [Configuration("loop", "atomic")], force=True, trials=1)
     assert time.monotonic() - started < 5 and not set_dir.exists()
 
 

@@ -255,3 +255,33 @@ def test_a_loopback_server_gets_no_key_unless_named():
     named = resolve_endpoint("http://127.0.0.1:8080/v1", "m", env={**env,
                              "TOOLREPLAY_API_KEY_ENV": "MY_KEY"})  # fmt: skip
     assert (named.key_variable, named.api_key) == ("MY_KEY", KEY)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:9/v1?api_key=qs-secret-0123456",
+        "https://api.example.com/v1?x=1",
+        "http://127.0.0.1:9/v1#frag-secret-0123456",
+        "http://127.0.0.1:9/v1?",
+        "ftp://127.0.0.1/v1",
+        "http:///v1",
+    ],
+)
+def test_a_base_url_that_could_never_replay_is_refused_up_front(url, tmp_path):
+    with pytest.raises(EndpointError, match="base URL") as caught:
+        resolve_endpoint(url, "m", env={"K": "k" * 20}, api_key_env="K")
+    assert "secret" not in str(caught.value)
+    result = CliRunner().invoke(
+        app,
+        ["record", "--model-source", "live", "--eval", str(EVAL_FILE), "--set", "x",
+         "--cassettes", str(tmp_path), "--base-url", url, "--model", "m", "--no-ablations"],
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "base URL" in result.output and "secret-0123456" not in result.output
+    assert not list(tmp_path.iterdir())  # refused before anything was recorded or written
+
+
+def test_a_base_url_without_query_is_kept():
+    endpoint = resolve_endpoint("http://127.0.0.1:9/compatible-mode/v1/", "m", env={})
+    assert endpoint.settings.base_url == "http://127.0.0.1:9/compatible-mode/v1/"

@@ -69,7 +69,8 @@ def test_failed_recording_leaves_the_set_untouched(suite, tmp_path, loopback, mo
 
     monkeypatch.setattr(record_mod, "run_episode", flaky)
     with pytest.raises(RuntimeError, match="went away"):
-        record_stand_in(set_dir, suite, study_configurations(suite))
+        # --force: the 2×2 alone would remove the set's ablations and later trials
+        record_stand_in(set_dir, suite, study_configurations(suite), force=True)
     after = {p: p.read_bytes() for p in set_dir.rglob("*") if p.is_file()}
     assert after == before
     assert not list(tmp_path.glob(".recording-*")), "staging folder left behind"

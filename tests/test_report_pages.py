@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from toolreplay.cli.main import app
 
+from .conftest import with_summaries
 from .test_report_script import TOOLS, _browser
 
 RESULTS = Path(__file__).resolve().parents[1] / "reports" / "results.json"
@@ -45,9 +46,7 @@ def thousand_episodes() -> dict[str, Any]:
     doc["episodes"] = episodes
     for c in doc["configurations"]:
         c.pop("questions", None)
-        mine = [e for e in episodes if e["configuration"] == c["name"]]
-        c["passed"], c["total"] = sum(e["passed"] for e in mine), len(mine)
-    return doc
+    return with_summaries(doc)
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,9 @@ temporary file and leaves the old file as it was. The new file gets the usual pe
 
 **Output paths.** :func:`check_output_file` refuses to replace anything but a regular file
 (a device, FIFO, socket, folder or symbolic link), :func:`check_name_lengths` a path the file
-system cannot hold, :func:`check_writable` a folder nothing can be made in: said before any
-work starts.
+system cannot hold, :func:`check_writable` a folder nothing can be made in, and
+:func:`check_outside_cassettes` a folder inside cassettes (a set, a test suite's cassette
+folder, or a folder the command reads): said before any work starts.
 
 **Outputs.** :func:`publish` writes several files of one folder (``results.json`` and
 ``index.html``) as one generation, through a journal that :func:`recover_outputs` completes
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import json
 import os
 import re
@@ -180,6 +182,87 @@ def check_output_file(path: Path, what: str = "output") -> None:
         raise OutputPathError(
             f"{path}: is {file_kind(info.st_mode)}; toolreplay writes only regular files, give the "
             f"{what} a plain path{dash}"
+        )
+
+
+#: The environment variable that lets results and reports be written among cassettes anyway.
+ALLOW_OUT_IN_CASSETTES = "TOOLREPLAY_ALLOW_OUT_IN_CASSETTES"
+
+#: How many entries of a folder are looked at to tell whether it holds cassettes.
+_SCAN = 200
+
+
+def _is_cassette_file(path: Path) -> bool:
+    """Whether ``path`` is a regular YAML or JSON file with vcrpy's ``interactions`` key near
+    its start (read: at most 4 KiB)."""
+    if path.suffix not in (".yaml", ".yml", ".json") or not path.is_file():
+        return False
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return b"interactions:" in head or b'"interactions"' in head
+
+
+def cassette_folder_kind(folder: Path) -> str | None:
+    """What ``folder`` is when it holds cassettes: ``"a cassette set"`` (a ``manifest.json``
+    naming a ``cassette_set``) or ``"a folder of cassettes"`` (a vcrpy cassette file directly
+    in it, among its first 200 entries); None otherwise, or when it cannot be read."""
+    manifest = folder / "manifest.json"
+    try:
+        if manifest.is_file() and b'"cassette_set"' in manifest.read_bytes()[:4096]:
+            return "a cassette set"
+        with os.scandir(folder) as entries:
+            for n, entry in enumerate(entries):
+                if n >= _SCAN:
+                    break
+                if _is_cassette_file(Path(entry.path)):
+                    return "a folder of cassettes"
+    except OSError:
+        return None
+    return None
+
+
+def check_outside_cassettes(folder: Path, inputs: tuple[Path, ...] = ()) -> None:
+    """:class:`OutputPathError` when output folder ``folder`` lies among cassettes: it is, or
+    is inside, one of ``inputs`` (the folders the command reads) or a folder that holds
+    cassettes (:func:`cassette_folder_kind`), or it holds such folders itself (the ``cassettes/``
+    of a project, a test suite's cassette root). Results and reports written there would mix
+    with the recordings (a set's completeness check, a later ``convert``). Setting
+    :data:`ALLOW_OUT_IN_CASSETTES` to ``1`` allows it."""
+    if os.environ.get(ALLOW_OUT_IN_CASSETTES) == "1":
+        return
+    where = Path(os.path.abspath(folder))
+    problem = None
+    for given in inputs:
+        read = Path(os.path.abspath(given))
+        if where == read or read in where.parents:
+            problem = f"is inside {given}, the cassette folder this command reads"
+            break
+    for place in (where, *where.parents):
+        if problem is not None:
+            break
+        kind = cassette_folder_kind(place) if place.is_dir() else None
+        if kind is not None:
+            at = "is" if place == where else f"is inside {place},"
+            problem = f"{at} {kind}"
+    if problem is None and where.is_dir():
+        try:
+            with os.scandir(where) as entries:
+                inner = [Path(e.path) for e in itertools.islice(entries, _SCAN) if e.is_dir()]
+        except OSError:
+            inner = []
+        for child in sorted(inner):
+            kind = cassette_folder_kind(child)
+            if kind is not None:
+                problem = f"holds {kind} ({child.name})"
+                break
+    if problem is not None:
+        raise OutputPathError(
+            f"{folder}: {problem}; results and reports are not written among cassettes. "
+            f"Give another folder (e.g. reports/), or set {ALLOW_OUT_IN_CASSETTES}=1 to write "
+            "there anyway"
         )
 
 

@@ -17,6 +17,8 @@ Where the step sits:
   first by :func:`refuse_secrets`, bodies of any encoding included (bytes are searched as
   UTF-8, UTF-16 and gzip-decoded), and refused with :class:`SecretFound` before any byte of it
   is written: a recording never silently keeps a key, redacted or not;
+- every secret is searched for in its encoded forms too (:func:`text_forms`: base64 standard
+  and URL-safe at any offset, hexadecimal, percent-encoded), where a server may echo it;
 - standard output and standard error of the command line are :class:`SafeStream` s
   (:func:`install_streams`): every line printed, messages of exceptions included, is
   redacted, and characters the stream's encoding cannot show are escaped instead of failing.
@@ -24,14 +26,16 @@ Where the step sits:
 
 from __future__ import annotations
 
+import base64
 import gzip
 import os
 import re
 import sys
 import zlib
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from typing import IO, Any
-from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit, urlunsplit
 
 #: Shorter values are not searched for (they would match ordinary text).
 MIN_SECRET = 8
@@ -119,22 +123,58 @@ def known_secrets() -> list[str]:
     return sorted(found, key=lambda s: (-len(s), s))
 
 
+def _base64_cores(data: bytes) -> Iterator[str]:
+    """The characters of ``data``'s base64 encodings (standard and URL-safe) that depend on
+    ``data`` alone, for each of the three alignments it can start at inside a longer encoded
+    string: a secret encoded at any offset of a larger value contains one of them."""
+    for offset in range(3):
+        encoded = base64.b64encode(bytes(offset) + data).decode("ascii")
+        first = -(-8 * offset // 6)  # the first character whose six bits are all the secret's
+        last = (8 * (offset + len(data))) // 6  # one past the last such character
+        core = encoded[first:last]
+        yield core
+        yield core.translate(_URLSAFE)
+
+
+_URLSAFE = str.maketrans("+/", "-_")
+
+
+@lru_cache(maxsize=256)
+def text_forms(secret: str) -> tuple[str, ...]:
+    """The forms ``secret`` is searched for in text, longest first: itself, its base64
+    encodings (standard and URL-safe, at any offset: :func:`_base64_cores`), its UTF-8 bytes
+    in hexadecimal (lower and upper case) and percent-encoded (``quote`` and ``quote_plus``,
+    when they differ from the secret). Each is at least as long as the secret's base64 core
+    (10 characters for the shortest secret searched)."""
+    data = secret.encode("utf-8")
+    forms = {secret, data.hex(), data.hex().upper(), quote(secret), quote(secret, safe="")}
+    forms.add(quote_plus(secret))
+    forms.update(_base64_cores(data))
+    return tuple(sorted(forms, key=lambda f: (-len(f), f)))
+
+
 def redact_text(text: str, secrets: Iterable[str] | None = None) -> str:
-    """``text`` with every secret replaced by :data:`REDACTED`."""
+    """``text`` with every secret, in any of its :func:`text_forms`, replaced by
+    :data:`REDACTED`."""
     for secret in known_secrets() if secrets is None else secrets:
-        if secret in text:
-            text = text.replace(secret, REDACTED)
+        for form in text_forms(secret):
+            if form in text:
+                text = text.replace(form, REDACTED)
     return text
 
 
-def _forms(secret: str) -> Iterator[bytes]:
-    yield secret.encode("utf-8")
-    yield secret.encode("utf-16-le")
-    yield secret.encode("utf-16-be")
+@lru_cache(maxsize=256)
+def _forms(secret: str) -> tuple[bytes, ...]:
+    """The byte forms of ``secret``: each of its :func:`text_forms` as UTF-8, and the secret
+    itself as UTF-16 (both byte orders)."""
+    forms = [form.encode("utf-8") for form in text_forms(secret)]
+    forms += [secret.encode("utf-16-le"), secret.encode("utf-16-be")]
+    return tuple(forms)
 
 
 def redact_bytes(data: bytes, secrets: Iterable[str] | None = None) -> bytes:
-    """``data`` with every secret (as UTF-8 or UTF-16 bytes) replaced by :data:`REDACTED`."""
+    """``data`` with every secret (any of its :func:`_forms`: plain, base64, hex or
+    percent-encoded as UTF-8, or plain UTF-16) replaced by :data:`REDACTED`."""
     for secret in known_secrets() if secrets is None else secrets:
         for form in _forms(secret):
             if form in data:
@@ -167,7 +207,7 @@ def find_secret(value: Any, secrets: Iterable[str] | None = None) -> str | None:
     while stack:
         item, at = stack.pop()
         if isinstance(item, str):
-            if any(s in item for s in wanted):
+            if any(form in item for s in wanted for form in text_forms(s)):
                 return at or "value"
         elif isinstance(item, (bytes, bytearray)):
             data = _decoded(bytes(item))

@@ -242,18 +242,25 @@ def print_note(message: str) -> None:
     err.print(f"note: {message}", highlight=False, markup=False, soft_wrap=True)
 
 
-def check_output_folder(folder: Path, files: tuple[str, ...] = ()) -> None:
-    """Fail now, before any work, when ``folder`` cannot hold our output files, or one of
-    ``files`` there is not a regular file (a device, FIFO, socket, folder or link): exit 2."""
+def check_output_folder(
+    folder: Path, files: tuple[str, ...] = (), inputs: tuple[Path, ...] = ()
+) -> None:
+    """Fail now, before any work, when ``folder`` cannot hold our output files, one of
+    ``files`` there is not a regular file (a device, FIFO, socket, folder or link), or
+    ``folder`` lies among cassettes (inside ``inputs``, the folders the command reads, or any
+    cassette set or folder of cassettes: :func:`toolreplay.outputs.check_outside_cassettes`):
+    exit 2."""
     from toolreplay.outputs import (
         OutputPathError,
         check_name_lengths,
         check_output_file,
+        check_outside_cassettes,
         check_writable,
     )
 
     try:
         check_name_lengths(folder, "--out")
+        check_outside_cassettes(folder, inputs)
     except OutputPathError as exc:
         raise fail(str(exc), 2) from None
     if folder.exists() and not folder.is_dir():

@@ -34,7 +34,9 @@ app.registered_commands.sort(key=lambda c: ORDER.index(c.callback.__module__.rsp
 
 def main() -> None:
     """``toolreplay``: run the application (exit codes 0 success, 1 a failed check or another
-    failure, 2 a usage error, 130 interrupted). Whatever happens, what is printed passes the
+    failure, 2 a usage error, 130 interrupted; standard output closed by its reader, as in
+    ``toolreplay report --out - | head``, ends the command quietly with 1, the rest of its
+    output discarded). Whatever happens, what is printed passes the
     redaction step (:mod:`toolreplay.redaction`) and an unexpected error is one line, not a
     traceback (``TOOLREPLAY_TRACEBACK=1`` shows it).
 
@@ -51,7 +53,13 @@ def main() -> None:
     install_streams()
     try:
         try:
-            app(prog_name="toolreplay")
+            try:
+                app(prog_name="toolreplay")
+            finally:
+                sys.stdout.flush()
+        except BrokenPipeError:
+            _discard_stdout()
+            sys.exit(BROKEN_PIPE)
         except KeyboardInterrupt:
             sys.stderr.write("error: interrupted\n")
             sys.exit(130)
@@ -68,6 +76,24 @@ def main() -> None:
         if _is_process_entry(caller):
             _end_process(exc.code)
         raise
+
+
+#: The exit status when standard output's reader went away: 1, quietly, as click and rich
+#: end a command then (their handlers catch it first wherever they print).
+BROKEN_PIPE = 1
+
+
+def _discard_stdout() -> None:
+    """Point standard output at the null device: its reader is gone, and what is still
+    buffered or printed later (at exit) must go nowhere rather than fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _is_process_entry(frame: Any) -> bool:

@@ -133,8 +133,10 @@ def record(
         typer.Option(
             "--trials",
             min=1,
-            help="Record each configuration × question this many times (default 1; with "
-            "--only, the set's). Several trials go to CONFIG/QUESTION/trial-<i>.yaml.",
+            max=1000,
+            help="Record each configuration × question this many times (default: the existing "
+            "set's, else 1; fewer than the set's needs --force). Several trials go to "
+            "CONFIG/QUESTION/trial-<i>.yaml.",
             show_default=False,
         ),
     ] = None,
@@ -144,7 +146,7 @@ def record(
             "--seed",
             min=0,
             help="stand-in: seed of the stand-in's per-trial variation, kept in the "
-            "manifest (default 0; with --only, the set's).",
+            "manifest (default: the existing set's, else 0).",
             show_default=False,
         ),
     ] = None,

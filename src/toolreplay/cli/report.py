@@ -131,6 +131,8 @@ def report(
         raise _fail(str(exc), 2) from None
     except (ReportError, LockedError, DiffError) as exc:
         raise _fail(str(exc)) from None
+    except BrokenPipeError:
+        raise  # the reader of standard output went away: quiet (toolreplay.cli.main)
     except OSError as exc:
         raise _fail(f"cannot write {out_path}: {exc.strerror or exc}") from None
     out.print(f"wrote {out_path}")

@@ -140,8 +140,9 @@ def run(
                 "a folder your tests recorded is read, not replayed: run it whole",
                 param_hint="'--shard'",
             )
-        out_dir = out_dir if out_dir is not None else Path("reports") / folder.name
-        check_output_folder(out_dir)
+        # named after the folder itself, never after a relative path (`--cassettes ..`)
+        out_dir = out_dir if out_dir is not None else Path("reports") / folder.resolve().name
+        check_output_folder(out_dir, inputs=(folder,))
         source = SuiteCassettes(folder)
         return evaluate_and_publish(
             source, whole, selection, out_dir, total=0, detail=True,
@@ -164,7 +165,7 @@ def run(
         if part
         else ("results.json", "index.html", "index-transcripts.html")
     )
-    check_output_folder(out_dir, names)
+    check_output_folder(out_dir, names, inputs=(cassettes / set_name,))
     if part is None:
         return evaluate_and_publish(
             replayed, whole, selection, out_dir, total=len(jobs),

@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from toolreplay.models.base import DEFAULT_BASE_URL, DEFAULT_MODEL, ChatModel, ModelSettings
 
@@ -91,6 +92,30 @@ def is_dashscope(url: str) -> bool:
     return bool(_DASHSCOPE_HOST.match(_host(url)))
 
 
+def check_base_url(url: str, source: str = "--base-url") -> None:
+    """:class:`EndpointError` unless ``url`` (from ``source``, e.g. ``--base-url``) can be a
+    base URL: ``http`` or ``https``, a host, no query and no fragment. The SDK appends each
+    request's path to the base URL, so a query or fragment in it makes requests that a
+    recording's matching never finds again. The message shows the URL without credentials."""
+    from toolreplay.redaction import strip_url_credentials
+
+    try:
+        parts = urlsplit(url)
+        scheme, host = parts.scheme, parts.hostname
+    except ValueError as exc:
+        raise EndpointError(f"{source}: not a URL ({exc})") from None
+    shown = strip_url_credentials(url)
+    if scheme not in ("http", "https") or not host:
+        raise EndpointError(f"{source} {shown}: a base URL is http:// or https:// with a host")
+    if parts.query or parts.fragment or url.rstrip().endswith(("?", "#")):
+        raise EndpointError(
+            f"{source} {shown.split('?')[0].split('#')[0]}: a base URL takes no query or "
+            "fragment (`?...`, `#...`): the SDK appends each request's path to it, so such "
+            "a recording would never replay. Pass the key with --api-key-env NAME (it is sent "
+            "as a header) and the URL without them."
+        )
+
+
 def resolve_endpoint(
     base_url: str | None = None,
     model: str | None = None,
@@ -123,6 +148,8 @@ def resolve_endpoint(
         url, url_source = base_url, "--base-url"
     elif e.get("TOOLREPLAY_BASE_URL"):
         url, url_source = e["TOOLREPLAY_BASE_URL"], "$TOOLREPLAY_BASE_URL"
+    if url is not None:
+        check_base_url(url, url_source)  # before any pairing: a URL that could never replay
     openai_url = e.get("OPENAI_BASE_URL") or None
 
     def openai_endpoint() -> tuple[str, str]:
@@ -186,6 +213,7 @@ def resolve_endpoint(
             url, url_source = DEFAULT_BASE_URL, "DashScope, paired with DASHSCOPE_API_KEY"
         else:
             url, url_source = openai_endpoint()
+    check_base_url(url, url_source)
     if model:
         name, model_source = model, "--model"
     elif e.get("TOOLREPLAY_MODEL"):

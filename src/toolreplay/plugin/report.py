@@ -71,6 +71,14 @@ def configure(config: pytest.Config) -> None:
         'eval file\'s expect: forms ({"tool_called": "lookup"}), for --toolreplay-report.',
     )
     config.stash[_REPLAYED] = []
+    out = config.getoption("--toolreplay-report", None)
+    if out is not None and not hasattr(config, "workerinput"):
+        from toolreplay.outputs import OutputPathError, check_outside_cassettes
+
+        try:  # before any test runs: a report among cassettes is refused up front
+            check_outside_cassettes(Path(out))
+        except OutputPathError as exc:
+            raise pytest.UsageError(f"--toolreplay-report {exc}") from None
 
 
 def remember(item: pytest.Item, cassette: Any) -> None:
@@ -162,6 +170,9 @@ def write_session_report(config: pytest.Config) -> str | None:
         )
         raise UnreadCassettes("\n".join(unread))
     target = Path(out)
+    from toolreplay.outputs import check_outside_cassettes
+
+    check_outside_cassettes(target, (folder,))  # not inside the cassettes it read
     write_results(target / "results.json", results)
     page = write_report(target / "results.json", target / "index.html")
     passed = sum(1 for e in results.episodes if e.passed)

@@ -10,7 +10,11 @@ check_results`) and then :func:`check_invariants`:
 - rounds, tool calls and token counts are not negative (every trial's); a configuration's
   ``passed`` is between 0 and its ``total``;
 - an episode judged ``passed`` carries no label that means failure (``fabricated_value``,
-  ``empty_answer``, ``error``): a judge passes no answer holding a value no tool returned.
+  ``empty_answer``, ``error``): a judge passes no answer holding a value no tool returned;
+- each configuration's summary is what its trial-1 episodes give (:func:`check_summaries`):
+  ``passed`` and ``total``, ``avg_rounds`` and ``avg_tool_calls`` (to their 2 decimals), the
+  stop-reason and failure-mode counts; every episode's configuration has a summary. A summary
+  edited by hand ("4/4" over failing episodes) is refused, not shown.
 
 Every failure is a :class:`~toolreplay.results.format.ResultsError` whose message names the
 file and the episode or configuration.
@@ -91,6 +95,51 @@ def check_invariants(results: Results | Mapping[str, Any]) -> None:
                 raise ResultsError(f"configuration {name}: {field} is {mean}, below 0")
 
 
+def check_summaries(doc: Results) -> None:
+    """:class:`ResultsError` naming the first configuration whose summary differs from what
+    its trial-1 episodes give (recomputed here from the definitions in
+    :class:`~toolreplay.results.format.ConfigurationSummary`), or the first episode of a
+    configuration without one."""
+    names = {c.name for c in doc.configurations}
+    if stray := [e for e in doc.episodes if e.configuration not in names]:
+        e = stray[0]
+        raise ResultsError(
+            f"episode {e.configuration}/{e.question_id}: its configuration has no summary"
+        )
+    for c in doc.configurations:
+        eps = [e for e in doc.episodes if e.configuration == c.name]
+        n = len(eps) or 1
+        modes = Counter(m for e in eps for m in e.modes)
+        expected: dict[str, Any] = {
+            "passed": sum(1 for e in eps if e.passed),
+            "total": len(eps),
+            "avg_rounds": round(sum(e.rounds for e in eps) / n, 2),
+            "avg_tool_calls": round(sum(e.tool_calls for e in eps) / n, 2),
+            "stop_reasons": dict(Counter(e.stop_reason for e in eps)),
+            "failure_modes": dict(modes),
+        }
+        found: dict[str, Any] = {
+            "passed": c.passed,
+            "total": c.total,
+            "avg_rounds": c.avg_rounds,
+            "avg_tool_calls": c.avg_tool_calls,
+            "stop_reasons": c.stop_reasons,
+            "failure_modes": c.failure_modes,
+        }
+        for field, want in expected.items():
+            have = found[field]
+            if have is None and field in ("stop_reasons", "failure_modes"):
+                continue  # an older file without the counts
+            if isinstance(want, float) and abs(float(have) - want) <= 0.006:
+                continue
+            if have != want:
+                raise ResultsError(
+                    f"configuration {c.name}: {field} is {have} but its episodes give {want}; "
+                    "the summary does not match the episodes (edited by hand?). Re-run "
+                    "`toolreplay run` to write the results again"
+                )
+
+
 def read_results(path: Path) -> Results:
     """Read, bound, validate and check a ``results.json`` (see the module docstring).
     Returns it as :class:`~toolreplay.results.format.Results`; :class:`ResultsError` naming
@@ -108,6 +157,7 @@ def read_results(path: Path) -> Results:
     try:
         doc = as_results(results)
         check_invariants(doc)
+        check_summaries(doc)
     except ResultsError as exc:
         raise ResultsError(f"{path}: {exc}") from None
     return doc

@@ -177,8 +177,8 @@ def record_set(
     replaces the old one atomically (:func:`~toolreplay.folders.replace_tree`); Ctrl-C or
     SIGTERM raises :class:`RecordingInterrupted` saying whether the set was replaced."""
     register_secrets(target)  # before any request: nothing printed or written shows them
-    if trials < 1:
-        raise RecordingError(f"--trials must be at least 1, not {trials}")
+    if not 1 <= trials <= MAX_TRIALS:
+        raise RecordingError(f"--trials must be from 1 to {MAX_TRIALS}, not {trials}")
     try:
         check_set_name(set_dir.name)
     except ValueError as exc:
@@ -214,6 +214,15 @@ def record_set(
                     notify(note)
             if not only and not force:
                 check_provenance(set_dir, target)
+                if lost := removed_cassettes(set_dir, [(c, q) for c, q in wanted], trials):
+                    raise RecordingError(
+                        f"re-recording {set_dir} with these settings would remove "
+                        f"{len(lost)} of its cassettes ({', '.join(lost[:3])}"
+                        f"{', ...' if len(lost) > 3 else ''}): fewer --trials than the set's, "
+                        "configurations or questions left out. Pass --force to remove them, "
+                        "or keep the set's shape (its --trials, ablations and eval file). "
+                        "Nothing was changed."
+                    )
             previous = read_manifest(set_dir) if only else None
             if previous is not None:
                 # Checked before recording: a refused partial re-record costs no model calls.
@@ -306,18 +315,41 @@ def _record_and_commit(
             shutil.rmtree(staging, ignore_errors=True)
 
 
+#: The most trials an episode is recorded with.
+MAX_TRIALS = 1000
+
+
 def trials_and_seed(
     set_dir: Path, only: Sequence[str], trials: int | None, seed: int | None
 ) -> tuple[int, int]:
-    """The trials and seed to record with: as given; for a partial re-record (``only``) the
-    existing set's unless given; otherwise 1 trial, seed 0."""
-    if only and manifest_path(set_dir).exists():
+    """The trials and seed to record with: as given; otherwise those of the set already in
+    ``set_dir`` (a re-recording keeps the set's shape), or 1 trial, seed 0 for a new set (or
+    one whose manifest cannot be read, which only ``--force`` replaces). Raises
+    :class:`RecordingError` when a partial re-record (``only``) finds no readable set."""
+    if manifest_path(set_dir).exists():
         try:
             previous = read_manifest(set_dir)
         except CassetteError as exc:
-            raise RecordingError(str(exc)) from None
-        return (trials or previous.trials, previous.seed if seed is None else seed)
+            if only:
+                raise RecordingError(str(exc)) from None
+        else:
+            return (trials or previous.trials, previous.seed if seed is None else seed)
     return (trials or 1, seed or 0)
+
+
+def removed_cassettes(
+    set_dir: Path, wanted: Sequence[tuple[Configuration, str]], trials: int
+) -> list[str]:
+    """The episode keys of the set in ``set_dir`` (its manifest's) that recording ``wanted``
+    (configuration, question id) × ``trials`` in full would not record again, and so remove:
+    fewer trials, configurations left out (``--no-ablations``), questions no longer in the
+    eval file. Empty when ``set_dir`` holds no readable set."""
+    try:
+        previous = read_manifest(set_dir)
+    except CassetteError:
+        return []
+    kept = {episode_key(c.name, q, t) for c, q in wanted for t in range(1, trials + 1)}
+    return sorted(k for k in previous.episodes if k not in kept)
 
 
 def record_stand_in(
