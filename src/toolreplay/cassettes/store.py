@@ -196,7 +196,7 @@ CACHE_DIR_ENV = "TOOLREPLAY_CACHE_DIR"
 
 #: Bump when what :func:`validate_cassette` accepts or returns, or an entry's layout, changes: older
 #: entries are ignored (they live in another folder).
-PARSE_CACHE_FORMAT = 2
+PARSE_CACHE_FORMAT = 3
 
 
 def default_cache_dir() -> Path | None:
