@@ -184,3 +184,20 @@ def test_a_duplicate_key_in_a_cassette_or_an_eval_file_is_one_line_naming_it(tmp
 def test_duplicate_key_error_is_a_yaml_error():
     assert issubclass(DuplicateKeyError, yaml.YAMLError)
     assert issubclass(AliasError, yaml.YAMLError)
+
+
+def test_the_collector_is_paused_only_while_loading():
+    import gc
+
+    assert gc.isenabled()
+    load_yaml("a: [1]\n")
+    assert gc.isenabled()
+    with pytest.raises(AliasError):
+        load_yaml("a: &x 1\nb: *x\n")
+    assert gc.isenabled()  # re-enabled after a refusal too
+    gc.disable()
+    try:
+        load_yaml("a: [1]\n")
+        assert not gc.isenabled()  # a program that turned it off keeps it off
+    finally:
+        gc.enable()
