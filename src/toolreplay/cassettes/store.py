@@ -118,9 +118,10 @@ def load_cassette(path: Path, expected_sha256: str | None = None) -> list[dict[s
     ``path`` and says where and what: the file exists, is a file, is at most
     :data:`CASSETTE_LIMIT` bytes; its sha256 equals ``expected_sha256`` when given
     (:class:`CassetteDamaged`, "edited or damaged since recording", naming also what else is
-    wrong with it); UTF-8 (line, column, byte); YAML without anchors or aliases (line,
-    column); ``version: 1`` and an ``interactions`` list; each interaction (numbered from 1)
-    field by field: request method, URI, headers (name → list of strings), body (text,
+    wrong with it); UTF-8 (line, column, byte); YAML nesting at most 200 levels, without
+    anchors, aliases or a key given twice in a mapping (line, column; checked in the one pass
+    that loads it); ``version: 1`` and an ``interactions`` list; each interaction (numbered
+    from 1) field by field: request method, URI, headers (name → list of strings), body (text,
     bytes or a JSON value); response status code (100–599) and message, headers, body (text,
     bytes or a JSON value). What a reply body *says* (choices, tool calls, usage) is not
     judged here: any recorded reply replays and the model client gives it an outcome; a body
@@ -196,7 +197,7 @@ CACHE_DIR_ENV = "TOOLREPLAY_CACHE_DIR"
 
 #: Bump when what :func:`validate_cassette` accepts or returns, or an entry's layout, changes: older
 #: entries are ignored (they live in another folder).
-PARSE_CACHE_FORMAT = 2
+PARSE_CACHE_FORMAT = 3
 
 
 def default_cache_dir() -> Path | None:
