@@ -218,6 +218,7 @@ def write_outputs(
 
     from toolreplay.folders import folder_lock
     from toolreplay.outputs import publish, recover_outputs
+    from toolreplay.report.pages import remove_stale, stale_pages
     from toolreplay.report.render import report_pages
     from toolreplay.results.format import results_json_text
 
@@ -227,13 +228,10 @@ def write_outputs(
     with folder_lock(out_dir, wait=wait, inside=True, what="writing reports into"):
         for note in recover_outputs(out_dir):
             print_note(note)
-        publish(
-            out_dir,
-            {
-                "results.json": lambda f: f.write(text),
-                **report_pages(as_read, "index.html", results_href="results.json"),
-            },
-        )
+        pages = report_pages(as_read, "index.html", results_href="results.json")
+        stale = stale_pages(out_dir / "index.html", pages)  # a smaller run's leftovers, if ours
+        publish(out_dir, {"results.json": lambda f: f.write(text), **pages})
+        remove_stale(stale)
     return out_dir / "index.html"
 
 
