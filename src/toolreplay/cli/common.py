@@ -208,12 +208,15 @@ def write_outputs(
     out_dir: Path, results: Results | Mapping[str, Any], wait: float | None = None
 ) -> Path:
     """Write ``out_dir/results.json`` and ``out_dir/index.html`` (with, for more than
-    :data:`~toolreplay.report.table.LARGE_RUN` transcripts, ``index-transcripts.html``:
+    :data:`~toolreplay.report.table.LARGE_RUN` transcripts, ``index-transcripts.html``, and
+    past :data:`~toolreplay.report.render.TABLE_ROWS` table rows ``index-episodes.html``:
     :func:`toolreplay.report.render.report_pages`, as every report writer) as one generation
     (:func:`toolreplay.outputs.publish`: all or none, a kill included); returns the page's
-    path. One writer of the folder at a time (a file lock; another writer is waited for up to
-    ``wait`` seconds, default :data:`LOCK_WAIT_S`, then :class:`LockedError`); what a killed
-    earlier run left there is completed or removed first, and said on stderr."""
+    path. Those side pages that an earlier, larger report wrote there and this one does not are
+    removed after, only when ours (:func:`toolreplay.report.pages.stale_pages`). One writer of
+    the folder at a time (a file lock; another writer is waited for up to ``wait`` seconds,
+    default :data:`LOCK_WAIT_S`, then :class:`LockedError`); what a killed earlier run left
+    there is completed or removed first, and said on stderr."""
     import json
 
     from toolreplay.folders import folder_lock
