@@ -27,12 +27,23 @@ is exceeded. The other peaks are reported, not limited: the results for 1,000 ep
 themselves ~7 MB of Python objects (parsing their JSON peaks near 11 MB), and the ``str``
 ``render_report`` returns is stored at 2 bytes a character once any CJK character is in it.
 ``--out DIR`` keeps results.json and the pages there (for screenshots: ``tools/``).
+
+Then, at every size of ``--sizes`` (default 1,000 and 2,500 episodes; issue 33: "the
+2,500-episode report page ≤ 2 MB, written in ≤ 3 s"), each file :func:`report_pages` writes
+(every report writer's: ``toolreplay run``, ``toolreplay report``, the pytest plugin): its size
+and the wall and CPU time of writing it from the results (validated once, as ``write_report``
+does after reading the JSON), best of ``--size-reps``; past 1,000 table rows the episode table
+goes on ``index-episodes.html``. Exits 1 when the 2,500 page is over 2 MB or 3 s.
+
+    python benchmarks/bench_report.py --sizes 2500 --size-reps 3 --skip-render
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -44,13 +55,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from toolreplay.report.render import render_report, stream_report, transcripts_path, write_report
+from toolreplay.report.render import (
+    render_report,
+    report_pages,
+    stream_report,
+    transcripts_path,
+    write_report,
+)
+from toolreplay.results.format import as_results
 
 LIMIT_S = 5.0
 LIMIT_BYTES = 10 * 1024 * 1024
 LIMIT_PAGE_BYTES = 1_200_000  # 1.2 MB (decimal)
 LIMIT_PAINT_MS = 1000
 LIMIT_GALLERY_SCREEN = 3
+#: Issue 33: the 2,500-episode report page (index.html alone) at most 2 MB, written in 3 s.
+SPLIT_EPISODES, LIMIT_SPLIT_BYTES, LIMIT_SPLIT_S = 2500, 2_000_000, 3.0
 TOOLS = Path(__file__).resolve().parents[1] / "tools"
 CONFIGURATIONS = ("single+oneshot", "loop+oneshot", "single+atomic", "loop+atomic")
 CITIES = ("北京", "上海", "广州", "深圳", "宁德", "杭州", "成都", "武汉", "西安", "南京")
@@ -306,11 +326,59 @@ def browser_timing(page: Path) -> dict[str, Any] | str:
     return timing
 
 
+def report_files(episodes: int, reps: int) -> list[tuple[str, int, float, float]]:
+    """``(file name, bytes, wall s, CPU s)`` of each file :func:`report_pages` writes for
+    ``episodes`` synthetic episodes (best of ``reps`` for the times), then the total."""
+    results = as_results(synthetic_results(episodes))
+    report_pages(results, "index.html")["index.html"](open(os.devnull, "w"))  # warm-up
+    rows: dict[str, list[float]] = {}
+    sizes: dict[str, int] = {}
+    for _ in range(reps):
+        for name, write in report_pages(results, "index.html", results_href="results.json").items():
+            buffer = io.StringIO()
+            wall, cpu = time.perf_counter(), time.process_time()
+            write(buffer)
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            sizes[name] = len(buffer.getvalue().encode("utf-8"))
+            best = rows.setdefault(name, [wall, cpu])
+            best[0], best[1] = min(best[0], wall), min(best[1], cpu)
+    out = [(name, sizes[name], w, c) for name, (w, c) in rows.items()]
+    total = (
+        "all files",
+        sum(sizes.values()),
+        sum(w for _, _, w, _ in out),
+        sum(c for *_, c in out),
+    )
+    return [*out, total]
+
+
+def split_sizes(sizes: list[int], reps: int) -> bool:
+    """Print :func:`report_files` at each size; whether the 2,500 page is within its limits."""
+    ok = True
+    for n in sizes:
+        print(f"report files at {n} episodes (best of {reps}):")
+        for name, size, wall, cpu in report_files(n, reps):
+            print(f"  {name:24} {size / 1e6:6.2f} MB  {wall:5.2f} s wall  {cpu:5.2f} s CPU")
+            if n == SPLIT_EPISODES and name == "index.html":
+                ok = size <= LIMIT_SPLIT_BYTES and wall <= LIMIT_SPLIT_S
+    print(
+        f"limits             the {SPLIT_EPISODES}-episode page ≤ {LIMIT_SPLIT_BYTES / 1e6:.0f} MB, "
+        f"written in ≤ {LIMIT_SPLIT_S:.0f} s: {'OK' if ok else 'OVER LIMIT'}"
+    )
+    return ok
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[1])
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument("--out", type=Path, help="keep results.json and the pages here")
+    parser.add_argument("--sizes", default="1000,2500", help="episodes, comma-separated")
+    parser.add_argument("--size-reps", type=int, default=3)
+    parser.add_argument("--skip-render", action="store_true", help="only the --sizes figures")
     args = parser.parse_args()
+    sizes = [int(x) for x in args.sizes.split(",") if x]
+    if args.skip_render:
+        return 0 if split_sizes(sizes, args.size_reps) else 1
 
     results = synthetic_results(args.episodes)
     messages = sum(len(e["transcript"]) for e in results["episodes"])
@@ -380,6 +448,7 @@ def main() -> int:
         f"page {LIMIT_PAGE_BYTES / 1e6:.1f} MB, first contentful paint < {LIMIT_PAINT_MS} ms, "
         f"gallery within {LIMIT_GALLERY_SCREEN} screens: {'OK' if ok else 'OVER LIMIT'}"
     )
+    ok = split_sizes(sizes, args.size_reps) and ok
     return 0 if ok else 1
 
 

@@ -56,10 +56,17 @@ def publish_run(out_dir: "Path", results: "Results", audit: "Audit", errors: tup
     _print_audit_summary(audit)
     out.print(f"wrote {out_dir / 'results.json'}", highlight=False, soft_wrap=True)
     out.print(f"wrote {page}", highlight=False, soft_wrap=True)
-    from toolreplay.report.render import splits_transcripts, transcripts_path
+    from toolreplay.report.render import (
+        episodes_path,
+        splits_table,
+        splits_transcripts,
+        transcripts_path,
+    )
 
     if splits_transcripts(results):  # many transcripts: on a page of their own
         out.print(f"wrote {transcripts_path(page)}", highlight=False, soft_wrap=True)
+    if splits_table(results):  # a very long episode table: on a page of its own
+        out.print(f"wrote {episodes_path(page)}", highlight=False, soft_wrap=True)
 
 
 def _print_audit_summary(audit: "Audit") -> None:

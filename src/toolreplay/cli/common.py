@@ -208,16 +208,20 @@ def write_outputs(
     out_dir: Path, results: Results | Mapping[str, Any], wait: float | None = None
 ) -> Path:
     """Write ``out_dir/results.json`` and ``out_dir/index.html`` (with, for more than
-    :data:`~toolreplay.report.table.LARGE_RUN` transcripts, ``index-transcripts.html``:
+    :data:`~toolreplay.report.table.LARGE_RUN` transcripts, ``index-transcripts.html``, and
+    past :data:`~toolreplay.report.render.TABLE_ROWS` table rows ``index-episodes.html``:
     :func:`toolreplay.report.render.report_pages`, as every report writer) as one generation
     (:func:`toolreplay.outputs.publish`: all or none, a kill included); returns the page's
-    path. One writer of the folder at a time (a file lock; another writer is waited for up to
-    ``wait`` seconds, default :data:`LOCK_WAIT_S`, then :class:`LockedError`); what a killed
-    earlier run left there is completed or removed first, and said on stderr."""
+    path. Those side pages that an earlier, larger report wrote there and this one does not are
+    removed after, only when ours (:func:`toolreplay.report.pages.stale_pages`). One writer of
+    the folder at a time (a file lock; another writer is waited for up to ``wait`` seconds,
+    default :data:`LOCK_WAIT_S`, then :class:`LockedError`); what a killed earlier run left
+    there is completed or removed first, and said on stderr."""
     import json
 
     from toolreplay.folders import folder_lock
     from toolreplay.outputs import publish, recover_outputs
+    from toolreplay.report.pages import remove_stale, stale_pages
     from toolreplay.report.render import report_pages
     from toolreplay.results.format import results_json_text
 
@@ -227,13 +231,10 @@ def write_outputs(
     with folder_lock(out_dir, wait=wait, inside=True, what="writing reports into"):
         for note in recover_outputs(out_dir):
             print_note(note)
-        publish(
-            out_dir,
-            {
-                "results.json": lambda f: f.write(text),
-                **report_pages(as_read, "index.html", results_href="results.json"),
-            },
-        )
+        pages = report_pages(as_read, "index.html", results_href="results.json")
+        stale = stale_pages(out_dir / "index.html", pages)  # a smaller run's leftovers, if ours
+        publish(out_dir, {"results.json": lambda f: f.write(text), **pages})
+        remove_stale(stale)
     return out_dir / "index.html"
 
 

@@ -64,9 +64,11 @@ def report(
         recover_outputs,
     )
     from toolreplay.report.downloads import relative_href
+    from toolreplay.report.pages import episodes_path, remove_stale, stale_pages
     from toolreplay.report.render import (
         ReportError,
         report_pages,
+        splits_table,
         splits_transcripts,
         stream_report,
         transcripts_path,
@@ -126,7 +128,10 @@ def report(
             # the same pages as every report writer: many transcripts go on a page of their own
             # the page links the results it was rendered from when they sit beside or below it
             href = relative_href(results, out_path)
-            publish(out_path.parent, report_pages(data, out_path.name, baseline, href))
+            pages = report_pages(data, out_path.name, baseline, href)
+            stale = stale_pages(out_path, pages)  # a smaller run's leftover pages, if ours
+            publish(out_path.parent, pages)
+            remove_stale(stale)
     except OutputPathError as exc:
         raise _fail(str(exc), 2) from None
     except (ReportError, LockedError, DiffError) as exc:
@@ -138,3 +143,5 @@ def report(
     out.print(f"wrote {out_path}")
     if not to_stdout and splits_transcripts(data):
         out.print(f"wrote {transcripts_path(out_path)}")
+    if not to_stdout and splits_table(data):
+        out.print(f"wrote {episodes_path(out_path)}")

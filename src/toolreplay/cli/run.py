@@ -163,7 +163,7 @@ def run(
     names = (
         (shard_file_name(*part),)
         if part
-        else ("results.json", "index.html", "index-transcripts.html")
+        else ("results.json", "index.html", "index-transcripts.html", "index-episodes.html")
     )
     check_output_folder(out_dir, names, inputs=(cassettes / set_name,))
     if part is None:

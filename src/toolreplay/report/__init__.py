@@ -12,12 +12,16 @@ _EXPORTS: dict[str, str] = {
     "ReportError": "render",
     "rates_lines": "console",
     "relative_href": "downloads",
+    "remove_stale": "pages",
     "report_pages": "render",
+    "splits_table": "render",
     "splits_transcripts": "render",
+    "stale_pages": "pages",
     "stream_report": "render",
     "summary_table": "console",
     "trials_table": "console",
     "transcripts_path": "render",
+    "episodes_path": "pages",
     "write_report": "render",
 }
 

@@ -17,8 +17,10 @@ message, and the model API error an episode ended on). Long text is cut with a "
 invisible characters get a visible marker. Every trial results keep whole has its transcript
 (headed by its configuration, question and trial, the test and cassette it came from and the
 command that replays it; a failed one links to the previous and next failure). A run of more
-than :data:`~toolreplay.report.table.LARGE_RUN` transcripts gets them on a page of their own,
-on every path that writes the report to a file (:func:`report_pages`).
+than :data:`~toolreplay.report.table.LARGE_RUN` transcripts gets them on a page of their own, and
+one of more than :data:`TABLE_ROWS` table rows its episode table and question matrix, on every
+path that writes the report to a file (:func:`report_pages`): the report page stays under 2 MB
+at any size (about 0.4 MB at 2,500 episodes).
 
 Guarantees:
 
@@ -80,6 +82,13 @@ from toolreplay.report.fidelity import fidelity_view
 from toolreplay.report.labels import METRICS
 from toolreplay.report.mutation import mutation_view
 from toolreplay.report.origins import kept_trials
+from toolreplay.report.pages import (
+    GENERATOR,
+    episodes_path,
+    remove_stale,
+    stale_pages,
+    transcripts_path,
+)
 from toolreplay.report.reasons import unmet_counts
 from toolreplay.report.scorecard import scorecard_view
 from toolreplay.report.summary import (
@@ -110,16 +119,24 @@ from toolreplay.results.format import (
 )
 
 __all__ = [
+    "GENERATOR",
+    "TABLE_ROWS",
     "ReportError",
     "build_page",
     "check_results",
+    "episodes_path",
     "load_results",
+    "remove_stale",
     "render_report",
     "render_transcripts",
     "report_pages",
+    "splits_table",
     "splits_transcripts",
+    "stale_pages",
+    "stream_episodes",
     "stream_report",
     "stream_transcripts",
+    "table_rows",
     "transcript_count",
     "transcripts_path",
     "write_report",
@@ -136,6 +153,15 @@ SCRIPT_TEMPLATE = "report.js.j2"
 
 
 TRANSCRIPTS_TEMPLATE = "transcripts_page.html.j2"
+
+
+EPISODES_TEMPLATE = "episodes_page.html.j2"
+
+
+#: Rows of the episode table (every episode, and every later trial's row) beyond which the table
+#: and the question matrix go on a page of their own (:func:`report_pages`): the table is most
+#: of a large page's bytes (about 570 a row), and the report page stays under 2 MB at any size.
+TABLE_ROWS = 1000
 
 
 #: Results files are validated by :mod:`toolreplay.results` (pydantic models, one definition);
@@ -216,10 +242,19 @@ def render_transcripts(results: Results | Mapping[str, Any], back: str = "index.
     return buffer.getvalue()
 
 
-def transcripts_path(out_path: Path) -> Path:
-    """Where the transcripts of a large run go beside ``out_path``: ``index.html`` →
-    ``index-transcripts.html``."""
-    return out_path.with_name(f"{out_path.stem}-transcripts{out_path.suffix or '.html'}")
+def table_rows(results: Results | Mapping[str, Any]) -> int:
+    """How many rows the report's episode table has: every episode (trial 1) and every later
+    trial of one that ``trial_outcomes`` hold."""
+    results = as_results(results)
+    keys = {(e.configuration, e.question_id) for e in results.episodes}
+    later = [o for o in results.trial_outcomes or [] if o.trial > 1]
+    return len(results.episodes) + sum((o.configuration, o.question_id) in keys for o in later)
+
+
+def splits_table(results: Results | Mapping[str, Any]) -> bool:
+    """Whether the episode table and the question matrix go on a page of their own: more than
+    :data:`TABLE_ROWS` rows (:func:`table_rows`); decided like :func:`splits_transcripts`."""
+    return table_rows(results) > TABLE_ROWS
 
 
 def transcript_count(results: Results | Mapping[str, Any]) -> int:
@@ -256,13 +291,21 @@ def report_pages(
     side = transcripts_path(Path(page_name)).name if splits_transcripts(results) else None
     if side is not None:
         pages[side] = lambda f: stream_transcripts(results, f.write, page_name)
+    rows = episodes_path(Path(page_name)).name if splits_table(results) else None
+    if rows is not None:
+        pages[rows] = lambda f: stream_episodes(results, f.write, page_name, side, downloads)
     table = csv_path(Path(page_name)).name
     pages[table] = lambda f: f.write(episodes_csv(results))
     downloads = {"csv": quote(table)}
     if results_href is not None:
         downloads["results"] = results_href
     pages[page_name] = lambda f: stream_report(
-        results, f.write, compare=compare, transcripts_href=side, downloads=downloads
+        results,
+        f.write,
+        compare=compare,
+        transcripts_href=side,
+        downloads=downloads,
+        table_href=None if rows is None else quote(rows),
     )
     return pages
 
@@ -282,9 +325,12 @@ def write_report(results_path: Path, out_path: Path, compare: Run | None = None)
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     href = relative_href(Path(results_path), out)
-    for name, write in report_pages(results, out.name, compare, href).items():
+    pages = report_pages(results, out.name, compare, href)
+    stale = stale_pages(out, pages)
+    for name, write in pages.items():
         with atomic_writer(out.with_name(name)) as f:  # a temporary file, then os.replace
             write(f)
+    remove_stale(stale)
     return out
 
 
@@ -294,15 +340,19 @@ def stream_report(
     compare: Run | None = None,
     transcripts_href: str | None = None,
     downloads: Mapping[str, str] | None = None,
+    table_href: str | None = None,
 ) -> None:
     """Render the page for ``results`` like :func:`render_report`, passing it to ``write``
     (e.g. a text file's ``write``) piece by piece instead of building one string.
     ``downloads``: relative links the page offers, ``{"results", "csv"}`` (either may be
-    absent; :func:`report_pages`). Raises
-    :class:`ReportError` (before writing anything) when ``results`` is malformed."""
-    page = build_page(as_results(results), compare=compare)
+    absent; :func:`report_pages`). ``table_href``: the episode table and question matrix are
+    on that page (:func:`stream_episodes`) and this one links there; None keeps them here.
+    Raises :class:`ReportError` (before writing anything) when ``results`` is malformed."""
+    results = as_results(results)
+    page = build_page(results, compare=compare, table=table_href is None)
     page["tx"] = transcripts_href or ""
     page["downloads"] = dict(downloads or {})
+    page["table"], page["table_rows"] = table_href or "", table_rows(results)
     for piece in _environment().get_template(TEMPLATE).generate(page=page, **_static()):
         write(piece)
 
@@ -311,14 +361,32 @@ def stream_transcripts(
     results: Results | Mapping[str, Any], write: Callable[[str], object], back: str = "index.html"
 ) -> None:
     """:func:`render_transcripts`, passed to ``write`` piece by piece."""
-    page = build_page(as_results(results))
+    page = build_page(as_results(results), table=False)
     page["tx"], page["back"] = "", back
     for piece in _environment().get_template(TRANSCRIPTS_TEMPLATE).generate(page=page, **_static()):
         write(piece)
 
 
+def stream_episodes(
+    results: Results | Mapping[str, Any],
+    write: Callable[[str], object],
+    back: str = "index.html",
+    transcripts_href: str | None = None,
+    downloads: Mapping[str, str] | None = None,
+) -> None:
+    """The episode table and question matrix of ``results`` as a page of their own, with the
+    filter bar, linking ``back`` to the report (:func:`stream_report`'s ``table_href``), passed
+    to ``write`` piece by piece. ``transcripts_href`` and ``downloads`` as
+    :func:`stream_report`'s. Raises :class:`ReportError` like it."""
+    page = build_page(as_results(results))
+    page["tx"], page["back"] = transcripts_href or "", back
+    page["downloads"] = dict(downloads or {})
+    for piece in _environment().get_template(EPISODES_TEMPLATE).generate(page=page, **_static()):
+        write(piece)
+
+
 def build_page(
-    results: Results | Mapping[str, Any], compare: Run | None = None
+    results: Results | Mapping[str, Any], compare: Run | None = None, *, table: bool = True
 ) -> dict[str, Any]:
     """The template's view of ``results`` (a mapping is validated into
     :class:`~toolreplay.results.format.Results` first; :class:`ReportError` when it does not
@@ -334,7 +402,9 @@ def build_page(
     section). A run of more than :data:`~toolreplay.report.table.LARGE_RUN` episodes is
     ``large`` (a compact matrix); one of more than that many transcripts is ``lean``
     (:func:`splits_transcripts`: lean transcripts, the set's shared system prompt shown
-    once, and on a page of their own when written to a file)."""
+    once, and on a page of their own when written to a file). ``table`` False leaves the
+    episode table and the matrix out (``episodes`` empty, ``matrix`` None: a page that does not
+    show them); ``table`` is the file name of the page holding them, set by the caller ("")."""
     results = as_results(results)
     episodes = list(results.episodes)
     anchors = episode_anchors(episodes)
@@ -377,8 +447,10 @@ def build_page(
             anchors,
             {k: (t.record, t.anchor) for k, t in kept.items()},
             compact=large,
-        ),
-        "matrix": matrix(episodes, configurations, anchors, detail=not large),
+        )
+        if table
+        else [],
+        "matrix": matrix(episodes, configurations, anchors, detail=not large) if table else None,
         "gallery": gallery(episodes, configurations, anchors),
         "fidelity": fidelity,
         "transcripts": transcripts_view(
@@ -396,4 +468,5 @@ def build_page(
         "lean": lean,
         "system": None if system is None else text_view(system),
         "tx": "",  # the transcripts page's file name when they are not in this page
+        "table": "",  # the episodes page's file name when the table is not in this page
     }
