@@ -118,6 +118,9 @@ def pytest_configure(config: pytest.Config) -> None:
         from toolreplay.plugin import recording as _pytest_recording
 
         config.pluginmanager.register(_pytest_recording, "toolreplay-recording")
+        from toolreplay.plugin import transaction as _transaction
+
+        config.pluginmanager.register(_transaction, "toolreplay-transaction")
 
 
 _SESSION = pytest.StashKey[pytest.Session]()

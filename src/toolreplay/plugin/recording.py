@@ -17,6 +17,7 @@ from toolreplay.cassettes.errors import CassetteError
 from toolreplay.cassettes.format import JsonBodySerializer, json_body_matcher
 from toolreplay.cassettes.miss import explain_miss, find_miss
 from toolreplay.cassettes.vcr import AtomicPersister, one_request_at_a_time, unpatch_always
+from toolreplay.plugin import transaction
 from toolreplay.plugin.config import default_vcr_config, uses_toolreplay
 
 _FAILED = pytest.StashKey[bool]()
@@ -41,6 +42,7 @@ def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
     item = config.stash.get(_RUNNING, None)
     if item is None or not uses_toolreplay(item):
         return
+    transaction.configure(item, vcr)  # a rewrite records beside the cassette it replaces
     unpatch_always(vcr)  # a refused save (a secret in the cassette) leaves nothing patched
     vcr.register_serializer("yaml", JsonBodySerializer)
     vcr.register_matcher("json_body", json_body_matcher)
@@ -123,7 +125,10 @@ def pytest_fixture_setup(
     fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
 ) -> Generator[None, object, object]:
     """A cassette that does not load (malformed, another serializer's shape) fails the test
-    with the loader's one-line error instead of a traceback through vcrpy."""
+    with the loader's one-line error instead of a traceback through vcrpy. Before the ``vcr``
+    fixture, a recording's transaction starts (:func:`.transaction.before_vcr`)."""
+    if fixturedef.argname == "vcr":
+        transaction.before_vcr(request)
     try:
         return (yield)
     except CassetteError as exc:
