@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from toolreplay.cli.main import app
 from toolreplay.evals import EvalFileError, load_eval
 
-from .conftest import EVAL_FILE, REPO
+from .conftest import EVAL_FILE, REPO, with_summaries
 
 RESULTS = REPO / "reports" / "results.json"
 HARD_EVAL = REPO / "evals" / "weather-hard.yaml"
@@ -32,7 +32,7 @@ def _flipped(tmp_path: Path) -> Path:
     episode = next(e for e in data["episodes"] if e["passed"])
     episode.update(passed=False, answer="北京今天天气如何，我不清楚。")
     path = tmp_path / "b.json"
-    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    path.write_text(json.dumps(with_summaries(data), ensure_ascii=False), encoding="utf-8")
     return path
 
 

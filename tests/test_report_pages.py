@@ -31,7 +31,7 @@ def thousand_episodes() -> dict[str, Any]:
     """The committed reference set's 16 episodes (trial 1) repeated as 250 questions × 4
     configurations: 1,000 episodes, each question id and text its own."""
     committed = json.loads(RESULTS.read_text(encoding="utf-8"))
-    trial_fields = ("trials", "trial_outcomes", "trial_episodes", "selection")
+    trial_fields = ("trials", "trial_outcomes", "trial_episodes", "selection", "mutation")
     doc = {k: v for k, v in committed.items() if k not in trial_fields}
     base = {(e["configuration"], e["question_id"]): e for e in committed["episodes"]}
     question_ids = list(dict.fromkeys(e["question_id"] for e in committed["episodes"]))

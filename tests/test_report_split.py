@@ -28,8 +28,10 @@ from toolreplay.report.render import (
     write_report,
 )
 
+from .conftest import with_summaries
+
 RESULTS = Path(__file__).resolve().parents[1] / "reports" / "results.json"
-TRIAL_FIELDS = ("trials", "trial_outcomes", "trial_episodes", "selection")
+TRIAL_FIELDS = ("trials", "trial_outcomes", "trial_episodes", "selection", "mutation")
 
 
 def committed() -> dict[str, Any]:
@@ -59,9 +61,7 @@ def many_episodes(questions: int) -> dict[str, Any]:
     doc["episodes"] = episodes
     for c in doc["configurations"]:
         c.pop("questions", None)
-        mine = [e for e in episodes if e["configuration"] == c["name"]]
-        c["passed"], c["total"] = sum(e["passed"] for e in mine), len(mine)
-    return doc
+    return with_summaries(doc)
 
 
 @pytest.fixture(scope="module")

@@ -53,7 +53,9 @@ def test_a_set_of_other_provenance_is_not_replaced(suite, tmp_path, loopback):
     assert "would be stand-in (model toolreplay-standin at 127.0.0.1)" in message
     assert "--force" in message and "Nothing was changed" in message
     assert {p: p.read_bytes() for p in set_dir.rglob("*") if p.is_file()} == before
-    manifest = record_stand_in(set_dir, suite, [Configuration("loop", "atomic")], force=True)
+    manifest = record_stand_in(
+        set_dir, suite, [Configuration("loop", "atomic")], force=True, trials=1
+    )
     assert manifest.provenance == "stand-in" and len(manifest.episodes) == 4
 
 

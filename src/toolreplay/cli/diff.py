@@ -55,7 +55,7 @@ def diff(
     result = diff_runs(a, b)
     for line in format_diff(result):
         out.print(line, highlight=False, markup=False, soft_wrap=True)
-    from toolreplay.mutation.record import compare_line
+    from toolreplay.results.mutation import compare_line
 
     if (scores := compare_line(a.results.mutation, b.results.mutation)) is not None:
         out.print(scores, highlight=False, markup=False, soft_wrap=True)

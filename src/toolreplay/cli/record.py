@@ -133,8 +133,8 @@ def record(
         typer.Option(
             "--trials",
             min=1,
-            max=1000,
-            help="Record each configuration × question this many times (default: the existing "
+            help="Record each configuration × question this many times, up to 1000 (default: "
+            "the existing "
             "set's, else 1; fewer than the set's needs --force). Several trials go to "
             "CONFIG/QUESTION/trial-<i>.yaml.",
             show_default=False,
@@ -178,6 +178,7 @@ def record(
     from toolreplay.redaction import register_url
     from toolreplay.runs.configuration import ablation_configurations, study_configurations
     from toolreplay.runs.record import (
+        MAX_TRIALS,
         RecordingInterrupted,
         record_live,
         record_stand_in,
@@ -192,6 +193,8 @@ def record(
     from toolreplay.runs.target import RecordingError
 
     register_url(base_url)  # its userinfo and credential parameters are never printed
+    if trials is not None and trials > MAX_TRIALS:  # a usage error, before anything runs
+        raise typer.BadParameter(f"{trials} is more than {MAX_TRIALS}", param_hint="'--trials'")
     if model_source is None:  # checked here: typer releases differ on required options
         raise typer.BadParameter(
             "missing: choose stand-in or live", param_hint="'--model-source'"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolreplay.mutation.run import SURVIVED, MutationRun, percent
+from toolreplay.mutation.run import SURVIVED, MutationRun
 from toolreplay.results.mutation import MutationRecord
 
 #: The keys of :meth:`MutationRun.to_dict` the section keeps as they are.
@@ -32,20 +32,4 @@ def mutation_record(run: MutationRun) -> MutationRecord:
     return MutationRecord.model_validate(doc)
 
 
-def compare_line(a: MutationRecord | None, b: MutationRecord | None) -> str | None:
-    """The mutation scores of two runs as one line for ``toolreplay diff``: ``"mutation
-    score: A 76% (53 of 70 killed) → B 16% (24 of 147 killed)"``, a side without one said
-    ``not scored``; None when neither run carries one."""
-    if a is None and b is None:
-        return None
-
-    def side(m: MutationRecord | None) -> str:
-        if m is None:
-            return "not scored (run --mutate)"
-        t = m.total
-        return f"{percent(t.score)} ({t.killed} of {t.killed + t.survived} killed)"
-
-    return f"mutation score: A {side(a)} → B {side(b)}"
-
-
-__all__ = ["compare_line", "mutation_record"]
+__all__ = ["mutation_record"]

@@ -23,6 +23,7 @@ from toolreplay.evaluation.sources import Collected, EpisodeSource, Selection
 from toolreplay.judging.assessment import FAILING_MODES, Assessment, assess
 from toolreplay.judging.verdicts import FULL_JUDGE, Judge
 from toolreplay.mutation.catalogue import GROUP_OF, OPERATORS, Context, Mutant, mutants
+from toolreplay.results import percent
 from toolreplay.wire.episode import Episode
 
 KILLED, SURVIVED, EQUIVALENT = "killed", "survived", "equivalent"
@@ -349,11 +350,6 @@ def _run_jobs(jobs: list[_Job], workers: int) -> list[list[MutantOutcome]]:
     chunk = max(1, len(jobs) // (4 * n))
     with ProcessPoolExecutor(n, mp_context=mp) as pool:
         return list(pool.map(_one, jobs, chunksize=chunk))
-
-
-def percent(score: float | None) -> str:
-    """A score as ``"83%"`` (``"–"`` for none)."""
-    return "–" if score is None else f"{100 * score:.0f}%"
 
 
 def summary_rows(run: MutationRun, key: str) -> Sequence[tuple[str, Score]]:

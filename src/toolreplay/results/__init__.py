@@ -34,6 +34,8 @@ _EXPORTS: dict[str, str] = {
     "Selection": "format",
     "SpreadRecord": "format",
     "SurvivorRecord": "mutation",
+    "compare_line": "mutation",
+    "percent": "mutation",
     "TableRow": "format",
     "TrialOutcome": "format",
     "TrialOutcomes": "build",

@@ -27,13 +27,16 @@ from pydantic import Field
 
 from toolreplay.results.records import RecordModel
 
-__all__ = ["MutationRecord", "MutationScoreRecord", "SurvivorRecord"]
+__all__ = [
+    "MutationRecord", "MutationScoreRecord", "SurvivorRecord", "compare_line", "percent"
+]  # fmt: skip
 
 
 class MutationScoreRecord(RecordModel):
     """Killed, surviving and equivalent mutants of one group, and the score."""
 
     score: float | None = Field(
+        None,
         description="killed / (killed + survived), 0-1, 4 decimals; null with no mutant scored."
     )
     killed: int = Field(description="Mutants whose assessment failed.")
@@ -63,7 +66,7 @@ class MutationRecord(RecordModel):
 
     seed: int = Field(description="The seed the mutation sites were chosen with.")
     budget: int | None = Field(
-        description="At most this many mutants an episode; null: every mutant."
+        None, description="At most this many mutants an episode; null: every mutant."
     )
     mutated: int = Field(description="Passing episodes mutated (every trial).")
     skipped: int = Field(description="Failing episodes, not mutated.")
@@ -86,3 +89,24 @@ class MutationRecord(RecordModel):
         "mutants it caught on its own account (killed) and let through (survived)."
     )
     survivors: list[SurvivorRecord] = Field(description="Every surviving mutant, in run order.")
+
+
+def percent(score: float | None) -> str:
+    """A score as ``"83%"`` (``"–"`` for none)."""
+    return "–" if score is None else f"{100 * score:.0f}%"
+
+
+def compare_line(a: MutationRecord | None, b: MutationRecord | None) -> str | None:
+    """The mutation scores of two runs as one line for ``toolreplay diff``: ``"mutation
+    score: A 76% (53 of 70 killed) → B 16% (24 of 147 killed)"``, a side without one said
+    ``not scored``; None when neither run carries one."""
+    if a is None and b is None:
+        return None
+
+    def side(m: MutationRecord | None) -> str:
+        if m is None:
+            return "not scored (run --mutate)"
+        t = m.total
+        return f"{percent(t.score)} ({t.killed} of {t.killed + t.survived} killed)"
+
+    return f"mutation score: A {side(a)} → B {side(b)}"

@@ -13,6 +13,7 @@ _EXPORTS: dict[str, str] = {
     "Job": "replay",
     "Progress": "configuration",
     "RecordingError": "target",
+    "MAX_TRIALS": "record",
     "RecordingInterrupted": "record",
     "ShardError": "shards",
     "ShardSpec": "shards",
