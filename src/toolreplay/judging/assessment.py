@@ -27,6 +27,7 @@ from toolreplay.judging.failures import (
     FailureMode,
     classify,
 )
+from toolreplay.judging.shared import sharing
 from toolreplay.judging.verdicts import FULL_JUDGE, Judge, Verdict
 from toolreplay.wire.episode import Episode
 
@@ -87,10 +88,11 @@ def assess(episode: Episode, question: Any = None, judge: Judge = FULL_JUDGE) ->
     measure, day, places, declared measures and ``expect``), only a measure name, or None (any
     value). ``judge`` decides the verdict and supplies the units the failure classifier reads.
     Never raises for a well-formed episode."""
-    verdict = judge.judge_episode(episode, question)
-    labels = classify(episode, judge, question)
-    expected = getattr(question, "expect", ())
-    checked = tuple(check_expectation(e, episode, question, judge) for e in expected)
+    with sharing():  # the verdict and the classifier ground the answer once between them
+        verdict = judge.judge_episode(episode, question)
+        labels = classify(episode, judge, question)
+        expected = getattr(question, "expect", ())
+        checked = tuple(check_expectation(e, episode, question, judge) for e in expected)
     return Assessment(verdict, labels, checked)
 
 
