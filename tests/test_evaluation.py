@@ -76,8 +76,9 @@ def test_the_failing_modes_are_failure_modes() -> None:
 def test_results_trials_and_audit_read_one_assessment_per_episode(monkeypatch) -> None:
     """Each trial-1 episode of the reference set is assessed once for the run: the results,
     the pass^k outcomes and the audit's faithful table read that assessment (the audit judges
-    its own extra episodes, ablations and the narrow judge's, separately)."""
-    import toolreplay.evaluation.replayed as replayed
+    its own extra episodes, ablations and the narrow judge's, separately), assessed where the
+    episode was replayed (tests/test_judge_once.py: with workers too)."""
+    import toolreplay.judging.assessment as replayed  # a replay worker's assess, looked up there
     from toolreplay.evals import load_eval
 
     calls: list[tuple[str, str]] = []

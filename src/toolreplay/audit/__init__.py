@@ -9,6 +9,7 @@ from toolreplay.lazy import lazy_exports
 #: What other packages may use: name -> its module (relative to this package), loaded
 #: on first use so importing the package stays cheap.
 _EXPORTS: dict[str, str] = {
+    "AUDIT_JUDGES": "run",
     "CHECK_NAMES": "tables",
     "Audit": "tables",
     "Check": "tables",

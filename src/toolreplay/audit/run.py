@@ -77,6 +77,10 @@ from toolreplay.runs.configuration import (
 from toolreplay.studies import load_study
 from toolreplay.wire.episode import Episode
 
+#: The judges the audit judges episodes with besides the one in use: the narrow judge
+#: (°C only) of the judge-breadth and near-miss checks, on trial 1.
+AUDIT_JUDGES = (NARROW_JUDGE,)
+
 
 def run_audit(
     set_dir: Path,
@@ -87,15 +91,19 @@ def run_audit(
     assessments: Mapping[Key, Assessment] | None = None,
     progress: Progress | None = None,
     workers: int = 1,
+    narrow_assessments: Mapping[Key, Assessment] | None = None,
 ) -> Audit:
     """Run every check on the cassette set at ``set_dir``.
 
     ``judge`` is the judge in use; ``episodes`` may hold study episodes already replayed (keyed
     ``(configuration, question_id)``) so they are not replayed twice; the others are replayed
-    by ``workers`` processes (:func:`toolreplay.runs.replay.replay_outcomes`);
-    ``assessments`` (same keys) are those episodes' assessments by ``judge``, read instead of
-    judging them again. Replay failures are
-    reported by the ``completeness`` check, not raised. Raises
+    by ``workers`` processes (:func:`toolreplay.runs.replay.replay_outcomes`) and assessed by
+    ``judge`` in the worker that replayed each; ``assessments`` (same keys) are the given
+    episodes' assessments by ``judge``, read instead of judging them again;
+    ``narrow_assessments`` (same keys) their assessments by the narrow judge of the
+    judge-breadth and near-miss checks (:data:`AUDIT_JUDGES`; another judgment, made here for
+    an episode given without one, and in the worker for one replayed here). Replay failures
+    are reported by the ``completeness`` check, not raised. Raises
     :class:`~toolreplay.cassettes.errors.CassetteError` only when the manifest is missing or
     malformed. For an eval file of a set recorded by the pytest plugin (``cassettes:`` or
     ``tests:``), ``set_dir`` is that folder and the audit is
@@ -105,10 +113,11 @@ def run_audit(
     if suite.reads_cassettes:  # a set recorded by the pytest plugin: its own checks
         return _suite_folder_audit(set_dir, suite, judge)
     try:
-        for key, assessment in (assessments or {}).items():
-            episode = (episodes or {}).get(key)
-            if episode is not None:
-                VERDICTS[(id(judge), id(episode))] = (episode, assessment.passed)
+        for by, given in ((judge, assessments), (NARROW_JUDGE, narrow_assessments)):
+            for key, assessment in (given or {}).items():
+                episode = (episodes or {}).get(key)
+                if episode is not None:
+                    VERDICTS[(id(by), id(episode))] = (episode, assessment.passed)
         return _run_audit(set_dir, suite, judge, episodes, progress, workers)
     finally:
         VERDICTS.clear()
@@ -139,8 +148,9 @@ def _run_audit(
     study = study_configurations(suite)
     ablated = ablation_configurations(suite)
     all_eps, errors = replay_all(
-        set_dir, manifest, suite, [*study, *ablated], episodes or {}, progress, workers
-    )
+        set_dir, manifest, suite, [*study, *ablated], episodes or {}, progress, workers, judge,
+        AUDIT_JUDGES,
+    )  # fmt: skip
     names = [c.name for c in study]
 
     # 1. baseline heuristics (the study's check of its baseline toolset)

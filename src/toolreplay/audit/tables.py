@@ -11,6 +11,7 @@ from toolreplay.cassettes.manifest import (
     Manifest,
 )
 from toolreplay.evals import EvalSuite
+from toolreplay.judging.assessment import AssessedEpisode
 from toolreplay.judging.verdicts import Judge
 from toolreplay.results.format import Ablation, AuditTable, Fidelity, Flip, TableRow
 from toolreplay.results.format import Check as CheckRecord
@@ -105,11 +106,15 @@ def replay_all(
     have: Mapping[Key, Episode],
     progress: Progress | None,
     workers: int = 1,
+    judge: Judge | None = None,
+    others: Sequence[Judge] = (),
 ) -> tuple[dict[Key, Episode], dict[Key, str]]:
     """Every question of every configuration in ``configs``: the episodes of ``have`` as they
     are, the others replayed by ``workers`` processes. Returns ``(episodes, errors)`` keyed
     ``(configuration, question_id)``; an episode that did not replay is in ``errors`` with the
-    first line of its error, not in ``episodes``."""
+    first line of its error, not in ``episodes``. With ``judge``, each episode replayed here
+    is assessed by it (and by each judge of ``others``) in the worker that replayed it, and
+    :func:`passes` reads those assessments."""
     from toolreplay.runs.replay import Job, replay_outcomes
 
     episodes: dict[Key, Episode] = {}
@@ -120,10 +125,19 @@ def replay_all(
         for q in suite.questions
         if (config.name, q.id) not in have
     ]
-    results = replay_outcomes(set_dir, manifest, suite, jobs, workers=workers, progress=progress)
-    replayed = {
-        (j.configuration.name, j.question_id): r for j, r in zip(jobs, results, strict=True)
-    }
+    results = replay_outcomes(
+        set_dir, manifest, suite, jobs, workers=workers, progress=progress, judge=judge,
+        others=others,
+    )  # fmt: skip
+    replayed: dict[Key, Episode | BaseException] = {}
+    for job, result in zip(jobs, results, strict=True):
+        if isinstance(result, AssessedEpisode):  # judged where it was replayed
+            ep = result.episode
+            VERDICTS[(id(judge), id(ep))] = (ep, result.assessment.passed)
+            for other, assessment in zip(others, result.others, strict=True):
+                VERDICTS[(id(other), id(ep))] = (ep, assessment.passed)
+            result = ep
+        replayed[(job.configuration.name, job.question_id)] = result
     for config in configs:
         for q in suite.questions:
             key = (config.name, q.id)

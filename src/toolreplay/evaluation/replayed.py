@@ -5,9 +5,12 @@ from shard files.
 A run replays, in one fixed order (:meth:`ReplayedSet.jobs`): every trial of the selected
 configurations × questions, then the episodes the fidelity audit adds (trial 1 of every study
 and ablation configuration × question of the whole eval file not already in the first part).
-Each episode is assessed once; the audit (:func:`toolreplay.audit.run.run_audit`, all six
-checks apply) reads the trial-1 episodes and their assessments instead of replaying or
-judging them again.
+Each episode is assessed once, in the worker process that replayed it
+(:func:`toolreplay.runs.replay.replay_outcomes` with the run's judge; episodes taken from shard
+files are assessed here); the audit (:func:`toolreplay.audit.run.run_audit`, all seven checks
+apply) reads the episodes and their assessments instead of replaying or judging them again
+with that judge (it judges again only with another judge: the narrow judge of its judge-breadth
+and near-miss checks).
 """
 
 from __future__ import annotations
@@ -16,19 +19,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from toolreplay.audit.run import run_audit
+from toolreplay.audit.run import AUDIT_JUDGES, run_audit
 from toolreplay.audit.tables import CHECK_NAMES, Audit, Check
 from toolreplay.cassettes.errors import CassetteError
 from toolreplay.cassettes.manifest import Manifest, episode_key, read_manifest
 from toolreplay.evals import EvalSuite
 from toolreplay.evaluation.sources import (
-    AssessedEpisode,
     Collected,
     Selection,
     SelectionError,
     SourceError,
 )
-from toolreplay.judging.assessment import Assessment, assess
+from toolreplay.judging.assessment import AssessedEpisode, Assessment, assess
 from toolreplay.judging.verdicts import Judge
 from toolreplay.runs.configuration import (
     Configuration,
@@ -42,6 +44,15 @@ from toolreplay.wire.episode import Episode
 
 Outcome = Episode | BaseException
 
+
+def with_assessment(
+    outcome: Episode | AssessedEpisode | BaseException, suite: EvalSuite, judge: Judge
+) -> AssessedEpisode | BaseException:
+    """``outcome`` with its assessment by ``judge`` for its question of ``suite``: as it is
+    when a replay worker assessed it already (or it is a replay error), else assessed here."""
+    if isinstance(outcome, AssessedEpisode | BaseException):
+        return outcome
+    return AssessedEpisode(outcome, assess(outcome, suite.by_id.get(outcome.question_id), judge))
 
 
 def select(whole: EvalSuite, selection: Selection) -> tuple[EvalSuite, list[Configuration]]:
@@ -121,32 +132,34 @@ class ReplayedSet:
         judge: Judge,
         progress: Progress | None = None,
     ) -> Collected:
-        """Replay (or take from shards) every episode, assess the selection's trials once,
-        and audit the whole eval file. :class:`SourceError` for the first selected episode
-        that does not replay (the audit's own episodes are reported by its completeness
-        check instead)."""
+        """Replay (or take from shards) every episode, each assessed once (by the worker that
+        replayed it), and audit the whole eval file. :class:`SourceError` for the first
+        selected episode that does not replay (the audit's own episodes are reported by its
+        completeness check instead)."""
         suite, configs = select(whole, selection)
         manifest = self.manifest()
         jobs, n_trials = self.jobs(whole, selection, manifest)
-        outcomes = self.outcomes
-        if outcomes is None:
+        outcomes: Sequence[AssessedEpisode | BaseException]
+        if self.outcomes is None:
             from toolreplay.runs.replay import replay_outcomes  # looked up at each call
 
             outcomes = replay_outcomes(
-                self.set_dir, manifest, whole, jobs, workers=self.workers, progress=progress
-            )
+                self.set_dir, manifest, whole, jobs, workers=self.workers, progress=progress,
+                judge=judge, others=AUDIT_JUDGES if self.audit else (),
+            )  # fmt: skip
+        else:  # from shard files: replayed elsewhere, assessed here (the audit judges its own)
+            outcomes = [with_assessment(o, whole, judge) for o in self.outcomes]
         episodes: list[AssessedEpisode] = []
         for job, outcome in zip(jobs[:n_trials], outcomes[:n_trials], strict=True):
             if isinstance(outcome, BaseException):
                 raise SourceError(str(outcome)) from outcome
-            question = suite.by_id.get(outcome.question_id)
             recorded = manifest.episodes.get(
                 episode_key(job.configuration.name, job.question_id, job.trial)
             )
             episode = replace(
-                outcome, trial=job.trial, cassette=recorded.cassette if recorded else ""
+                outcome.episode, trial=job.trial, cassette=recorded.cassette if recorded else ""
             )
-            episodes.append(AssessedEpisode(episode, assess(episode, question, judge)))
+            episodes.append(AssessedEpisode(episode, outcome.assessment))
         if not self.audit:
             skipped = "not applicable: not audited (run without the audit)"
             audit = Audit(tuple(Check.not_applicable(n, skipped) for n in CHECK_NAMES), {}, ())
@@ -155,14 +168,18 @@ class ReplayedSet:
         # the episodes replayed above (one that did not replay is replayed again to say why).
         have: dict[tuple[str, str], Episode] = {}
         assessed: dict[tuple[str, str], Assessment] = {}
-        for a in episodes:
-            if a.trial == 1:
-                key = (a.episode.configuration, a.episode.question_id)
-                have[key], assessed[key] = a.episode, a.assessment
-        for job, outcome in zip(jobs[n_trials:], outcomes[n_trials:], strict=True):
-            if not isinstance(outcome, BaseException):
-                have[(job.configuration.name, job.question_id)] = outcome
-        audit = run_audit(self.set_dir, whole, judge, episodes=have, assessments=assessed)
+        narrow: dict[tuple[str, str], Assessment] = {}  # by the audit's narrow judge
+        for job, outcome, a in zip(jobs, outcomes, [*episodes, *outcomes[n_trials:]], strict=True):
+            if job.trial != 1 or isinstance(a, BaseException):
+                continue
+            key = (job.configuration.name, job.question_id)
+            have[key], assessed[key] = a.episode, a.assessment
+            if isinstance(outcome, AssessedEpisode) and outcome.others:
+                narrow[key] = outcome.others[0]
+        audit = run_audit(
+            self.set_dir, whole, judge, episodes=have, assessments=assessed,
+            narrow_assessments=narrow,
+        )  # fmt: skip
         return self._collected(manifest, suite, configs, whole, episodes, audit)
 
     def _collected(

@@ -24,11 +24,10 @@ from typing import Protocol
 from toolreplay.audit.tables import Audit
 from toolreplay.cassettes.manifest import Manifest
 from toolreplay.evals import EvalSuite
-from toolreplay.judging.assessment import Assessment
+from toolreplay.judging.assessment import AssessedEpisode
 from toolreplay.judging.verdicts import Judge
 from toolreplay.results.format import Selection as SelectionRecord
 from toolreplay.runs.configuration import Progress
-from toolreplay.wire.episode import Episode
 
 
 class SelectionError(ValueError):
@@ -47,19 +46,6 @@ class Selection:
 
     configurations: tuple[str, ...] = ()
     questions: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class AssessedEpisode:
-    """One episode (its ``trial`` and, read from the wire, ``cassette`` on it) with its
-    assessment."""
-
-    episode: Episode
-    assessment: Assessment
-
-    @property
-    def trial(self) -> int:
-        return self.episode.trial
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from toolreplay.judging.failures import (
     FailureMode,
     classify,
 )
+from toolreplay.judging.shared import sharing
 from toolreplay.judging.verdicts import FULL_JUDGE, Judge, Verdict
 from toolreplay.wire.episode import Episode
 
@@ -65,16 +66,34 @@ class Assessment:
         return sorted({f.mode for f in self.failure_modes})
 
 
+@dataclass(frozen=True)
+class AssessedEpisode:
+    """One episode (its ``trial`` and, once its set says so, ``cassette`` on it) with its
+    :class:`Assessment`: what a replay worker sends back (the episode judged in the process
+    that replayed it) and what every consumer of a run reads. ``others``: the same episode's
+    assessments by the other judges a run asked for (the audit's narrow judge), in that
+    order; empty when none was. Pickles (frozen dataclasses of plain values)."""
+
+    episode: Episode
+    assessment: Assessment
+    others: tuple[Assessment, ...] = ()
+
+    @property
+    def trial(self) -> int:
+        return self.episode.trial
+
+
 def assess(episode: Episode, question: Any = None, judge: Judge = FULL_JUDGE) -> Assessment:
     """Judge ``episode`` once for ``question``: an :class:`~toolreplay.evals.Question` (its
     measure, day, places, declared measures and ``expect``), only a measure name, or None (any
     value). ``judge`` decides the verdict and supplies the units the failure classifier reads.
     Never raises for a well-formed episode."""
-    verdict = judge.judge_episode(episode, question)
-    labels = classify(episode, judge, question)
-    expected = getattr(question, "expect", ())
-    checked = tuple(check_expectation(e, episode, question, judge) for e in expected)
+    with sharing():  # the verdict and the classifier ground the answer once between them
+        verdict = judge.judge_episode(episode, question)
+        labels = classify(episode, judge, question)
+        expected = getattr(question, "expect", ())
+        checked = tuple(check_expectation(e, episode, question, judge) for e in expected)
     return Assessment(verdict, labels, checked)
 
 
-__all__ = ["FAILING_MODES", "Assessment", "assess"]
+__all__ = ["FAILING_MODES", "AssessedEpisode", "Assessment", "assess"]

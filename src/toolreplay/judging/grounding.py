@@ -30,6 +30,7 @@ from toolreplay.judging.places import (
     other_places,
 )
 from toolreplay.judging.presentation import plain
+from toolreplay.judging.shared import made_once
 from toolreplay.judging.toolvalues import DAY_WORDS as _DAY_WORDS
 from toolreplay.judging.toolvalues import ToolValue, tool_values
 from toolreplay.judging.units import Unit, unit_named
@@ -441,7 +442,20 @@ def ground_answer(
     vocabulary's) against the tool values of ``transcript`` (OpenAI chat-format dicts), with
     ``vocabulary`` (None: the default study's). The answer is read in its plain form
     (:func:`~toolreplay.judging.presentation.plain`) and each value is stated for the place
-    :func:`~toolreplay.judging.places.attribute` gives it; spans are spans of ``answer``."""
+    :func:`~toolreplay.judging.places.attribute` gives it; spans are spans of ``answer``.
+    Inside :func:`toolreplay.judging.shared.sharing`, the same call twice grounds once."""
+    key = (answer, id(transcript), question, units if units is None else tuple(units), vocabulary)
+    args = (answer, transcript, question, units, vocabulary)
+    return made_once(key, transcript, lambda: _ground(*args))
+
+
+def _ground(
+    answer: str,
+    transcript: Sequence[Mapping[str, Any]],
+    question: Question | str | Target | None,
+    units: Sequence[Unit] | None,
+    vocabulary: Vocabulary | None,
+) -> Grounding:
     vocab = resolve(vocabulary)
     expect = Target.of(question).in_vocabulary(vocab)
     p = plain(answer)

@@ -1,5 +1,9 @@
 """Replaying many episodes: jobs, workers (a process pool), shards, and a whole set
 (:func:`replay_set`), results in job order whatever the number of workers.
+
+Given the run's judge, :func:`replay_outcomes` also assesses each episode
+(:func:`toolreplay.judging.assessment.assess`) in the process that replayed it, so the
+judging is spread over the workers and the parent only merges what they send back.
 """
 
 from __future__ import annotations
@@ -11,11 +15,13 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 if TYPE_CHECKING:
     from toolreplay.cassettes.manifest import Manifest
     from toolreplay.evals import EvalSuite
+    from toolreplay.judging.assessment import AssessedEpisode
+    from toolreplay.judging.verdicts import Judge
     from toolreplay.runs.configuration import Configuration, Progress
     from toolreplay.wire.episode import Episode
 from toolreplay.cassettes.manifest import Manifest, episode_key, read_manifest
@@ -74,18 +80,23 @@ class _Context:
     set_dir: Path
     manifest: Manifest
     suite: EvalSuite
+    judge: Judge | None = None  # given: each episode is assessed where it was replayed
+    others: tuple[Judge, ...] = ()  # and trial 1 by these judges too
 
 
 _worker: dict[str, Any] = {}  # per worker process: the context and its player
 
 
-def _outcome(ctx: _Context, player: Player, job: Job) -> Episode | BaseException:
-    """The job's episode, or the replay error that stopped it."""
+def _outcome(
+    ctx: _Context, player: Player, job: Job
+) -> Episode | AssessedEpisode | BaseException:
+    """The job's episode (with the context's judge: and its assessment for its question), or
+    the replay error that stopped it."""
     from toolreplay.cassettes.errors import CassetteError, CassetteMiss, UnplayedInteractions
     from toolreplay.runs.episode import replay_episode
 
     try:
-        return replay_episode(
+        episode = replay_episode(
             ctx.set_dir,
             ctx.manifest,
             ctx.suite,
@@ -97,6 +108,16 @@ def _outcome(ctx: _Context, player: Player, job: Job) -> Episode | BaseException
         )
     except (CassetteMiss, UnplayedInteractions, CassetteError) as exc:
         return exc
+    if ctx.judge is None:
+        return episode
+    from dataclasses import replace
+
+    from toolreplay.judging.assessment import AssessedEpisode, assess
+
+    episode = replace(episode, trial=job.trial)  # an assessed episode says which trial it is
+    question = ctx.suite.question(job.question_id)
+    others = tuple(assess(episode, question, j) for j in ctx.others) if job.trial == 1 else ()
+    return AssessedEpisode(episode, assess(episode, question, ctx.judge), others)
 
 
 def _init_worker(ctx: _Context, tell: Any = None) -> None:
@@ -117,8 +138,8 @@ def _init_worker(ctx: _Context, tell: Any = None) -> None:
     _worker["tell"] = tell
 
 
-def _run_chunk(jobs: Sequence[Job]) -> list[Episode | BaseException]:
-    out: list[Episode | BaseException] = []
+def _run_chunk(jobs: Sequence[Job]) -> list[Episode | AssessedEpisode | BaseException]:
+    out: list[Episode | AssessedEpisode | BaseException] = []
     tell = _worker.get("tell")
     for job in jobs:
         if tell is not None:  # which episode this worker holds, should it die
@@ -159,6 +180,7 @@ def _pool_context() -> Any:
     return multiprocessing.get_context()
 
 
+@overload
 def replay_outcomes(
     set_dir: Path,
     manifest: Manifest,
@@ -167,19 +189,69 @@ def replay_outcomes(
     *,
     workers: int = 1,
     progress: Progress | None = None,
-) -> list[Episode | BaseException]:
+    judge: None = None,
+) -> list[Episode | BaseException]: ...
+
+
+@overload
+def replay_outcomes(
+    set_dir: Path,
+    manifest: Manifest,
+    suite: EvalSuite,
+    jobs: Sequence[Job],
+    *,
+    workers: int = 1,
+    progress: Progress | None = None,
+    judge: Judge,
+    others: Sequence[Judge] = (),
+) -> list[AssessedEpisode | BaseException]: ...
+
+
+@overload
+def replay_outcomes(
+    set_dir: Path,
+    manifest: Manifest,
+    suite: EvalSuite,
+    jobs: Sequence[Job],
+    *,
+    workers: int = 1,
+    progress: Progress | None = None,
+    judge: Judge | None,
+    others: Sequence[Judge] = (),
+) -> list[Episode | AssessedEpisode | BaseException]: ...
+
+
+def replay_outcomes(
+    set_dir: Path,
+    manifest: Manifest,
+    suite: EvalSuite,
+    jobs: Sequence[Job],
+    *,
+    workers: int = 1,
+    progress: Progress | None = None,
+    judge: Judge | None = None,
+    others: Sequence[Judge] = (),
+) -> list[Any]:
     """Replay ``jobs`` (episodes of the set at ``set_dir``) and return, in job order, each
     one's episode or its replay error (:class:`~toolreplay.cassettes.errors.CassetteMiss`,
     :class:`~toolreplay.cassettes.errors.UnplayedInteractions`,
     :class:`~toolreplay.cassettes.errors.CassetteError`): the same list, byte for byte once
     serialised, whatever ``workers`` is.
 
+    With ``judge``, each episode comes back as an
+    :class:`~toolreplay.judging.assessment.AssessedEpisode`: assessed by ``judge`` for its
+    question of ``suite`` (:func:`~toolreplay.judging.assessment.assess`), once, in the process
+    that replayed it (a worker, or this one when ``workers`` is 1): the same assessments
+    whatever ``workers`` is. Each trial-1 episode is assessed by every judge of ``others``
+    too, there (:attr:`~toolreplay.judging.assessment.AssessedEpisode.others`: the audit's
+    narrow judge, a judgment of its own); ``others`` is ignored without ``judge``.
+
     ``workers`` > 1 replays in a process pool (fork on Linux) in chunks of a few episodes;
     fewer than 8 episodes a worker are replayed here (a pool would not pay for itself).
     ``progress(key)`` is called once per job, in job order."""
-    ctx = _Context(set_dir, manifest, suite)
+    ctx = _Context(set_dir, manifest, suite, judge, tuple(others))
     workers = max(1, min(workers, len(jobs) // 8 or 1))
-    out: list[Episode | BaseException] = []
+    out: list[Episode | AssessedEpisode | BaseException] = []
     # Serially, every job; in parallel, the first one here, before the fork: the workers then
     # start with the SDK imported and its lazy imports warm instead of each paying for them.
     with Player() as player:
@@ -208,7 +280,7 @@ def replay_outcomes(
 
 def _pool_map(
     ctx: _Context, workers: int, chunks: list[Sequence[Job]]
-) -> Iterator[list[Episode | BaseException]]:
+) -> Iterator[list[Episode | AssessedEpisode | BaseException]]:
     """Each chunk's outcomes, in order, from a pool of ``workers`` processes. The parent never
     blocks for long (it waits :data:`POLL_S` at a time, so Ctrl-C and SIGTERM are answered at
     once) and watches its workers: one that dies raises :class:`WorkerDied` naming the
