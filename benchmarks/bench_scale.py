@@ -40,13 +40,13 @@ Figures:
    of distinct questions and places (``scale_sets.py``: loop+oneshot and loop+atomic, one
    trial; every cassette a distinct recording, counted), kept in ``benchmarks/.cache/``
    (git-ignored) and recorded on first use with the stand-in in ``--jobs`` processes (the
-   10,000-episode set ~35 min of CPU); whole-process ``toolreplay run`` of each with an empty
-   parse cache, then again with the cache it left: by phase, the serial tail's share (target
-   ≤ 10 %), CPU per episode (targets ≤ 12 ms empty, ≤ 9 ms warm), peak RSS (target ≤ 1 GiB),
-   and t(largest)/t(smallest) with an empty cache, paired by repetition (target ≤ 1.1 × the
-   ratio of episodes: ≤ 11 from 1,000 to 10,000). The generated sets have no ablated
-   configurations, so their audit fails its ``ablation`` and ``near_miss`` checks (exit 1,
-   printed at the end): expected;
+   10,000-episode set in 22 min on 2 shared cores); whole-process ``toolreplay run`` of each
+   with an empty parse cache, then again with the cache it left: by phase, the serial tail's
+   share (target ≤ 10 %), CPU per episode (targets ≤ 12 ms empty, ≤ 9 ms warm), peak RSS
+   (target ≤ 1 GiB), and t(largest)/t(smallest) with an empty cache, paired by repetition
+   (target ≤ 1.1 × the ratio of episodes: ≤ 11 from 1,000 to 10,000). The generated sets
+   have no ablated configurations, so their audit fails its ``ablation`` and ``near_miss``
+   checks (exit 1, printed at the end): expected;
 5. the report (``report.write_report``) on the results files of those runs: time and size.
 
 ``--quick`` runs every figure once: one repetition, no start-up warm-up, figure 4 on sets of
