@@ -70,6 +70,7 @@ def test_at_most_max_questions(scale_sets: ModuleType) -> None:
         scale_sets.questions(scale_sets.MAX_QUESTIONS + 1)
 
 
+@pytest.mark.slow  # loading 5,000 questions: ~5 s
 def test_generated_eval_loads(
     scale_sets: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
