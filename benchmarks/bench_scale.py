@@ -504,6 +504,11 @@ def main() -> None:
             (x.strip() for x in result["stdout"].splitlines() if x.startswith("fidelity:")), "?"
         )
         audits.setdefault(name, set()).add(f"exit {result['code']}; {audit}")
+        print(  # as it ends: a long run's figures are not lost if a later one fails
+            f"    {name}: {result['wall']:.1f} s, CPU {result['cpu_ms']:.1f} ms per episode, "
+            f"tail {result['tail']:.0%}, peak RSS {result['rss']:.0f} MiB, exit {result['code']}",
+            flush=True,
+        )
 
     print(f"start-up: {startup_reps} run(s) of each command …", flush=True)
     measured.update(measure_startup(startup_reps, tmp / "startup", warm_up=not args.quick))
