@@ -5,13 +5,14 @@ phase's end written as JSON to the file ``$BENCH_PHASES_FILE`` names:
 
 ``started`` (this script's first line: the interpreter is up), ``replay_start`` and
 ``replay_end`` (around the first call of :data:`REPLAY`, ``replay_outcomes``: every episode
-of the run, and the audit's own, in one call), ``replay_last_end`` (the end of its last call:
-the audit may replay again; from there on the run is serial, judging, auditing and writing in
-this process), ``write_start`` (:data:`WRITERS`: the results and report written, then the
-table printed) and ``done`` (the command returned; the process ends next). Times are
-``time.time()``, so the caller can add the interpreter's start-up before ``started`` and the
-exit after ``done``. Nothing else changes: the command runs as the process's entry, so it
-ends as the ``toolreplay`` script does.
+of the run, and the audit's own, in one call), ``replay_last_end`` (the end of its last call
+that returned episodes: the audit may replay again, and calls it with no episode too; from
+there on the run is serial, judging, auditing and writing in this process), ``write_start``
+(:data:`WRITERS`: the results and report written, then the table printed) and ``done`` (the
+command returned; the process ends next). Times are ``time.time()``, so the caller can add
+the interpreter's start-up before ``started`` and the exit after ``done``. Nothing else
+changes: the command runs as the process's entry, so it ends as the ``toolreplay`` script
+does.
 
 A hooked function that no longer exists stops the script (exit 3) naming it, before the
 command runs: a rename in the code shows here, not as a missing stamp. A stamp the command
@@ -39,14 +40,16 @@ def _stamped(module: Any, name: str, before: str, after: str | None, last: str |
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         STAMPS.setdefault(before, time.time())  # the first call (the audit may replay more)
+        result: Any = None
         try:
-            return original(*args, **kwargs)
+            result = original(*args, **kwargs)
+            return result
         finally:
             now = time.time()
             if after is not None:
                 STAMPS.setdefault(after, now)  # the first call's end
-            if last is not None:
-                STAMPS[last] = now  # the last call's end
+            if last is not None and (result or last not in STAMPS):
+                STAMPS[last] = now  # the last call that replayed something (not an empty one)
 
     setattr(module, name, wrapper)
 
