@@ -1,10 +1,10 @@
 """Replay beside its floor and its peer, in one process, alternated: per episode, min and
-median over repetitions, and the ratios.
+median over repetitions, and the ratios paired by repetition.
 
     python benchmarks/bench_peer.py [--reps 15] [--set cassettes/reference] [--eval FILE]
 
 Each repetition runs the same episodes (trial 1 of every configuration × question of the
-set) four ways, in turn:
+set) five ways, in turn:
 
 - **parse**: a bare ``yaml.load(text, Loader=yaml.CSafeLoader)`` of each cassette (the text
   read before timing): what reading a cassette costs at the least;
@@ -16,19 +16,29 @@ set) four ways, in turn:
 - **toolreplay replay**: ``replay_episode`` over one set of replay clients (the parse cache
   in memory after the warm-up): the cassette read and its sha256 checked against the
   manifest, matching, the unplayed check;
-- **vcrpy peer**: vcrpy's own patches replaying the same cassettes, set up as a user of
-  vcrpy would: ``vcr.VCR(record_mode="none")`` with its own filesystem persister (the file
-  read and deserialized at every ``use_cassette``), toolreplay's serializer and matchers
-  (``method``, ``path``, ``query``, typed JSON body), plain clients, every interaction played
-  checked. Note: vcrpy is not thread-safe (it removes its patches for every thread while it
-  builds a connection), so ``requests`` sends take turns under a lock
-  (``toolreplay.cassettes.vcr.one_request_at_a_time``) while a cassette is in use; without it
-  bare vcrpy missed some replays of the parallel-call questions.
+- **vcrpy, its own parser** (``peer_own``): vcrpy as it comes, replaying the same recordings:
+  ``vcr.VCR(record_mode="none")`` with its default ``yaml`` serializer and filesystem
+  persister (the file read and deserialized at every ``use_cassette``). Stock vcrpy cannot
+  read toolreplay's cassettes (JSON bodies are stored parsed, under ``parsed_body``), so the
+  same cassettes are first converted to vcrpy's stock format (bodies as strings, what vcrpy
+  itself writes when it records: ``vcr.serialize.serialize`` with
+  ``vcr.serializers.yamlserializer``) into a temporary folder, before timing;
+- **vcrpy, toolreplay's parser** (``peer``): the same, reading toolreplay's cassettes through
+  toolreplay's serializer (``JsonBodySerializer``) registered on vcrpy.
+
+Both vcrpy ways match as toolreplay does (``method``, ``path``, ``query``, typed JSON body:
+toolreplay's ``json_body`` matcher registered), use plain clients, and check every
+interaction was played. vcrpy is not thread-safe (it removes its patches for every thread
+while it builds a connection), so ``requests`` sends take turns under a lock
+(``toolreplay.cassettes.vcr.one_request_at_a_time``) while a cassette is in use; without it
+bare vcrpy missed some replays of the parallel-call questions.
 
 Every way runs a warm-up pass first (imports, the SDK's lazy modules, the parse cache), and
-each episode's final answer is compared with toolreplay's, so all four do the same work.
-Prints the per-episode figures and replay ÷ floor (target ≤ 1.10) and peer ÷ replay (target
-≥ 2.5). ``measure()`` is what ``bench_scale.py`` calls.
+each episode's final answer is compared with toolreplay's, so all five do the same work.
+Prints the per-episode figures (wall and CPU time) and the ratios replay ÷ floor (target ≤
+1.10), vcrpy (own parser) ÷ replay (target ≥ 2.5) and vcrpy (toolreplay's parser) ÷ replay,
+each computed per repetition (both ways timed in the same repetition) and given as the min,
+median and max of those paired ratios. ``measure()`` is what ``bench_scale.py`` calls.
 """
 
 from __future__ import annotations
@@ -49,9 +59,23 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "cassettes" / "reference"
 EVAL = ROOT / "evals" / "weather.yaml"
-WAYS = ("parse", "floor", "replay", "peer")
+WAYS = ("parse", "floor", "replay", "peer_own", "peer")
 TARGET_REPLAY_FLOOR = 1.10
-TARGET_PEER_REPLAY = 2.5
+TARGET_PEER_REPLAY = 2.5  # vcrpy with its own parser ÷ replay
+#: ``(numerator, denominator, target, the target is an upper bound)`` of the paired ratios.
+RATIOS: tuple[tuple[str, str, float | None, bool], ...] = (
+    ("replay", "floor", TARGET_REPLAY_FLOOR, True),
+    ("peer_own", "replay", TARGET_PEER_REPLAY, False),
+    ("peer", "replay", None, False),
+    ("peer", "peer_own", None, False),
+)
+NAMES = {
+    "parse": "bare parse, yaml.load(CSafeLoader)",
+    "floor": "floor: SDK over httpx.MockTransport, trivial requests adapter",
+    "replay": "toolreplay replay (parse cache in memory)",
+    "peer_own": "vcrpy, its own yaml serializer (cassettes in its stock format)",
+    "peer": "vcrpy, toolreplay's serializer (toolreplay's cassettes)",
+}
 
 
 def _recorded_replies(path: Path) -> tuple[list[tuple[int, list[tuple[str, str]], bytes]],
@@ -77,6 +101,30 @@ def _recorded_replies(path: Path) -> tuple[list[tuple[int, list[tuple[str, str]]
         else:
             other.setdefault(item["request"]["uri"], []).append((status, content))
     return model, other
+
+
+def stock_vcrpy_copies(paths: list[Path], folder: Path) -> list[Path]:
+    """``paths`` (toolreplay cassettes) rewritten in vcrpy's stock format into ``folder``, as
+    vcrpy's own recorder writes a cassette (``vcr.serialize.serialize`` with its ``yaml``
+    serializer: bodies as strings, headers as stored), one file each, in order."""
+    from vcr.request import Request
+    from vcr.serialize import serialize
+    from vcr.serializers import yamlserializer
+
+    from toolreplay.cassettes.format import JsonBodySerializer
+
+    out = []
+    for i, path in enumerate(paths):
+        data = JsonBodySerializer.deserialize(path.read_text(encoding="utf-8"))
+        items = data["interactions"]
+        cassette = {
+            "requests": [Request._from_dict(item["request"]) for item in items],
+            "responses": [item["response"] for item in items],
+        }
+        dest = folder / f"{i:04d}.yaml"
+        dest.write_text(serialize(cassette, yamlserializer), encoding="utf-8")
+        out.append(dest)
+    return out
 
 
 class Floor:
@@ -130,9 +178,15 @@ def measure(
     reps: int = 15,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
-    """``{"episodes": n, "parse"|"floor"|"replay"|"peer": [ms per episode, one per
-    repetition]}`` for trial 1 of every configuration × question of the set, the four ways
-    alternated within each repetition (in this process)."""
+    """``{"episodes": n, WAY: [ms of wall time per episode, one per repetition], WAY_cpu:
+    [ms of CPU time of this process per episode, …]}`` for each of :data:`WAYS` ("parse",
+    "floor", "replay", "peer_own", "peer"), on trial 1 of every configuration × question of
+    the set, the ways alternated within each repetition (in this process; repetition ``i``
+    of every way is ``found[way][i]``). SystemExit when a way's final answers differ from
+    toolreplay replay's or vcrpy leaves an interaction unplayed."""
+    import shutil
+    import tempfile
+
     import httpx
     import requests
     import vcr
@@ -152,6 +206,8 @@ def measure(
     jobs = [(c, q) for c in configs for q in suite.questions]
     paths = [cassette_path(set_dir, c.name, q.id, 1) for c, q in jobs]
     texts = [p.read_text(encoding="utf-8") for p in paths]
+    stock_dir = Path(tempfile.mkdtemp(prefix="bench-peer-vcrpy-"))
+    stock_paths = stock_vcrpy_copies(paths, stock_dir)
     replies = [_recorded_replies(p) for p in paths]
     settings = ModelSettings(
         base_url=manifest.model_base_url,
@@ -171,6 +227,9 @@ def measure(
     peer = vcr.VCR(record_mode="none", match_on=MATCH_ON, serializer="toolreplay-yaml")
     peer.register_serializer("toolreplay-yaml", JsonBodySerializer)
     peer.register_matcher("json_body", json_body_matcher)
+    # vcrpy as it comes: its default yaml serializer reading its own stock format
+    peer_own = vcr.VCR(record_mode="none", match_on=MATCH_ON)
+    peer_own.register_matcher("json_body", json_body_matcher)
     answers: dict[str, list[str]] = {way: [] for way in WAYS[1:]}
 
     def run_parse() -> None:
@@ -194,17 +253,17 @@ def measure(
             )
             answers["replay"].append(episode.answer)
 
-    def run_peer() -> None:
-        for (config, question), path in zip(jobs, paths, strict=True):
+    def run_vcrpy(way: str, player: Any, files: list[Path]) -> None:
+        for (config, question), path in zip(jobs, files, strict=True):
             client = config.study_.tool_client(peer_session, manifest.tool_urls)
-            with peer.use_cassette(str(path)) as cassette, one_request_at_a_time():
+            with player.use_cassette(str(path)) as cassette, one_request_at_a_time():
                 episode = run_episode(
                     suite, config, question, model=peer_model, tool_client=client,
                     today=manifest.today,
                 )  # fmt: skip
                 if not cassette.all_played:
-                    raise SystemExit(f"vcrpy peer: {path} not played in full")
-            answers["peer"].append(episode.answer)
+                    raise SystemExit(f"vcrpy ({way}): {path} not played in full")
+            answers[way].append(episode.answer)
 
     found: dict[str, Any] = {"episodes": len(jobs)}
     for way in WAYS:
@@ -214,7 +273,8 @@ def measure(
             "parse": run_parse,
             "floor": run_floor,
             "replay": lambda: run_replay(http, session),
-            "peer": run_peer,
+            "peer_own": lambda: run_vcrpy("peer_own", peer_own, stock_paths),
+            "peer": lambda: run_vcrpy("peer", peer, paths),
         }
         for way in WAYS:  # warm-up
             ways[way]()
@@ -234,40 +294,47 @@ def measure(
                 progress(rep + 1)
     peer_http.close()
     peer_session.close()
+    shutil.rmtree(stock_dir, ignore_errors=True)
     return found
 
 
+def paired(found: dict[str, Any], a: str, b: str) -> list[float]:
+    """``a ÷ b`` per repetition (both timed in the same repetition), in repetition order."""
+    return [x / y for x, y in zip(found[a], found[b], strict=True)]
+
+
 def rows(found: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
-    """``(figure, min, median, target, mark)`` rows of :func:`measure`'s result."""
-    names = {
-        "parse": "bare parse, yaml.load(CSafeLoader)",
-        "floor": "floor: SDK over httpx.MockTransport, trivial requests adapter",
-        "replay": "toolreplay replay (parse cache in memory)",
-        "peer": "vcrpy peer (its patches, a lock around requests' send)",
-    }
+    """``(figure, min, median, target, mark)`` rows of :func:`measure`'s result: per way the
+    min and median ms per episode (wall, then CPU time); per ratio of :data:`RATIOS` the min
+    and median of the ratios paired by repetition, with the max in the figure's name, the
+    target and ✓/✗ on the median (no mark without a target)."""
     out = []
     for suffix, words in (("", "wall time"), ("_cpu", "CPU time of the process")):
         out.append((f"{words}, ms per episode", "", "", "", ""))
         for w in WAYS:
-            values = found[w + suffix]
+            values = found.get(w + suffix)
+            if not values:
+                continue
             out.append(
-                (f"  {names[w]}", f"{min(values):.2f}", f"{statistics.median(values):.2f}", "", "")
+                (f"  {NAMES[w]}", f"{min(values):.2f}", f"{statistics.median(values):.2f}", "", "")
             )
-        for (a, b), target, below in (
-            (("replay", "floor"), TARGET_REPLAY_FLOOR, True),
-            (("peer", "replay"), TARGET_PEER_REPLAY, False),
-        ):
-            x, y = found[a + suffix], found[b + suffix]
-            lo = min(x) / min(y)
-            mid = statistics.median(x) / statistics.median(y)
-            ok = mid <= target if below else mid >= target
+        for a, b, target, below in RATIOS:
+            if not found.get(a + suffix) or not found.get(b + suffix):
+                continue
+            ratios = paired(found, a + suffix, b + suffix)
+            mid = statistics.median(ratios)
+            mark = (
+                ""
+                if target is None
+                else ("✓" if (mid <= target if below else mid >= target) else "✗")
+            )
             out.append(
                 (
-                    f"  ratio {a}/{b} (min/min, median/median)",
-                    f"{lo:.2f}",
+                    f"  ratio {a}/{b}, paired by repetition (max {max(ratios):.2f})",
+                    f"{min(ratios):.2f}",
                     f"{mid:.2f}",
-                    f"{'≤' if below else '≥'} {target:g}",
-                    "✓" if ok else "✗",
+                    "" if target is None else f"{'≤' if below else '≥'} {target:g}",
+                    mark,
                 )
             )
     return out

@@ -1,11 +1,12 @@
-"""Replay speed, one run: start-up, replay per episode beside its floor and its peer, whole
-runs by phase, and 1,000 and 2,500 distinct recorded episodes; min and median of alternated
-repetitions (every figure once per repetition), on the live code path (the openai SDK over
-httpx and requests; only the transport is served from cassettes).
+"""Replay speed, one run: start-up, replay per episode beside its floor and vcrpy, whole
+runs by phase, and 1,000 to 10,000 distinct recorded episodes; min and median of alternated
+repetitions (every figure once per repetition), ratios paired by repetition, on the live code
+path (the openai SDK over httpx and requests; only the transport is served from cassettes).
 
     python benchmarks/bench_scale.py [--reps 5] [--large-reps N] [--peer-reps 15]
+                                     [--sizes 1000,2500,10000] [--jobs N]
                                      [--skip-large] [--startup-reps 10]
-    python benchmarks/bench_scale.py --quick        # smoke test: 1 repetition, no large sets
+    python benchmarks/bench_scale.py --quick        # smoke test: every figure once, tiny sets
     python benchmarks/bench_scale.py --startup-only # figure 1 alone (under a minute)
 
 Figures:
@@ -18,25 +19,41 @@ Figures:
 2. per episode, trial 1 of the 40 reference episodes, in one fresh process
    (``bench_peer.py``, ``--peer-reps`` alternated repetitions): bare parse, the floor (the
    same host code, the SDK over ``httpx.MockTransport`` returning the recorded bodies, a
-   trivial ``requests`` adapter, no matching), toolreplay replay (parse cache in memory) and
-   the vcrpy peer (vcrpy's own patches and persister, toolreplay's serializer and matchers, a
-   lock around ``requests``' send); wall and CPU time; ratios replay/floor (target ≤ 1.10)
-   and peer/replay (target ≥ 2.5);
+   trivial ``requests`` adapter, no matching), toolreplay replay (parse cache in memory), and
+   vcrpy two ways: with its own ``yaml`` serializer and persister on the same cassettes
+   converted to its stock format (stock vcrpy cannot read toolreplay's ``parsed_body``), and
+   with toolreplay's serializer on toolreplay's cassettes (both with toolreplay's matchers and
+   a lock around ``requests``' send); wall and CPU time; ratios paired by repetition:
+   replay/floor (target ≤ 1.10), vcrpy own parser/replay (target ≥ 2.5), vcrpy toolreplay's
+   parser/replay;
 3. whole-process ``toolreplay run`` on the reference set (every trial, the audit, the
    report), with a new empty parse cache and with the cache the previous run left, by phase
    (``run_phases.py``): import (interpreter start to the first replay: the command line, the
-   SDK, the eval file and manifest), replay, judge+audit, write (results, report, the printed
-   table), exit (the command's return to the process reaped); peak RSS of the largest
-   process of its tree (``wait4``);
-4. 1,000 and 2,500 episodes recorded from a generated eval file of distinct questions and
-   places (``scale_sets.py``: loop+oneshot and loop+atomic, one trial; every cassette a
-   distinct recording, counted), kept in ``benchmarks/.cache/`` (git-ignored) and recorded
-   on first use (~9 min); whole-process ``toolreplay run`` with a new empty parse cache, by
-   phase, peak RSS, and t(2,500)/t(1,000);
+   SDK, the eval file and manifest), replay (``replay_outcomes``: the workers' episodes
+   gathered), judge+audit, write (results, report, the printed table), exit (the command's
+   return to the process reaped); the serial tail (from the end of the last replay to the
+   process reaped, as a share of the wall time: what more workers cannot shrink); CPU per
+   episode (user + sys of the process and the workers it reaped, ``wait4``, ÷ the set's
+   episodes); peak RSS of the largest process of its tree; the empty-cache run ÷ the warm one
+   (target ≤ 1.5);
+4. ``--sizes`` episodes (default 1,000, 2,500 and 10,000) recorded from a generated eval file
+   of distinct questions and places (``scale_sets.py``: loop+oneshot and loop+atomic, one
+   trial; every cassette a distinct recording, counted), kept in ``benchmarks/.cache/``
+   (git-ignored) and recorded on first use with the stand-in in ``--jobs`` processes (the
+   10,000-episode set in 22 min on 2 shared cores); whole-process ``toolreplay run`` of each
+   with an empty parse cache, then again with the cache it left: by phase, the serial tail's
+   share (target ≤ 10 %), CPU per episode (targets ≤ 12 ms empty, ≤ 9 ms warm), peak RSS
+   (target ≤ 1 GiB), and t(largest)/t(smallest) with an empty cache, paired by repetition
+   (target ≤ 1.1 × the ratio of episodes: ≤ 11 from 1,000 to 10,000). The generated sets
+   have no ablated configurations, so their audit fails its ``ablation`` and ``near_miss``
+   checks (exit 1, printed at the end): expected;
 5. the report (``report.write_report``) on the results files of those runs: time and size.
 
-The load average is printed before and after: on a shared machine compare figures only
-within one run; ratios measured in one run are what counts.
+``--quick`` runs every figure once: one repetition, no start-up warm-up, figure 4 on sets of
+4 and 8 episodes (recorded on first use under ``$TOOLREPLAY_BENCH_CACHE`` when set): a smoke
+test (``tests/test_bench_scale.py``), not figures. The load average is printed before and
+after: on a shared machine compare figures only within one run; ratios measured in one run
+are what counts.
 """
 
 from __future__ import annotations
@@ -65,8 +82,18 @@ CACHE_ENV = "TOOLREPLAY_CACHE_DIR"
 #: The ``toolreplay`` console script of this interpreter (what users run), else the same entry.
 _SCRIPT = Path(sys.executable).with_name("toolreplay")
 PHASES_SCRIPT = Path(__file__).resolve().with_name("run_phases.py")
-#: Episodes of the generated sets: questions of the generated eval (× 2 configurations).
-SIZES = {1000: 500, 2500: 1250}
+#: Figure 4's sets, in episodes (``--sizes``; questions of the generated eval × 2).
+DEFAULT_SIZES = "1000,2500,10000"
+QUICK_SIZES = "4,8"
+#: Targets (issue 33), checked on the median: CPU per episode with an empty and a warm parse
+#: cache, peak RSS, the serial tail's share of the wall time, t(big)/t(small) ÷ episodes,
+#: the reference set's empty-cache run ÷ its warm one.
+TARGET_CPU_COLD_MS = 12.0
+TARGET_CPU_WARM_MS = 9.0
+TARGET_RSS_MIB = 1024.0
+TARGET_TAIL_PERCENT = 10.0
+TARGET_LINEARITY = 1.1
+TARGET_COLD_WARM = 1.5
 PHASES = ("import", "replay", "judge+audit", "write", "exit")
 TOOLREPLAY = (
     [str(_SCRIPT)]
@@ -146,9 +173,10 @@ def env_with_cache(cache: Path | None) -> dict[str, str]:
     return env
 
 
-def timed_process(args: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
-    """``(wall s, peak RSS MiB of the largest process of its tree, exit code, stdout)`` of a
-    fresh process (``wait4``: the process and the children it reaped)."""
+def timed_process(args: list[str], env: dict[str, str]) -> tuple[float, float, int, str, float]:
+    """``(wall s, peak RSS MiB of the largest process of its tree, exit code, stdout, CPU s)``
+    of a fresh process (``wait4``: the process and the children it reaped; CPU is user +
+    sys)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=out, stderr=err)
@@ -161,7 +189,7 @@ def timed_process(args: list[str], env: dict[str, str]) -> tuple[float, float, i
         error = err.read().decode("utf-8", "replace")
     if code not in (0, 1) or (code == 1 and "fidelity audit failed" not in error):
         raise SystemExit(f"{' '.join(args)} failed ({code}):\n{text}\n{error}")
-    return seconds, usage.ru_maxrss / 1024, code, text
+    return seconds, usage.ru_maxrss / 1024, code, text, usage.ru_utime + usage.ru_stime
 
 
 def startup_env() -> dict[str, str]:
@@ -219,14 +247,15 @@ def startup_commands(out: Path) -> list[tuple[str, list[str], float | None]]:
     ]
 
 
-def measure_startup(reps: int, out: Path) -> dict[str, list[float]]:
+def measure_startup(reps: int, out: Path, warm_up: bool = True) -> dict[str, list[float]]:
     """Wall time (s) of each start-up command in a fresh process: one warm-up run each (byte
-    code compiled, files in the page cache), then ``reps`` runs, alternated."""
+    code compiled, files in the page cache; unless not ``warm_up``), then ``reps`` runs,
+    alternated."""
     commands = startup_commands(out)
     out.mkdir(parents=True, exist_ok=True)
     env = startup_env()
     times: dict[str, list[float]] = {name: [] for name, _, _ in commands}
-    for rep in range(reps + 1):
+    for rep in range(0 if warm_up else 1, reps + 1):
         for name, args, _ in commands:
             started = time.perf_counter()
             done = subprocess.run(
@@ -294,17 +323,38 @@ def run_args(eval_file: Path, set_dir: Path, out: Path, workers: int | None) -> 
     return args + (["--workers", str(workers)] if workers else [])
 
 
-def phased_process(args: list[str], env: dict[str, str]) -> dict[str, Any]:
-    """``{"wall", "rss", "code", "stdout", "phases": {phase: s}}`` of ``toolreplay ARGS`` in a
-    fresh process through ``run_phases.py`` (the same entry as the script)."""
+def set_episodes(set_dir: Path) -> int:
+    """Episodes of a set (every trial): what a whole ``toolreplay run`` of it replays."""
+    manifest = json.loads((set_dir / "manifest.json").read_text(encoding="utf-8"))
+    return len(manifest["episodes"])
+
+
+def phased_process(args: list[str], env: dict[str, str], episodes: int = 1) -> dict[str, Any]:
+    """``{"wall", "rss", "cpu_ms", "code", "stdout", "phases": {phase: s}, "tail"}`` of
+    ``toolreplay ARGS`` in a fresh process through ``run_phases.py`` (the same entry as the
+    script): wall time (s), peak RSS of the largest process of its tree (MiB), CPU time
+    (user + sys of the process and every worker it reaped) per episode (ms, of
+    ``episodes``), the phases (s) and the serial tail: from the end of the last replay
+    (every worker's episodes gathered) to the process reaped, as a share of the wall time.
+    SystemExit when the run failed or did not reach a phase (a hook that missed)."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         stamps_file = Path(f.name)
     env = {**env, "BENCH_PHASES_FILE": str(stamps_file)}
     started = time.time()
-    seconds, rss, code, text = timed_process([sys.executable, str(PHASES_SCRIPT), *args], env)
+    seconds, rss, code, text, cpu = timed_process([sys.executable, str(PHASES_SCRIPT), *args], env)
     ended = started + seconds
     stamps = json.loads(stamps_file.read_text(encoding="utf-8"))
     stamps_file.unlink()
+    missing = [
+        k for k in ("replay_start", "replay_end", "replay_last_end", "write_start", "done")
+        if k not in stamps
+    ]  # fmt: skip
+    if missing:
+        raise SystemExit(
+            f"run_phases.py: {', '.join(missing)} never stamped in toolreplay {' '.join(args)}: "
+            f"the run no longer calls {'.'.join(run_phases_hooks()[0])} or "
+            f"{'.'.join(run_phases_hooks()[1])}; hook what it calls now"
+        )
     phases = {
         "import": stamps["replay_start"] - started,
         "replay": stamps["replay_end"] - stamps["replay_start"],
@@ -312,7 +362,23 @@ def phased_process(args: list[str], env: dict[str, str]) -> dict[str, Any]:
         "write": stamps["done"] - stamps["write_start"],
         "exit": ended - stamps["done"],
     }
-    return {"wall": seconds, "rss": rss, "code": code, "stdout": text, "phases": phases}
+    return {
+        "wall": seconds,
+        "rss": rss,
+        "cpu_ms": cpu / episodes * 1000,
+        "code": code,
+        "stdout": text,
+        "phases": phases,
+        "tail": (ended - stamps["replay_last_end"]) / seconds,
+    }
+
+
+def run_phases_hooks() -> tuple[tuple[str, str], tuple[str, str]]:
+    """The functions ``run_phases.py`` stamps: the replay, the first writer."""
+    sys.path.insert(0, str(PHASES_SCRIPT.parent))
+    import run_phases
+
+    return run_phases.REPLAY, run_phases.WRITERS[0]
 
 
 def peer_figures(reps: int) -> dict[str, Any]:
@@ -326,20 +392,63 @@ def peer_figures(reps: int) -> dict[str, Any]:
         [sys.executable, "-c", code, str(Path(__file__).resolve().parent), str(reps)],
         capture_output=True,
         text=True,
-        check=True,
         cwd=ROOT,
         env=env_with_cache(Path(tmp)),
     )
     shutil.rmtree(tmp, ignore_errors=True)
+    if out.returncode != 0:
+        raise SystemExit(f"bench_peer.measure failed ({out.returncode}):\n{out.stderr}")
     result: dict[str, Any] = json.loads(out.stdout.splitlines()[-1])
     return result
 
 
-def add_phase_rows(table: Table, name: str, runs: list[dict[str, Any]]) -> None:
+def add_phase_rows(
+    table: Table,
+    name: str,
+    runs: list[dict[str, Any]],
+    cpu_target: float | None = None,
+    rss_target: float | None = None,
+    tail_target: float | None = None,
+) -> None:
+    """A whole run's rows: wall time, its phases, the serial tail's share of the wall time,
+    CPU per episode and peak RSS (targets checked on the median)."""
     table.add(name, [r["wall"] for r in runs], " s")
     for phase in PHASES:
         table.add(f"    {phase}", [r["phases"][phase] for r in runs], " s")
-    table.add("    peak RSS, largest process", [r["rss"] for r in runs], " MiB", fmt="{:.0f}")
+    table.add(
+        "    serial tail (last replay → exit), share of wall",
+        [r["tail"] * 100 for r in runs], " %", tail_target, fmt="{:.1f}",
+    )  # fmt: skip
+    table.add(
+        "    CPU per episode (user+sys, process tree)",
+        [r["cpu_ms"] for r in runs], " ms", cpu_target, fmt="{:.1f}",
+    )  # fmt: skip
+    table.add(
+        "    peak RSS, largest process", [r["rss"] for r in runs], " MiB", rss_target, fmt="{:.0f}"
+    )
+
+
+def add_paired_ratio(
+    table: Table, name: str, top: list[float], bottom: list[float], target: float | None = None
+) -> None:
+    """``top ÷ bottom`` per repetition (both measured in it): min and median of the ratios."""
+    ratios = [a / b for a, b in zip(top, bottom, strict=False)]
+    if ratios:
+        table.add(f"{name} (paired; max {max(ratios):.2f})", ratios, "", target, fmt="{:.2f}")
+
+
+def parse_sizes(text: str) -> list[int]:
+    """``--sizes``: comma-separated episode counts, each even (two configurations) and at
+    most :data:`scale_sets.MAX_QUESTIONS` × 2; SystemExit otherwise."""
+    try:
+        sizes = sorted({int(x.replace("_", "")) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise SystemExit(f"--sizes {text}: comma-separated numbers of episodes") from None
+    most = scale_sets.MAX_QUESTIONS * scale_sets.CONFIGURATIONS
+    bad = [n for n in sizes if n < 2 or n % scale_sets.CONFIGURATIONS or n > most]
+    if bad or not sizes:
+        raise SystemExit(f"--sizes: each an even number of episodes from 2 to {most}: {bad}")
+    return sizes
 
 
 def main() -> None:
@@ -352,27 +461,33 @@ def main() -> None:
         "--peer-reps", type=int, default=None, help="repetitions of figure 2 (default 15)"
     )
     parser.add_argument("--quick", action="store_true", help="smoke test: 1 repetition")
-    parser.add_argument("--skip-large", action="store_true", help="no 1,000/2,500 sets")
-    parser.add_argument("--startup-reps", type=int, default=None, help="default 10 (3 quick)")
+    parser.add_argument(
+        "--sizes", default=None, help=f"figure 4's sets, in episodes [{DEFAULT_SIZES}; quick: "
+        f"{QUICK_SIZES}]",
+    )  # fmt: skip
+    parser.add_argument("--skip-large", action="store_true", help="no figures 4 and 5")
+    parser.add_argument("--jobs", type=int, default=None, help="recording processes [cores]")
+    parser.add_argument("--startup-reps", type=int, default=None, help="default 10 (1 quick)")
     parser.add_argument("--startup-only", action="store_true", help="only figure 1")
     args = parser.parse_args()
     reps = max(1, args.reps if args.reps is not None else (1 if args.quick else 5))
     startup_reps = max(
-        1, args.startup_reps if args.startup_reps is not None else (3 if args.quick else 10)
+        1, args.startup_reps if args.startup_reps is not None else (1 if args.quick else 10)
     )
     if args.startup_only:
         startup_only(reps, startup_reps)
         return
-    peer_reps = max(1, args.peer_reps or (3 if args.quick else 15))
+    peer_reps = max(1, args.peer_reps or (1 if args.quick else 15))
     large_reps = reps if args.large_reps is None else max(1, min(reps, args.large_reps))
+    sizes = parse_sizes(args.sizes or (QUICK_SIZES if args.quick else DEFAULT_SIZES))
     started_all = time.perf_counter()
     print(f"python {sys.version.split()[0]}; before: {load_average()}", flush=True)
     large: dict[int, tuple[Path, Path]] = {}
     distinct: dict[int, tuple[int, int]] = {}
-    if not (args.skip_large or args.quick):
-        largest = max(SIZES.values())
-        for n, q in SIZES.items():
-            large[n] = scale_sets.recorded_set(q, largest)
+    if not args.skip_large:
+        largest = max(sizes) // scale_sets.CONFIGURATIONS
+        for n in sizes:
+            large[n] = scale_sets.recorded_set(n // scale_sets.CONFIGURATIONS, largest, args.jobs)
             distinct[n] = scale_sets.distinct_cassettes(large[n][1])
     tmp = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     measured: dict[str, list[float]] = {}
@@ -382,29 +497,39 @@ def main() -> None:
     def fresh_cache() -> Path:
         return Path(tempfile.mkdtemp(prefix="cache-", dir=tmp))
 
-    def whole_run(name: str, args_: list[str], cache: Path) -> None:
-        result = phased_process(args_, env_with_cache(cache))
+    def whole_run(name: str, args_: list[str], cache: Path, episodes: int) -> None:
+        result = phased_process(args_, env_with_cache(cache), episodes)
         runs.setdefault(name, []).append(result)
         audit = next(
             (x.strip() for x in result["stdout"].splitlines() if x.startswith("fidelity:")), "?"
         )
         audits.setdefault(name, set()).add(f"exit {result['code']}; {audit}")
+        print(  # as it ends: a long run's figures are not lost if a later one fails
+            f"    {name}: {result['wall']:.1f} s, CPU {result['cpu_ms']:.1f} ms per episode, "
+            f"tail {result['tail']:.0%}, peak RSS {result['rss']:.0f} MiB, exit {result['code']}",
+            flush=True,
+        )
 
     print(f"start-up: {startup_reps} run(s) of each command …", flush=True)
-    measured.update(measure_startup(startup_reps, tmp / "startup"))
-    print(f"per episode: {peer_reps} repetitions of parse, floor, replay, peer …", flush=True)
+    measured.update(measure_startup(startup_reps, tmp / "startup", warm_up=not args.quick))
+    print(f"per episode: {peer_reps} repetition(s) of parse, floor, replay, peers …", flush=True)
     peer = peer_figures(peer_reps)
+    ref_episodes = set_episodes(REFERENCE)
     for rep in range(reps):  # alternated: every figure once per repetition
         print(f"repetition {rep + 1}/{reps} …", flush=True)
         for key, statement in IMPORTS:
             measured.setdefault(key, []).append(import_seconds(statement))
         cache = fresh_cache()
         out = tmp / "ref"
-        whole_run("ref_cold", run_args(EVAL, REFERENCE, out, None), cache)
-        whole_run("ref_warm", run_args(EVAL, REFERENCE, out, None), cache)
+        whole_run("ref_cold", run_args(EVAL, REFERENCE, out, None), cache, ref_episodes)
+        whole_run("ref_warm", run_args(EVAL, REFERENCE, out, None), cache, ref_episodes)
         if rep < large_reps:
             for n, (eval_file, set_dir) in large.items():
-                whole_run(f"x{n}", run_args(eval_file, set_dir, tmp / f"x{n}", None), fresh_cache())
+                print(f"  {n:,} episodes: empty, then warm parse cache …", flush=True)
+                cache = fresh_cache()
+                run = run_args(eval_file, set_dir, tmp / f"x{n}", None)
+                whole_run(f"x{n}_cold", run, cache, n)
+                whole_run(f"x{n}_warm", run, cache, n)
         for old in tmp.glob("cache-*"):
             shutil.rmtree(old, ignore_errors=True)
 
@@ -437,46 +562,72 @@ def main() -> None:
     table.note(f"2. per episode, trial 1 of the {peer['episodes']} reference episodes, one process")
     for name, lo, mid, target, mark in bench_peer.rows(peer):
         table.row(f"  {name}", lo, mid, target, mark) if lo else table.note(f"  {name}")
-    table.note("3. whole-process `toolreplay run`, reference set (all trials + audit), by phase")
-    add_phase_rows(table, "  new parse cache", runs["ref_cold"])
+    table.note(
+        f"3. whole-process `toolreplay run`, reference set ({ref_episodes} episodes: all "
+        "trials + audit), by phase"
+    )
+    add_phase_rows(table, "  empty parse cache", runs["ref_cold"])
     add_phase_rows(table, "  parse cache warm (the previous run's)", runs["ref_warm"])
+    add_paired_ratio(
+        table, "  empty ÷ warm parse cache, wall",
+        [r["wall"] for r in runs["ref_cold"]], [r["wall"] for r in runs["ref_warm"]],
+        TARGET_COLD_WARM,
+    )  # fmt: skip
     if large:
-        table.note("4. generated sets recorded with the stand-in (distinct questions and places;")
-        table.note("   loop+oneshot, loop+atomic; one trial; new parse cache)")
-        for n in large:
-            files, unique = distinct[n]
-            table.note(f"  {n:,} episodes: {files:,} cassettes, {unique:,} distinct contents")
-            add_phase_rows(table, f"  toolreplay run, {n:,} episodes", runs[f"x{n}"])
-        small, big = min(large), max(large)
-        ts, tb = [r["wall"] for r in runs[f"x{small}"]], [r["wall"] for r in runs[f"x{big}"]]
-        table.row(
-            f"  t({big:,})/t({small:,}) (episodes ×{big / small:g})",
-            f"{min(tb) / min(ts):.2f}",
-            f"{statistics.median(tb) / statistics.median(ts):.2f}",
-        )
-        for key in ("replay",):
-            ps = [r["phases"][key] for r in runs[f"x{small}"]]
-            pb = [r["phases"][key] for r in runs[f"x{big}"]]
-            table.row(
-                f"  {key} phase: t({big:,})/t({small:,})",
-                f"{min(pb) / min(ps):.2f}",
-                f"{statistics.median(pb) / statistics.median(ps):.2f}",
-            )
-        table.note("5. report (write_report, in this process) on a run's results.json")
-        for n in large:
-            table.add(
-                f"  {n:,}-episode run ({report_counts[n]} episodes in results.json)",
-                report_times[n],
-                " s",
-                5.0,
-            )
-            mb = report_sizes[n]
-            table.row("    HTML size", f"{mb:.2f} MB", "", "≤ 10 MB", "✓" if mb <= 10 else "✗")
+        add_large_rows(table, large, distinct, runs, report_times, report_sizes, report_counts)
     table.print()
     print()
     for name, seen in sorted(audits.items()):
         print(f"  {name}: {' / '.join(sorted(seen))}")
     shutil.rmtree(tmp, ignore_errors=True)
+
+
+def add_large_rows(
+    table: Table,
+    large: dict[int, tuple[Path, Path]],
+    distinct: dict[int, tuple[int, int]],
+    runs: dict[str, list[dict[str, Any]]],
+    report_times: dict[int, list[float]],
+    report_sizes: dict[int, float],
+    report_counts: dict[int, int],
+) -> None:
+    """Figures 4 and 5."""
+    table.note("4. generated sets recorded with the stand-in (distinct questions and places;")
+    table.note("   loop+oneshot, loop+atomic; one trial), empty then warm parse cache")
+    for n in large:
+        files, unique = distinct[n]
+        table.note(f"  {n:,} episodes: {files:,} cassettes, {unique:,} distinct contents")
+        for kind, words, cpu_target in (
+            ("cold", "empty parse cache", TARGET_CPU_COLD_MS),
+            ("warm", "warm parse cache", TARGET_CPU_WARM_MS),
+        ):
+            add_phase_rows(
+                table, f"  toolreplay run, {n:,} episodes, {words}", runs[f"x{n}_{kind}"],
+                cpu_target, TARGET_RSS_MIB, TARGET_TAIL_PERCENT,
+            )  # fmt: skip
+    small, big = min(large), max(large)
+    if big > small:
+        scale = big / small
+        for key, words in (("wall", "whole run"), ("replay", "replay phase")):
+
+            def values(n: int, key: str = key) -> list[float]:
+                rs = runs[f"x{n}_cold"]
+                return [r["wall"] if key == "wall" else r["phases"][key] for r in rs]
+
+            add_paired_ratio(
+                table, f"  t({big:,})/t({small:,}), {words}, empty cache (episodes ×{scale:g})",
+                values(big), values(small), scale * TARGET_LINEARITY,
+            )  # fmt: skip
+    table.note("5. report (write_report, in this process) on a run's results.json")
+    for n in large:
+        table.add(
+            f"  {n:,}-episode run ({report_counts[n]} episodes in results.json)",
+            report_times[n],
+            " s",
+            5.0,
+        )
+        mb = report_sizes[n]
+        table.row("    HTML size", f"{mb:.2f} MB", "", "≤ 10 MB", "✓" if mb <= 10 else "✗")
 
 
 if __name__ == "__main__":
