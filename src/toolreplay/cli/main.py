@@ -63,6 +63,11 @@ def main() -> None:
         except KeyboardInterrupt:
             sys.stderr.write("error: interrupted\n")
             sys.exit(130)
+        except (MemoryError, OSError) as exc:
+            if (message := resource_message(exc)) is None:
+                raise
+            sys.stderr.write(f"error: {redact_text(message)}\n")
+            sys.exit(1)
         except Exception as exc:
             if os.environ.get("TOOLREPLAY_TRACEBACK"):
                 raise
@@ -76,6 +81,32 @@ def main() -> None:
         if _is_process_entry(caller):
             _end_process(exc.code)
         raise
+
+
+def resource_message(exc: BaseException) -> str | None:
+    """What to say when the machine ran out of something (``exc``: memory, file descriptors,
+    disk space, processes), with what to do; None for any other error."""
+    import errno
+    import resource
+
+    if isinstance(exc, MemoryError) or getattr(exc, "errno", None) == errno.ENOMEM:
+        return (
+            "out of memory: the machine (or this process's limit, `ulimit -v`) has no more "
+            "to give; free some, or run fewer processes (--workers 1)"
+        )
+    code = getattr(exc, "errno", None)
+    if code in (errno.EMFILE, errno.ENFILE):
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        return (
+            f"too many open files: this process may open {soft} (`ulimit -n`); raise the "
+            "limit (`ulimit -n 4096`) or run fewer processes (--workers 1)"
+        )
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        where = f" writing {exc.filename}" if getattr(exc, "filename", None) else ""
+        return f"no space left on the device{where}: free some space and run again"
+    if code == errno.EAGAIN and "thread" in str(exc).lower():
+        return "cannot start another thread or process (`ulimit -u`); run with --workers 1"
+    return None
 
 
 #: The exit status when standard output's reader went away: 1, quietly, as click and rich

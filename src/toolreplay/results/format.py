@@ -422,6 +422,11 @@ def _json_path(loc: Sequence[int | str]) -> str:
 
 
 def _validated(results: Any) -> Results:
+    if isinstance(results, Mapping) and "shard" in results and "provenance" not in results:
+        raise ResultsError(  # `toolreplay run --shard I/N` wrote it
+            f"a shard of a run ({results['shard']}), not its results: merge the shards first "
+            "(`toolreplay merge DIR/shard-*-of-N.json` writes results.json), then use that"
+        )
     try:
         return Results.model_validate(results)
     except ValidationError as exc:
