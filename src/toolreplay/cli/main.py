@@ -102,7 +102,8 @@ def resource_message(exc: BaseException) -> str | None:
             "limit (`ulimit -n 4096`) or run fewer processes (--workers 1)"
         )
     if code in (errno.ENOSPC, errno.EDQUOT):
-        where = f" writing {exc.filename}" if getattr(exc, "filename", None) else ""
+        filename = getattr(exc, "filename", None)
+        where = f" writing {filename}" if filename else ""
         return f"no space left on the device{where}: free some space and run again"
     if code == errno.EAGAIN and "thread" in str(exc).lower():
         return "cannot start another thread or process (`ulimit -u`); run with --workers 1"
