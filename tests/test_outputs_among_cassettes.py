@@ -122,3 +122,20 @@ def test_the_plugin_refuses_a_report_among_cassettes(
         ["*--toolreplay-report cassettes: is a cassette set*not written among cassettes*"]
     )
     assert _tree(copy) == before
+
+
+@pytest.mark.parametrize("target", ["/dev/null", "afile"])
+def test_the_plugin_refuses_a_report_path_that_is_not_a_folder(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, target: str
+) -> None:
+    """`pytest -q --toolreplay-report /dev/null` used to fail invisibly with exit 0."""
+    copy = pytester.path / "stock_agent"
+    shutil.copytree(STOCK, copy, ignore=shutil.ignore_patterns("__pycache__", "report"))
+    monkeypatch.chdir(copy)
+    (copy / "afile").write_text("mine", encoding="utf-8")
+    result = pytester.runpytest_subprocess(
+        "-q", "--record-mode=none", "--toolreplay-report", target, "-p", "no:cacheprovider"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--toolreplay-report {target}: is not a folder*"])
+    assert (copy / "afile").read_text(encoding="utf-8") == "mine"

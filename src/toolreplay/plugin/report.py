@@ -73,10 +73,24 @@ def configure(config: pytest.Config) -> None:
     config.stash[_REPLAYED] = []
     out = config.getoption("--toolreplay-report", None)
     if out is not None and not hasattr(config, "workerinput"):
-        from toolreplay.outputs import OutputPathError, check_outside_cassettes
+        from toolreplay.outputs import (
+            OutputPathError,
+            check_name_lengths,
+            check_output_file,
+            check_outside_cassettes,
+        )
 
-        try:  # before any test runs: a report among cassettes is refused up front
-            check_outside_cassettes(Path(out))
+        folder = Path(out)
+        try:  # before any test runs: a folder that cannot hold the report is refused up front
+            if folder.exists() and not folder.is_dir():
+                raise OutputPathError(
+                    f"{folder}: is not a folder (the report is results.json and index.html "
+                    "written into the folder named); give a folder, e.g. reports/agent"
+                )
+            check_name_lengths(folder, "--toolreplay-report")
+            for name in ("results.json", "index.html"):
+                check_output_file(folder / name, name)
+            check_outside_cassettes(folder)
         except OutputPathError as exc:
             raise pytest.UsageError(f"--toolreplay-report {exc}") from None
 
