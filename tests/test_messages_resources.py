@@ -73,3 +73,23 @@ def test_a_shard_where_results_belong_says_merge_first(tmp_path, command):
     text = " ".join(result.output.split())
     assert "a shard of a run" in text and "merge the shards first" in text
     assert "required property" not in text
+
+
+def test_the_same_deep_file_is_bad_input_everywhere(tmp_path):
+    """A results file nested beyond reason is input toolreplay cannot trust: exit 2 whether
+    it is given as --results, as --compare or to diff (report --compare used to exit 1)."""
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000, encoding="utf-8")
+    committed = str(REPO / "reports" / "results.json")
+    runner = CliRunner()
+    for args in (
+        ["report", "--results", str(deep), "--out", str(tmp_path / "a.html")],
+        ["report", "--results", committed, "--out", str(tmp_path / "b.html"), "--compare",
+         str(deep)],
+        ["diff", str(deep), committed],
+        ["diff", committed, str(deep)],
+    ):  # fmt: skip
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "nests deeper than" in result.output
+    assert not list(tmp_path.glob("*.html"))

@@ -116,7 +116,10 @@ def report(
             data = read_results(results)
         except ReportError as exc:  # missing: 1; there but not one we trust: bad input, 2
             raise _fail(str(exc), 2 if results.exists() else 1) from None
-        baseline = None if compare is None else load_run(compare, eval_path)
+        try:
+            baseline = None if compare is None else load_run(compare, eval_path)
+        except DiffError as exc:  # as for --results: missing 1, there but not trusted 2
+            raise _fail(str(exc), 2 if compare is not None and compare.exists() else 1) from None
         if to_stdout:
             stream_report(data, sys.stdout.write, compare=baseline)
             return
