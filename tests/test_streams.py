@@ -53,3 +53,17 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(args, statuses):
         status = process.wait(timeout=60)
     assert error == ""
     assert status in statuses  # 1 when the pipe broke before the end, as click and rich exit
+
+
+@pytest.mark.parametrize("columns", ["20", "1", "abc", ""])
+def test_a_narrow_or_odd_terminal_width_keeps_names_whole(columns, tmp_path):
+    """`COLUMNS=20` used to fold configuration names two characters a line; an unreadable
+    `COLUMNS` is ignored rather than failing at import."""
+    done = subprocess.run(
+        [sys.executable, "-m", "toolreplay", "run", "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, env={**ENV, "COLUMNS": columns}, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for name in ("single+oneshot", "loop+oneshot", "single+atomic", "loop+atomic"):
+        assert name in done.stdout
+    assert "Traceback" not in done.stderr

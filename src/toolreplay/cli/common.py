@@ -50,14 +50,33 @@ class ModelSource(str, Enum):
     live = "live"
 
 
-# Piped output (CI logs, files) gets 120 columns rather than rich's 80, so tables do not fold.
-_WIDTH = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS") or 120)
+#: The narrowest the tables are laid out: a narrower terminal (``COLUMNS=20``) lets lines run
+#: on rather than fold names two characters a line.
+MIN_WIDTH = 60
 
 
-out = Console(width=_WIDTH)
+def _width(stream: object) -> int | None:
+    """Columns to lay out for: piped output (CI logs, files) gets ``$COLUMNS`` or 120 rather
+    than rich's 80, so tables do not fold; a terminal its own width; never fewer than
+    :data:`MIN_WIDTH` (and an unreadable ``$COLUMNS`` is ignored)."""
+    try:
+        columns = int(os.environ.get("COLUMNS") or 0)
+    except ValueError:
+        columns = 0
+    tty = getattr(stream, "isatty", lambda: False)()
+    if not tty:
+        return max(columns or 120, MIN_WIDTH)
+    if columns:
+        return max(columns, MIN_WIDTH)
+    import shutil
+
+    return None if shutil.get_terminal_size().columns >= MIN_WIDTH else MIN_WIDTH
 
 
-err = Console(stderr=True)
+out = Console(width=_width(sys.stdout))
+
+
+err = Console(stderr=True, width=_width(sys.stderr))
 
 
 EvalOpt = Annotated[Path, typer.Option("--eval", help="Eval file: questions and expectations.")]
