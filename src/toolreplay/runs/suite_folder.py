@@ -99,6 +99,11 @@ def discover(folder: Path) -> list[tuple[str, Path]]:
     if not folder.is_dir():
         what = "does not exist" if not folder.exists() else "is not a folder"
         raise SuiteFolderError(f"cassette folder {folder} {what}")
+    if odd := _not_regular(folder):
+        raise SuiteFolderError(
+            f"cassette folder {folder}: {'; '.join(odd)}. A cassette is a regular file; "
+            "remove or replace these (nothing was read)"
+        )
     found: list[tuple[str, Path]] = []
     own = sorted(
         (p for p in folder.iterdir() if p.is_file() and p.suffix in _SUFFIXES),
@@ -117,6 +122,28 @@ def discover(folder: Path) -> list[tuple[str, Path]]:
             "(pytest --record-mode=rewrite)"
         )
     return found
+
+
+def _not_regular(folder: Path) -> list[str]:
+    """Each entry named like a cassette (in ``folder`` or a subfolder) that is not a regular
+    file, or a link to one: a FIFO, a device, a link to ``/dev/zero`` or to nothing."""
+    import os
+
+    from toolreplay.inputs import file_kind
+
+    odd = []
+    places = [folder, *(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))]
+    for place in places:
+        for p in sorted(place.iterdir()):
+            if p.suffix not in _SUFFIXES or p.is_file():
+                continue
+            try:
+                kind = file_kind(os.stat(p).st_mode)
+            except OSError:
+                kind = "a link to nothing"
+            if kind != "a folder":
+                odd.append(f"{p.relative_to(folder)} is {kind}")
+    return odd
 
 
 def names_test(pattern: str, stem: str) -> bool:
