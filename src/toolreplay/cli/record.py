@@ -133,7 +133,7 @@ def record(
         typer.Option(
             "--trials",
             min=1,
-            help="Record each configuration × question this many times, up to 1000 (default: "
+            help="Record each configuration × question this many times, up to 200 (default: "
             "the existing "
             "set's, else 1; fewer than the set's needs --force). Several trials go to "
             "CONFIG/QUESTION/trial-<i>.yaml.",

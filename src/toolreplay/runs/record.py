@@ -316,7 +316,7 @@ def _record_and_commit(
 
 
 #: The most trials an episode is recorded with.
-MAX_TRIALS = 1000
+MAX_TRIALS = 200
 
 
 def trials_and_seed(
