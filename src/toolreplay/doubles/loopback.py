@@ -101,10 +101,9 @@ def _stop(server: LoopbackServer) -> None:
 
     stopper = threading.Thread(target=server.shutdown, daemon=True)
     stopper.start()
+    address = ("127.0.0.1", int(server.server_address[1]))
     while stopper.is_alive():
-        with contextlib.suppress(OSError), socket.create_connection(
-            server.server_address[:2], timeout=0.1
-        ):
+        with contextlib.suppress(OSError), socket.create_connection(address, timeout=0.1):
             pass
         stopper.join(0.005)
     server.server_close()
