@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 
 
-class ModelSource(str, Enum):
+class ModelSource(str, Enum):  # noqa: UP042 (typer shows and parses it as before)
     """Where a recording's model replies come from."""
 
     stand_in = "stand-in"

@@ -29,7 +29,7 @@ from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
 if TYPE_CHECKING:
     from toolreplay.runs.configuration import Configuration
 
-class ToolsSource(str, Enum):
+class ToolsSource(str, Enum):  # noqa: UP042 (typer shows and parses it as before)
     """Where ``record --model-source live`` sends the tools' requests: the study's real
     endpoints, or its fixture server on loopback."""
 

@@ -30,7 +30,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -239,7 +239,7 @@ def build_manifest(found: SuiteFolder, suite: EvalSuite) -> Manifest:
         model=model,
         model_base_url=url,
         endpoint_host=host,
-        recorded_on=datetime.now(timezone.utc).date().isoformat(),
+        recorded_on=datetime.now(UTC).date().isoformat(),
         today="",
         eval_file=Path(suite.path).as_posix(),
         packages={"toolreplay": version("toolreplay")},
