@@ -38,3 +38,23 @@ def test_odd_entries_in_a_suite_folder_are_named_and_refused(tmp_path: Path, mak
         text = " ".join(result.output.split())
         assert f"test_agent/test_odd.yaml {said}" in text
         assert not (tmp_path / "out").exists() and not (folder / "manifest.json").exists()
+
+
+def test_convert_in_place_refuses_a_symlinked_cassette(tmp_path: Path) -> None:
+    """`toolreplay convert DIR` used to replace a symlinked cassette by a regular file."""
+    folder = tmp_path / "cassettes"
+    folder.mkdir()
+    shared = tmp_path / "shared.yaml"
+    source = REPO / "examples" / "stock_agent" / "cassettes" / "test_agent" / "test_price[1].yaml"
+    shared.write_bytes(source.read_bytes())
+    (folder / "a.yaml").symlink_to(shared)
+    (folder / "b.yaml").write_bytes(source.read_bytes())
+    before = {p.name: p.read_bytes() for p in (shared, folder / "b.yaml")}
+    result = CliRunner().invoke(app, ["convert", str(folder)])
+    assert result.exit_code == 2, result.output
+    assert "is a symbolic link" in result.output and "nothing was written" in result.output
+    assert (folder / "a.yaml").is_symlink()
+    assert {p.name: p.read_bytes() for p in (shared, folder / "b.yaml")} == before
+    written = CliRunner().invoke(app, ["convert", str(folder), "--out", str(tmp_path / "out")])
+    assert written.exit_code == 0, written.output
+    assert (tmp_path / "out" / "a.yaml").is_file() and (folder / "a.yaml").is_symlink()

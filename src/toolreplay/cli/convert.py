@@ -3,6 +3,7 @@
 # Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
 # the command's signature, see toolreplay.cli.main.
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -53,6 +54,16 @@ def convert(
             pairs.append((path, (out_dir / path.name) if out_dir else path))
         else:
             raise fail(f"cassette not found: {path}")
+    # in place, a link would be replaced by a regular file: refused before anything is written
+    if links := [s for s, t in pairs if s == t and s.is_symlink()]:
+        raise fail(
+            f"{links[0]} is a symbolic link (to {os.readlink(links[0])})"
+            + (f" and {len(links) - 1} more" if len(links) > 1 else "")
+            + ": converting it in place would replace the link by a file. Convert the file it "
+            "points to, or write the converted cassettes elsewhere with --out; nothing was "
+            "written",
+            2,
+        )
     converted = []
     for source, target in pairs:
         try:
