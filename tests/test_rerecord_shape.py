@@ -82,3 +82,22 @@ def test_the_readme_form_re_records_the_committed_set_as_it_is(copy: Path) -> No
     assert sorted(after) == sorted(before)
     changed = [name for name in before if before[name] != after[name]]
     assert changed in ([], ["manifest.json"])
+
+
+def test_force_into_a_set_that_is_a_link_leaves_nothing_behind(tmp_path: Path) -> None:
+    """`record --force` into a set that is a symbolic link used to leave
+    `.recording-linked-XXXX` pointing outside, which every later record claimed to remove."""
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(REFERENCE, elsewhere)
+    before = _tree(elsewhere)
+    (tmp_path / "cassettes").mkdir()
+    (tmp_path / "cassettes" / "reference").symlink_to(elsewhere)
+    for _ in range(2):
+        result = _record(tmp_path / "cassettes", "--force")
+        assert result.exit_code == 0, result.output
+        assert "removed" not in result.output
+        names = sorted(p.name for p in (tmp_path / "cassettes").iterdir())
+        assert names == [".reference.lock", "reference"]
+    assert not (tmp_path / "cassettes" / "reference").is_symlink()
+    assert (tmp_path / "cassettes" / "reference").stat().st_mode & 0o077  # not owner-only
+    assert _tree(elsewhere) == before  # what the link pointed to is untouched

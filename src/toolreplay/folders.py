@@ -104,7 +104,22 @@ def staging_folder(dest: Path) -> Path:
     """A fresh, empty staging folder beside ``dest`` (same file system, so the swap is a
     rename), named ``.recording-<name>-<random>``."""
     dest.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{dest.name}-", dir=dest.parent))
+    folder = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{dest.name}-", dir=dest.parent))
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(folder, 0o777 & ~mask)  # the usual permissions, not mkdtemp's owner-only 0o700
+    return folder
+
+
+def _remove_tree(path: Path) -> bool:
+    """Remove ``path``: a symbolic link itself (never what it points to: a set that was a
+    link to a folder elsewhere), else the folder and everything in it. Whether it is gone."""
+    if path.is_symlink():
+        with contextlib.suppress(OSError):
+            path.unlink()
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+    return not os.path.lexists(path)
 
 
 def replace_tree(new: Path, dest: Path) -> None:
@@ -116,7 +131,7 @@ def replace_tree(new: Path, dest: Path) -> None:
         return
     if _exchange(new, dest):
         fsync_folder(dest.parent)
-        shutil.rmtree(new, ignore_errors=True)  # the old set, now at the staging path
+        _remove_tree(new)  # the old set (or the link that was the set), now at the staging path
         return
     suffix = new.name.rsplit("-", 1)[-1]
     previous = dest.with_name(f"{PREVIOUS_PREFIX}{dest.name}-{suffix}")
@@ -127,7 +142,7 @@ def replace_tree(new: Path, dest: Path) -> None:
         os.rename(previous, dest)  # put the old set back before reporting the failure
         raise
     fsync_folder(dest.parent)
-    shutil.rmtree(previous, ignore_errors=True)
+    _remove_tree(previous)
 
 
 def leftovers(dest: Path) -> list[Path]:
@@ -136,7 +151,11 @@ def leftovers(dest: Path) -> list[Path]:
     if not dest.parent.is_dir():
         return []
     names = (f"{STAGING_PREFIX}{dest.name}-", f"{PREVIOUS_PREFIX}{dest.name}-")
-    return sorted(p for p in dest.parent.iterdir() if p.name.startswith(names) and p.is_dir())
+    return sorted(
+        p
+        for p in dest.parent.iterdir()
+        if p.name.startswith(names) and (p.is_dir() or p.is_symlink())
+    )
 
 
 def recover_tree(dest: Path) -> list[str]:
@@ -155,8 +174,10 @@ def recover_tree(dest: Path) -> list[str]:
             f"restored {dest} from {newest.name}, left by a run killed while replacing it"
         )
     for path in found:
-        shutil.rmtree(path, ignore_errors=True)
-        done.append(f"removed {path.name}, left beside {dest} by an interrupted run")
+        if _remove_tree(path):
+            done.append(f"removed {path.name}, left beside {dest} by an interrupted run")
+        else:
+            done.append(f"could not remove {path.name} beside {dest}: remove it by hand")
     return done
 
 
