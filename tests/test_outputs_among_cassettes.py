@@ -107,11 +107,19 @@ def test_report_refuses_a_page_among_cassettes(project: Path) -> None:
     assert not (project / "suite" / "index.html").exists()
 
 
+def _cassettes_only(pytester: pytest.Pytester) -> Path:
+    """The stock agent's cassettes and a test file that needs nothing: the report's folder
+    is checked before any test module or conftest of the example is imported."""
+    copy = pytester.path / "stock_agent"
+    shutil.copytree(STOCK / "cassettes", copy / "cassettes")
+    (copy / "test_nothing.py").write_text("def test_nothing():\n    pass\n", encoding="utf-8")
+    return copy
+
+
 def test_the_plugin_refuses_a_report_among_cassettes(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    copy = pytester.path / "stock_agent"
-    shutil.copytree(STOCK, copy, ignore=shutil.ignore_patterns("__pycache__", "report"))
+    copy = _cassettes_only(pytester)
     before = _tree(copy)
     monkeypatch.chdir(copy)
     result = pytester.runpytest_subprocess(
@@ -129,8 +137,7 @@ def test_the_plugin_refuses_a_report_path_that_is_not_a_folder(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, target: str
 ) -> None:
     """`pytest -q --toolreplay-report /dev/null` used to fail invisibly with exit 0."""
-    copy = pytester.path / "stock_agent"
-    shutil.copytree(STOCK, copy, ignore=shutil.ignore_patterns("__pycache__", "report"))
+    copy = _cassettes_only(pytester)
     monkeypatch.chdir(copy)
     (copy / "afile").write_text("mine", encoding="utf-8")
     result = pytester.runpytest_subprocess(
