@@ -69,6 +69,22 @@ def reference_results(suite: EvalSuite, reference_episodes: dict) -> Results:
     return build_results(read_manifest(REFERENCE), episodes, names, FULL_JUDGE, suite.by_id)
 
 
+def committed_bytes(path: Path) -> bytes:
+    """The committed content of ``path`` (in the repository): git's ``HEAD`` version in a
+    checkout, so a `toolreplay run` of the README (which writes reports/ without the mutation
+    section) does not make the committed report look stale; the file itself otherwise."""
+    import subprocess
+
+    relative = path.resolve().relative_to(REPO).as_posix()
+    try:
+        shown = subprocess.run(
+            ["git", "show", f"HEAD:{relative}"], cwd=REPO, capture_output=True, timeout=60
+        )
+    except (OSError, subprocess.SubprocessError):
+        return path.read_bytes()
+    return shown.stdout if shown.returncode == 0 else path.read_bytes()
+
+
 def with_summaries(doc: dict[str, Any]) -> dict[str, Any]:
     """``doc`` (a results document a test edited: episodes added, verdicts flipped) with each
     configuration's trial-1 summary recomputed by the builder

@@ -19,6 +19,8 @@ from toolreplay.cli.main import app
 from toolreplay.report.episodes import PRETTY_WIDTH, pretty_json
 from toolreplay.report.render import ReportError, load_results, render_report, write_report
 
+from .conftest import committed_bytes
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "reports" / "results.json"
 INDEX = REPO / "reports" / "index.html"
@@ -768,8 +770,8 @@ def test_committed_report_is_fresh(committed_run) -> None:
     Fails when reports/index.html or reports/results.json is stale: run `toolreplay run`."""
     result, out = committed_run
     assert result.exit_code == 0, result.output
-    assert (out / "results.json").read_bytes() == RESULTS.read_bytes(), "stale results.json"
-    assert (out / "index.html").read_bytes() == INDEX.read_bytes(), "stale index.html"
+    assert (out / "results.json").read_bytes() == committed_bytes(RESULTS), "stale results.json"
+    assert (out / "index.html").read_bytes() == committed_bytes(INDEX), "stale index.html"
 
 
 @pytest.mark.slow

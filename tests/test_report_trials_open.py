@@ -38,6 +38,8 @@ from toolreplay.report.table import LARGE_RUN
 from toolreplay.results.format import Results, ResultsError, as_results, results_json_text
 from toolreplay.results.validate import check_invariants
 
+from .conftest import committed_bytes
+
 REPO = Path(__file__).resolve().parents[1]
 COMMITTED = REPO / "reports" / "results.json"
 EXAMPLE = REPO / "examples" / "stock_agent"
@@ -79,7 +81,7 @@ def page(committed_run: tuple[Any, Path]) -> BeautifulSoup:
 def test_every_later_trial_is_kept_whole_and_the_figures_do_not_change(
     regenerated: dict[str, Any],
 ) -> None:
-    committed = json.loads(COMMITTED.read_text(encoding="utf-8"))
+    committed = json.loads(committed_bytes(COMMITTED).decode("utf-8"))
     assert _figures(regenerated) == _figures(committed)
     later = regenerated["trial_episodes"]
     assert len(regenerated["episodes"]) == 16 and len(later) == 16 * 4
@@ -223,7 +225,7 @@ def test_why_over_trials_opens_the_filtered_episode_table(page: BeautifulSoup) -
 
 
 def test_results_without_trial_episodes_render_as_before() -> None:
-    committed = json.loads(COMMITTED.read_text(encoding="utf-8"))
+    committed = json.loads(committed_bytes(COMMITTED).decode("utf-8"))
     page = _page(render_report(_figures(committed)))
     later = page.select("#episode-table tbody tr[data-t]:not([data-t='1'])")
     assert later and all(r.select_one("td.q a") is None for r in later)
