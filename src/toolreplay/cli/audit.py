@@ -121,15 +121,14 @@ def audit(
     cassettes: CassettesOpt = DEFAULT_CASSETTES,
     set_name: SetOpt = "reference",
     narrow_judge: Annotated[
-        bool, typer.Option(help="Audit as if the narrow (°C only) judge were in use.")
+        bool, typer.Option(help="Audit with the narrow (°C only) judge.", show_default=False)
     ] = False,
     workers: WorkersOpt = None,
 ) -> None:
     """Prove the comparison is fair (the fidelity audit).
 
-    Checks the baseline heuristics are present and exercised, replays the ablations, checks
-    judge breadth, prints the near-miss table, arm parity and completeness. Exits 1 when a
-    check fails."""
+    Baseline heuristics present and exercised, ablations, judge breadth, near misses, arm
+    parity, completeness. Exits 1 when a check fails."""
     from toolreplay.audit.run import run_audit
     from toolreplay.cassettes.errors import CassetteError
     from toolreplay.judging.verdicts import FULL_JUDGE, NARROW_JUDGE

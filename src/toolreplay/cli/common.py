@@ -79,10 +79,10 @@ out = Console(width=_width(sys.stdout))
 err = Console(stderr=True, width=_width(sys.stderr))
 
 
-EvalOpt = Annotated[Path, typer.Option("--eval", help="Eval file: questions and expectations.")]
+EvalOpt = Annotated[Path, typer.Option("--eval", help="Eval file.")]
 
 
-CassettesOpt = Annotated[Path, typer.Option(help="Folder holding cassette sets.")]
+CassettesOpt = Annotated[Path, typer.Option(help="Folder of cassette sets.")]
 
 
 def check_set_name_option(value: str) -> str:
@@ -100,7 +100,7 @@ SetOpt = Annotated[
     str,
     typer.Option(
         "--set",
-        help="Cassette set name (a folder under --cassettes).",
+        help="Cassette set in --cassettes.",
         callback=check_set_name_option,
     ),
 ]
@@ -111,8 +111,7 @@ CassettesOrSuiteOpt = Annotated[
     Path | None,
     typer.Option(
         "--cassettes",
-        help="Folder holding cassette sets, or a folder of cassettes your tests recorded "
-        "\\[default: cassettes; with an eval file naming its folder (cassettes:), that one]",
+        help="Sets' folder or a test suite's \\[default: cassettes]",
         show_default=False,
     ),
 ]
@@ -212,8 +211,7 @@ WorkersOpt = Annotated[
     typer.Option(
         "--workers",
         "-j",
-        help="Processes replaying episodes in parallel \\[default: the number of cores]. The "
-        "results are the same whatever the number.",
+        help="Processes \\[default: the number of cores]",
         show_default=False,
     ),
 ]

@@ -18,7 +18,8 @@ def convert(
     paths: Annotated[
         list[Path],
         typer.Argument(
-            help="Cassette files, or folders (every *.yaml / *.yml under them).",
+            metavar="PATH",
+            help="Cassette files, or folders of them (*.yaml, *.yml).",
             show_default=False,
         ),
     ],
@@ -26,20 +27,15 @@ def convert(
         Path | None,
         typer.Option(
             "--out",
-            help="Write the converted cassettes under this folder (the same relative paths; "
-            "for a folder argument, relative to it) instead of replacing them in place.",
+            help="Write them under this folder \\[default: in place]",
             show_default=False,
         ),
     ] = None,
 ) -> None:
-    """Convert cassettes written by another serializer to toolreplay's shape.
+    """Convert another serializer's cassettes to toolreplay's shape.
 
-    Reads pydantic-ai's test cassettes (a JSON reply under `response.parsed_body`) and vcrpy's
-    own yaml cassettes; writes what a toolreplay recording of the same exchanges writes: JSON
-    bodies stored parsed, only `content-type` headers kept (cookies, keys and request ids are
-    dropped), secret query parameters dropped. Bodies are kept value for value, so the
-    converted cassettes replay the same replies. Each file is checked before it is replaced;
-    without --out, files are converted in place (keep them under version control)."""
+    pydantic-ai's and vcrpy's cassettes; they replay the same replies. Without --out, files
+    are converted in place (keep them under version control)."""
     from toolreplay.cassettes.convert import convert_file
     from toolreplay.cassettes.errors import CassetteError
 

@@ -17,33 +17,25 @@ from toolreplay.cli.common import out
 @app.command()
 def diff(
     before: Annotated[
-        Path, typer.Argument(help="Run A: a results file, a folder holding one, or a cassette set.")
+        Path,
+        typer.Argument(metavar="A", help="Run A: results, their folder, or a cassette set."),
     ],
-    after: Annotated[Path, typer.Argument(help="Run B, the same kinds as A.")],
+    after: Annotated[Path, typer.Argument(metavar="B", help="Run B, the same kinds as A.")],
     eval_path: Annotated[
         Path | None,
         typer.Option(
             "--eval",
-            help="Eval file judging cassette folders \\[default: evals/weather.yaml for a "
-            "recorded set; for a folder your tests recorded, one question per test]",
+            help="Eval file judging cassette sets \\[default: evals/weather.yaml]",
             show_default=False,
         ),
     ] = None,
 ) -> None:
-    """What changed from run A to run B: pass/fail flips per episode, failure modes gained or
-    lost, rounds and tool-call deltas, the first differing message of each changed transcript,
-    per configuration the passes in trial 1 and over every trial with regressions and
-    improvements, the paired difference in pass rate B − A with its 95% interval and p-value
-    (exact McNemar on trial 1; a paired bootstrap and permutation test over trials when both
-    recorded as many), saying "not distinguishable from noise" when p ≥ 0.05, and whether the
-    runs are comparable. Runs that recorded different numbers
-    of trials are compared on trial 1, and the output names the difference. Cassette sets are
-    replayed offline first.
+    """What changed from run A to run B, episode by episode.
 
-    Exits 0 when no verdict flipped ("no differences" when nothing changed), 1 when at least
-    one episode flipped between pass and fail, when the runs are not comparable or when a
-    side holds no episode, 2 on bad input (a results file that breaks the format's invariants
-    included)."""
+    Pass/fail flips, failure modes, rounds and tool calls, the first differing message, and
+    the paired difference in pass rate B − A with its 95% interval ("not distinguishable from
+    noise" when p ≥ 0.05). Exits 1 on a flip or when the runs are not comparable, 2 on bad
+    input."""
     from toolreplay.diff import DiffError, diff_runs, load_run
     from toolreplay.diff_text import format_diff
 

@@ -24,12 +24,15 @@ from toolreplay.cli import (  # noqa: F401 (registration)
     run,
 )
 from toolreplay.cli.app import app
+from toolreplay.cli.helptext import HelpCommand
 
 __all__ = ["app", "main"]
 
 #: The order ``--help`` lists the commands in (each module registers one).
 ORDER = ("run", "merge", "report", "diff", "mutate", "audit", "record", "convert")
 app.registered_commands.sort(key=lambda c: ORDER.index(c.callback.__module__.rsplit(".", 1)[1]))
+for _command in app.registered_commands:
+    _command.cls = HelpCommand  # --help on one screen (toolreplay.cli.helptext)
 
 
 def main() -> None:

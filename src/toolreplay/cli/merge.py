@@ -19,8 +19,7 @@ def merge(
     shard_files: Annotated[
         list[Path],
         typer.Argument(
-            help="The shard files of one run (OUT/shard-I-of-N.json from `toolreplay run "
-            "--shard I/N`), every I from 1 to N.",
+            help="Every shard file of one run (shard-I-of-N.json).",
             show_default=False,
             metavar="SHARD",
         ),
@@ -29,18 +28,15 @@ def merge(
         Path | None,
         typer.Option(
             "--out",
-            help="Where results.json and index.html go "
-            "\\[default: the folder of the first shard file]",
+            help="Output folder \\[default: the first shard's]",
             show_default=False,
         ),
     ] = None,
 ) -> None:
-    """Combine the shard files of a sharded run into one results file and report.
+    """Combine the shard files of a sharded run into one report.
 
-    Checks that the files are shards 1..N of one run (same eval file, selection and
-    recording of the set) and cover every episode, then judges, audits, prints and writes
-    exactly what an unsharded `toolreplay run` would. The eval file and the cassette set the
-    shards name must be readable here (the audit reads the recorded traffic)."""
+    Writes exactly what an unsharded `toolreplay run` would; the eval file and the cassette
+    set must be readable here."""
     from toolreplay.evaluation import ReplayedSet
     from toolreplay.runs.shards import ShardError, read_shards, read_spec
 

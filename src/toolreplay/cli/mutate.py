@@ -27,8 +27,7 @@ def mutate(
         Path | None,
         typer.Option(
             "--eval",
-            help="Eval file whose expectations are scored \\[default: evals/weather.yaml; for "
-            "--cassettes naming a folder your tests recorded: one question per test]",
+            help="Eval file to score \\[default: evals/weather.yaml]",
             show_default=False,
         ),
     ] = None,
@@ -49,7 +48,7 @@ def mutate(
         ),
     ] = None,
     seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the sites mutated and of --budget's choice.")
+        int, typer.Option("--seed", help="Seed of the mutants' sites and choice.")
     ] = 0,
     budget: Annotated[
         int | None,
@@ -57,19 +56,19 @@ def mutate(
             "--budget",
             min=1,
             show_default=False,
-            help="At most N mutants per episode, spread over the operators "
-            "\\[default: every mutant the catalogue makes, about 15-20 an episode]",
+            metavar="N",
+            help="At most N mutants an episode \\[default: all]",
         ),
     ] = None,
     workers: WorkersOpt = None,
     show: Annotated[
-        int, typer.Option("--show", min=0, help="List at most N surviving mutants (0: all).")
+        int, typer.Option("--show", min=0, metavar="N", help="Surviving mutants listed (0: all).")
     ] = 40,
     json_path: Annotated[
         Path | None,
         typer.Option(
             "--json",
-            help="Also write the scores and every mutant as JSON to this file.",
+            help="Also write scores and mutants as JSON here.",
             show_default=False,
         ),
     ] = None,
@@ -80,24 +79,15 @@ def mutate(
             min=0,
             max=100,
             show_default=False,
-            help="Exit 1 when the total score is below this percentage.",
+            metavar="PCT",
+            help="Exit 1 when the score is below PCT %.",
         ),
     ] = None,
 ) -> None:
-    """Would your evals notice if your agent got worse? Score an eval file by mutation.
+    """Would your evals notice a worse agent? Score an eval file by mutation.
 
-    Every passing episode of the set (every trial) is mutated offline, in memory (cassettes
-    are never written): its tool results (a measured value +1, x10 or two digits swapped, two
-    results swapped, a result dropped or turned into a tool error, the day shifted), its answer
-    (a number changed, the unit dropped or changed, another place named, a promise "let me
-    check…", empty) and its trajectory (a call dropped, repeated, two reordered, an argument
-    changed). Each mutant is judged again with the same judge and expectations: *killed* when
-    the episode then fails, *surviving* when it still passes, *equivalent* when it survives a
-    change the answer cannot depend on (a tool-result value the answer never cites; counted
-    apart). The score is killed / (killed + surviving), printed per configuration, per
-    question, per operator and per check (which check caught how many), with the surviving
-    mutants and their exact change. Deterministic for a --seed, whatever --workers (the
-    processes replaying the set and judging the mutants). See docs/mutation.md."""
+    Every passing episode is mutated offline (tool results, answer, trajectory) and judged
+    again: the score is killed / (killed + surviving). See docs/mutation.md."""
     from toolreplay.cli.run import (
         check_cassettes_folder,
         parse_selection,

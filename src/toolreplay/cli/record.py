@@ -29,6 +29,10 @@ from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
 if TYPE_CHECKING:
     from toolreplay.runs.configuration import Configuration
 
+#: The help panel of the options only ``--model-source live`` uses.
+LIVE = "Live recording"
+
+
 class ToolsSource(str, Enum):  # noqa: UP042 (typer shows and parses it as before)
     """Where ``record --model-source live`` sends the tools' requests: the study's real
     endpoints, or its fixture server on loopback."""
@@ -43,8 +47,7 @@ def record(
         ModelSource | None,
         typer.Option(
             "--model-source",
-            help="Required. stand-in: the study's stand-in model and tool fixture server, "
-            "offline. live: a real endpoint and the tools' real APIs (needs a key).",
+            help="Required: stand-in (offline) or live (a key).",
             case_sensitive=False,
             show_default=False,
         ),
@@ -55,9 +58,7 @@ def record(
         str | None,
         typer.Option(
             "--set",
-            help="Cassette set to record into (a folder under --cassettes); required, so the "
-            "committed set `toolreplay run` replays by default (reference) is only rewritten "
-            "when named.",
+            help="Required: the set to record (in --cassettes).",
             callback=lambda v: None if v is None else check_set_name_option(v),
             show_default=False,
         ),
@@ -66,24 +67,22 @@ def record(
         bool,
         typer.Option(
             "--force",
-            help="Replace a set of another provenance (stand-in/live, model, endpoint host), "
-            "or a folder that is not a readable set.",
+            help="Replace a set of another provenance.",
         ),
     ] = False,
     only: Annotated[
         list[str] | None,
         typer.Option(
             "--only",
-            help="Re-record just this episode (CONFIGURATION/QUESTION-ID); repeatable.",
+            help="Re-record just this episode; repeatable.",
             metavar="CONFIG/QUESTION",
         ),
     ] = None,
     base_url: Annotated[
         str | None,
         typer.Option(
-            help="live: endpoint base URL (default: $TOOLREPLAY_BASE_URL, else the endpoint "
-            "the key belongs to). Its key: DASHSCOPE_API_KEY for DashScope, OPENAI_API_KEY for "
-            "api.openai.com or $OPENAI_BASE_URL; any other endpoint needs --api-key-env."
+            help="Endpoint base URL \\[default: the key's endpoint]",
+            rich_help_panel=LIVE,
         ),
     ] = None,
     api_key_env: Annotated[
@@ -91,15 +90,15 @@ def record(
         typer.Option(
             "--api-key-env",
             metavar="NAME",
-            help="live: the environment variable holding the endpoint's key (its value is "
-            "sent to that endpoint only, never written).",
+            help="Environment variable holding the key.",
+            rich_help_panel=LIVE,
         ),
     ] = None,
     model: Annotated[
         str | None,
         typer.Option(
-            help="live: model name (default: $TOOLREPLAY_MODEL, else qwen-plus on DashScope; "
-            "other endpoints need one named)."
+            help="Model name \\[default: $TOOLREPLAY_MODEL]",
+            rich_help_panel=LIVE,
         ),
     ] = None,
     tool_url: Annotated[
@@ -107,9 +106,8 @@ def record(
         typer.Option(
             "--tool-url",
             metavar="KEY=URL",
-            help="live: a tool endpoint of the study by its key, for a mirror or self-host "
-            "(repeatable; the weather study's keys: geocoding_url, forecast_url; default: "
-            "the study's public endpoints).",
+            help="A tool endpoint by its key; repeatable.",
+            rich_help_panel=LIVE,
             show_default=False,
         ),
     ] = None,
@@ -117,15 +115,15 @@ def record(
         ToolsSource,
         typer.Option(
             "--tools",
-            help="live: the tools' endpoints: the real APIs (live) or the study's fixture "
-            "server on loopback (fixture; fixed data, only the model is live).",
+            help="Real APIs or the fixture server",
+            rich_help_panel=LIVE,
         ),
     ] = ToolsSource.live,
     no_ablations: Annotated[
         bool,
         typer.Option(
             "--no-ablations",
-            help="Skip the baseline variants with one heuristic off (recorded by default).",
+            help="Skip the ablated baselines.",
         ),
     ] = False,
     trials: Annotated[
@@ -133,10 +131,8 @@ def record(
         typer.Option(
             "--trials",
             min=1,
-            help="Record each configuration × question this many times, up to 200 (default: "
-            "the existing "
-            "set's, else 1; fewer than the set's needs --force). Several trials go to "
-            "CONFIG/QUESTION/trial-<i>.yaml.",
+            metavar="N",
+            help="Trials an episode, 1-200 \\[default: the set's]",
             show_default=False,
         ),
     ] = None,
@@ -145,8 +141,8 @@ def record(
         typer.Option(
             "--seed",
             min=0,
-            help="stand-in: seed of the stand-in's per-trial variation, kept in the "
-            "manifest (default: the existing set's, else 0).",
+            metavar="N",
+            help="Stand-in variation seed \\[default: the set's]",
             show_default=False,
         ),
     ] = None,
@@ -154,26 +150,22 @@ def record(
         bool,
         typer.Option(
             "--keep-errors",
-            help="live: keep episodes that end with stop reason error (a server's real "
-            "failures) instead of refusing the recording; requests are then not retried.",
+            help="Keep episodes ending in error; no retries.",
+            rich_help_panel=LIVE,
         ),
     ] = False,
     update_snapshots_: Annotated[
         bool,
         typer.Option(
             "--update-snapshots",
-            help="Then rewrite the recorded episodes' snapshots (pytest --snapshot-update on "
-            "the snapshot tests the study declares, for the set they pin; run from the repo "
-            "root).",
+            help="Then update the episodes' snapshots.",
         ),
     ] = False,
 ) -> None:
     """Record a cassette set.
 
-    Records every configuration × question (and the ablated baselines) against the stand-in
-    model or a live endpoint. Writes cassettes/SET/ only when every episode succeeded. --set is
-    required (there is no default: `--set reference` re-records the committed set); a set of
-    another provenance is replaced only with --force."""
+    Every configuration × question (and the ablated baselines), against the stand-in model
+    or a live endpoint; the set is replaced only when every episode succeeded."""
     from toolreplay.models.endpoint import EndpointError, resolve_endpoint
     from toolreplay.redaction import register_url
     from toolreplay.runs.configuration import ablation_configurations, study_configurations

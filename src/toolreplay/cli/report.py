@@ -22,14 +22,13 @@ from toolreplay.defaults import DEFAULT_EVAL
 def report(
     results: Annotated[
         Path,
-        typer.Option("--results", help="Results file to render, or the folder holding it."),
+        typer.Option("--results", help="Results file, or its folder."),
     ] = Path("reports/results.json"),
     out_path: Annotated[
         Path | None,
         typer.Option(
             "--out",
-            help="Where the HTML page goes, - for standard output \\[default: index.html "
-            "beside the results file]",
+            help="The page; - for standard output \\[default: beside --results]",
             show_default=False,
         ),
     ] = None,
@@ -37,22 +36,20 @@ def report(
         Path | None,
         typer.Option(
             "--compare",
-            help="An earlier run to compare with: a results file, a folder holding one, or a "
-            "cassette set (replayed offline).",
+            help="An earlier run to compare with: results or a set.",
         ),
     ] = None,
     eval_path: Annotated[
         Path,
         typer.Option(
             "--eval",
-            help="Eval file to judge a --compare cassette set with (not used otherwise).",
+            help="Eval file judging a --compare set.",
         ),
     ] = DEFAULT_EVAL,
 ) -> None:
-    """Re-render the HTML report from a results file, without replaying. With --compare, the
-    page also shows what changed since another run. More than 200 transcripts go on a page of
-    their own beside it (NAME-transcripts.html), as with `toolreplay run`. `--out -` writes
-    one page, transcripts included, to standard output."""
+    """Re-render the HTML report from a results file, without replaying.
+
+    With --compare, the page also shows what changed since another run."""
     from toolreplay.diff import DiffError, load_run
     from toolreplay.folders import LockedError, folder_lock
     from toolreplay.outputs import (

@@ -38,8 +38,7 @@ def run(
         Path | None,
         typer.Option(
             "--eval",
-            help="Eval file: questions and expectations \\[default: evals/weather.yaml; for "
-            "--cassettes naming a folder your tests recorded: one question per test]",
+            help="Eval file \\[default: evals/weather.yaml]",
             show_default=False,
         ),
     ] = None,
@@ -49,8 +48,7 @@ def run(
         Path | None,
         typer.Option(
             "--out",
-            help="Where results.json and index.html go "
-            "\\[default: reports/ for the reference set, reports/SET/ for any other]",
+            help="Output folder \\[default: reports/ or reports/SET/]",
             show_default=False,
         ),
     ] = None,
@@ -58,7 +56,7 @@ def run(
         str | None,
         typer.Option(
             "--configurations",
-            help="Only these configurations, comma-separated (e.g. single+oneshot,loop+atomic).",
+            help="Only these configurations, comma-separated.",
             show_default=False,
         ),
     ] = None,
@@ -66,7 +64,7 @@ def run(
         str | None,
         typer.Option(
             "--questions",
-            help="Only these question ids, comma-separated (e.g. ningde,beijing).",
+            help="Only these question ids, comma-separated.",
             show_default=False,
         ),
     ] = None,
@@ -75,35 +73,24 @@ def run(
         bool,
         typer.Option(
             "--mutate",
-            help="Also score the eval file by mutation on the episodes just judged "
-            "(`toolreplay mutate` with its defaults): printed, and written into results.json "
-            "(`mutation`) and the report's Mutation score section.",
+            help="Also compute the mutation score.",
         ),
     ] = False,
     shard: Annotated[
         str | None,
         typer.Option(
             "--shard",
-            help="Replay only shard I of N (e.g. 2/4: every 4th episode from the 2nd) and write "
-            "OUT/shard-I-of-N.json instead of the report; `toolreplay merge` combines the N "
-            "shard files into the same results and report as a whole run.",
+            metavar="I/N",
+            help="Replay one shard of N; toolreplay merge joins them.",
             show_default=False,
         ),
     ] = None,
 ) -> None:
     """Replay a cassette set, judge it, write reports/.
 
-    Replays every configuration from the cassette set (offline, no key), every trial, judges
-    every answer, labels failure modes, runs the fidelity audit, prints the table (trial 1) and
-    pass^k over the trials, and writes results.json and index.html. Episodes are replayed by
-    --workers processes; --shard splits the run across machines (see `toolreplay merge`).
-    Exits 1 when an episode does not replay or the audit fails.
-
-    An eval file with `cassettes: PATH` (or questions mapped to `tests:`), or `--cassettes
-    DIR` naming a folder of cassettes your tests recorded (no cassette set in it), judges a
-    folder recorded by the pytest plugin instead: its episodes are read from the cassettes,
-    whatever framework sent them; repeated tests are the trials (`--cassettes` names another
-    folder; `--out` defaults to reports/FOLDER). Without --eval, each test is a question."""
+    Offline, every configuration and trial: judges, audits, prints the table, writes
+    results.json and index.html; exits 1 when an episode does not replay or the audit fails.
+    A folder your tests recorded (`--cassettes DIR`) is judged the same way."""
     from toolreplay.evaluation import ReplayedSet, SuiteCassettes, cassettes_folder
     from toolreplay.runs.replay import WorkerDied, parse_shard
     from toolreplay.runs.replay import shard as shard_of
