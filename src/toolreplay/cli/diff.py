@@ -36,10 +36,11 @@ def diff(
     the paired difference in pass rate B − A with its 95% interval ("not distinguishable from
     noise" when p ≥ 0.05). Exits 1 on a flip or when the runs are not comparable, 2 on bad
     input."""
-    from toolreplay.diff import DiffError, diff_runs, load_run
+    from toolreplay.diff import DiffError, check_one_eval_file, diff_runs, load_run
     from toolreplay.diff_text import format_diff
 
     try:
+        check_one_eval_file(before, after, eval_path)
         a = load_run(before, eval_path)
         b = load_run(after, eval_path)
     except DiffError as exc:
