@@ -361,7 +361,7 @@ def test_the_walkthrough_as_written(recorded: pytest.Pytester) -> None:
     result = _cli("run", "--eval", "eval.yaml", "--out", "stale")
     assert result.exit_code == 1
     assert "completeness: 4 episode(s) changed since the manifest was written" in result.output
-    assert "delete cassettes/manifest.json and run again" in result.output
+    assert "rm cassettes/manifest.json && toolreplay run --eval eval.yaml" in result.output
 
 
 def test_pytest_report_gathers_xdist_workers(recorded: pytest.Pytester) -> None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from toolreplay.audit.tables import Audit, Check
@@ -166,8 +167,8 @@ def _completeness(
             evidence.append(
                 "changed since the manifest was written (edited or re-recorded): "
                 + ", ".join(changed)
-                + f"; if re-recorded on purpose, delete {manifest_path(found.folder)} and run "
-                "again"
+                + "; if re-recorded on purpose (pytest --record-mode=rewrite), refresh the "
+                f"manifest: {refresh_command(found.folder, suite)}"
             )
         else:
             evidence.append("every cassette's sha256 matches the manifest")
@@ -192,6 +193,19 @@ def _completeness(
         + ("matches the manifest" if manifest else "(no manifest: edits cannot be told)"),
         tuple(evidence),
     )
+
+
+def refresh_command(folder: Path, suite: EvalSuite) -> str:
+    """The shell command that refreshes the manifest of the test suite's ``folder`` after an
+    intended re-recording: remove it, then ``toolreplay run`` (with ``suite``'s eval file when
+    it has one) writes it anew from the cassettes as they are."""
+    import shlex
+
+    run = ["toolreplay", "run"]
+    if Path(suite.path).is_file():
+        run += ["--eval", suite.path]
+    run += ["--cassettes", str(folder)]
+    return f"rm {shlex.quote(str(manifest_path(folder)))} && {shlex.join(run)}"
 
 
 def audit_suite_folder(
