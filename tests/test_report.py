@@ -724,7 +724,7 @@ def test_rerender_is_byte_identical(committed: dict[str, Any], tmp_path: Path) -
     [
         (None, "results file not found"),
         ("{\n", "not valid JSON"),
-        ('{"format": 1, "cassette_set": "x"}', "'provenance' is a required property at $"),
+        ('{"format": 1, "cassette_set": "x"}', "the required field 'provenance' is missing at $"),
         ("[]", "not a toolreplay results file"),
     ],
 )

@@ -88,7 +88,7 @@ def test_built_results_validate(reference_results: Results) -> None:
         (lambda r: r.update(format=True), "at $.format"),
         (lambda r: r["configurations"][1].update(passed="4"), "at $.configurations[1].passed"),
         (lambda r: r["episodes"][3].update(passed=1), "at $.episodes[3].passed"),
-        (lambda r: r["episodes"][0].pop("transcript"), "'transcript' is a required property"),
+        (lambda r: r["episodes"][0].pop("transcript"), "field 'transcript' is missing"),
         (lambda r: r["episodes"][0]["transcript"][1].pop("role"), "$.episodes[0].transcript[1]"),
         (lambda r: r["provenance"].update(model=None), "at $.provenance.model"),
         (lambda r: r["fidelity"]["checks"][0].update(passed="yes"), "$.fidelity.checks[0].passed"),
@@ -129,7 +129,7 @@ def test_trial_fields_are_typed(committed: dict) -> None:
         (lambda r: r["configurations"][0]["pass_at_k"].update({"1": "1"}), "pass_at_k"),
         (lambda r: r["trial_outcomes"][0].update(passed=1), "$.trial_outcomes[0].passed"),
         (lambda r: r["selection"].update(all_questions="yes"), "$.selection.all_questions"),
-        (lambda r: r["episodes"][0]["verdict_evidence"].pop("values"), "'values' is a required"),
+        (lambda r: r["episodes"][0]["verdict_evidence"].pop("values"), "field 'values' is missing"),
     ]:
         bad = copy.deepcopy(committed)
         edit(bad)
@@ -191,7 +191,7 @@ def test_writer_refuses_an_invalid_document(tmp_path: Path, committed: dict) -> 
     bad = copy.deepcopy(committed)
     del bad["episodes"]
     target = tmp_path / "results.json"
-    with pytest.raises(ResultsError, match="'episodes' is a required property"):
+    with pytest.raises(ResultsError, match="the required field 'episodes' is missing"):
         write_results(target, bad)
     assert not target.exists()
 

@@ -182,7 +182,17 @@ def read_manifest(set_dir: Path, *, check: bool = True) -> Manifest:
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"])
-        raise CassetteError(f"{path}: {where}: {err['msg']}") from None
+        what = (
+            f"the required field {where} is missing"
+            if err["type"] == "missing"
+            else f"{where}: {err['msg']}"
+        )
+        raise CassetteError(
+            f"{path}: {what}; the manifest was edited or damaged: restore it (`git checkout "
+            f"-- {path}`), else record the set again (`toolreplay record ... --set "
+            f"{set_dir.name} --force`), or for a folder your tests recorded delete it (the "
+            "next `toolreplay run` writes it anew)"
+        ) from None
     if check:
         check_set(set_dir, manifest)
     return manifest

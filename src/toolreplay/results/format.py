@@ -433,11 +433,14 @@ def _validated(results: Any) -> Results:
         error = exc.errors()[0]
         loc = tuple(error["loc"])
         if error["type"] == "missing" and loc:
-            what = f"{loc[-1]!r} is a required property at {_json_path(loc[:-1])}"
+            what = f"the required field {loc[-1]!r} is missing at {_json_path(loc[:-1])}"
         else:
             what = f"{error['msg']} at {_json_path(loc)}"
         raise ResultsError(
-            f"not a toolreplay results file (format {RESULTS_FORMAT}): {what}"
+            f"not a toolreplay results file (format {RESULTS_FORMAT}): {what}; a results "
+            "file toolreplay writes never lacks it, so this one was edited or written by "
+            "another tool: write it again with `toolreplay run` (or `toolreplay merge` for "
+            "a sharded run)"
         ) from None
 
 
@@ -445,7 +448,7 @@ def check_results(results: Any) -> None:
     """Validate ``results`` (a parsed results.json) against :class:`Results`.
 
     Raises :class:`ResultsError` with the first problem: the message and where it is as a JSON
-    path, e.g. ``'provenance' is a required property at $`` or ``... at
+    path, e.g. ``the required field 'provenance' is missing at $`` or ``... at
     $.episodes[2].failure_modes[0].evidence.span``."""
     if not isinstance(results, Results):
         _validated(results)

@@ -167,9 +167,13 @@ def _read(path: Path) -> _ShardModel:
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(map(str, err["loc"]))
+        if err["type"] == "missing":
+            what = f"the required field {where} is missing"
+        else:
+            what = f"{where + ': ' if where else ''}{err['msg']}"
         raise ShardError(
-            f"{path}: not a shard file of format {SHARD_FORMAT} "
-            f"({where + ': ' if where else ''}{err['msg']})"
+            f"{path}: not a shard file of format {SHARD_FORMAT} ({what}); give the files "
+            "`toolreplay run --shard I/N` wrote (OUT/shard-I-of-N.json), every I from 1 to N"
         ) from None
 
 
