@@ -51,6 +51,7 @@ def test_stale_manifest_failure_gives_the_refresh_command(rerecorded: Path) -> N
 @pytest.mark.slow
 def test_the_refresh_command_refreshes_the_manifest(rerecorded: Path) -> None:
     code, output = _run("--eval", "eval.yaml", "--out", "first")
+    assert code == 1  # the stale manifest fails completeness
     command = output.split("refresh the manifest: ", 1)[1].split("\n", 1)[0].strip()
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "COLUMNS": "200"}
     bindir = Path(sys.executable).parent  # the toolreplay script of this interpreter
