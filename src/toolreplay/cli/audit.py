@@ -14,6 +14,7 @@ from toolreplay.cli.common import (
     EvalOpt,
     SetOpt,
     WorkersOpt,
+    cannot_write,
     fail,
     load_suite,
     out,
@@ -48,7 +49,7 @@ def publish_run(out_dir: "Path", results: "Results", audit: "Audit", errors: tup
     except (ReportError, LockedError, *errors) as exc:
         raise fail(str(exc)) from None
     except OSError as exc:
-        raise fail(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
+        raise fail(cannot_write(out_dir, exc, "--out")) from None
     out.print(summary_table(results, out.width))
     out.print(trials_table(results, out.width))
     for line in rates_lines(results):

@@ -117,6 +117,33 @@ CassettesOrSuiteOpt = Annotated[
 ]
 
 
+def cannot_write(path: Path, exc: OSError, option: str | None = None) -> str:
+    """What to say when ``path`` cannot be written (``exc``, the error writing it; ``option``
+    the option that named it, e.g. ``"--out"``): ``"cannot write PATH: "``, what happened in
+    words (a part of the path that is not a folder, named; permission denied; a read-only
+    file system; no space left; a name too long) and what to do; the system's own words for
+    any other error."""
+    import errno
+
+    give = f"give {option} " if option else "give "
+    code = exc.errno
+    if code == errno.ENOTDIR:
+        blocker = next((p for p in Path(path).parents if p.exists() and not p.is_dir()), None)
+        what = f"{blocker} is not a folder" if blocker else "a part of the path is not a folder"
+        todo = f"{give}a path inside a folder"
+    elif code in (errno.EACCES, errno.EPERM):
+        what, todo = "permission denied", f"{give}a folder you may write, or change its mode"
+    elif code == errno.EROFS:
+        what, todo = "the file system is read-only", f"{give}a folder on a writable one"
+    elif code in (errno.ENOSPC, errno.EDQUOT):
+        what, todo = "no space left on the device", "free some space and run again"
+    elif code == errno.ENAMETOOLONG:
+        what, todo = "a name is too long for the file system", f"{give}a shorter path"
+    else:
+        return f"cannot write {path}: {exc.strerror or exc}"
+    return f"cannot write {path}: {what}; {todo}"
+
+
 def fail(message: str, code: int = 1) -> typer.Exit:
     """Print ``error: message`` on stderr; exit 1 (an operational failure or a failed check).
     Usage errors are raised as typer usage errors instead (exit 2)."""
@@ -291,4 +318,4 @@ def check_output_folder(
     try:
         check_writable(folder)
     except OSError as exc:
-        raise fail(f"cannot write to {folder}: {exc.strerror or exc}") from None
+        raise fail(cannot_write(folder, exc, "--out")) from None

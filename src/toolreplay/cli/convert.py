@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import fail, out
+from toolreplay.cli.common import cannot_write, fail, out
 
 
 @app.command()
@@ -67,7 +67,7 @@ def convert(
         except CassetteError as exc:
             raise fail(str(exc)) from None
         except OSError as exc:
-            raise fail(f"cannot write {target}: {exc.strerror or exc}") from None
+            raise fail(cannot_write(target, exc, "--out")) from None
         converted.append((target, n))
     for target, n in converted:
         out.print(

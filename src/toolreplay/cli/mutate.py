@@ -13,6 +13,7 @@ from toolreplay.cli.common import (
     CassettesOrSuiteOpt,
     SetOpt,
     WorkersOpt,
+    cannot_write,
     fail,
     load_suite,
     out,
@@ -113,6 +114,12 @@ def mutate(
             check_output_file(json_path, "--json")
         except OutputPathError as exc:
             raise fail(str(exc), 2) from None
+        from toolreplay.outputs import check_writable
+
+        try:
+            check_writable(json_path.parent)
+        except OSError as exc:
+            raise fail(cannot_write(json_path, exc, "--json")) from None
     cassettes = cassettes_given if cassettes_given is not None else DEFAULT_CASSETTES
     if cassettes_given is not None:
         check_cassettes_folder(cassettes_given, set_name)
@@ -151,7 +158,7 @@ def mutate(
         try:
             atomic_write_text(json_path, text)
         except OSError as exc:
-            raise fail(f"cannot write {json_path}: {exc.strerror or exc}") from None
+            raise fail(cannot_write(json_path, exc, "--json")) from None
         out.print(f"wrote {json_path}", highlight=False, markup=False)
     score = result.total.score
     if fail_under is not None and (score is None or 100 * score < fail_under):

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import LOCK_WAIT_S, out
+from toolreplay.cli.common import LOCK_WAIT_S, cannot_write, out
 from toolreplay.cli.common import check_output_folder as _check_output_folder
 from toolreplay.cli.common import fail as _fail
 from toolreplay.cli.common import print_note as _note
@@ -139,7 +139,7 @@ def report(
     except BrokenPipeError:
         raise  # the reader of standard output went away: quiet (toolreplay.cli.main)
     except OSError as exc:
-        raise _fail(f"cannot write {out_path}: {exc.strerror or exc}") from None
+        raise _fail(cannot_write(out_path, exc, "--out")) from None
     out.print(f"wrote {out_path}")
     if not to_stdout and splits_transcripts(data):
         out.print(f"wrote {transcripts_path(out_path)}")

@@ -16,6 +16,7 @@ from toolreplay.cli.common import (
     CassettesOrSuiteOpt,
     SetOpt,
     WorkersOpt,
+    cannot_write,
     check_output_folder,
     fail,
     load_suite,
@@ -182,7 +183,7 @@ def run(
     try:
         write_shard(path, spec, *part, mine, outcomes)
     except OSError as exc:
-        raise fail(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise fail(cannot_write(path, exc, "--out")) from None
     failed = sum(1 for o in outcomes if isinstance(o, BaseException))
     out.print(
         f"shard {part[0]}/{part[1]}: replayed {len(mine) - failed} of {len(mine)} episodes"

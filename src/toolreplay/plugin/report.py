@@ -87,6 +87,11 @@ def configure(config: pytest.Config) -> None:
                     f"{folder}: is not a folder (the report is results.json and index.html "
                     "written into the folder named); give a folder, e.g. reports/agent"
                 )
+            if blocker := next((p for p in folder.parents if p.exists() and not p.is_dir()), None):
+                raise OutputPathError(
+                    f"{folder}: {blocker} is not a folder, so nothing can be written under it; "
+                    "give a folder, e.g. reports/agent"
+                )
             check_name_lengths(folder, "--toolreplay-report")
             for name in ("results.json", "index.html"):
                 check_output_file(folder / name, name)
