@@ -1,6 +1,7 @@
 """``toolreplay diff`` of cassette sets recorded from different eval files says so, naming
 both, that a diff compares runs of one eval file, and what to do, before anything is replayed
-(``diff.check_one_eval_file``), instead of a cassette miss advising a re-recording (issue 34)."""
+(``cli.diff.check_one_eval_file``), instead of a cassette miss advising a re-recording
+(issue 34)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from toolreplay.cli.diff import check_one_eval_file, recorded_eval_file
 from toolreplay.cli.main import app
-from toolreplay.diff import check_one_eval_file, recorded_eval_file
 
 from .conftest import REPO
 

@@ -41,10 +41,8 @@ __all__ = [
     "Run",
     "RunDiff",
     "Score",
-    "check_one_eval_file",
     "diff_runs",
     "load_run",
-    "recorded_eval_file",
     "trial_count",
 ]
 
@@ -245,60 +243,6 @@ def load_run(path: Path, eval_path: Path | None = None) -> Run:
         return Run(label=str(path), results=read_results(p))
     except ReportError as exc:
         raise DiffError(str(exc)) from None
-
-
-def recorded_eval_file(path: Path) -> str | None:
-    """The eval file the cassette set at ``path`` (a folder holding ``manifest.json``) was
-    recorded from, as its manifest names it; None for anything else (a results file, a folder
-    your tests recorded: each test is judged as a question) or a manifest that cannot be read
-    (:func:`load_run` reports that)."""
-    manifest = Path(path) / "manifest.json"
-    if not manifest.is_file():
-        return None  # a results file: nothing more is loaded to tell
-    from toolreplay.evaluation.folder import holds_test_suite
-    from toolreplay.inputs import InputFileError, read_checked
-
-    if holds_test_suite(Path(path)):
-        return None
-    try:
-        data = read_checked(manifest, what="manifest", limit=_MANIFEST_LIMIT, parse="json")
-    except (InputFileError, OSError, ValueError):
-        return None
-    name = data.get("eval_file") if isinstance(data, dict) else None
-    return name if isinstance(name, str) and name else None
-
-
-#: The largest manifest :func:`recorded_eval_file` reads (bytes).
-_MANIFEST_LIMIT = 64 * 2**20
-
-
-def check_one_eval_file(a: Path, b: Path, eval_path: Path | None) -> None:
-    """Refuse, before anything is replayed, to diff cassette sets recorded from another eval
-    file than the one they would be judged with (``eval_path``, default
-    ``evals/weather.yaml``): two sets recorded from different eval files (a diff compares runs
-    of one eval file), or sets of one eval file judged with another. Compared by file name,
-    so a set recorded from ``evals/weather.yaml`` elsewhere still matches. Raises
-    :class:`DiffError` naming each set, its eval file, and what to do."""
-    from toolreplay.defaults import DEFAULT_EVAL
-
-    ea, eb = recorded_eval_file(a), recorded_eval_file(b)
-    if ea and eb and Path(ea).name != Path(eb).name:
-        raise DiffError(
-            f"cannot diff {a} and {b}: they come from different eval files ({a} from {ea}, "
-            f"{b} from {eb}), and a diff compares two runs of one eval file. Diff two sets "
-            f"recorded with the same --eval (toolreplay record --eval {ea} --set NAME records "
-            "another from the first one's)"
-        )
-    used = Path(eval_path or DEFAULT_EVAL)
-    recorded = ea or eb
-    if recorded and Path(recorded).name != used.name:
-        sets = list(dict.fromkeys(str(p) for p, e in ((a, ea), (b, eb)) if e))
-        raise DiffError(
-            f"{' and '.join(sets)} {'were' if len(sets) > 1 else 'was'} recorded from "
-            f"{recorded}, not {used}: judge {'them' if len(sets) > 1 else 'it'} with the eval "
-            f"file {'they were' if len(sets) > 1 else 'it was'} recorded from: "
-            f"toolreplay diff {a} {b} --eval {recorded}"
-        )
 
 
 def _folder_run(folder: Path, eval_path: Path | None) -> Run:

@@ -437,10 +437,9 @@ def _validated(results: Any) -> Results:
         else:
             what = f"{error['msg']} at {_json_path(loc)}"
         raise ResultsError(
-            f"not a toolreplay results file (format {RESULTS_FORMAT}): {what}; a results "
-            "file toolreplay writes never lacks it, so this one was edited or written by "
-            "another tool: write it again with `toolreplay run` (or `toolreplay merge` for "
-            "a sharded run)"
+            f"not a toolreplay results file (format {RESULTS_FORMAT}): {what}; it was edited "
+            "or written by another tool: write it again with `toolreplay run` (or `toolreplay "
+            "merge` for a sharded run)"
         ) from None
 
 
