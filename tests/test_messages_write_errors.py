@@ -82,3 +82,43 @@ def test_pytest_report_under_a_file_is_a_usage_error(
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--toolreplay-report afile/x: afile is not a folder*"])
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("EACCES", "permission denied; give a path you may use"),
+        ("EROFS", "the file system is read-only; write somewhere writable"),
+        ("ENOTDIR", "a part of the path is not a folder"),
+        ("ENOENT", "no such file or folder"),
+        ("EIO", "an input/output error of the device"),
+    ],
+)
+def test_file_system_errors_no_command_caught_are_named_not_internal(name: str, said: str) -> None:
+    from toolreplay.cli.main import file_message
+
+    message = file_message(OSError(getattr(errno, name), "raw", "/some/file"))
+    assert message is not None and message.startswith("/some/file: ") and said in message
+    assert file_message(OSError(errno.EACCES, "no file named")) is None
+    assert file_message(ValueError("x")) is None
+
+
+def test_an_uncaught_permission_error_is_not_called_internal(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    import toolreplay.diff
+    from toolreplay.cli.main import main
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied", "/srv/runs/results.json")
+
+    monkeypatch.setattr(toolreplay.diff, "load_run", refused)
+    monkeypatch.setattr(sys, "argv", ["toolreplay", "diff", "a.json", "b.json"])
+    with pytest.raises(SystemExit) as ended:
+        main()
+    assert ended.value.code == 1
+    err = capsys.readouterr().err
+    assert "/srv/runs/results.json: permission denied" in err
+    assert "internal error" not in err and "report it" not in err

@@ -67,7 +67,7 @@ def main() -> None:
             sys.stderr.write("error: interrupted\n")
             sys.exit(130)
         except (MemoryError, OSError) as exc:
-            if (message := resource_message(exc)) is None:
+            if (message := resource_message(exc) or file_message(exc)) is None:
                 raise
             sys.stderr.write(f"error: {redact_text(message)}\n")
             sys.exit(1)
@@ -111,6 +111,34 @@ def resource_message(exc: BaseException) -> str | None:
     if code == errno.EAGAIN and "thread" in str(exc).lower():
         return "cannot start another thread or process (`ulimit -u`); run with --workers 1"
     return None
+
+
+#: What an error of the file system says happened, and what to do, by errno name.
+_FILE_ERRORS = {
+    "EACCES": ("permission denied", "give a path you may use, or change its permissions"),
+    "EPERM": ("operation not permitted", "give a path you may use, or change its permissions"),
+    "EROFS": ("the file system is read-only", "write somewhere writable (--out)"),
+    "ENOTDIR": ("a part of the path is not a folder", "check the path"),
+    "EISDIR": ("a folder where a file is needed", "give a file"),
+    "ENOENT": ("no such file or folder (moved or removed meanwhile?)", "check it and run again"),
+    "ELOOP": ("too many symbolic links", "check the links on the path"),
+    "EIO": ("an input/output error of the device", "check the disk, then run again"),
+}
+
+
+def file_message(exc: BaseException) -> str | None:
+    """What to say when the file system refused something (``exc``, an ``OSError`` naming a
+    file: permission, a read-only file system, a path that is not a folder, a file removed
+    meanwhile, a device error) that no command caught: the file, what happened and what to
+    do, as a problem of the machine's files rather than an internal error; None otherwise."""
+    import errno
+
+    filename = getattr(exc, "filename", None)
+    name = errno.errorcode.get(getattr(exc, "errno", None) or 0, "")
+    if not isinstance(exc, OSError) or filename is None or name not in _FILE_ERRORS:
+        return None
+    what, todo = _FILE_ERRORS[name]
+    return f"{filename}: {what}; {todo}"
 
 
 #: The exit status when standard output's reader went away: 1, quietly, as click and rich
