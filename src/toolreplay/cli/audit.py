@@ -149,7 +149,7 @@ def audit(
             raise fail(str(exc)) from None
         _print_audit(result)
         if not result.passed:
-            raise fail("fidelity audit failed", 1)
+            raise fail("fidelity audit failed: see the failed checks above and their evidence", 1)
         return
     judge = NARROW_JUDGE if narrow_judge else FULL_JUDGE
     total = (len(study_configurations(suite)) + len(ablation_configurations(suite))) * len(

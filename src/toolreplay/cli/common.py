@@ -117,6 +117,13 @@ CassettesOrSuiteOpt = Annotated[
 ]
 
 
+#: What to do about a test suite's cassette folder that is missing (run, mutate).
+FOLDER_TODO = (
+    "record it (pytest --record-mode=once), or name the folder your tests recorded with "
+    "--cassettes DIR (or cassettes: in the eval file)"
+)
+
+
 def cannot_write(path: Path, exc: OSError, option: str | None = None) -> str:
     """What to say when ``path`` cannot be written (``exc``, the error writing it; ``option``
     the option that named it, e.g. ``"--out"``): ``"cannot write PATH: "``, what happened in

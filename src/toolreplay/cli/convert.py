@@ -49,7 +49,10 @@ def convert(
         elif path.exists():
             pairs.append((path, (out_dir / path.name) if out_dir else path))
         else:
-            raise fail(f"cassette not found: {path}")
+            raise fail(
+                f"cassette not found: {path} does not exist; give cassette files or folders "
+                "of them (a set recorded with trials holds CONFIG/QUESTION/trial-<i>.yaml)"
+            )
     # in place, a link would be replaced by a regular file: refused before anything is written
     if links := [s for s, t in pairs if s == t and s.is_symlink()]:
         raise fail(

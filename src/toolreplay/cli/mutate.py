@@ -10,6 +10,7 @@ import typer
 
 from toolreplay.cli.app import app
 from toolreplay.cli.common import (
+    FOLDER_TODO,
     CassettesOrSuiteOpt,
     SetOpt,
     WorkersOpt,
@@ -136,7 +137,8 @@ def mutate(
         except SourceError as exc:
             raise fail(str(exc), 2) from None
         if not folder.is_dir():
-            raise fail(f"cassette folder {folder} does not exist or is not a folder", 2)
+            what = "does not exist" if not folder.exists() else "is not a folder"
+            raise fail(f"cassette folder {folder} {what}; {FOLDER_TODO}", 2)
         source = SuiteCassettes(folder)
     else:
         source = ReplayedSet(cassettes / set_name, workers=n_workers)

@@ -13,6 +13,7 @@ import typer
 from toolreplay.cli.app import app
 from toolreplay.cli.audit import publish_run
 from toolreplay.cli.common import (
+    FOLDER_TODO,
     CassettesOrSuiteOpt,
     SetOpt,
     WorkersOpt,
@@ -122,7 +123,7 @@ def run(
             raise fail(str(exc), 2) from None
         if not folder.is_dir():  # before the output folder is made: nothing written
             what = "does not exist" if not folder.exists() else "is not a folder"
-            raise fail(f"cassette folder {folder} {what}", 2)
+            raise fail(f"cassette folder {folder} {what}; {FOLDER_TODO}", 2)
         if part is not None:
             raise typer.BadParameter(
                 "a folder your tests recorded is read, not replayed: run it whole",

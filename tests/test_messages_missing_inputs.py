@@ -1,0 +1,45 @@
+"""An input that is not there says what to do, not only that it is missing (issue 34): a
+test suite's cassette folder an eval file names (``run``, ``mutate``: record it, or name the
+folder your tests recorded; ``cli.common.FOLDER_TODO``), and a cassette ``convert`` is given
+(``convert``: what to give, and where a set with trials keeps its cassettes)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from toolreplay.cli.main import app
+
+from .conftest import REPO
+
+runner = CliRunner()
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args), env={"COLUMNS": "400"})
+    return result.exit_code, " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())
+
+
+@pytest.mark.parametrize("command", ["run", "mutate"])
+def test_a_missing_test_suite_folder_says_how_to_record_or_name_it(
+    tmp_path: Path, command: str
+) -> None:
+    text = (REPO / "examples" / "stock_agent" / "eval.yaml").read_text(encoding="utf-8")
+    eval_file = tmp_path / "eval.yaml"
+    eval_file.write_text(re.sub(r"(?m)^cassettes: .*$", "cassettes: nowhere", text), "utf-8")
+    code, said = _cli(command, "--eval", str(eval_file), "--out" if command == "run" else
+                      "--show", str(tmp_path / "out") if command == "run" else "1")  # fmt: skip
+    assert code == 2
+    assert f"cassette folder {tmp_path / 'nowhere'} does not exist" in said
+    assert "pytest --record-mode=once" in said and "--cassettes DIR" in said
+    assert not (tmp_path / "out").exists()
+
+
+def test_convert_of_a_missing_cassette_says_what_to_give(tmp_path: Path) -> None:
+    code, said = _cli("convert", str(tmp_path / "ningde.yaml"))
+    assert code == 1
+    assert f"{tmp_path / 'ningde.yaml'} does not exist" in said
+    assert "give cassette files or folders of them" in said and "trial-<i>.yaml" in said
