@@ -87,3 +87,11 @@ def test_narrower_terminals_get_60_columns() -> None:
     text = _help(["record"], 20)
     assert max(len(line) for line in text.splitlines()) == 60
     assert "--model-source" in text
+
+
+def test_top_help_lists_every_command_on_one_line_and_points_at_the_page() -> None:
+    text = _help([], 80)
+    for name in ORDER:
+        line = next(line for line in text.splitlines() if f"│ {name} " in line)
+        assert line.rstrip("│ ").endswith((".", "?")), line  # its summary fits on its line
+    assert "docs/cli.md" in text and "--version" in text

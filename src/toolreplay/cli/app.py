@@ -9,8 +9,10 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.common import out
+from toolreplay.cli.helptext import HelpGroup
 
 app = typer.Typer(
+    cls=HelpGroup,  # --help on one screen (toolreplay.cli.helptext)
     help="Record, replay and evaluate LLM tool-calling loops, offline and deterministically.",
     no_args_is_help=True,
     add_completion=False,

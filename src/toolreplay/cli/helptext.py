@@ -14,7 +14,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -30,6 +30,17 @@ DOCS_PAGE = "docs/cli.md"
 class HelpCommand(TyperCommand):
     """A typer command whose ``--help`` is the compact layout of this module (plain click
     help when the application asks for no rich markup)."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        if self.rich_markup_mode is None:  # pragma: no cover (the application sets one)
+            super().format_help(ctx, formatter)
+            return
+        print_help(self, ctx, console())
+
+
+class HelpGroup(TyperGroup):
+    """The application's group: ``toolreplay --help`` in the same layout, one line a
+    command (the first paragraph of its docstring)."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         if self.rich_markup_mode is None:  # pragma: no cover (the application sets one)
@@ -73,7 +84,29 @@ def print_help(command: Any, ctx: Any, con: Console) -> None:
     order = sorted(panels, key=lambda name: (name != "Arguments", name != "Options"))
     for name in order:
         con.print(_panel(name, panels[name], ctx, con.width))
+    if hasattr(command, "list_commands"):  # the application: its commands, then the page
+        con.print(_commands(command, ctx))
+        con.print(f" Every command and option in full: {DOCS_PAGE}", highlight=False)
+        return
     con.print(f" Every option in full: {DOCS_PAGE}#{command.name}", highlight=False)
+
+
+def _commands(group: Any, ctx: Any) -> RenderableType:
+    """The Commands panel: each command's name and the first paragraph of its help."""
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table.grid(padding=(0, 2), expand=True)
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column(ratio=1)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if command is None or command.hidden:
+            continue
+        summary = (command.short_help or command.help or "").split("\n\n", 1)[0]
+        table.add_row(name, Text(" ".join(summary.replace("`", "").split())))
+    return Panel(table, title="Commands", title_align="left", border_style="dim")
 
 
 def _usage(command: Any, ctx: Any) -> Text:

@@ -86,7 +86,7 @@ def mutate(
         ),
     ] = None,
 ) -> None:
-    """Would your evals notice a worse agent? Score an eval file by mutation.
+    """Score an eval file by mutation: would it notice a worse agent?
 
     Every passing episode is mutated offline (tool results, answer, trajectory) and judged
     again: the score is killed / (killed + surviving). See docs/mutation.md."""
