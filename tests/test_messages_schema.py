@@ -69,3 +69,15 @@ def test_a_shard_file_without_a_required_field_says_which_files_to_give(tmp_path
     assert "the required field shard is missing" in said
     assert "toolreplay run --shard I/N" in said
     _plain(said)
+
+
+def test_an_eval_file_without_a_required_field_says_which_and_where_fields_are_shown(
+    tmp_path: Path,
+) -> None:
+    bad = tmp_path / "eval.yaml"
+    bad.write_text("version: 1\nname: x\nsystem_prompt: s\n", encoding="utf-8")
+    code, said = _cli("run", "--eval", str(bad), "--out", str(tmp_path / "out"))
+    assert code == 1
+    assert f"{bad}: does not match the eval schema: questions: required but missing" in said
+    assert "docs/expectations.md" in said
+    _plain(said)

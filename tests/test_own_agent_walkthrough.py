@@ -412,7 +412,7 @@ def test_cassettes_option_names_a_test_recorded_folder(recorded: pytest.Pytester
     eval_text = mapped.replace('    tests: ["test_1984_streamed"]\n', "")
     Path("bare.yaml").write_text(eval_text, encoding="utf-8")
     result = _cli("run", "--eval", "bare.yaml", "--cassettes", "cassettes")
-    assert "system_prompt: Field required (an eval file judging cassettes" in result.output
+    assert "system_prompt: required but missing (an eval file judging cassettes" in result.output
     assert "cassettes: PATH" in result.output
     prompted = "system_prompt: You are a library assistant.\n" + eval_text
     Path("prompted.yaml").write_text(prompted, encoding="utf-8")

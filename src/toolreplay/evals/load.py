@@ -31,6 +31,9 @@ from toolreplay.evals.suite import NO_MEASURE, EvalSuite, ExperimentSpec, Place,
 from toolreplay.inputs import InputFileError, read_checked
 from toolreplay.studies import Study, StudyError, load_study
 
+#: Where an eval file's fields are shown, for a file that does not match the schema.
+SCHEMA_DOCS = "(an eval file's fields, with an example: docs/expectations.md)"
+
 #: An eval file larger than this is refused before parsing (ours is a few kilobytes).
 EVAL_FILE_LIMIT = 4 * 1024 * 1024
 
@@ -51,11 +54,14 @@ def load_eval(path: str | Path) -> EvalSuite:
         model = EvalModel.model_validate(raw)
     except ValidationError as exc:
         lines = [
-            f"  {'.'.join(str(x) for x in err['loc'])}: {err['msg']}"
+            f"  {'.'.join(str(x) for x in err['loc'])}: "
+            + ("required but missing" if err["type"] == "missing" else err["msg"])
             + (NO_PROMPT_HINT if err["loc"] == ("system_prompt",) else "")
             for err in exc.errors()
         ]
-        raise EvalFileError(f"{p}: does not match the eval schema:\n" + "\n".join(lines)) from None
+        raise EvalFileError(
+            f"{p}: does not match the eval schema:\n" + "\n".join(lines) + f"\n{SCHEMA_DOCS}"
+        ) from None
     exp = model.experiment
     vocabulary = _vocabulary(study)
     study_measures = [m.name for m in getattr(vocabulary, "measures", ())]
