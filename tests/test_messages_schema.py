@@ -75,9 +75,11 @@ def test_an_eval_file_without_a_required_field_says_which_and_where_fields_are_s
     tmp_path: Path,
 ) -> None:
     bad = tmp_path / "eval.yaml"
-    bad.write_text("version: 1\nname: x\nsystem_prompt: s\n", encoding="utf-8")
+    bad.write_text("version: 1\nname: x\nsystem_prompt: s\nqestions: []\n", encoding="utf-8")
     code, said = _cli("run", "--eval", str(bad), "--out", str(tmp_path / "out"))
     assert code == 1
     assert f"{bad}: does not match the eval schema: questions: required but missing" in said
+    assert "qestions: not a field here (misspelt?)" in said
     assert "docs/expectations.md" in said
+    assert "Extra inputs" not in said
     _plain(said)

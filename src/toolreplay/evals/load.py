@@ -34,6 +34,9 @@ from toolreplay.studies import Study, StudyError, load_study
 #: Where an eval file's fields are shown, for a file that does not match the schema.
 SCHEMA_DOCS = "(an eval file's fields, with an example: docs/expectations.md)"
 
+#: pydantic's words for a schema error, by its type, as an eval file's author reads them.
+_SAID = {"missing": "required but missing", "extra_forbidden": "not a field here (misspelt?)"}
+
 #: An eval file larger than this is refused before parsing (ours is a few kilobytes).
 EVAL_FILE_LIMIT = 4 * 1024 * 1024
 
@@ -55,10 +58,12 @@ def load_eval(path: str | Path) -> EvalSuite:
     except ValidationError as exc:
         lines = [
             f"  {'.'.join(str(x) for x in err['loc'])}: "
-            + ("required but missing" if err["type"] == "missing" else err["msg"])
+            + _SAID.get(err["type"], err["msg"])
             + (NO_PROMPT_HINT if err["loc"] == ("system_prompt",) else "")
             for err in exc.errors()
         ]
+        if len(lines) > 8:  # not an eval file at all, most likely: the first few say so
+            lines[8:] = [f"  and {len(lines) - 8} more"]
         raise EvalFileError(
             f"{p}: does not match the eval schema:\n" + "\n".join(lines) + f"\n{SCHEMA_DOCS}"
         ) from None
