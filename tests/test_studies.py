@@ -180,7 +180,7 @@ def test_a_study_owns_its_block_of_a_question(stock_study: Study, tmp_path: Path
     under the question's field."""
     path = _eval_file(stock_study, tmp_path)
     path.write_text(path.read_text(encoding="utf-8") + "    standin: {narrates_followups: true}\n")
-    with pytest.raises(EvalFileError, match=r"questions\.0\.standin: Extra inputs"):
+    with pytest.raises(EvalFileError, match=r"questions\.0\.standin: not a field here"):
         load_eval(path)
     weather = tmp_path / "weather.yaml"
     text = (Path(__file__).resolve().parents[1] / "evals" / "weather.yaml").read_text("utf-8")
