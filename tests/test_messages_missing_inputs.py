@@ -43,3 +43,19 @@ def test_convert_of_a_missing_cassette_says_what_to_give(tmp_path: Path) -> None
     assert code == 1
     assert f"{tmp_path / 'ningde.yaml'} does not exist" in said
     assert "give cassette files or folders of them" in said and "trial-<i>.yaml" in said
+
+
+def test_report_of_a_cassette_set_says_how_to_get_its_results(tmp_path: Path) -> None:
+    code, said = _cli("report", "--results", str(REPO / "cassettes" / "hard"),
+                      "--out", str(tmp_path / "i.html"))  # fmt: skip
+    assert code == 1
+    assert "is a cassette set, not a results file" in said
+    assert f"toolreplay run --cassettes {REPO / 'cassettes'} --set hard" in said
+    assert not (tmp_path / "i.html").exists()
+
+
+def test_diff_of_a_folder_of_sets_says_to_name_one() -> None:
+    code, said = _cli("diff", str(REPO / "reports" / "results.json"), str(REPO / "cassettes"))
+    assert code == 2
+    assert "neither a results file nor a cassette set" in said
+    assert f"it holds cassette sets: name one, e.g. {REPO / 'cassettes'}/" in said

@@ -235,9 +235,11 @@ def load_run(path: Path, eval_path: Path | None = None) -> Run:
         elif judges_a_test_suite(eval_path):
             return _folder_run(p, eval_path)
         else:
+            sets = sorted(s.parent.name for s in p.glob("*/manifest.json"))
             raise DiffError(
                 f"{path}: neither a results file nor a cassette set (no results.json or "
                 "manifest.json in the folder)"
+                + (f"; it holds cassette sets: name one, e.g. {p / sets[0]}" if sets else "")
             )
     try:
         return Run(label=str(path), results=read_results(p))

@@ -73,6 +73,12 @@ def report(
     from toolreplay.results.validate import read_results
 
     if results.is_dir():
+        if (results / "manifest.json").is_file() and not (results / "results.json").exists():
+            raise _fail(  # a set where its results belong: say how to get them
+                f"{results} is a cassette set, not a results file: `toolreplay run --cassettes "
+                f"{results.parent} --set {results.name}` replays it and writes its results "
+                "(report renders those again; --compare takes a set as it is)"
+            )
         results = results / "results.json"
     if out_path is None:  # beside the results it renders, never a folder of its own
         out_path = results.with_name("index.html")
