@@ -59,3 +59,16 @@ def test_diff_of_a_folder_of_sets_says_to_name_one() -> None:
     assert code == 2
     assert "neither a results file nor a cassette set" in said
     assert f"it holds cassette sets: name one, e.g. {REPO / 'cassettes'}/" in said
+
+
+def test_a_file_that_is_not_results_says_what_to_give(tmp_path: Path) -> None:
+    code, said = _cli("report", "--results", str(REPO / "evals" / "weather.yaml"),
+                      "--out", str(tmp_path / "i.html"))  # fmt: skip
+    assert code == 2
+    assert "not valid JSON" in said and "give the results.json `toolreplay run` writes" in said
+
+
+def test_a_missing_shard_file_says_which_files_to_give(tmp_path: Path) -> None:
+    code, said = _cli("merge", str(tmp_path / "shard-1-of-2.json"))
+    assert code != 0
+    assert "shard file not found" in said and "toolreplay run --shard I/N" in said

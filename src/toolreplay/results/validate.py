@@ -140,6 +140,10 @@ def check_summaries(doc: Results) -> None:
                 )
 
 
+#: What to do about a file that cannot be read as results at all (not JSON, not UTF-8...).
+NOT_RESULTS_TODO = "give the results.json `toolreplay run` writes (or its folder)"
+
+
 def read_results(path: Path) -> Results:
     """Read, bound, validate and check a ``results.json`` (see the module docstring).
     Returns it as :class:`~toolreplay.results.format.Results`; :class:`ResultsError` naming
@@ -151,9 +155,9 @@ def read_results(path: Path) -> Results:
             raise ResultsError(
                 f"{path}: results file not found; `toolreplay run` writes one"
             ) from None
-        raise ResultsError(str(exc)) from None
+        raise ResultsError(f"{exc}; {NOT_RESULTS_TODO}") from None
     except ValueError as exc:
-        raise ResultsError(str(exc)) from None
+        raise ResultsError(f"{exc}; {NOT_RESULTS_TODO}") from None
     try:
         doc = as_results(results)
         check_invariants(doc)

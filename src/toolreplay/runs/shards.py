@@ -160,8 +160,10 @@ def write_shard(
 def _read(path: Path) -> _ShardModel:
     try:
         text = read_checked(path, what="shard file", limit=SHARD_LIMIT)
-    except InputFileError as exc:
-        raise ShardError(str(exc)) from None
+    except InputFileError as exc:  # missing, not UTF-8, too large...: which files to give
+        raise ShardError(
+            f"{exc}; give the files `toolreplay run --shard I/N` wrote (OUT/shard-I-of-N.json)"
+        ) from None
     try:
         return _ShardModel.model_validate_json(text)
     except ValidationError as exc:
