@@ -54,3 +54,16 @@ def test_sets_of_the_eval_file_in_use_pass_the_check(tmp_path: Path) -> None:
     assert recorded_eval_file(RESULTS) is None and recorded_eval_file(tmp_path) is None
     check_one_eval_file(REFERENCE, REFERENCE, None)  # the default eval file: nothing raised
     check_one_eval_file(HARD, RESULTS, REPO / "evals" / "weather-hard.yaml")
+
+
+def test_report_compare_with_a_set_of_another_eval_file_gives_the_command(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["report", "--compare", str(HARD), "--out", str(tmp_path / "i.html")],
+        env={"COLUMNS": "400"},
+    )
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2
+    assert "recorded from evals/weather-hard.yaml, not evals/weather.yaml" in said
+    assert f"toolreplay report --compare {HARD} --eval evals/weather-hard.yaml" in said
+    assert "cassette not found" not in said and not (tmp_path / "i.html").exists()

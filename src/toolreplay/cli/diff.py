@@ -40,7 +40,7 @@ def diff(
     from toolreplay.diff_text import format_diff
 
     try:
-        check_one_eval_file(before, after, eval_path)
+        check_one_eval_file(before, after, eval_path)  # before anything is replayed
         a = load_run(before, eval_path)
         b = load_run(after, eval_path)
     except DiffError as exc:
@@ -89,12 +89,15 @@ def recorded_eval_file(path: Path) -> str | None:
 _MANIFEST_LIMIT = 64 * 2**20
 
 
-def check_one_eval_file(a: Path, b: Path, eval_path: Path | None) -> None:
+def check_one_eval_file(
+    a: Path, b: Path, eval_path: Path | None, again: str | None = None
+) -> None:
     """Refuse, before anything is replayed, to diff cassette sets recorded from another eval
     file than the one they would be judged with (``eval_path``, default
     ``evals/weather.yaml``): two sets recorded from different eval files (a diff compares runs
     of one eval file), or sets of one eval file judged with another. Compared by file name,
-    so a set recorded from ``evals/weather.yaml`` elsewhere still matches. Raises
+    so a set recorded from ``evals/weather.yaml`` elsewhere still matches; ``again`` is the
+    command to give again with ``--eval`` (default: ``toolreplay diff A B``). Raises
     :class:`~toolreplay.diff.DiffError` naming each set, its eval file, and what to do."""
     from toolreplay.defaults import DEFAULT_EVAL
     from toolreplay.diff import DiffError
@@ -115,5 +118,5 @@ def check_one_eval_file(a: Path, b: Path, eval_path: Path | None) -> None:
             f"{' and '.join(sets)} {'were' if len(sets) > 1 else 'was'} recorded from "
             f"{recorded}, not {used}: judge {'them' if len(sets) > 1 else 'it'} with the eval "
             f"file {'they were' if len(sets) > 1 else 'it was'} recorded from: "
-            f"toolreplay diff {a} {b} --eval {recorded}"
+            f"{again or f'toolreplay diff {a} {b}'} --eval {recorded}"
         )

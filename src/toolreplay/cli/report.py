@@ -50,6 +50,7 @@ def report(
     """Re-render the HTML report from a results file, without replaying.
 
     With --compare, the page also shows what changed since another run."""
+    from toolreplay.cli.diff import check_one_eval_file
     from toolreplay.diff import DiffError, load_run
     from toolreplay.folders import LockedError, folder_lock
     from toolreplay.outputs import (
@@ -120,6 +121,9 @@ def report(
         except ReportError as exc:  # missing: 1; there but not one we trust: bad input, 2
             raise _fail(str(exc), 2 if results.exists() else 1) from None
         try:
+            if compare is not None:  # a set of another eval file: said before it is replayed
+                again = f"toolreplay report --compare {compare}"
+                check_one_eval_file(compare, compare, eval_path, again)
             baseline = None if compare is None else load_run(compare, eval_path)
         except DiffError as exc:  # as for --results: missing 1, there but not trusted 2
             raise _fail(str(exc), 2 if compare is not None and compare.exists() else 1) from None
