@@ -67,3 +67,16 @@ def test_report_compare_with_a_set_of_another_eval_file_gives_the_command(tmp_pa
     assert "recorded from evals/weather-hard.yaml, not evals/weather.yaml" in said
     assert f"toolreplay report --compare {HARD} --eval evals/weather-hard.yaml" in said
     assert "cassette not found" not in said and not (tmp_path / "i.html").exists()
+
+
+def test_run_of_a_set_of_another_eval_file_also_offers_its_eval_file(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["run", "--cassettes", str(REPO / "cassettes"), "--set", "hard", "-j", "1",
+         "--out", str(tmp_path / "out")],
+        env={"COLUMNS": "400"},
+    )  # fmt: skip
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1
+    assert "to replay hard as recorded, give the eval file it was recorded from" in said
+    assert "--eval evals/weather-hard.yaml" in said

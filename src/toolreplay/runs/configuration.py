@@ -198,7 +198,8 @@ def rerecord_command(
         new = _own_set_name(suite, set_dir)
         return " ".join([*parts, f"--set {new}"]) + (
             f" (a new set: {set_dir.name} was recorded from {manifest.eval_file}; then "
-            f"run with --set {new})"
+            f"run with --set {new}); or, to replay {set_dir.name} as recorded, give the eval "
+            f"file it was recorded from: --eval {manifest.eval_file}"
         )
     parts.append(f"--set {set_dir.name}")
     if not stale_parts(manifest, suite):
