@@ -107,8 +107,8 @@ def check_one_eval_file(
         raise DiffError(
             f"cannot diff {a} and {b}: they come from different eval files ({a} from {ea}, "
             f"{b} from {eb}), and a diff compares two runs of one eval file. Diff two sets "
-            f"recorded with the same --eval (toolreplay record --eval {ea} --set NAME records "
-            "another from the first one's)"
+            f"recorded with the same --eval (one to match {a}: toolreplay record "
+            f"--model-source stand-in|live --eval {ea} --set NAME)"
         )
     used = Path(eval_path or DEFAULT_EVAL)
     recorded = ea or eb
