@@ -107,7 +107,7 @@ def chat_form(interaction: Mapping[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-@audit_cache(maxsize=64)
+@audit_cache(maxsize=256)
 def _read_cached(path: str, mtime_ns: int, size: int) -> list[dict[str, Any]]:
     del mtime_ns, size  # part of the key: an edited file is read again
     return read_cassette(Path(path))
