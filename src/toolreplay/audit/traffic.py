@@ -128,7 +128,7 @@ def recorded_tool_results(path: Path) -> list[tuple[str, Any, Any]]:
     return _tool_results_cached(str(path), st.st_mtime_ns, st.st_size)
 
 
-@audit_cache(maxsize=16384)
+@audit_cache(maxsize=2048)
 def _tool_results_cached(path_: str, mtime_ns: int, size: int) -> list[tuple[str, Any, Any]]:
     del mtime_ns, size  # part of the key: an edited file is read again
     path = Path(path_)

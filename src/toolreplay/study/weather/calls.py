@@ -38,7 +38,7 @@ def recorded_requests(path: Path) -> list[OpenMeteoRequest]:
     return _requests_cached(str(path), st.st_mtime_ns, st.st_size)
 
 
-@audit_cache(maxsize=16384)
+@audit_cache(maxsize=2048)
 def _requests_cached(path_: str, mtime_ns: int, size: int) -> list[OpenMeteoRequest]:
     del mtime_ns, size  # part of the key: an edited file is read again
     out = []
