@@ -113,3 +113,9 @@ def test_ci_runs_the_readme_command_and_every_test_in_each_venv() -> None:
     assert len(everything) == 3, runs  # the project's venv, lowest versions, newest versions
     assert sorted(interpreters) == [".venv-lowest/bin/python", ".venv-newest/bin/python", "python"]
     assert not [r for r in runs if "-m" in r and r[r.index("-m") + 1] not in ("",)]
+
+
+def test_the_workflow_runs_the_readme_command_and_every_test() -> None:
+    runs = _pytest_runs((REPO / ".github" / "workflows" / "test.yml").read_text("utf-8"))
+    assert ["pytest"] in runs, runs
+    assert runs.count(["pytest", "-q", "-m", ""]) == 2, runs  # the test job and the lowest job
