@@ -62,7 +62,7 @@ def test_a_narrow_or_odd_terminal_width_keeps_names_whole(columns, tmp_path):
     """`COLUMNS=20` used to fold configuration names two characters a line; an unreadable
     `COLUMNS` is ignored rather than failing at import."""
     done = subprocess.run(
-        [sys.executable, "-m", "toolreplay", "run", "--out", str(tmp_path / "out")],
+        [sys.executable, "-m", "toolreplay", "run", "-j", "1", "--out", str(tmp_path / "out")],
         capture_output=True, text=True, env={**ENV, "COLUMNS": columns}, cwd=ROOT,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
