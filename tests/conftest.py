@@ -203,11 +203,12 @@ def default_workers(config: pytest.Config) -> int:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    """Turn on pytest-xdist for :func:`default_workers` (as ``-n auto`` would, before the
-    plugin reads its options). pytest calls this hook of an initial conftest only, so an
-    inner run (pytester, a subprocess on an example) never inherits it."""
+    """Turn on pytest-xdist for :func:`default_workers` (as ``-n auto --dist loadfile`` would,
+    before the plugin reads its options: a module's tests, and so its module-scoped fixtures,
+    stay in one worker). pytest calls this hook of an initial conftest only, so an inner run
+    (pytester, a subprocess on an example) never inherits it."""
     workers = default_workers(config)
     if workers:
         config.option.numprocesses = workers
-        config.option.dist = "load"
+        config.option.dist = "loadfile"
         config.option.tx = ["popen"] * workers

@@ -60,7 +60,7 @@ def test_the_hook_sets_what_dash_n_would(
 
     config = _config(pytester)
     conftest.pytest_cmdline_main(config)
-    assert (config.option.numprocesses, config.option.dist) == (2, "load")
+    assert (config.option.numprocesses, config.option.dist) == (2, "loadfile")
     assert config.option.tx == ["popen", "popen"]
     monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "1")
     alone = _config(pytester)
