@@ -122,3 +122,10 @@ def test_the_workflow_runs_the_readme_command_and_every_test() -> None:
     runs = _pytest_runs((REPO / ".github" / "workflows" / "test.yml").read_text("utf-8"))
     assert ["pytest"] in runs, runs
     assert runs.count(["pytest", "-q", "-m", ""]) == 2, runs  # the test job and the lowest job
+
+
+def test_the_snapshot_tests_a_recording_updates_run_by_default() -> None:
+    """`toolreplay record` reruns the study's snapshot tests by node id (`pytest
+    --snapshot-update ...`, under this addopts): a slow mark would deselect them silently."""
+    text = (REPO / "tests" / "test_snapshots.py").read_text("utf-8")
+    assert "slow" not in text and "pytestmark" not in text
