@@ -184,7 +184,8 @@ def default_workers(config: pytest.Config) -> int:
     counts (``-n auto``; ``PYTEST_XDIST_AUTO_NUM_WORKERS`` overrides it). 0, one process, when
     the plugin is absent or blocked (``-p no:xdist``), ``-n``/``--dist``/``--tx`` is given
     (``-n 0`` too), paths or node ids are named, or the run needs one process: ``--pdb``,
-    ``--trace``, ``-s``, ``--snapshot-update``, a ``--record-mode`` other than ``none``."""
+    ``--trace``, ``-s``, ``--sw``, ``--snapshot-update``, a ``--record-mode`` other than
+    ``none``."""
     option = config.option
     if not config.pluginmanager.has_plugin("xdist") or hasattr(config, "workerinput"):
         return 0
@@ -193,7 +194,7 @@ def default_workers(config: pytest.Config) -> int:
     if config.args_source is not pytest.Config.ArgsSource.TESTPATHS:
         return 0
     alone = (option.usepdb, option.trace, option.capture == "no", option.collectonly,
-             getattr(option, "update_snapshots", False),
+             getattr(option, "stepwise", False), getattr(option, "update_snapshots", False),
              (getattr(option, "record_mode", None) or "none") != "none")  # fmt: skip
     if any(alone):
         return 0

@@ -45,7 +45,8 @@ def test_the_whole_suite_runs_on_every_core_unless_asked_otherwise(
     assert default_workers(_config(pytester, "-m", "", "-k", "layout")) == 2
     one_process = [
         ("-n", "0"), ("-n", "1"), ("-p", "no:xdist"), ("--dist", "loadfile"), ("--pdb",),
-        ("-s",), ("--snapshot-update",), ("--record-mode=rewrite",), ("--co",),
+        ("-s",), ("--sw",), ("--trace",), ("--snapshot-update",), ("--record-mode=rewrite",),
+        ("--co",),
         (str(REPO / "tests" / "test_layout.py"),), ("tests/test_layout.py::test_x",),
     ]  # fmt: skip
     for args in one_process:
