@@ -176,3 +176,40 @@ def _no_proxy_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in PROXY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
         monkeypatch.delenv(name.lower(), raising=False)
+
+
+def default_workers(config: pytest.Config) -> int:
+    """How many pytest-xdist workers a run gets without asking: the README's ``pytest`` (no
+    paths named, so the ``testpaths`` of ``pyproject.toml``) runs on every core the plugin
+    counts (``-n auto``; ``PYTEST_XDIST_AUTO_NUM_WORKERS`` overrides it). 0, one process, when
+    the plugin is absent or blocked (``-p no:xdist``), ``-n``/``--dist``/``--tx`` is given
+    (``-n 0`` too), paths or node ids are named, or the run needs one process: ``--pdb``,
+    ``--trace``, ``-s``, ``--sw``, ``--snapshot-update``, a ``--record-mode`` other than
+    ``none``."""
+    option = config.option
+    if not config.pluginmanager.has_plugin("xdist") or hasattr(config, "workerinput"):
+        return 0
+    if getattr(option, "numprocesses", 0) is not None or option.dist != "no" or option.tx:
+        return 0
+    if config.args_source is not pytest.Config.ArgsSource.TESTPATHS:
+        return 0
+    alone = (option.usepdb, option.trace, option.capture == "no", option.collectonly,
+             getattr(option, "stepwise", False), getattr(option, "update_snapshots", False),
+             (getattr(option, "record_mode", None) or "none") != "none")  # fmt: skip
+    if any(alone):
+        return 0
+    workers = int(config.hook.pytest_xdist_auto_num_workers(config=config))
+    return workers if workers > 1 else 0
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Turn on pytest-xdist for :func:`default_workers` (as ``-n auto --dist loadfile`` would,
+    before the plugin reads its options: a module's tests, and so its module-scoped fixtures,
+    stay in one worker). pytest calls this hook of an initial conftest only, so an inner run
+    (pytester, a subprocess on an example) never inherits it."""
+    workers = default_workers(config)
+    if workers:
+        config.option.numprocesses = workers
+        config.option.dist = "loadfile"
+        config.option.tx = ["popen"] * workers

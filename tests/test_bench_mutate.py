@@ -10,9 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # the benchmark script end to end, in a process of its own
 def test_quick_benchmark_runs_and_prints_the_ratio() -> None:
     env = {
         **os.environ,

@@ -49,7 +49,7 @@ def _calls(log: Path) -> list[tuple[int, str, str]]:
     return [(int(pid), judge, key) for pid, judge, key in (line.split(" ") for line in lines)]
 
 
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])  # a pool
 def test_a_run_assesses_each_episode_once_where_it_was_replayed(monkeypatch, tmp_path, workers):
     log = tmp_path / "assess.log"
     _count_assessments(monkeypatch, log)

@@ -205,6 +205,8 @@ def hand_written_reads() -> set[tuple[str, str]]:
                 func = node.func
                 if isinstance(func, ast.Name) and func.id == "open":
                     reads = True
+                elif isinstance(func, ast.Name) and func.id == "load_json":  # strict_json's
+                    parses = True
                 elif isinstance(func, ast.Attribute):
                     reads = reads or func.attr in _READS
                     if isinstance(func.value, ast.Name):

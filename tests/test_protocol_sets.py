@@ -201,6 +201,7 @@ def test_a_streamed_set_over_anthropic_messages(tmp_path, loopback, reference_ep
         assert conversation(episode) == conversation(ref)
 
 
+@pytest.mark.slow  # a whole `toolreplay run`; the replay itself is held by the tests above
 def test_the_cli_run_prints_the_reference_table(protocol_set):
     from typer.testing import CliRunner
 

@@ -43,6 +43,8 @@ DRIVER = Path(__file__).with_name("report_first_screen_driver.mjs")
 
 HEIGHT = {"1280": 800, "390": 844}
 
+pytestmark = pytest.mark.slow  # a browser on every committed report, as the other browser tests
+
 
 @pytest.fixture(scope="module")
 def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:

@@ -55,15 +55,32 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(args, statuses):
     assert status in statuses  # 1 when the pipe broke before the end, as click and rich exit
 
 
-@pytest.mark.parametrize("columns", ["20", "1", "abc", ""])
+@pytest.mark.parametrize(
+    "columns", ["20", *(pytest.param(c, marks=pytest.mark.slow) for c in ("1", "abc", ""))]
+)  # a whole run each; the widths they lay out for are held one process each below
 def test_a_narrow_or_odd_terminal_width_keeps_names_whole(columns, tmp_path):
     """`COLUMNS=20` used to fold configuration names two characters a line; an unreadable
     `COLUMNS` is ignored rather than failing at import."""
     done = subprocess.run(
-        [sys.executable, "-m", "toolreplay", "run", "--out", str(tmp_path / "out")],
+        [sys.executable, "-m", "toolreplay", "run", "-j", "1", "--out", str(tmp_path / "out")],
         capture_output=True, text=True, env={**ENV, "COLUMNS": columns}, cwd=ROOT,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     for name in ("single+oneshot", "loop+oneshot", "single+atomic", "loop+atomic"):
         assert name in done.stdout
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("columns", "width"), [("20", 60), ("1", 60), ("abc", 120), ("", 120), ("100", 100)]
+)
+def test_an_odd_terminal_width_is_laid_out_at_least_the_minimum(columns, width):
+    """What the consoles are built with at import, in a process of its own (stdout and stderr
+    piped): never under 60 columns; an unreadable `COLUMNS` is ignored (120 for a pipe)."""
+    probe = "from toolreplay.cli import common; print(common.out.width, common.err.width)"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True,
+        env={**ENV, "COLUMNS": columns}, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(width), str(width)]

@@ -8,10 +8,11 @@ publication journal) is read by :func:`read_checked`, which
 2. decodes UTF-8, naming line, column and byte of the first byte that is not
    (:func:`decode_input`);
 3. parses it as asked: ``"text"`` (no parsing), ``"json"`` (nesting bounded by ``depth``
-   levels, when given) or ``"yaml"`` (the safe loader, libyaml's when available, checking as
-   it loads, in one pass (:class:`OnePassChecks`): nesting bounded while composing, a key
-   given twice in a mapping refused (:class:`DuplicateKeyError`), anchors and aliases refused
-   unless ``aliases=True`` (:class:`AliasError`)).
+   levels, when given; a key given twice in one object refused, ``PATH:LINE: duplicate key``:
+   :func:`toolreplay.strict_json.load_json`) or ``"yaml"`` (the safe loader, libyaml's when
+   available, checking as it loads, in one pass (:class:`OnePassChecks`): nesting bounded
+   while composing, a key given twice in a mapping refused (:class:`DuplicateKeyError`),
+   anchors and aliases refused unless ``aliases=True`` (:class:`AliasError`)).
 
 Every refusal is one :class:`InputFileError` whose message is one line starting with the path
 (a YAML or JSON error's own text follows ``not valid YAML:`` / ``not valid JSON:``); callers
@@ -26,13 +27,14 @@ from __future__ import annotations
 import errno
 import gc
 import inspect
-import json
 import os
 import stat
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import yaml
+
+from toolreplay.strict_json import DuplicateJsonKeyError, json_error_message, load_json
 
 #: What :func:`read_checked` makes of a file's text.
 Parse = Literal["text", "json", "yaml"]
@@ -408,13 +410,13 @@ def parse_checked(
             raise InputFileError(f"{path}: not valid YAML: {exc}") from None
     if parse == "json":
         try:
-            value = json.loads(text)
+            value = load_json(text)
         except RecursionError:
             if depth is None:
                 raise InputFileError(f"{path}: nested beyond reason; not a {what}") from None
             raise InputFileError(f"{path}: {what} nests deeper than {depth} levels") from None
-        except ValueError as exc:
-            raise InputFileError(f"{path}: not valid JSON: {exc}") from None
+        except ValueError as exc:  # a repeated key as PATH:LINE: duplicate key ...
+            raise InputFileError(json_error_message(path, exc)) from None
         if depth is not None and json_depth(value) > depth:
             raise InputFileError(f"{path}: {what} nests deeper than {depth} levels")
         return value
@@ -445,6 +447,7 @@ def read_checked(
 __all__ = [
     "YAML_DEPTH_LIMIT",
     "AliasError",
+    "DuplicateJsonKeyError",
     "DuplicateKeyError",
     "InputFileError",
     "OnePassChecks",
@@ -453,6 +456,7 @@ __all__ = [
     "decode_input",
     "file_kind",
     "json_depth",
+    "load_json",
     "load_yaml",
     "parse_checked",
     "read_checked",

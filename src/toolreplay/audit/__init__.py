@@ -13,8 +13,11 @@ _EXPORTS: dict[str, str] = {
     "CHECK_NAMES": "tables",
     "Audit": "tables",
     "Check": "tables",
+    "audit_cache": "traffic",
     "audit_suite_folder": "suite_folder",
+    "clear_audit_caches": "traffic",
     "is_model_request": "traffic",
+    "read": "traffic",
     "recorded_tool_results": "traffic",
     "run_audit": "run",
 }

@@ -61,6 +61,7 @@ from toolreplay.audit.tables import (
     passes,
     replay_all,
 )
+from toolreplay.audit.traffic import clear_audit_caches
 from toolreplay.cassettes.manifest import (
     read_manifest,
 )
@@ -121,6 +122,7 @@ def run_audit(
         return _run_audit(set_dir, suite, judge, episodes, progress, workers)
     finally:
         VERDICTS.clear()
+        clear_audit_caches()  # what the checks read of the cassettes is not kept after
 
 
 def _suite_folder_audit(folder: Path, suite: EvalSuite, judge: Judge) -> Audit:

@@ -4,14 +4,39 @@ requests, and the tool calls with their results."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from toolreplay.cassettes.store import read_cassette
 from toolreplay.wire import WireEpisodeError, protocol_of, read_exchanges
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_AUDIT_CACHES: list[Any] = []
+
+
+def audit_cache(maxsize: int) -> Callable[[_F], _F]:
+    """``functools.lru_cache(maxsize)`` for what the audit's checks read of a cassette (keyed
+    by path, mtime and size), emptied by :func:`clear_audit_caches` when an audit ends: the
+    checks share each file's reading while they run, and a run of 10,000 episodes does not
+    keep them after (they were a quarter of its peak memory). Raw interactions are kept for
+    few files (every pass of a check reads each file once), what is derived from them (a
+    study's requests, the tool results) for many."""
+
+    def wrap(fn: _F) -> _F:
+        cached = lru_cache(maxsize=maxsize)(fn)
+        _AUDIT_CACHES.append(cached)
+        return cached  # type: ignore[return-value]
+
+    return wrap
+
+
+def clear_audit_caches() -> None:
+    """Empty every :func:`audit_cache` (the audit calls it as it ends)."""
+    for cached in _AUDIT_CACHES:
+        cached.cache_clear()
 
 
 def first_model_requests(path: Path) -> list[dict[str, Any]]:
@@ -24,7 +49,7 @@ def first_model_requests(path: Path) -> list[dict[str, Any]]:
     return _requests_cached(str(path), st.st_mtime_ns, st.st_size)
 
 
-@lru_cache(maxsize=256)
+@audit_cache(maxsize=256)
 def _requests_cached(path_: str, mtime_ns: int, size: int) -> list[dict[str, Any]]:
     del mtime_ns, size  # part of the key: an edited file is read again
     interactions = read(Path(path_))
@@ -82,7 +107,7 @@ def chat_form(interaction: Mapping[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-@lru_cache(maxsize=256)
+@audit_cache(maxsize=256)
 def _read_cached(path: str, mtime_ns: int, size: int) -> list[dict[str, Any]]:
     del mtime_ns, size  # part of the key: an edited file is read again
     return read_cassette(Path(path))
@@ -103,7 +128,7 @@ def recorded_tool_results(path: Path) -> list[tuple[str, Any, Any]]:
     return _tool_results_cached(str(path), st.st_mtime_ns, st.st_size)
 
 
-@lru_cache(maxsize=16384)
+@audit_cache(maxsize=2048)
 def _tool_results_cached(path_: str, mtime_ns: int, size: int) -> list[tuple[str, Any, Any]]:
     del mtime_ns, size  # part of the key: an edited file is read again
     path = Path(path_)

@@ -5,7 +5,9 @@ sha256 check against the manifest and the parse cache (memory and disk, keyed by
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
+import stat
 import sys
 import threading
 from collections.abc import Callable
@@ -197,7 +199,7 @@ CACHE_DIR_ENV = "TOOLREPLAY_CACHE_DIR"
 
 #: Bump when what :func:`validate_cassette` accepts or returns, or an entry's layout, changes: older
 #: entries are ignored (they live in another folder).
-PARSE_CACHE_FORMAT = 3
+PARSE_CACHE_FORMAT = 4
 
 
 def default_cache_dir() -> Path | None:
@@ -215,12 +217,16 @@ class ParseCache:
     ``memory_limit`` bytes, oldest dropped first) and, when ``folder`` is given, on disk as
     ``FOLDER/cassettes-<format>/<sha256>.marshal`` (outside the repository; never needed:
     deleting it only costs a parse). Entries are keyed by content, so an edited cassette
-    never meets an old entry. A disk entry is bound to the bytes it was parsed from: it
-    starts with the sha256 of the cassette's bytes, then the sha256 of its payload; one whose
-    source sha256 is not the one asked for (an entry copied over another) or whose payload
-    does not match (cut short, edited) is ignored and rewritten. A folder that cannot be
-    written is left alone (the cache then lives in memory only). Entries are written with
-    ``marshal`` for the running Python (its version is part of the folder name).
+    never meets an old entry. A disk entry is bound to the bytes it was parsed from and to
+    its payload: it is the sha256 of the cassette's bytes (32 bytes), then an HMAC-SHA256
+    (32 bytes) over that sha256 and the payload, then the payload. The HMAC's key is the
+    folder's own (:data:`KEY_FILE`: 32 random bytes made on first use, mode 0600, owned by
+    the user; one that is not is replaced). An entry whose sha256 is not the one asked for
+    (copied over another), or whose HMAC does not match (cut short, edited, or forged by
+    someone who cannot read the key) is ignored and rewritten, never trusted. A folder that
+    cannot be written, or whose key cannot be read or made, is left alone (the cache then
+    lives in memory only). Entries are written with ``marshal`` for the running Python (its
+    version is part of the folder name).
 
     Beside the parsed cassettes, :meth:`prepared` keeps in memory what replay derives from
     them (match keys, request and response bytes), by the same sha256."""
@@ -238,6 +244,7 @@ class ParseCache:
         self._lock = threading.Lock()
         self.parsed = 0  # cassettes validated because no entry held them (benchmarks read it)
         self.folder_asked = folder  # the folder it was made for (its key in _parse_caches)
+        self._key: bytes | None = None  # the folder's HMAC key, once read or made
 
     def get(self, digest: str) -> list[dict[str, Any]] | None:
         """A fresh copy of the interactions parsed from the bytes whose sha256 is ``digest``,
@@ -251,13 +258,13 @@ class ParseCache:
                 stored = read_input_bytes(entry, "parse cache entry", 4 * CASSETTE_LIMIT)
             except InputFileError:
                 stored = b""
-            if (
-                len(stored) > 64
-                and stored[:32] == bytes.fromhex(digest)
-                and hashlib.sha256(stored[64:]).digest() == stored[32:64]
-            ):
-                blob = stored[64:]
-                self._remember(digest, blob)
+            if len(stored) > 64 and stored[:32] == bytes.fromhex(digest):
+                key, payload = self._folder_key(), stored[64:]
+                if key is not None and hmac.compare_digest(
+                    _mac(key, stored[:32], payload), stored[32:64]
+                ):
+                    blob = payload
+                    self._remember(digest, blob)
         if blob is None:
             return None
         value: list[dict[str, Any]] = marshal.loads(blob)
@@ -276,12 +283,16 @@ class ParseCache:
         self._remember(digest, blob)
         if self.folder is None:
             return
+        key = self._folder_key()
+        if key is None:
+            return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".marshal")
             try:
                 with os.fdopen(fd, "wb") as f:
-                    f.write(bytes.fromhex(digest) + hashlib.sha256(blob).digest() + blob)
+                    head = bytes.fromhex(digest)
+                    f.write(head + _mac(key, head, blob) + blob)
                 os.replace(tmp, self.folder / f"{digest}.marshal")
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
@@ -313,6 +324,15 @@ class ParseCache:
                 self._derived_size += weight
         return value
 
+    def _folder_key(self) -> bytes | None:
+        """The folder's HMAC key (read, else made: :func:`folder_key`), kept once had; None,
+        and the cache kept to memory from now on, when it can be neither read nor made."""
+        if self._key is None and self.folder is not None:
+            self._key = folder_key(self.folder)
+            if self._key is None:
+                self.folder = None
+        return self._key
+
     def _remember(self, digest: str, blob: bytes) -> None:
         with self._lock:
             if digest in self._memory or len(blob) > self.memory_limit:
@@ -321,6 +341,71 @@ class ParseCache:
                 self._size -= len(self._memory.pop(next(iter(self._memory))))
             self._memory[digest] = blob
             self._size += len(blob)
+
+
+def _mac(key: bytes, head: bytes, payload: bytes) -> bytes:
+    """The HMAC-SHA256 (32 bytes) of a disk entry: over its head (the cassette's sha256) and
+    its payload, with the folder's key."""
+    mac = hmac.new(key, head, "sha256")
+    mac.update(payload)
+    return mac.digest()
+
+
+#: The parse cache folder's HMAC key file (32 random bytes, mode 0600).
+KEY_FILE = ".key"
+
+
+def _read_key(path: Path) -> bytes | None:
+    """The key in ``path`` when it is a regular file (not a link) of 32 bytes that only its
+    owner, the user running, can read or write; None otherwise."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != 32:
+            return None
+        if hasattr(os, "geteuid") and (info.st_uid != os.geteuid() or info.st_mode & 0o077):
+            return None
+        key = os.read(fd, 33)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return key if len(key) == 32 else None
+
+
+def folder_key(folder: Path) -> bytes | None:
+    """The HMAC key of the parse cache in ``folder``: read from ``folder/.key``, else 32 new
+    random bytes written there (mode 0600, created whole: a temporary file linked into place,
+    so a concurrent process's key wins and is used; a key file that is not a valid key, a
+    link or someone else's, is replaced). None when no key can be read or written there."""
+    import tempfile
+
+    path = folder / KEY_FILE
+    key = _read_key(path)
+    if key is not None:
+        return key
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".key")  # mode 0600
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(os.urandom(32))
+            try:
+                os.link(tmp, path)  # only when there is none
+            except FileExistsError:
+                if _read_key(path) is None:  # not a key: ours replaces it
+                    os.replace(tmp, path)
+            except OSError:  # no hard links here
+                os.replace(tmp, path)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    except OSError:
+        return None
+    return _read_key(path)
 
 
 _parse_caches: dict[Path | None, ParseCache] = {}

@@ -268,25 +268,42 @@ def write_outputs(
     the folder at a time (a file lock; another writer is waited for up to ``wait`` seconds,
     default :data:`LOCK_WAIT_S`, then :class:`LockedError`); what a killed earlier run left
     there is completed or removed first, and said on stderr."""
-    import json
-
     from toolreplay.folders import folder_lock
     from toolreplay.outputs import publish, recover_outputs
     from toolreplay.report.pages import remove_stale, stale_pages
     from toolreplay.report.render import report_pages
-    from toolreplay.results.format import results_json_text
+    from toolreplay.results.format import results_document
 
     wait = LOCK_WAIT_S if wait is None else wait
-    text = results_json_text(results)  # a mapping is validated first
-    as_read = json.loads(text)  # the page is rendered from what results.json holds
+    # The document results.json holds (a mapping is validated first): plain JSON values, so
+    # the page is rendered from what the file holds, without the file's text held whole.
+    document = results_document(results)
     with folder_lock(out_dir, wait=wait, inside=True, what="writing reports into"):
         for note in recover_outputs(out_dir):
             print_note(note)
-        pages = report_pages(as_read, "index.html", results_href="results.json")
+        pages = report_pages(document, "index.html", results_href="results.json")
         stale = stale_pages(out_dir / "index.html", pages)  # a smaller run's leftovers, if ours
-        publish(out_dir, {"results.json": lambda f: f.write(text), **pages})
+        publish(out_dir, {"results.json": lambda f: write_json(document, f), **pages})
         remove_stale(stale)
     return out_dir / "index.html"
+
+
+def write_json(document: Any, f: Any, batch: int = 4096) -> None:
+    """Write ``document`` to the text file ``f`` as :func:`toolreplay.results.format.
+    results_json_text` gives it (2-space indent, ``ensure_ascii=False``, a final newline),
+    byte for byte, in pieces of ``batch`` encoder chunks: never the whole text in memory (at
+    10,000 episodes that text and its chunk list were more than half the run's peak). A
+    piece always ends between chunks, so a JSON string is never split across two writes."""
+    import json
+
+    pieces: list[str] = []
+    for chunk in json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(document):
+        pieces.append(chunk)
+        if len(pieces) >= batch:
+            f.write("".join(pieces))
+            pieces.clear()
+    pieces.append("\n")
+    f.write("".join(pieces))
 
 
 def print_note(message: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from toolreplay.report.episodes import (
@@ -48,6 +49,16 @@ def _marked(text: str, spans: Sequence[tuple[int, int, str]]) -> list[Segment]:
     return out
 
 
+@lru_cache(maxsize=1024)
+def _parsed_pretty(content: str, width: int) -> tuple[Any, tuple[str, dict[str, tuple[int, int]]]]:
+    """A tool result's JSON text parsed and pretty-printed with its spans
+    (:func:`~toolreplay.report.evidence.pretty_spans`), made once per text: a large run's
+    transcripts repeat the same tool results many times (the same place's answer in every
+    configuration and trial). ``ValueError`` when it is not JSON. Shared: do not mutate."""
+    parsed = json.loads(content)
+    return parsed, pretty_spans(parsed, width)
+
+
 def _content(
     role: str,
     content: Any,
@@ -61,10 +72,12 @@ def _content(
     quoted text (JSON)."""
     parsed: Any = content
     is_json = False
+    pretty: tuple[str, dict[str, tuple[int, int]]] | None = None
     if role == "tool" or not isinstance(content, str):
         if isinstance(content, str):
             try:
-                parsed, is_json = json.loads(content), True
+                parsed, pretty = _parsed_pretty(content, width)
+                is_json = True
             except ValueError:
                 parsed = content
         else:
@@ -81,7 +94,7 @@ def _content(
                 segments = marked
                 break
         return text_view(segments, limit=CLIP_AT), False, []
-    raw, spans = pretty_spans(parsed, width)
+    raw, spans = pretty if pretty is not None else pretty_spans(parsed, width)
     fields, cited = cited_fields(parsed, citations, spans)
     marks = [(a, b, "cited") for a, b in cited]
     for fm in modes:

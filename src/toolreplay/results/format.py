@@ -123,6 +123,7 @@ from toolreplay.results.records import (
     Usage,
     VerdictEvidence,
 )
+from toolreplay.strict_json import json_error_message, load_json
 
 RESULTS_FORMAT: Literal[1] = 1
 
@@ -491,9 +492,9 @@ def load_results(path: Path) -> Results:
     except (OSError, UnicodeDecodeError) as exc:
         raise ResultsError(f"{path}: cannot read results file: {exc}") from None
     try:
-        results = json.loads(text)
+        results = load_json(text)  # a key given twice is refused, naming its line
     except ValueError as exc:
-        raise ResultsError(f"{path}: not valid JSON: {exc}") from None
+        raise ResultsError(json_error_message(path, exc)) from None
     try:
         return _validated(results)
     except ResultsError as exc:

@@ -35,6 +35,7 @@ from toolreplay.cassettes.manifest import manifest_path
 from toolreplay.inputs import InputFileError, read_checked
 from toolreplay.outputs import atomic_write_text
 from toolreplay.runs.replay import Job
+from toolreplay.strict_json import DuplicateJsonKeyError, json_error_message, load_json
 from toolreplay.wire.episode import Episode
 
 SHARD_FORMAT: Literal[1] = 1
@@ -165,7 +166,15 @@ def _read(path: Path) -> _ShardModel:
             f"{exc}; give the files `toolreplay run --shard I/N` wrote (OUT/shard-I-of-N.json)"
         ) from None
     try:
-        return _ShardModel.model_validate_json(text)
+        raw = load_json(text)  # a key given twice is refused, naming its line
+    except DuplicateJsonKeyError as exc:
+        raise ShardError(json_error_message(path, exc)) from None
+    except (ValueError, RecursionError):
+        raw = None  # not JSON: validating the text says so, as "not a shard file"
+    try:
+        if raw is None:
+            return _ShardModel.model_validate_json(text)
+        return _ShardModel.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(map(str, err["loc"]))

@@ -4,29 +4,14 @@ the forecast query and the place it returned; every departure named by heuristic
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from toolreplay.audit import is_model_request, recorded_tool_results
-from toolreplay.cassettes.store import read_cassette
+from toolreplay.audit import audit_cache, is_model_request, read, recorded_tool_results
 from toolreplay.study.weather import reference as ref
-
-
-@functools.lru_cache(maxsize=4096)
-def _read_cached(path: str, mtime_ns: int, size: int) -> list[dict[str, Any]]:
-    del mtime_ns, size  # part of the key: an edited file is read again
-    return read_cassette(Path(path))
-
-
-def _read(path: Path) -> list[dict[str, Any]]:
-    """The cassette's interactions, read once per file content (the checks share them); do
-    not mutate."""
-    st = path.stat()
-    return _read_cached(str(path), st.st_mtime_ns, st.st_size)
 
 
 @dataclass(frozen=True)
@@ -47,9 +32,17 @@ class OpenMeteoRequest:
 
 
 def recorded_requests(path: Path) -> list[OpenMeteoRequest]:
-    """Every recorded request that is not a model request (of any protocol), in order."""
+    """Every recorded request that is not a model request (of any protocol), in order; read
+    once per file content while an audit runs (the checks share it); do not mutate."""
+    st = path.stat()
+    return _requests_cached(str(path), st.st_mtime_ns, st.st_size)
+
+
+@audit_cache(maxsize=2048)
+def _requests_cached(path_: str, mtime_ns: int, size: int) -> list[OpenMeteoRequest]:
+    del mtime_ns, size  # part of the key: an edited file is read again
     out = []
-    for position, i in enumerate(_read(path)):
+    for position, i in enumerate(read(Path(path_))):
         if is_model_request(i):
             continue
         status = (i["response"].get("status") or {}).get("code")
