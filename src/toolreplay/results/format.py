@@ -480,9 +480,10 @@ def results_json_text(results: Results | Mapping[str, Any]) -> str:
 
 
 def load_results(path: Path) -> Results:
-    """Read and validate a ``results.json``: returns it as :class:`Results` (:func:`results_document` gives the JSON back unchanged).
-    Raises :class:`ResultsError` naming ``path`` when the file is missing, unreadable, not
-    UTF-8 JSON, or not shaped like :class:`Results`."""
+    """Read and validate a ``results.json``: returns it as :class:`Results`
+    (:func:`results_document` gives the JSON back unchanged). Raises :class:`ResultsError`
+    naming ``path`` when the file is missing, unreadable, not UTF-8 JSON, or not shaped like
+    :class:`Results`."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
