@@ -96,9 +96,12 @@ def is_cjk(ch: str) -> bool:
     return "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf"
 
 
+_CJK = re.compile("[\u4e00-\u9fff\u3400-\u4dbf]")
+
+
 def has_cjk(text: str) -> bool:
-    """Whether ``text`` holds a CJK ideograph."""
-    return any(is_cjk(c) for c in text)
+    """Whether ``text`` holds a CJK ideograph (:func:`is_cjk`)."""
+    return _CJK.search(text) is not None
 
 
 def strip_suffix(name: str) -> tuple[str, str]:
@@ -131,6 +134,7 @@ def shadow(text: str) -> str:
     return "".join(_base(c) for c in text)
 
 
+@functools.lru_cache(maxsize=65536)
 def key(name: str) -> str:
     """A Latin name's comparison key: letters and digits only, no diacritics, case-folded
     (``Xi’an``, ``Xian`` and ``XĪ'ĀN`` → ``xian``). A CJK name's key is the name itself."""
@@ -262,8 +266,20 @@ def suffixed_names(text: str) -> list[tuple[int, int]]:
 def chinese_names(latin: str) -> tuple[str, ...]:
     """The Chinese names :data:`EXONYMS` gives the Latin name ``latin`` (any case, diacritics,
     breaks; a suffix word after it ignored): ``Hong Kong`` → 香港, ``Canton`` → 广州."""
-    k = key(SUFFIX_WORDS.sub("", latin))
-    return tuple(zh for zh, names in EXONYMS.items() if any(key(n) == k for n in names))
+    return _exonym_index().get(key(SUFFIX_WORDS.sub("", latin)), ())
+
+
+@functools.lru_cache(maxsize=1)
+def _exonym_index() -> dict[str, tuple[str, ...]]:
+    """:data:`EXONYMS` by the key of each Latin name: its Chinese names, in the table's order
+    (built once; the judge asks for every name it grounds)."""
+    index: dict[str, list[str]] = {}
+    for zh, names in EXONYMS.items():
+        for n in names:
+            found = index.setdefault(key(n), [])
+            if zh not in found:
+                found.append(zh)
+    return {k: tuple(v) for k, v in index.items()}
 
 
 @functools.lru_cache(maxsize=1)
@@ -364,6 +380,7 @@ def _spell(text: str, start: int, stop: int, target: str) -> int | None:
     return None
 
 
+@functools.lru_cache(maxsize=65536)
 def same_place_name(a: str, b: str) -> bool:
     """Whether the names ``a`` and ``b`` can name one place across scripts: two Chinese names
     when one is the other with a suffix (杭州, 杭州市), never by their sound (苏州 and 宿州 are

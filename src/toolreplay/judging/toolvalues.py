@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, TypeGuard
 
 from toolreplay.judging.units import unit_named
@@ -57,7 +58,7 @@ class ToolPlace(Mapping[str, Any]):
         """The place's region (``admin1`` in Open-Meteo); None when the result gives none."""
         return self._data.get(self._keys[1])
 
-    @property
+    @cached_property
     def alternates(self) -> tuple[str, ...]:
         """The place's other names as the result gives them under the vocabulary's
         ``place_alternates`` keys: a list of strings or of objects with a ``name`` (GeoNames'
