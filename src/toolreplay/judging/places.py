@@ -126,6 +126,18 @@ def _names(own: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n for n in out if n))
 
 
+def distinct_places(pool: Sequence[ToolValue]) -> list[ToolPlace]:
+    """The places of the tool values in ``pool``, each once, in order: the values of one tool
+    result share its place (one object), so what is asked of a place is asked once."""
+    seen: set[int] = set()
+    out: list[ToolPlace] = []
+    for tv in pool:
+        if tv.place is not None and id(tv.place) not in seen:
+            seen.add(id(tv.place))
+            out.append(tv.place)
+    return out
+
+
 @dataclass(frozen=True)
 class Mention:
     """Where a text names ``place``: ``start``/``end`` offsets."""
@@ -141,9 +153,8 @@ def other_places(
     """The places of tool values in ``pool`` that no place in ``asked`` names, in order, with
     the vocabulary's place ``suffixes``."""
     out: list[PlaceSpec] = []
-    for tv in pool:
-        place = tv.place
-        if place is None or not place.name or any(p.named(place) for p in asked):
+    for place in distinct_places(pool):
+        if not place.name or any(p.named(place) for p in asked):
             continue
         spec = PlaceSpec(place.name, place.region, place.alternates, suffixes)
         if spec not in out:
@@ -273,9 +284,9 @@ def answer_mentions(
     known = find_mentions(text, (*asked, *others))
     covered = [  # tool places an asked place names (南昌 for 南昌县): no unknown place either
         n
-        for tv in pool
-        if tv.place is not None and any(p.named(tv.place) for p in asked)
-        for n in (tv.place.name, *tv.place.alternates)
+        for place in distinct_places(pool)
+        if any(p.named(place) for p in asked)
+        for n in (place.name, *place.alternates)
     ]
     aside = (*region_names(asked, pool), *dict.fromkeys(covered))
     geographic = any(p.region is not None for p in asked)  # a place, not an entity (a SKU)
