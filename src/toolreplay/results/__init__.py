@@ -47,6 +47,7 @@ _EXPORTS: dict[str, str] = {
     "load_results": "format",
     "read_results": "validate",
     "results_json_schema": "format",
+    "results_document": "format",
     "results_json_text": "format",
     "trial_outcome": "trials",
     "write_results": "build",
