@@ -213,3 +213,21 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         config.option.numprocesses = workers
         config.option.dist = "loadfile"
         config.option.tx = ["popen"] * workers
+
+
+def replay_reference_episode(config_name: str, question_id: str) -> Any:
+    """The reference set's episode of ``config_name`` × ``question_id``, replayed in this
+    process (the parse cache in use): what the parse-cache tests compare."""
+    from toolreplay.cassettes.manifest import read_manifest
+    from toolreplay.evals import load_eval
+    from toolreplay.runs.configuration import study_configurations
+    from toolreplay.runs.episode import replay_clients, replay_episode
+
+    suite = load_eval(EVAL_FILE)
+    config = next(c for c in study_configurations(suite) if c.name == config_name)
+    manifest = read_manifest(REFERENCE)
+    with replay_clients() as (http, session):
+        return replay_episode(
+            REFERENCE, manifest, suite, config, suite.question(question_id), http=http,
+            session=session,
+        )

@@ -19,13 +19,10 @@ from typing import Any
 import pytest
 
 from toolreplay.cassettes import store
-from toolreplay.cassettes.manifest import cassette_path, read_manifest
+from toolreplay.cassettes.manifest import cassette_path
 from toolreplay.cassettes.store import KEY_FILE, ParseCache, load_cassette
-from toolreplay.evals import load_eval
-from toolreplay.runs.configuration import study_configurations
-from toolreplay.runs.episode import replay_clients, replay_episode
 
-from .conftest import EVAL_FILE, REFERENCE
+from .conftest import REFERENCE, replay_reference_episode
 
 A = ("loop+atomic", "hottest")
 B = ("loop+oneshot", "hottest")
@@ -62,13 +59,7 @@ def _entry(cache_dir: Path, path: Path) -> Path:
 
 
 def _replay(config_name: str, qid: str) -> tuple[Any, ...]:
-    suite = load_eval(EVAL_FILE)
-    config = next(c for c in study_configurations(suite) if c.name == config_name)
-    manifest = read_manifest(REFERENCE)
-    with replay_clients() as (http, session):
-        episode = replay_episode(
-            REFERENCE, manifest, suite, config, suite.question(qid), http=http, session=session
-        )
+    episode = replay_reference_episode(config_name, qid)
     return (repr(episode.transcript), episode.answer, episode.stop_reason)
 
 

@@ -12,13 +12,10 @@ from pathlib import Path
 import pytest
 
 from toolreplay.cassettes import store
-from toolreplay.cassettes.manifest import cassette_path, read_manifest
+from toolreplay.cassettes.manifest import cassette_path
 from toolreplay.cassettes.store import ParseCache, load_cassette
-from toolreplay.evals import load_eval
-from toolreplay.runs.configuration import study_configurations
-from toolreplay.runs.episode import replay_clients, replay_episode
 
-from .conftest import EVAL_FILE, REFERENCE
+from .conftest import REFERENCE, replay_reference_episode
 
 #: Two cassettes of the reference set with different contents (one question, two toolsets).
 A = ("loop+atomic", "hottest")
@@ -44,13 +41,7 @@ def _entry(cache_dir: Path, path: Path) -> Path:
 
 
 def _replay(config_name: str, qid: str) -> str:
-    suite = load_eval(EVAL_FILE)
-    config = next(c for c in study_configurations(suite) if c.name == config_name)
-    manifest = read_manifest(REFERENCE)
-    with replay_clients() as (http, session):
-        episode = replay_episode(
-            REFERENCE, manifest, suite, config, suite.question(qid), http=http, session=session
-        )
+    episode = replay_reference_episode(config_name, qid)
     return repr((episode.transcript, episode.answer, episode.stop_reason))
 
 
