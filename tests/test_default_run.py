@@ -135,3 +135,17 @@ def test_the_snapshot_tests_a_recording_updates_run_by_default() -> None:
     --snapshot-update ...`, under this addopts): a slow mark would deselect them silently."""
     text = (REPO / "tests" / "test_snapshots.py").read_text("utf-8")
     assert "slow" not in text and "pytestmark" not in text
+
+
+def test_every_declared_python_version_is_tested() -> None:
+    """requires-python says >=3.11: CI tests 3.11 (every test) and runs the README's command on
+    3.12 and 3.13 (.ci/run: each interpreter the machine has; the workflow: its matrix)."""
+    import tomllib
+
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]
+    assert declared["requires-python"] == ">=3.11"
+    workflow = (REPO / ".github" / "workflows" / "test.yml").read_text("utf-8")
+    assert 'python-version: ["3.11", "3.12", "3.13"]' in workflow
+    script = CI_RUN.read_text("utf-8")
+    assert re.search(r"^for v in 3\.12 3\.13; do$", script, re.M), script
+    assert '".venv-py$v/bin/python" -m pytest -q -p no:cacheprovider' in script
