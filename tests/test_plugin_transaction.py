@@ -13,6 +13,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -212,3 +213,49 @@ def test_two_tests_writing_one_cassette_are_refused(
     assert "test_shared.py::test_first" in text and "test_shared.py::test_second" in text
     cassette = pytester.path / "cassettes" / "test_shared" / "shared.yaml"
     assert cassette.is_file() and cassette.read_text(encoding="utf-8").count("- request:") == 1
+
+
+def _claim_in_process(args: tuple[str, str, str, float]) -> str | None:
+    import time
+    from types import SimpleNamespace
+
+    from toolreplay.plugin import transaction
+
+    run_id, path, nodeid, slow_write = args
+    if slow_write:  # this test's claim takes a while to write its id (a busy disk)
+        real_fdopen = os.fdopen
+
+        def slow_fdopen(fd: int, *a: object, **k: object) -> object:
+            f = real_fdopen(fd, *a, **k)  # type: ignore[call-overload]
+            write = f.write
+
+            def slow(text: str) -> int:
+                time.sleep(slow_write)
+                return int(write(text))
+
+            f.write = slow
+            return f
+
+        os.fdopen = slow_fdopen  # type: ignore[assignment]
+    else:
+        time.sleep(0.1)  # starts while the other is writing
+    config = SimpleNamespace(workerinput={"testrunuid": run_id})
+    return transaction._claim(config, Path(path), nodeid)  # type: ignore[arg-type]
+
+
+def test_a_claim_is_never_seen_without_its_test_id(tmp_path: Path) -> None:
+    """Two workers claiming one cassette at once, the first slow to write its test id: the
+    other still reads a whole test id, never an empty claim (once, a claim was seen between
+    its creation and its write, and the refusal named no other test)."""
+    import multiprocessing
+    import uuid
+
+    ctx = multiprocessing.get_context("fork")
+    for n in range(3):
+        with ctx.Pool(2, maxtasksperchild=1) as pool:
+            run_id, path = uuid.uuid4().hex, str(tmp_path / f"c{n}.yaml")
+            got = pool.map(
+                _claim_in_process, [(run_id, path, "t::a", 0.4), (run_id, path, "t::b", 0.0)],
+                chunksize=1,
+            )
+        assert None in got and ({"t::a", "t::b"} & set(got)), got

@@ -92,17 +92,22 @@ def _run_id(config: pytest.Config) -> str:
 
 def _claim(config: pytest.Config, path: Path, nodeid: str) -> str | None:
     """Claim ``path`` for ``nodeid`` in this session; the other test's id when another
-    test claimed it first (a claim is a file made with ``O_EXCL``: atomic across workers)."""
+    test claimed it first. A claim is a file written whole under a name of its own, then
+    hard-linked to the claim's name (``link`` fails when that name exists): atomic across
+    workers, and a claim is never seen before its test id is in it."""
     folder = Path(tempfile.gettempdir()) / f"toolreplay-claims-{_run_id(config)}"
     folder.mkdir(exist_ok=True)
     claim = folder / hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:32]
+    fd, written = tempfile.mkstemp(dir=folder, prefix=".claim-")
     try:
-        fd = os.open(claim, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(nodeid)
+        os.link(written, claim)
     except FileExistsError:
         other = claim.read_text(encoding="utf-8")
         return other if other != nodeid else None
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(nodeid)
+    finally:
+        os.unlink(written)
     return None
 
 
