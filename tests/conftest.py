@@ -147,13 +147,26 @@ def _loopback_works() -> bool:
         server.close()
 
 
+def _bring_up_loopback() -> None:
+    if not _loopback_works():
+        subprocess.run(["ip", "link", "set", "dev", "lo", "up"], capture_output=True, check=False)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Bring loopback up in a fresh network namespace (``unshare --net``, as the newcomer's
+    check runs the README's ``pytest``) before any test, in every pytest-xdist worker: the
+    tests serving a scripted model on ``127.0.0.1`` must not depend on a test that asked for
+    :func:`loopback` having run first in that process (``lo`` is up or down for the whole
+    namespace). Where it cannot be (not root), the :func:`loopback` tests skip."""
+    del session
+    _bring_up_loopback()
+
+
 @pytest.fixture(scope="session")
 def loopback() -> None:
     """Loopback must carry traffic for the recording tests. In a fresh network namespace
     (``unshare --net``) ``lo`` starts down: bring it up there (root only), else skip."""
-    if _loopback_works():
-        return
-    subprocess.run(["ip", "link", "set", "dev", "lo", "up"], capture_output=True, check=False)
+    _bring_up_loopback()
     if not _loopback_works():
         pytest.skip("loopback interface is down and cannot be brought up here")
 
