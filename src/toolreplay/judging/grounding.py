@@ -21,11 +21,11 @@ from toolreplay.judging.bounds import (
     statement,
     vacuous_reason,
 )
+from toolreplay.judging.mentions import answer_mentions
 from toolreplay.judging.places import (
     CLAUSE,
     SENTENCE,
     PlaceSpec,
-    answer_mentions,
     attribute,
     other_places,
 )

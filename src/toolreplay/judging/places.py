@@ -34,19 +34,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from toolreplay.judging.romanisation import (
-    GAZETTEER,
     chinese_names,
     has_cjk,
     is_cjk,
-    key,
+    latin_key,
     latin_pattern,
-    names_key_set,
-    pinyin_shaped,
     romanisations,
     same_place_name,
     shadow,
     sounded,
-    suffixed_names,
 )
 from toolreplay.judging.toolvalues import ToolPlace, ToolValue
 from toolreplay.judging.values import MeasuredValue
@@ -177,28 +173,54 @@ def find_mentions(text: str, places: Sequence[PlaceSpec]) -> tuple[Mention, ...]
             taken.update(range(start, end))
             out.append(Mention(start, end, p))
 
+    exact, latin, by_sound = _search_plan(tuple(places))
+    for name, p, pattern, cjk_only, cjk in exact:
+        if cjk_only and name not in text:  # no letter has a case: absent, nothing to find
+            continue
+        for m in pattern.finditer(text):
+            if cjk or not (_letter(text, m.start() - 1) or _letter(text, m.end())):
+                take(m.start(), m.end(), p)
+    folded = shadow(text)
+    keyed = latin_key(folded)
+    for name, p, name_key in latin:
+        if name_key not in keyed:  # latin_pattern cannot match (see latin_key)
+            continue
+        for m in latin_pattern(name).finditer(folded):
+            if not (_letter(text, m.start() - 1) or _letter(text, m.end())):
+                take(m.start(), m.end(), p)
+    for p, names in by_sound:
+        for n in names:
+            for start, end in sounded(text, n):
+                take(start, end, p)
+    return tuple(sorted(out, key=lambda x: x.start))
+
+
+_Exact = tuple[str, PlaceSpec, "re.Pattern[str]", bool, bool]
+_Latin = tuple[str, PlaceSpec, str]
+_Plan = tuple[tuple[_Exact, ...], tuple[_Latin, ...], tuple[tuple[PlaceSpec, tuple[str, ...]], ...]]
+
+
+@functools.lru_cache(maxsize=4096)
+def _search_plan(places: tuple[PlaceSpec, ...]) -> _Plan:
+    """What :func:`find_mentions` searches ``places``' names with, made once per set of places,
+    longer names first (then in place order): the names with CJK or other non-ASCII letters
+    as ``(name, place, case-insensitive pattern, CJK only, has CJK)``, the Latin ones with
+    their :func:`~toolreplay.judging.romanisation.latin_key`, and the places whose names are
+    all Latin (found by sound too)."""
     names = sorted(
         ((n, i, p) for i, p in enumerate(places) for n in p.names()),
         key=lambda nip: (-len(nip[0]), nip[1]),
     )
-    exact = [(n, p) for n, _, p in names if has_cjk(n) or not n.isascii()]
-    latin = [(n, p) for n, _, p in names if not has_cjk(n) and n.isascii()]
-    for name, p in exact:
-        for m in re.finditer(re.escape(name), text, re.IGNORECASE):
-            if has_cjk(name) or not (_letter(text, m.start() - 1) or _letter(text, m.end())):
-                take(m.start(), m.end(), p)
-    folded = shadow(text)
-    for name, p in latin:
-        for m in latin_pattern(name).finditer(folded):
-            if not (_letter(text, m.start() - 1) or _letter(text, m.end())):
-                take(m.start(), m.end(), p)
-    for p in places:
-        if any(has_cjk(n) for n in p.names()):
-            continue
-        for n in p.names():
-            for start, end in sounded(text, n):
-                take(start, end, p)
-    return tuple(sorted(out, key=lambda x: x.start))
+    exact = tuple(
+        (n, p, re.compile(re.escape(n), re.IGNORECASE), all(map(is_cjk, n)), has_cjk(n))
+        for n, _, p in names
+        if has_cjk(n) or not n.isascii()
+    )
+    latin = tuple(
+        (n, p, latin_key(shadow(n))) for n, _, p in names if not has_cjk(n) and n.isascii()
+    )
+    by_sound = tuple((p, p.names()) for p in places if not any(has_cjk(n) for n in p.names()))
+    return exact, latin, by_sound
 
 
 def _letter(text: str, i: int) -> bool:
@@ -207,91 +229,6 @@ def _letter(text: str, i: int) -> bool:
         return False
     c = text[i]
     return (c.isalpha() and not is_cjk(c)) or "\u0300" <= c <= "\u036f"
-
-
-#: A capitalised Latin word (with its syllable breaks), read in :func:`shadow` of a text.
-_CAPITALISED = re.compile(
-    r"(?<![A-Za-z\u0300-\u036f])[A-Z][a-z\u0300-\u036f]*(?:['\-][a-z\u0300-\u036f]+)*"
-    r"(?![A-Za-z\u0300-\u036f])"
-)
-
-
-def region_names(asked: Sequence[PlaceSpec], pool: Sequence[ToolValue]) -> tuple[str, ...]:
-    """The names of what the places of the question and of the tool values in ``pool`` are in
-    (their regions, a result's ``country`` and other ``place_context`` names)."""
-    out = [p.region for p in asked if isinstance(p.region, str) and p.region]
-    for tv in pool:
-        if tv.place is not None:
-            out += tv.place.regions
-    return tuple(dict.fromkeys(out))
-
-
-def unknown_mentions(
-    text: str, known: Sequence[Mention], regions: Sequence[str] = (), pinyin: bool = True
-) -> tuple[Mention, ...]:
-    """Where ``text`` names a place that none of the ``known`` mentions (the question's and the
-    tool results' places) is and that is none of ``regions`` (what those places are in): a
-    capitalised Latin word shaped like a pinyin place name
-    (:func:`~toolreplay.judging.romanisation.pinyin_shaped`: ``Suzhou``, ``Kunming``; only
-    with ``pinyin``, as a brand or a person is pinyin-shaped too: ``Xiaomi``) or
-    spelling a name of :data:`~toolreplay.judging.romanisation.GAZETTEER` or of the exonym
-    table (``Wuhan``, ``Canton``); a name of the gazetteer in Chinese (苏州, 浙江); two
-    characters before 市, 县 or 省 that are not a common word (昆山市, not 城市). Each is a
-    place of its own (``known=False``, no region)."""
-    region_mentions = find_mentions(text, [PlaceSpec(r, None) for r in regions])
-    taken: set[int] = set()
-    for m in (*known, *region_mentions):
-        taken.update(range(m.start, m.end))
-    out: list[Mention] = []
-
-    def add(start: int, end: int) -> None:
-        if not taken.intersection(range(start, end)):
-            taken.update(range(start, end))
-            name = text[start:end]
-            out.append(Mention(start, end, PlaceSpec(name, None, known=False)))
-
-    gazetteer = [PlaceSpec(n, None) for n in GAZETTEER]
-    for g in find_mentions(text, gazetteer):
-        add(g.start, g.end)
-    latin_keys = _gazetteer_keys()
-    for w in _CAPITALISED.finditer(shadow(text)):
-        if (pinyin and pinyin_shaped(w.group())) or key(w.group()) in latin_keys:
-            add(w.start(), w.end())
-    for start, end in suffixed_names(text):
-        add(start, end)
-    return tuple(out)
-
-
-@functools.lru_cache(maxsize=1)
-def _gazetteer_keys() -> frozenset[str]:
-    return frozenset(k for k in names_key_set(GAZETTEER) if not has_cjk(k))
-
-
-def answer_mentions(
-    text: str,
-    asked: Sequence[PlaceSpec],
-    others: Sequence[PlaceSpec] = (),
-    pool: Sequence[ToolValue] = (),
-) -> tuple[Mention, ...]:
-    """Every place ``text`` names, in text order: the question's places (``asked``), the tool
-    results' other places (``others``, :func:`other_places`) in any script
-    (:func:`find_mentions`), then the places no tool result names
-    (:func:`unknown_mentions`; pinyin-shaped words only when an asked place has a region: a
-    question about entities, SKUs or warehouses, may name ``Xiaomi``). The regions of
-    ``asked`` and of ``pool``'s places are set aside, and so are the names of the tool places
-    an asked place names: 南昌 for a question about 南昌县 whose look-up returned 南昌 is not
-    another place; its values are the question's as before."""
-    known = find_mentions(text, (*asked, *others))
-    covered = [  # tool places an asked place names (南昌 for 南昌县): no unknown place either
-        n
-        for place in distinct_places(pool)
-        if any(p.named(place) for p in asked)
-        for n in (place.name, *place.alternates)
-    ]
-    aside = (*region_names(asked, pool), *dict.fromkeys(covered))
-    geographic = any(p.region is not None for p in asked)  # a place, not an entity (a SKU)
-    unknown = unknown_mentions(text, known, aside, pinyin=geographic)
-    return tuple(sorted((*known, *unknown), key=lambda m: m.start))
 
 
 SENTENCE = re.compile(r"[。！!？?\n]|\.(?=\s|$)")
@@ -495,6 +432,6 @@ def _shared(
 
 
 __all__ = [
-    "LINK", "TIE", "Mention", "PlaceSpec", "Stated", "answer_mentions", "attribute", "distinct",
-    "find_mentions", "linked", "other_places", "region_names", "topical", "unknown_mentions",
+    "LINK", "TIE", "Mention", "PlaceSpec", "Stated", "attribute", "distinct", "distinct_places",
+    "find_mentions", "linked", "other_places", "topical",
 ]  # fmt: skip

@@ -164,6 +164,22 @@ def latin_pattern(name: str) -> re.Pattern[str]:
     return re.compile(_BREAK.join(out), re.IGNORECASE)
 
 
+#: What :func:`latin_pattern` matches besides a name's letters: a break, a combining mark.
+_SKIPPED = re.compile(r"[\s'\-‐\u0300-\u036f]")
+#: Letters case-insensitive matching takes for an ASCII letter (İ ı ſ K: every one there is,
+#: tested), and what ``v`` matches (u, ü), all as one letter.
+_FOLDED = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k",
+                         "v": "u", "V": "u", "ü": "u", "Ü": "u"})  # fmt: skip
+
+
+def latin_key(text: str) -> str:
+    """``text`` without breaks and combining marks, its letters folded as
+    :func:`latin_pattern` compares them: ``latin_pattern(name)`` finds nothing in
+    ``shadow(t)`` unless ``latin_key(name)`` is in ``latin_key(shadow(t))``, so a name whose
+    key is absent need not be searched for."""
+    return _SKIPPED.sub("", text).translate(_FOLDED).lower()
+
+
 def _join(syllables: list[str]) -> str:
     """Syllables joined by apostrophes, the first capitalised: ``Xi'an``, ``Hang'zhou``."""
     word = "'".join(syllables)
