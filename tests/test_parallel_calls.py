@@ -81,3 +81,86 @@ def test_a_recording_stores_each_tool_round_in_call_order():
     assert _in_call_order(data, tags) == [
         "model1", "a-search", "a-forecast", "b-search", "b-forecast", "model2", "c", "model3"
     ]  # fmt: skip
+
+
+def _three_calls_then(answer: str) -> list[ModelReply]:
+    calls = tuple(ToolCall(f"c{x}", "slow", json.dumps({"x": x})) for x in range(3))
+    return [ModelReply(None, calls, "tool_calls", Usage(1, 1)), ModelReply(answer, (), "stop")]
+
+
+def test_the_threads_of_parallel_calls_are_started_once_and_reused():
+    """Starting threads for every message was 4 % of a replay's CPU: the process keeps them."""
+    threads: list[threading.Thread] = []  # the objects, kept: an ident or a name is reused
+
+    def where(x: int) -> dict:
+        threads.append(threading.current_thread())
+        time.sleep(0.05)
+        return {"x": x}
+
+    for _ in range(5):
+        run_single(
+            ScriptedModel(_three_calls_then("ok")), Toolset("t", (SCHEMA,), {"slow": where}), []
+        )
+    assert len(threads) == 15
+    assert 3 <= len({id(t) for t in threads}) <= 8, threads  # never more than the pool's
+
+
+def test_a_tool_call_that_runs_a_host_of_its_own_gets_threads_of_its_own():
+    """The shared threads are busy with the outer calls; the inner host must not wait for
+    them (it would wait forever)."""
+    inner_answers: list[str] = []
+
+    def agent(x: int) -> dict:
+        ep = run_single(ScriptedModel(_three_calls_then(f"inner {x}")), slow_toolset([]), [])
+        inner_answers.append(ep.answer)
+        return {"x": x}
+
+    outer = Toolset("t", (SCHEMA,), {"slow": agent})
+    done: list[str] = []
+    worker = threading.Thread(
+        target=lambda: done.append(run_single(ScriptedModel(_three_calls_then("outer")), outer, [])
+                                   .answer), daemon=True)  # fmt: skip
+    worker.start()
+    worker.join(10)
+    assert done == ["outer"]
+    assert sorted(inner_answers) == ["inner 0", "inner 1", "inner 2"]
+
+
+def test_hosts_on_two_threads_at_once_both_run_their_calls_concurrently():
+    logs: list[list] = [[], []]
+    barrier = threading.Barrier(2)
+
+    def host(i: int) -> None:
+        barrier.wait()
+        run_single(ScriptedModel(_three_calls_then("ok")), slow_toolset(logs[i]), [])
+
+    threads = [threading.Thread(target=host, args=(i,)) for i in (0, 1)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert time.perf_counter() - started < 0.55  # each host's three calls at the same time
+    for log in logs:
+        first_end = log.index(next(e for e in log if e[0] == "end"))
+        assert first_end >= 3, log
+
+
+def test_a_forked_child_runs_parallel_calls_and_no_thread_is_copied_into_it():
+    import os
+
+    run_single(ScriptedModel(_three_calls_then("ok")), slow_toolset([]), [])  # threads started
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: no tool-call thread came with it, and calls still run
+        try:
+            copied = [t.name for t in threading.enumerate() if t.name.startswith("tool-call")]
+            log: list = []
+            ep = run_single(ScriptedModel(_three_calls_then("child")), slow_toolset(log), [])
+            ok = not copied and ep.answer == "child" and len(log) == 6
+            os.write(write, b"ok" if ok else repr((copied, log)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    assert os.read(read, 4096) == b"ok"

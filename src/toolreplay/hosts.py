@@ -28,6 +28,8 @@ propagates.
 from __future__ import annotations
 
 import json
+import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -54,6 +56,46 @@ HOST_NAMES = ("single", "loop")
 #: per-call parameters, and its urllib3 connection pool (10 connections per host by
 #: default, more than this) is thread-safe.
 MAX_PARALLEL_CALLS = 8
+
+
+class _CallPool:
+    """The process's threads for parallel tool calls, started once rather than for every
+    message (starting them was 4 % of a replay's CPU): one host at a time uses them; a host
+    that finds them busy (another thread's host, or a tool call that runs a host of its own)
+    uses threads of its own as before. Closed before a fork, so no thread of it is copied
+    into a child, and made again on next use."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._in_use = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+
+    def map(self, fn: Callable[[_Job], ToolResult], jobs: Sequence[_Job]) -> tuple[ToolResult, ...]:
+        """``fn`` over ``jobs`` on at most :data:`MAX_PARALLEL_CALLS` threads, in order."""
+        if not self._in_use.acquire(blocking=False):
+            width = min(len(jobs), MAX_PARALLEL_CALLS)
+            with ThreadPoolExecutor(width, thread_name_prefix="tool-call") as own:
+                return tuple(own.map(fn, jobs))
+        try:
+            with self._lock:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(MAX_PARALLEL_CALLS, "tool-call")
+                pool = self._pool
+            return tuple(pool.map(fn, jobs))
+        finally:
+            self._in_use.release()
+
+    def close(self) -> None:
+        """Stop the threads (they finish the calls they run first)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+
+_Job = tuple[int, int, "ToolCall"]
+_CALL_POOL = _CallPool()
+os.register_at_fork(before=_CALL_POOL.close)
 
 
 @dataclass(frozen=True)
@@ -112,9 +154,7 @@ class _Run:
         batch = callorder.new_batch()
         jobs = [(batch, i, call) for i, call in enumerate(reply.tool_calls)]
         if len(jobs) > 1:
-            workers = min(len(jobs), MAX_PARALLEL_CALLS)
-            with ThreadPoolExecutor(workers, thread_name_prefix="tool-call") as pool:
-                results = tuple(pool.map(self._execute_tagged, jobs))
+            results = _CALL_POOL.map(self._execute_tagged, jobs)
         else:
             results = tuple(self._execute_tagged(job) for job in jobs)
         self.messages.extend(r.to_message() for r in results)
