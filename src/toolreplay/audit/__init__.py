@@ -11,6 +11,7 @@ from toolreplay.lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "AUDIT_JUDGES": "run",
     "CHECK_NAMES": "tables",
+    "FACTS_PROBE": "traffic",
     "Audit": "tables",
     "Check": "tables",
     "audit_cache": "traffic",

@@ -4,19 +4,15 @@ stated provenance.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from toolreplay.audit.tables import STANDIN_FINGERPRINT, Check, Key
-from toolreplay.audit.traffic import first_model_requests, read
+from toolreplay.audit.tables import Check, Key
+from toolreplay.audit.traffic import cassette_facts, cassette_sha256
 from toolreplay.cassettes.manifest import (
     Manifest,
     cassette_path,
     episode_key,
-    sha256_json,
 )
 from toolreplay.evals import EvalSuite
 from toolreplay.results.format import Ablation
@@ -42,30 +38,14 @@ def check_parity(
             path = cassette_path(set_dir, config.name, q.id)
             if not path.exists():
                 continue
-            for body in first_model_requests(path):
-                msgs = body.get("messages", [])
-                fields = {
-                    "model": body.get("model"),
-                    "temperature": body.get("temperature"),
-                    "top_p": body.get("top_p"),
-                    "tool_choice": body.get("tool_choice"),
-                    "parallel_tool_calls": body.get("parallel_tool_calls"),
-                    "system prompt": next(
-                        (m.get("content") for m in msgs if m.get("role") == "system"), None
-                    ),
-                }
-                for name, value in fields.items():
-                    if name in ("tool_choice", "parallel_tool_calls") and "tools" not in body:
-                        continue  # only sent with tools (the loop's last round has none)
-                    shown = json.dumps(value, ensure_ascii=False)
-                    if name == "system prompt":
-                        shown = "sha256 " + sha256_json(value)[:12]
+            for request in cassette_facts(path).requests:
+                for name, shown in request.fields:
                     seen.setdefault(name, {}).setdefault(shown, set()).add(config.name)
-                user = next((m.get("content") for m in msgs if m.get("role") == "user"), "")
-                questions.setdefault(config.name, set()).add(str(user))
-                if "tools" in body:
-                    digest = sha256_json(body["tools"])[:12]
-                    tools.setdefault(config.toolset, {}).setdefault(digest, set()).add(config.name)
+                questions.setdefault(config.name, set()).add(request.question)
+                if request.tools is not None:
+                    tools.setdefault(config.toolset, {}).setdefault(request.tools, set()).add(
+                        config.name
+                    )
     evidence, broken = [], []
     for name, values in seen.items():
         if set(values) == {"null"}:
@@ -120,17 +100,9 @@ def _provenance_mismatch(
             path = cassette_path(set_dir, config.name, q.id)
             if not path.exists():
                 continue
-            for i in read(path):
-                if not urlsplit(i["request"]["uri"]).path.endswith("/chat/completions"):
-                    continue
-                body = (i["response"].get("body") or {}).get("parsed_body")
-                if not isinstance(body, Mapping):
-                    continue
-                replies += 1
-                if body.get("system_fingerprint") == STANDIN_FINGERPRINT or str(
-                    body.get("id", "")
-                ).startswith("chatcmpl-standin-"):
-                    standin_replies += 1
+            facts = cassette_facts(path)
+            replies += facts.replies
+            standin_replies += facts.standin_replies
     from toolreplay.doubles import STANDIN_MODEL
 
     said_standin = manifest.model == STANDIN_MODEL or standin_replies > 0
@@ -175,7 +147,7 @@ def check_completeness(
             path = cassette_path(set_dir, config.name, q.id)
             if record is None or not path.exists():
                 continue
-            if hashlib.sha256(path.read_bytes()).hexdigest() != record.cassette_sha256:
+            if cassette_sha256(path) != record.cassette_sha256:
                 edited.append(key)
     if edited:
         evidence.append(

@@ -3,13 +3,17 @@ requests, and the tool calls with their results."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from toolreplay.audit.tables import STANDIN_FINGERPRINT
+from toolreplay.cassettes.manifest import sha256_json
 from toolreplay.cassettes.store import read_cassette
 from toolreplay.wire import WireEpisodeError, protocol_of, read_exchanges
 
@@ -34,9 +38,11 @@ def audit_cache(maxsize: int) -> Callable[[_F], _F]:
 
 
 def clear_audit_caches() -> None:
-    """Empty every :func:`audit_cache` (the audit calls it as it ends)."""
+    """Empty every :func:`audit_cache` and the cassette facts kept (the audit calls it as it
+    ends)."""
     for cached in _AUDIT_CACHES:
         cached.cache_clear()
+    _FACTS.clear()
 
 
 def first_model_requests(path: Path) -> list[dict[str, Any]]:
@@ -52,7 +58,10 @@ def first_model_requests(path: Path) -> list[dict[str, Any]]:
 @audit_cache(maxsize=256)
 def _requests_cached(path_: str, mtime_ns: int, size: int) -> list[dict[str, Any]]:
     del mtime_ns, size  # part of the key: an edited file is read again
-    interactions = read(Path(path_))
+    return _model_bodies(read(Path(path_)))
+
+
+def _model_bodies(interactions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i in interactions:
         body = i["request"].get("parsed_body")
@@ -156,3 +165,117 @@ def _tool_results_cached(path_: str, mtime_ns: int, size: int) -> list[tuple[str
             result = m.get("content")
         out.append((name, args, result))
     return out
+
+
+#: The sampling fields the parity check compares, as a model request sent them.
+PARITY_FIELDS = ("model", "temperature", "top_p", "tool_choice", "parallel_tool_calls")
+
+
+@dataclass(frozen=True)
+class RequestFacts:
+    """What the parity check reads of one model request: ``fields``, ``(name, shown)`` of
+    each of :data:`PARITY_FIELDS` it sent and of its ``system prompt`` (shown as JSON text;
+    the prompt as ``sha256`` and 12 hex digits; ``tool_choice`` and ``parallel_tool_calls``
+    only with tools), its user ``question`` and its ``tools`` (12 hex digits of their sha256,
+    None without)."""
+
+    fields: tuple[tuple[str, str], ...]
+    question: str
+    tools: str | None
+
+
+@dataclass(frozen=True)
+class CassetteFacts:
+    """What the audit's parity and completeness checks read of one cassette, small enough to
+    keep for every cassette of a run: the ``sha256`` of its bytes, each model request's
+    :class:`RequestFacts` (every protocol, as :func:`first_model_requests` gives them), and
+    its Chat Completions ``replies`` with how many are the stand-in's (``standin_replies``)."""
+
+    sha256: str
+    requests: tuple[RequestFacts, ...]
+    replies: int
+    standin_replies: int
+
+
+_FACTS: dict[tuple[str, int, int], CassetteFacts] = {}
+
+
+def _stat_key(path: Path) -> tuple[str, int, int]:
+    st = path.stat()
+    return str(path), st.st_mtime_ns, st.st_size
+
+
+def cassette_facts(path: Path) -> CassetteFacts:
+    """The :class:`CassetteFacts` of the cassette at ``path``: kept by path, mtime and size
+    while the audit runs (an edited file is read again), read here (through :func:`read`)
+    unless the worker that replayed it sent them (:class:`FactsProbe`).
+    :class:`OSError` when the file cannot be read."""
+    key = _stat_key(path)
+    facts = _FACTS.get(key)
+    if facts is None:
+        facts = _FACTS[key] = facts_of(path.read_bytes(), read(path))
+    return facts
+
+
+def cassette_sha256(path: Path) -> str:
+    """The sha256 (hex) of the cassette at ``path``'s bytes: from its facts when kept, else
+    hashed here (never parsed: a cassette edited into nonsense still has a hash).
+    :class:`OSError` when the file cannot be read."""
+    facts = _FACTS.get(_stat_key(path))
+    return facts.sha256 if facts is not None else hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def facts_of(data: bytes, interactions: list[dict[str, Any]]) -> CassetteFacts:
+    """The :class:`CassetteFacts` of a cassette's bytes ``data``, read as ``interactions``."""
+    requests = []
+    for body in _model_bodies(interactions):
+        msgs = body.get("messages", [])
+        fields = [
+            (name, json.dumps(body.get(name), ensure_ascii=False))
+            for name in PARITY_FIELDS
+            if "tools" in body or name not in ("tool_choice", "parallel_tool_calls")
+        ]  # (those two are only sent with tools: the loop's last round has none)
+        prompt = next((m.get("content") for m in msgs if m.get("role") == "system"), None)
+        fields.append(("system prompt", "sha256 " + sha256_json(prompt)[:12]))
+        user = next((m.get("content") for m in msgs if m.get("role") == "user"), "")
+        tools = sha256_json(body["tools"])[:12] if "tools" in body else None
+        requests.append(RequestFacts(tuple(fields), str(user), tools))
+    replies = standin = 0
+    for i in interactions:
+        if not _chat_completions(i):
+            continue
+        reply = (i["response"].get("body") or {}).get("parsed_body")
+        if not isinstance(reply, Mapping):
+            continue
+        replies += 1
+        if reply.get("system_fingerprint") == STANDIN_FINGERPRINT or str(
+            reply.get("id", "")
+        ).startswith("chatcmpl-standin-"):
+            standin += 1
+    return CassetteFacts(hashlib.sha256(data).hexdigest(), tuple(requests), replies, standin)
+
+
+class FactsProbe:
+    """Reads :class:`CassetteFacts` where a cassette was just replayed (a replay worker:
+    :meth:`read`, from the cassette's parse, never kept there) and keeps what the workers
+    sent in this process (:meth:`keep`), so the audit after the replay reads no cassette for
+    its parity and completeness checks. Kept until the audit ends
+    (:func:`clear_audit_caches`)."""
+
+    def read(self, path: Path) -> tuple[tuple[str, int, int], CassetteFacts] | None:
+        """``(key, facts)`` of the cassette at ``path``; None when it cannot be read (the
+        audit reads it again and says why)."""
+        try:
+            key = _stat_key(path)
+            data = path.read_bytes()
+            return key, facts_of(data, read_cassette(path))
+        except Exception:
+            return None
+
+    def keep(self, found: tuple[tuple[str, int, int], CassetteFacts] | None) -> None:
+        """Keep what :meth:`read` found, for :func:`cassette_facts`."""
+        if found is not None:
+            _FACTS[found[0]] = found[1]
+
+
+FACTS_PROBE = FactsProbe()

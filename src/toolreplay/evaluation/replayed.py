@@ -21,6 +21,7 @@ from pathlib import Path
 
 from toolreplay.audit.run import AUDIT_JUDGES, run_audit
 from toolreplay.audit.tables import CHECK_NAMES, Audit, Check
+from toolreplay.audit.traffic import FACTS_PROBE
 from toolreplay.cassettes.errors import CassetteError
 from toolreplay.cassettes.manifest import Manifest, episode_key, read_manifest
 from toolreplay.evals import EvalSuite
@@ -146,6 +147,7 @@ class ReplayedSet:
             outcomes = replay_outcomes(
                 self.set_dir, manifest, whole, jobs, workers=self.workers, progress=progress,
                 judge=judge, others=AUDIT_JUDGES if self.audit else (),
+                probe=FACTS_PROBE if self.audit else None,
             )  # fmt: skip
         else:  # from shard files: replayed elsewhere, assessed here (the audit judges its own)
             outcomes = [with_assessment(o, whole, judge) for o in self.outcomes]

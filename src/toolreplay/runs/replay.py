@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 if TYPE_CHECKING:
     from toolreplay.cassettes.manifest import Manifest
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from toolreplay.judging.verdicts import Judge
     from toolreplay.runs.configuration import Configuration, Progress
     from toolreplay.wire.episode import Episode
-from toolreplay.cassettes.manifest import Manifest, episode_key, read_manifest
+from toolreplay.cassettes.manifest import Manifest, cassette_path, episode_key, read_manifest
 from toolreplay.cassettes.transport import Player
 from toolreplay.cassettes.vcr import RecordMode
 from toolreplay.evals import EvalSuite
@@ -82,6 +82,19 @@ class _Context:
     suite: EvalSuite
     judge: Judge | None = None  # given: each episode is assessed where it was replayed
     others: tuple[Judge, ...] = ()  # and trial 1 by these judges too
+    probe: CassetteProbe | None = None  # given: read in the workers, kept in the parent
+
+
+class CassetteProbe(Protocol):
+    """What a caller reads of each trial-1 cassette where it was replayed (a worker), sent
+    back and kept in the calling process: the audit's facts
+    (:class:`toolreplay.audit.traffic.FactsProbe`), so its checks read no cassette again."""
+
+    def read(self, path: Path) -> Any:
+        """What is read of the cassette at ``path`` (picklable), in the worker."""
+
+    def keep(self, found: Any) -> None:
+        """Keep what :meth:`read` returned, in the calling process."""
 
 
 _worker: dict[str, Any] = {}  # per worker process: the context and its player
@@ -138,14 +151,22 @@ def _init_worker(ctx: _Context, tell: Any = None) -> None:
     _worker["tell"] = tell
 
 
-def _run_chunk(jobs: Sequence[Job]) -> list[Episode | AssessedEpisode | BaseException]:
+def _run_chunk(
+    jobs: Sequence[Job],
+) -> tuple[list[Episode | AssessedEpisode | BaseException], list[Any]]:
+    """The chunk's outcomes and what the context's probe read of its trial-1 cassettes."""
     out: list[Episode | AssessedEpisode | BaseException] = []
+    probed: list[Any] = []
     tell = _worker.get("tell")
+    ctx: _Context = _worker["ctx"]
     for job in jobs:
         if tell is not None:  # which episode this worker holds, should it die
             tell.put((os.getpid(), job.key))
-        out.append(_outcome(_worker["ctx"], _worker["player"], job))
-    return out
+        out.append(_outcome(ctx, _worker["player"], job))
+        if ctx.probe is not None and job.trial == 1:
+            path = cassette_path(ctx.set_dir, job.configuration.name, job.question_id)
+            probed.append(ctx.probe.read(path))
+    return out, probed
 
 
 class WorkerDied(RuntimeError):
@@ -204,6 +225,7 @@ def replay_outcomes(
     progress: Progress | None = None,
     judge: Judge,
     others: Sequence[Judge] = (),
+    probe: CassetteProbe | None = None,
 ) -> list[AssessedEpisode | BaseException]: ...
 
 
@@ -218,6 +240,7 @@ def replay_outcomes(
     progress: Progress | None = None,
     judge: Judge | None,
     others: Sequence[Judge] = (),
+    probe: CassetteProbe | None = None,
 ) -> list[Episode | AssessedEpisode | BaseException]: ...
 
 
@@ -231,6 +254,7 @@ def replay_outcomes(
     progress: Progress | None = None,
     judge: Judge | None = None,
     others: Sequence[Judge] = (),
+    probe: CassetteProbe | None = None,
 ) -> list[Any]:
     """Replay ``jobs`` (episodes of the set at ``set_dir``) and return, in job order, each
     one's episode or its replay error (:class:`~toolreplay.cassettes.errors.CassetteMiss`,
@@ -248,8 +272,10 @@ def replay_outcomes(
 
     ``workers`` > 1 replays in a process pool (fork on Linux) in chunks of a few episodes;
     fewer than 8 episodes a worker are replayed here (a pool would not pay for itself).
-    ``progress(key)`` is called once per job, in job order."""
-    ctx = _Context(set_dir, manifest, suite, judge, tuple(others))
+    ``progress(key)`` is called once per job, in job order. With ``probe``, each trial-1
+    cassette is read through it where it was replayed (a worker, or here) and this process
+    keeps what was read (:class:`CassetteProbe`)."""
+    ctx = _Context(set_dir, manifest, suite, judge, tuple(others), probe)
     workers = max(1, min(workers, len(jobs) // 8 or 1))
     out: list[Episode | AssessedEpisode | BaseException] = []
     # Serially, every job; in parallel, the first one here, before the fork: the workers then
@@ -259,6 +285,9 @@ def replay_outcomes(
             if progress:
                 progress(job.key)
             out.append(_outcome(ctx, player, job))
+            if probe is not None and job.trial == 1:
+                path = cassette_path(set_dir, job.configuration.name, job.question_id)
+                probe.keep(probe.read(path))
     if workers == 1:
         return out
     import gc
@@ -268,7 +297,10 @@ def replay_outcomes(
     chunks = [rest[i : i + size] for i in range(0, len(rest), size)]
     gc.freeze()  # forked workers leave the parent's objects alone (no copy-on-write)
     try:
-        for chunk, results in zip(chunks, _pool_map(ctx, workers, chunks), strict=True):
+        for chunk, (results, probed) in zip(chunks, _pool_map(ctx, workers, chunks), strict=True):
+            for found in probed:
+                if probe is not None:
+                    probe.keep(found)
             for job, result in zip(chunk, results, strict=True):
                 if progress:
                     progress(job.key)
@@ -280,7 +312,7 @@ def replay_outcomes(
 
 def _pool_map(
     ctx: _Context, workers: int, chunks: list[Sequence[Job]]
-) -> Iterator[list[Episode | AssessedEpisode | BaseException]]:
+) -> Iterator[tuple[list[Episode | AssessedEpisode | BaseException], list[Any]]]:
     """Each chunk's outcomes, in order, from a pool of ``workers`` processes. The parent never
     blocks for long (it waits :data:`POLL_S` at a time, so Ctrl-C and SIGTERM are answered at
     once) and watches its workers: one that dies raises :class:`WorkerDied` naming the

@@ -1,0 +1,91 @@
+"""The audit reads no cassette again after a parallel replay (issue 33): each worker reads the
+facts the parity and completeness checks need (the cassette's sha256, its model requests'
+sampling fields, question and tools, its replies' provenance) from the cassette it replayed,
+and sends them back; the checks read them. The facts are the ones this process reads itself,
+and an edited or broken cassette is read again and judged as before."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from toolreplay.audit import traffic
+from toolreplay.audit.checks import check_completeness, check_parity
+from toolreplay.cassettes.manifest import cassette_path, read_manifest
+from toolreplay.judging.verdicts import GROUNDED_JUDGE
+from toolreplay.runs.configuration import study_configurations
+from toolreplay.runs.replay import Job, replay_outcomes
+
+from .conftest import REFERENCE
+
+
+@pytest.fixture
+def reference_copy(tmp_path: Path) -> Path:
+    target = tmp_path / "reference"
+    shutil.copytree(REFERENCE, target)
+    return target
+
+
+def _jobs(suite):
+    return [Job(c, q.id) for c in study_configurations(suite) for q in suite.questions]
+
+
+def test_workers_send_the_facts_and_the_checks_read_no_cassette(suite, reference_copy, monkeypatch):
+    traffic.clear_audit_caches()
+    manifest = read_manifest(reference_copy)
+    jobs = _jobs(suite)
+    outcomes = replay_outcomes(reference_copy, manifest, suite, jobs, workers=2,
+                               judge=GROUNDED_JUDGE, probe=traffic.FACTS_PROBE)  # fmt: skip
+    assert not [o for o in outcomes if isinstance(o, BaseException)]
+    kept = dict(traffic._FACTS)
+    paths = {cassette_path(reference_copy, j.configuration.name, j.question_id) for j in jobs}
+    assert {Path(k[0]) for k in kept} == paths
+    for (path, _, _), facts in kept.items():  # the facts this process would read itself
+        assert facts == traffic.facts_of(Path(path).read_bytes(), traffic.read(Path(path)))
+        assert facts.requests and facts.replies >= 1
+
+    def no_reading(*_a, **_k):
+        raise AssertionError("a cassette was read again")
+
+    monkeypatch.setattr(traffic, "read", no_reading)
+    monkeypatch.setattr(traffic, "read_cassette", no_reading)
+    configs = study_configurations(suite)
+    parity = check_parity(reference_copy, suite, manifest, configs)
+    complete = check_completeness(reference_copy, suite, manifest, configs, {})
+    assert parity.passed and complete.passed, (parity, complete)
+    traffic.clear_audit_caches()
+    assert not traffic._FACTS
+
+
+def test_a_cassette_edited_after_its_replay_is_read_again(suite, reference_copy):
+    traffic.clear_audit_caches()
+    manifest = read_manifest(reference_copy)
+    replay_outcomes(reference_copy, manifest, suite, _jobs(suite), workers=2,
+                    judge=GROUNDED_JUDGE, probe=traffic.FACTS_PROBE)  # fmt: skip
+    config = study_configurations(suite)[0]
+    path = cassette_path(reference_copy, config.name, suite.questions[0].id)
+    path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    complete = check_completeness(reference_copy, suite, manifest, study_configurations(suite), {})
+    assert not complete.passed
+    assert any("edited since recording" in e and config.name in e for e in complete.evidence)
+    traffic.clear_audit_caches()
+
+
+def test_a_cassette_broken_after_its_replay_is_hashed_not_parsed(suite, reference_copy):
+    traffic.clear_audit_caches()
+    manifest = read_manifest(reference_copy)
+    replay_outcomes(reference_copy, manifest, suite, _jobs(suite), workers=2,
+                    judge=GROUNDED_JUDGE, probe=traffic.FACTS_PROBE)  # fmt: skip
+    config = study_configurations(suite)[0]
+    path = cassette_path(reference_copy, config.name, suite.questions[0].id)
+    path.write_text("interactions: [\n", encoding="utf-8")  # not YAML any more
+    key = f"{config.name}/{suite.questions[0].id}"
+    assert traffic.cassette_sha256(path) != manifest.episodes[key].cassette_sha256
+    traffic.clear_audit_caches()
+
+
+def test_a_probe_that_cannot_read_sends_nothing_and_the_audit_reads_it(tmp_path):
+    assert traffic.FACTS_PROBE.read(tmp_path / "missing.yaml") is None
+    traffic.FACTS_PROBE.keep(None)  # nothing kept, nothing raised
