@@ -89,3 +89,28 @@ def test_a_cassette_broken_after_its_replay_is_hashed_not_parsed(suite, referenc
 def test_a_probe_that_cannot_read_sends_nothing_and_the_audit_reads_it(tmp_path):
     assert traffic.FACTS_PROBE.read(tmp_path / "missing.yaml") is None
     traffic.FACTS_PROBE.keep(None)  # nothing kept, nothing raised
+
+
+def test_the_baseline_check_reads_each_cassette_once(suite, monkeypatch):
+    """Its two passes over the full baseline's cassettes (the heuristics that acted, the calls
+    held against the reference) share one reading: on 5,000 cassettes they read each twice."""
+    from toolreplay.study.weather.baseline import check_baseline
+
+    traffic.clear_audit_caches()
+    monkeypatch.setattr(traffic, "_read_cached", traffic.audit_cache(maxsize=2)(
+        traffic._read_cached.__wrapped__))  # fmt: skip
+    reads: list[str] = []
+    real = traffic.read_cassette
+
+    def counted(path):
+        reads.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(traffic, "read_cassette", counted)
+    manifest = read_manifest(REFERENCE)
+    configs = study_configurations(suite)
+    oneshot = [c for c in configs if c.toolset == "oneshot"]
+    check = check_baseline(REFERENCE, suite, manifest, oneshot, ())
+    assert check.passed, check
+    assert reads and len(reads) == len(set(reads)), sorted(reads)
+    traffic.clear_audit_caches()

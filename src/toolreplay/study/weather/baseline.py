@@ -8,7 +8,7 @@ it returned and whether that is the reference's pick, and which heuristic acted.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -142,14 +142,9 @@ def check_baseline(
     missing = [h for h in HEURISTICS if h not in configured or h not in recorded]
     idle: list[str] = []
     deciding: list[str] = []
-    uses = {
-        episode_key(config.name, q.id): exercised_heuristics(path)
-        for config in oneshot
-        for q in suite.questions
-        if (path := cassette_path(set_dir, config.name, q.id)).exists()
-    }
+    uses: dict[str, Mapping[str, list[tuple[str, bool]]]] = {}
     departures, calls, episodes, of_ablated = _departures(
-        set_dir, suite, manifest, oneshot, ablated
+        set_dir, suite, manifest, oneshot, ablated, uses
     )
     for h in HEURISTICS:
         acted: dict[str, str] = {}
@@ -256,11 +251,14 @@ def _departures(
     manifest: Manifest,
     oneshot: Sequence[Configuration],
     ablated: Sequence[Configuration],
+    uses: dict[str, Mapping[str, list[tuple[str, bool]]]],
 ) -> tuple[list[tuple[str, Departure, bool]], int, int, int]:
     """Every departure from the reference of the full baseline (all heuristics on) and of each
     ablated baseline (all but the one it ablates), over every recorded trial, as ``(episode
     key, departure, of an ablated baseline)``, the full baseline's first; with the number of
-    get_weather calls, of episodes read, and of those the ablated baselines'."""
+    get_weather calls, of episodes read, and of those the ablated baselines'. Fills ``uses``
+    with the :func:`exercised_heuristics` of the full baseline's first trials, by episode key,
+    as it reads each (so each cassette is read once)."""
     audits: list[tuple[str, CallAudit, bool]] = []
     for config in [*oneshot, *ablated]:
         on = tuple(h for h in HEURISTICS if h != config.ablated)
@@ -270,6 +268,8 @@ def _departures(
                 if path.exists():
                     key = episode_key(config.name, q.id, trial)
                     audits.append((key, audit_calls(path, on), config.ablated is not None))
+                    if trial == 1 and config in oneshot:
+                        uses[episode_key(config.name, q.id)] = exercised_heuristics(path)
     kept = frozenset(code for _, a, _ in audits for code in a.seats_kept)
     departures = [
         (key, attributed_departure(d, kept), weakened)
