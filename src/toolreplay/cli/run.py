@@ -5,6 +5,8 @@ report.
 # Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
 # the command's signature, see toolreplay.cli.main.
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -267,6 +269,22 @@ def recorded_by_tests(cassettes: Path, set_name: str) -> bool:
     return any(cassettes.rglob("*.yaml")) or any(cassettes.rglob("*.yml"))
 
 
+@contextlib.contextmanager
+def rare_full_collections() -> Iterator[None]:
+    """The cycle collector's oldest generation collected at most every 1,000 younger
+    collections rather than every 10 (``gc.set_threshold``), restored after: a run holds its
+    episodes to the end, and full passes over them were 12 s of a 10,000-episode run's serial
+    tail; young garbage is collected as before."""
+    import gc
+
+    before = gc.get_threshold()
+    gc.set_threshold(before[0], before[1], max(before[2], 1000))
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 def evaluate_and_publish(
     source: "EpisodeSource",
     whole: "EvalSuite",
@@ -287,7 +305,11 @@ def evaluate_and_publish(
     from toolreplay.runs.replay import WorkerDied
 
     try:
-        with progress(total, "replaying", delay=2.0) as step, terminate_as_interrupt():
+        with (
+            progress(total, "replaying", delay=2.0) as step,
+            terminate_as_interrupt(),
+            rare_full_collections(),
+        ):
             evaluation = evaluate(source, whole, selection, progress=step if total else None)
     except SelectionError as exc:
         raise fail(str(exc), 2) from None
@@ -307,7 +329,17 @@ def evaluate_and_publish(
 
         mutation = mutate_collected(evaluation.collected, workers=mutate_workers)
         results = results.model_copy(update={"mutation": mutation_record(mutation)})
-    publish_run(out_dir, results, evaluation.audit)
+    import gc
+
+    # What was built so far lives until the results are written: the cycle collector need not
+    # walk it again while the report is made (its full passes over 10,000 episodes were
+    # seconds of the serial tail). Objects made from here on are collected as usual.
+    gc.freeze()
+    try:
+        with rare_full_collections():
+            publish_run(out_dir, results, evaluation.audit)
+    finally:
+        gc.unfreeze()
     if mutation is not None:
         from toolreplay.mutation.console import print_run
 

@@ -305,6 +305,7 @@ def replay_outcomes(
                 if progress:
                     progress(job.key)
                 out.append(result)
+            gc.freeze()  # and the outcomes gathered: full collections walk none of them
     finally:
         gc.unfreeze()
     return out
