@@ -10,15 +10,16 @@ import gc
 import pytest
 
 from toolreplay.cli import run as run_cli
+from toolreplay.cli.common import rare_full_collections
 
 
 def test_full_collections_are_rare_inside_and_as_before_after():
     before = gc.get_threshold()
-    with run_cli.rare_full_collections():
+    with rare_full_collections():
         assert gc.get_threshold()[2] >= 1000
         assert gc.get_threshold()[:2] == before[:2]  # young garbage collected as before
     assert gc.get_threshold() == before
-    with pytest.raises(RuntimeError), run_cli.rare_full_collections():
+    with pytest.raises(RuntimeError), rare_full_collections():
         raise RuntimeError("a run that fails")
     assert gc.get_threshold() == before
 

@@ -34,7 +34,7 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -100,6 +100,23 @@ class _Redacting:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._f, name)
+
+
+def write_in_chunks(
+    pieces: Iterable[str], write: Callable[[str], object], size: int = 1 << 16
+) -> None:
+    """``pieces`` (of a page a template yields: millions of small ones at 10,000
+    transcripts) passed to ``write`` joined in chunks of about ``size`` characters."""
+    chunk: list[str] = []
+    n = 0
+    for piece in pieces:
+        chunk.append(piece)
+        n += len(piece)
+        if n >= size:
+            write("".join(chunk))
+            chunk, n = [], 0
+    if chunk:
+        write("".join(chunk))
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import LOCK_WAIT_S, cannot_write, out
+from toolreplay.cli.common import LOCK_WAIT_S, cannot_write, out, rare_full_collections
 from toolreplay.cli.common import check_output_folder as _check_output_folder
 from toolreplay.cli.common import fail as _fail
 from toolreplay.cli.common import print_note as _note
@@ -116,32 +116,34 @@ def report(
             ):
                 for note in recover_outputs(results.parent):
                     _note(note)
-        try:
-            data = read_results(results)
-        except ReportError as exc:  # missing: 1; there but not one we trust: bad input, 2
-            raise _fail(str(exc), 2 if results.exists() else 1) from None
-        try:
-            if compare is not None:  # a set of another eval file: said before it is replayed
-                again = f"toolreplay report --compare {compare}"
-                check_one_eval_file(compare, compare, eval_path, again)
-            baseline = None if compare is None else load_run(compare, eval_path)
-        except DiffError as exc:  # as for --results: missing 1, there but not trusted 2
-            raise _fail(str(exc), 2 if compare is not None and compare.exists() else 1) from None
-        if to_stdout:
-            stream_report(data, sys.stdout.write, compare=baseline)
-            return
-        with folder_lock(
-            out_path.parent, wait=LOCK_WAIT_S, inside=True, what="writing reports into"
-        ):
-            for note in recover_outputs(out_path.parent):
-                _note(note)
-            # the same pages as every report writer: many transcripts go on a page of their own
-            # the page links the results it was rendered from when they sit beside or below it
-            href = relative_href(results, out_path)
-            pages = report_pages(data, out_path.name, baseline, href)
-            stale = stale_pages(out_path, pages)  # a smaller run's leftover pages, if ours
-            publish(out_path.parent, pages)
-            remove_stale(stale)
+        with rare_full_collections():  # a large run's results held to the end
+            try:
+                data = read_results(results)
+            except ReportError as exc:  # missing: 1; there but not one we trust: bad input, 2
+                raise _fail(str(exc), 2 if results.exists() else 1) from None
+            try:
+                if compare is not None:  # a set of another eval file: said before it is replayed
+                    again = f"toolreplay report --compare {compare}"
+                    check_one_eval_file(compare, compare, eval_path, again)
+                baseline = None if compare is None else load_run(compare, eval_path)
+            except DiffError as exc:  # as for --results: missing 1, there but not trusted 2
+                there = compare is not None and compare.exists()
+                raise _fail(str(exc), 2 if there else 1) from None
+            if to_stdout:
+                stream_report(data, sys.stdout.write, compare=baseline)
+                return
+            with folder_lock(
+                out_path.parent, wait=LOCK_WAIT_S, inside=True, what="writing reports into"
+            ):
+                for note in recover_outputs(out_path.parent):
+                    _note(note)
+                # the same pages as every report writer: many transcripts go on a page of their own
+                # the page links the results it was rendered from when they sit beside or below it
+                href = relative_href(results, out_path)
+                pages = report_pages(data, out_path.name, baseline, href)
+                stale = stale_pages(out_path, pages)  # a smaller run's leftover pages, if ours
+                publish(out_path.parent, pages)
+                remove_stale(stale)
     except OutputPathError as exc:
         raise _fail(str(exc), 2) from None
     except (ReportError, LockedError, DiffError) as exc:

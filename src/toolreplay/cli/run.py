@@ -5,8 +5,6 @@ report.
 # Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
 # the command's signature, see toolreplay.cli.main.
 
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -25,6 +23,7 @@ from toolreplay.cli.common import (
     load_suite,
     out,
     progress,
+    rare_full_collections,
     split_names,
     terminate_as_interrupt,
     worker_count,
@@ -267,22 +266,6 @@ def recorded_by_tests(cassettes: Path, set_name: str) -> bool:
     if any(not written_for_tests(m) for m in cassettes.glob("*/manifest.json")):
         return False
     return any(cassettes.rglob("*.yaml")) or any(cassettes.rglob("*.yml"))
-
-
-@contextlib.contextmanager
-def rare_full_collections() -> Iterator[None]:
-    """The cycle collector's oldest generation collected at most every 1,000 younger
-    collections rather than every 10 (``gc.set_threshold``), restored after: a run holds its
-    episodes to the end, and full passes over them were 12 s of a 10,000-episode run's serial
-    tail; young garbage is collected as before."""
-    import gc
-
-    before = gc.get_threshold()
-    gc.set_threshold(before[0], before[1], max(before[2], 1000))
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 def evaluate_and_publish(

@@ -74,7 +74,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from toolreplay.diff import Run
-from toolreplay.outputs import atomic_writer
+from toolreplay.outputs import atomic_writer, write_in_chunks
 from toolreplay.report.charts import charts_view as more_charts
 from toolreplay.report.compare import compare_view
 from toolreplay.report.downloads import csv_path, episodes_csv, relative_href
@@ -224,13 +224,7 @@ def render_report(
     Raises :class:`ReportError` when ``results`` does not match
     :class:`toolreplay.results.format.Results`."""
     buffer = io.StringIO()
-    stream_report(
-        results,
-        buffer.write,
-        compare=compare,
-        transcripts_href=transcripts_href,
-        downloads=downloads,
-    )
+    stream_report(results, buffer.write, compare, transcripts_href, downloads)
     return buffer.getvalue()
 
 
@@ -288,12 +282,21 @@ def report_pages(
     Raises :class:`ReportError` for malformed ``results``."""
     results = as_results(results)
     pages: dict[str, Callable[[IO[str]], object]] = {}
+    built: list[dict[str, Any]] = []
+
+    def shared() -> dict[str, Any]:  # the pages' common view, built for the first page
+        if not built:
+            built.append(build_page(results))
+        return built[0]
+
     side = transcripts_path(Path(page_name)).name if splits_transcripts(results) else None
     if side is not None:
-        pages[side] = lambda f: stream_transcripts(results, f.write, page_name)
+        pages[side] = lambda f: stream_transcripts(results, f.write, page_name, shared())
     rows = episodes_path(Path(page_name)).name if splits_table(results) else None
     if rows is not None:
-        pages[rows] = lambda f: stream_episodes(results, f.write, page_name, side, downloads)
+        pages[rows] = lambda f: stream_episodes(
+            results, f.write, page_name, side, downloads, shared()
+        )
     table = csv_path(Path(page_name)).name
     pages[table] = lambda f: f.write(episodes_csv(results))
     downloads = {"csv": quote(table)}
@@ -306,6 +309,7 @@ def report_pages(
         transcripts_href=side,
         downloads=downloads,
         table_href=None if rows is None else quote(rows),
+        shared=shared() if compare is None else None,
     )
     return pages
 
@@ -334,6 +338,19 @@ def write_report(results_path: Path, out_path: Path, compare: Run | None = None)
     return out
 
 
+def _view(
+    results: Results, table: bool, compare: Run | None, shared: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """:func:`build_page`, or a copy of ``shared`` (that view, built once for a report's
+    pages) without what ``table`` False leaves out."""
+    if shared is None or compare is not None:
+        return build_page(results, compare=compare, table=table)
+    page = dict(shared)
+    if not table:
+        page["episodes"], page["matrix"] = [], None
+    return page
+
+
 def stream_report(
     results: Results | Mapping[str, Any],
     write: Callable[[str], object],
@@ -341,30 +358,36 @@ def stream_report(
     transcripts_href: str | None = None,
     downloads: Mapping[str, str] | None = None,
     table_href: str | None = None,
+    shared: Mapping[str, Any] | None = None,
 ) -> None:
     """Render the page for ``results`` like :func:`render_report`, passing it to ``write``
     (e.g. a text file's ``write``) piece by piece instead of building one string.
     ``downloads``: relative links the page offers, ``{"results", "csv"}`` (either may be
     absent; :func:`report_pages`). ``table_href``: the episode table and question matrix are
     on that page (:func:`stream_episodes`) and this one links there; None keeps them here.
-    Raises :class:`ReportError` (before writing anything) when ``results`` is malformed."""
+    Raises :class:`ReportError` (before writing anything) when ``results`` is malformed.
+    ``shared``: the report's :func:`build_page` view, built once for its pages
+    (:func:`report_pages`)."""
     results = as_results(results)
-    page = build_page(results, compare=compare, table=table_href is None)
+    page = _view(results, table_href is None, compare, shared)
     page["tx"] = transcripts_href or ""
     page["downloads"] = dict(downloads or {})
     page["table"], page["table_rows"] = table_href or "", table_rows(results)
-    for piece in _environment().get_template(TEMPLATE).generate(page=page, **_static()):
-        write(piece)
+    write_in_chunks(_environment().get_template(TEMPLATE).generate(page=page, **_static()), write)
 
 
 def stream_transcripts(
-    results: Results | Mapping[str, Any], write: Callable[[str], object], back: str = "index.html"
+    results: Results | Mapping[str, Any],
+    write: Callable[[str], object],
+    back: str = "index.html",
+    shared: Mapping[str, Any] | None = None,
 ) -> None:
-    """:func:`render_transcripts`, passed to ``write`` piece by piece."""
-    page = build_page(as_results(results), table=False)
+    """:func:`render_transcripts`, passed to ``write`` piece by piece (``shared`` as
+    :func:`stream_report`'s)."""
+    page = _view(as_results(results), False, None, shared)
     page["tx"], page["back"] = "", back
-    for piece in _environment().get_template(TRANSCRIPTS_TEMPLATE).generate(page=page, **_static()):
-        write(piece)
+    template = _environment().get_template(TRANSCRIPTS_TEMPLATE)
+    write_in_chunks(template.generate(page=page, **_static()), write)
 
 
 def stream_episodes(
@@ -373,16 +396,17 @@ def stream_episodes(
     back: str = "index.html",
     transcripts_href: str | None = None,
     downloads: Mapping[str, str] | None = None,
+    shared: Mapping[str, Any] | None = None,
 ) -> None:
     """The episode table and question matrix of ``results`` as a page of their own, with the
     filter bar, linking ``back`` to the report (:func:`stream_report`'s ``table_href``), passed
-    to ``write`` piece by piece. ``transcripts_href`` and ``downloads`` as
+    to ``write`` piece by piece. ``transcripts_href``, ``downloads`` and ``shared`` as
     :func:`stream_report`'s. Raises :class:`ReportError` like it."""
-    page = build_page(as_results(results))
+    page = _view(as_results(results), True, None, shared)
     page["tx"], page["back"] = transcripts_href or "", back
     page["downloads"] = dict(downloads or {})
-    for piece in _environment().get_template(EPISODES_TEMPLATE).generate(page=page, **_static()):
-        write(piece)
+    template = _environment().get_template(EPISODES_TEMPLATE)
+    write_in_chunks(template.generate(page=page, **_static()), write)
 
 
 def build_page(
