@@ -70,7 +70,6 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from toolreplay.diff import Run
@@ -103,7 +102,8 @@ from toolreplay.report.summary import (
     verdict_view,
 )
 from toolreplay.report.table import LARGE_RUN, episode_rows, gallery, matrix
-from toolreplay.report.text import block_html, inline_html, text_view
+from toolreplay.report.templating import page_environment
+from toolreplay.report.text import text_view
 from toolreplay.report.transcripts import (
     filters_view,
     shared_system,
@@ -170,21 +170,6 @@ TABLE_ROWS = 1000
 ReportError = ResultsError
 
 
-@cache
-def _environment() -> Environment:
-    env = Environment(
-        loader=PackageLoader("toolreplay.report", "templates"),
-        autoescape=True,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    env.filters["block"] = block_html
-    env.filters["inline"] = inline_html
-    return env
-
-
 def _csp_hash(text: str) -> str:
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
@@ -193,7 +178,7 @@ def _csp_hash(text: str) -> str:
 @cache
 def _static() -> dict[str, Any]:
     """The inline stylesheet and script (trusted, static) and the CSP that admits only them."""
-    env = _environment()
+    env = page_environment()
     style = env.get_template(STYLE_TEMPLATE).render()
     script = env.get_template(SCRIPT_TEMPLATE).render()
     csp = (
@@ -373,7 +358,8 @@ def stream_report(
     page["tx"] = transcripts_href or ""
     page["downloads"] = dict(downloads or {})
     page["table"], page["table_rows"] = table_href or "", table_rows(results)
-    write_in_chunks(_environment().get_template(TEMPLATE).generate(page=page, **_static()), write)
+    template = page_environment().get_template(TEMPLATE)
+    write_in_chunks(template.generate(page=page, **_static()), write)
 
 
 def stream_transcripts(
@@ -386,7 +372,7 @@ def stream_transcripts(
     :func:`stream_report`'s)."""
     page = _view(as_results(results), False, None, shared)
     page["tx"], page["back"] = "", back
-    template = _environment().get_template(TRANSCRIPTS_TEMPLATE)
+    template = page_environment().get_template(TRANSCRIPTS_TEMPLATE)
     write_in_chunks(template.generate(page=page, **_static()), write)
 
 
@@ -405,7 +391,7 @@ def stream_episodes(
     page = _view(as_results(results), True, None, shared)
     page["tx"], page["back"] = transcripts_href or "", back
     page["downloads"] = dict(downloads or {})
-    template = _environment().get_template(EPISODES_TEMPLATE)
+    template = page_environment().get_template(EPISODES_TEMPLATE)
     write_in_chunks(template.generate(page=page, **_static()), write)
 
 
