@@ -7,6 +7,8 @@ import json
 import threading
 import time
 
+import pytest
+
 from toolreplay.cassettes.manifest import read_manifest
 from toolreplay.hosts import run_loop, run_single
 from toolreplay.models.scripted import ScriptedModel
@@ -164,3 +166,24 @@ def test_a_forked_child_runs_parallel_calls_and_no_thread_is_copied_into_it():
     os.close(write)
     os.waitpid(pid, 0)
     assert os.read(read, 4096) == b"ok"
+
+
+def test_a_failed_call_lets_the_others_of_its_message_finish_before_the_host_goes_on():
+    """As with threads of its own: no call of a message still runs when its host has moved on
+    (it could meet the next episode's cassette)."""
+    class Stop(BaseException):  # not a tool's failure: propagates (as a cassette miss does)
+        pass
+
+    finished: list[int] = []
+
+    def call(x: int) -> dict:
+        if x == 0:
+            raise Stop
+        time.sleep(0.2)
+        finished.append(x)
+        return {"x": x}
+
+    model = ScriptedModel(_three_calls_then("never"))
+    with pytest.raises(Stop):
+        run_single(model, Toolset("t", (SCHEMA,), {"slow": call}), [])
+    assert sorted(finished) == [1, 2]  # both had finished when the miss reached the caller

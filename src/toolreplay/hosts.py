@@ -32,7 +32,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 
 from toolreplay.cassettes import callorder
@@ -81,7 +81,9 @@ class _CallPool:
                 if self._pool is None:
                     self._pool = ThreadPoolExecutor(MAX_PARALLEL_CALLS, "tool-call")
                 pool = self._pool
-            return tuple(pool.map(fn, jobs))
+            futures = [pool.submit(fn, job) for job in jobs]
+            wait(futures)  # every call ends before the host goes on, a failed one or not
+            return tuple(f.result() for f in futures)
         finally:
             self._in_use.release()
 
