@@ -112,3 +112,12 @@ def test_every_letter_case_insensitive_matching_takes_for_an_ascii_letter_is_fol
         if letter.fullmatch(c):
             lower = next(a for a in "abcdefghijklmnopqrstuvwxyz" if re.fullmatch(a, c, re.I))
             assert latin_key(c) == ("u" if lower == "v" else lower), hex(cp)
+
+
+def test_a_region_of_any_type_is_found_and_the_callers_place_is_returned() -> None:
+    """A tool result's region may be an object or a list (``{"name": "Guangdong"}``): it plays
+    no part in the search, and each mention carries the caller's own place."""
+    for region in ({"name": "Guangdong"}, ["Guangdong"], 6, 6.0):
+        place = PlaceSpec("Guangzhou", region)
+        (m,) = find_mentions("It is 31°C in Guangzhou.", [place])
+        assert m.place is place and (m.start, m.end) == (14, 23)

@@ -171,6 +171,7 @@ def test_a_forked_child_runs_parallel_calls_and_no_thread_is_copied_into_it():
 def test_a_failed_call_lets_the_others_of_its_message_finish_before_the_host_goes_on():
     """As with threads of its own: no call of a message still runs when its host has moved on
     (it could meet the next episode's cassette)."""
+
     class Stop(BaseException):  # not a tool's failure: propagates (as a cassette miss does)
         pass
 
@@ -187,3 +188,82 @@ def test_a_failed_call_lets_the_others_of_its_message_finish_before_the_host_goe
     with pytest.raises(Stop):
         run_single(model, Toolset("t", (SCHEMA,), {"slow": call}), [])
     assert sorted(finished) == [1, 2]  # both had finished when the miss reached the caller
+
+
+def test_an_interrupted_host_still_waits_for_the_calls_of_its_message(monkeypatch):
+    """Ctrl-C or SIGTERM (a KeyboardInterrupt in the host's wait) while calls run: they end
+    before the interrupt reaches the caller, as a pool of the message's own did."""
+    from toolreplay import hosts
+
+    running: set[int] = set()
+
+    def call(x: int) -> dict:
+        running.add(x)
+        time.sleep(0.3)
+        running.discard(x)
+        return {"x": x}
+
+    real_wait, interrupted = hosts.wait, []
+
+    def interrupted_wait(futures):
+        if not interrupted:
+            interrupted.append(True)
+            raise KeyboardInterrupt
+        return real_wait(futures)
+
+    monkeypatch.setattr(hosts, "wait", interrupted_wait)
+    with pytest.raises(KeyboardInterrupt):
+        run_single(
+            ScriptedModel(_three_calls_then("x")), Toolset("t", (SCHEMA,), {"slow": call}), []
+        )
+    assert interrupted and not running
+
+
+def test_a_tool_call_that_forks_neither_waits_for_the_others_nor_breaks_the_pool(capfd):
+    """The fork hook leaves threads in use alone (it used to join them, its own included)."""
+    import os
+
+    forked = threading.Event()
+
+    def call(x: int) -> dict:
+        if x == 0:
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0)
+            os.waitpid(pid, 0)
+            forked.set()
+            return {"x": x}
+        return {"x": x, "ok": forked.wait(3)}
+
+    started = time.perf_counter()
+    ep = run_single(
+        ScriptedModel(_three_calls_then("ok")), Toolset("t", (SCHEMA,), {"slow": call}), []
+    )
+    assert time.perf_counter() - started < 2
+    assert [json.loads(r.content).get("ok", True) for r in ep.rounds[0].results] == [True] * 3
+    assert "Exception ignored" not in capfd.readouterr().err
+
+
+def test_forks_from_another_thread_never_break_a_running_host():
+    import os
+
+    stop = threading.Event()
+
+    def forking() -> None:
+        while not stop.is_set():
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0)
+            os.waitpid(pid, 0)
+
+    forker = threading.Thread(target=forking, daemon=True)
+    forker.start()
+    try:
+        for _ in range(60):
+            calls = tuple(ToolCall(f"c{x}", "slow", json.dumps({"x": x})) for x in range(8))
+            model = ScriptedModel([ModelReply(None, calls, "tool_calls"), ModelReply("ok")])
+            ep = run_single(model, Toolset("t", (SCHEMA,), {"slow": lambda x: {"x": x}}), [])
+            assert ep.answer == "ok"
+    finally:
+        stop.set()
+        forker.join(5)

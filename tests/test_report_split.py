@@ -241,3 +241,21 @@ def test_the_pages_of_a_report_share_one_view_and_read_as_if_each_built_its_own(
         buffer = io.StringIO()
         build(buffer.write)
         assert buffer.getvalue() == shared[name], name
+
+
+def test_every_path_written_is_printed_on_one_line_however_narrow_the_output(
+    small_thresholds: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A path is there to be copied: never folded, whatever the console's width (a width set
+    when the console was made, by ``COLUMNS`` or a narrow pipe)."""
+    from toolreplay.cli import common
+
+    small_thresholds.setattr(common.out, "width", 40)
+    folder = tmp_path / ("a-long-folder-name-" * 4)
+    folder.mkdir()
+    _results(folder)
+    result = CliRunner().invoke(app, ["report", "--results", str(folder / "results.json")])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    for name in ("index.html", "index-transcripts.html", "index-episodes.html"):
+        assert f"wrote {folder / name}" in lines, result.output

@@ -62,13 +62,16 @@ class _CallPool:
     """The process's threads for parallel tool calls, started once rather than for every
     message (starting them was 4 % of a replay's CPU): one host at a time uses them; a host
     that finds them busy (another thread's host, or a tool call that runs a host of its own)
-    uses threads of its own as before. Closed before a fork, so no thread of it is copied
-    into a child, and made again on next use."""
+    uses threads of its own as before. Every call of a message ends before its host goes on,
+    interrupted or not. Stopped before a fork when idle, so no thread of it is copied into a
+    child; a child forgets it and makes its own on next use."""
+
+    _lock: threading.Lock
+    _in_use: threading.Lock
+    _pool: ThreadPoolExecutor | None
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._in_use = threading.Lock()
-        self._pool: ThreadPoolExecutor | None = None
+        self.after_fork_in_child()
 
     def map(self, fn: Callable[[_Job], ToolResult], jobs: Sequence[_Job]) -> tuple[ToolResult, ...]:
         """``fn`` over ``jobs`` on at most :data:`MAX_PARALLEL_CALLS` threads, in order."""
@@ -82,22 +85,38 @@ class _CallPool:
                     self._pool = ThreadPoolExecutor(MAX_PARALLEL_CALLS, "tool-call")
                 pool = self._pool
             futures = [pool.submit(fn, job) for job in jobs]
-            wait(futures)  # every call ends before the host goes on, a failed one or not
+            try:
+                wait(futures)
+            except BaseException:  # Ctrl-C, SIGTERM: the calls still end first, as before
+                wait(futures)
+                raise
             return tuple(f.result() for f in futures)
         finally:
             self._in_use.release()
 
-    def close(self) -> None:
-        """Stop the threads (they finish the calls they run first)."""
-        with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True)
+    def before_fork(self) -> None:
+        """Stop the threads if no host is using them (they are idle: they stop at once); else
+        (a tool call that forks, a fork from another thread meanwhile) leave them be."""
+        if not self._in_use.acquire(blocking=False):
+            return
+        try:
+            with self._lock:
+                pool, self._pool = self._pool, None
+            if pool is not None:
+                pool.shutdown(wait=True)
+        finally:
+            self._in_use.release()
+
+    def after_fork_in_child(self) -> None:
+        """No pool, new locks (a thread that held them was not copied into the child)."""
+        self._lock = threading.Lock()
+        self._in_use = threading.Lock()
+        self._pool = None
 
 
 _Job = tuple[int, int, "ToolCall"]
 _CALL_POOL = _CallPool()
-os.register_at_fork(before=_CALL_POOL.close)
+os.register_at_fork(before=_CALL_POOL.before_fork, after_in_child=_CALL_POOL.after_fork_in_child)
 
 
 @dataclass(frozen=True)

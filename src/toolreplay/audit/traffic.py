@@ -21,13 +21,13 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _AUDIT_CACHES: list[Any] = []
 
 
-def audit_cache(maxsize: int) -> Callable[[_F], _F]:
+def audit_cache(maxsize: int | None) -> Callable[[_F], _F]:
     """``functools.lru_cache(maxsize)`` for what the audit's checks read of a cassette (keyed
     by path, mtime and size), emptied by :func:`clear_audit_caches` when an audit ends: the
     checks share each file's reading while they run, and a run of 10,000 episodes does not
     keep them after (they were a quarter of its peak memory). Raw interactions are kept for
     few files (every pass of a check reads each file once), what is derived from them (a
-    study's requests, the tool results) for many."""
+    study's requests, the tool results) for many, a file's sha256 for all (None)."""
 
     def wrap(fn: _F) -> _F:
         cached = lru_cache(maxsize=maxsize)(fn)
@@ -197,32 +197,33 @@ class CassetteFacts:
     standin_replies: int
 
 
-_FACTS: dict[tuple[str, int, int], CassetteFacts] = {}
-
-
-def _stat_key(path: Path) -> tuple[str, int, int]:
-    st = path.stat()
-    return str(path), st.st_mtime_ns, st.st_size
+_FACTS: dict[str, CassetteFacts] = {}  # by the sha256 of the bytes they were read from
 
 
 def cassette_facts(path: Path) -> CassetteFacts:
-    """The :class:`CassetteFacts` of the cassette at ``path``: kept by path, mtime and size
-    while the audit runs (an edited file is read again), read here (through :func:`read`)
-    unless the worker that replayed it sent them (:class:`FactsProbe`).
-    :class:`OSError` when the file cannot be read."""
-    key = _stat_key(path)
-    facts = _FACTS.get(key)
+    """The :class:`CassetteFacts` of the cassette at ``path`` as it is now: found by the
+    sha256 of its bytes (:func:`cassette_sha256`) among those the replay workers sent
+    (:class:`FactsProbe`) or read here before, else read here (through :func:`read`); kept
+    while the audit runs. :class:`OSError` when the file cannot be read."""
+    facts = _FACTS.get(cassette_sha256(path))
     if facts is None:
-        facts = _FACTS[key] = facts_of(path.read_bytes(), read(path))
+        facts = facts_of(path.read_bytes(), read(path))
+        _FACTS[facts.sha256] = facts
     return facts
 
 
 def cassette_sha256(path: Path) -> str:
-    """The sha256 (hex) of the cassette at ``path``'s bytes: from its facts when kept, else
-    hashed here (never parsed: a cassette edited into nonsense still has a hash).
-    :class:`OSError` when the file cannot be read."""
-    facts = _FACTS.get(_stat_key(path))
-    return facts.sha256 if facts is not None else hashlib.sha256(path.read_bytes()).hexdigest()
+    """The sha256 (hex) of the bytes of the cassette at ``path``, hashed here once per audit
+    (by path, mtime and size), never parsed: a cassette edited into nonsense still has one,
+    and one edited since its replay is told by it. :class:`OSError` when it cannot be read."""
+    st = path.stat()
+    return _sha256_cached(str(path), st.st_mtime_ns, st.st_size)
+
+
+@audit_cache(maxsize=None)
+def _sha256_cached(path: str, mtime_ns: int, size: int) -> str:
+    del mtime_ns, size  # part of the key: an edited file is read again
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def facts_of(data: bytes, interactions: list[dict[str, Any]]) -> CassetteFacts:
@@ -262,20 +263,18 @@ class FactsProbe:
     its parity and completeness checks. Kept until the audit ends
     (:func:`clear_audit_caches`)."""
 
-    def read(self, path: Path) -> tuple[tuple[str, int, int], CassetteFacts] | None:
-        """``(key, facts)`` of the cassette at ``path``; None when it cannot be read (the
-        audit reads it again and says why)."""
+    def read(self, path: Path) -> CassetteFacts | None:
+        """The facts of the cassette at ``path``; None when it cannot be read (the audit
+        reads it again and says why)."""
         try:
-            key = _stat_key(path)
-            data = path.read_bytes()
-            return key, facts_of(data, read_cassette(path))
+            return facts_of(path.read_bytes(), read_cassette(path))
         except Exception:
             return None
 
-    def keep(self, found: tuple[tuple[str, int, int], CassetteFacts] | None) -> None:
-        """Keep what :meth:`read` found, for :func:`cassette_facts`."""
+    def keep(self, found: CassetteFacts | None) -> None:
+        """Keep what :meth:`read` found, for :func:`cassette_facts` (by its sha256)."""
         if found is not None:
-            _FACTS[found[0]] = found[1]
+            _FACTS[found.sha256] = found
 
 
 FACTS_PROBE = FactsProbe()

@@ -161,7 +161,7 @@ def mutate(
             atomic_write_text(json_path, text)
         except OSError as exc:
             raise fail(cannot_write(json_path, exc, "--json")) from None
-        out.print(f"wrote {json_path}", highlight=False, markup=False)
+        out.print(f"wrote {json_path}", highlight=False, markup=False, soft_wrap=True)
     score = result.total.score
     if fail_under is not None and (score is None or 100 * score < fail_under):
         raise fail(f"mutation score {_pct(score)} is below --fail-under {fail_under:g}%")

@@ -152,8 +152,10 @@ def report(
         raise  # the reader of standard output went away: quiet (toolreplay.cli.main)
     except OSError as exc:
         raise _fail(cannot_write(out_path, exc, "--out")) from None
-    out.print(f"wrote {out_path}")
+    wrote = [out_path]
     if not to_stdout and splits_transcripts(data):
-        out.print(f"wrote {transcripts_path(out_path)}")
+        wrote.append(transcripts_path(out_path))
     if not to_stdout and splits_table(data):
-        out.print(f"wrote {episodes_path(out_path)}")
+        wrote.append(episodes_path(out_path))
+    for path in wrote:  # one line each, whatever the width: a path to copy
+        out.print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)

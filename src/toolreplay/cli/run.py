@@ -191,7 +191,7 @@ def run(
         f"shard {part[0]}/{part[1]}: replayed {len(mine) - failed} of {len(mine)} episodes"
         + (f" ({failed} did not replay; merge reports them)" if failed else "")
     )
-    out.print(f"wrote {path}")
+    out.print(f"wrote {path}", highlight=False, markup=False, soft_wrap=True)
     out.print(f"when every shard is done: toolreplay merge {out_dir}/shard-*-of-{part[1]}.json")
 
 

@@ -173,53 +173,52 @@ def find_mentions(text: str, places: Sequence[PlaceSpec]) -> tuple[Mention, ...]
             taken.update(range(start, end))
             out.append(Mention(start, end, p))
 
-    exact, latin, by_sound = _search_plan(tuple(places))
-    for name, p, pattern, cjk_only, cjk in exact:
+    exact, latin, by_sound = _search_plan(tuple(p.names() for p in places))
+    for name, i, pattern, cjk_only, cjk in exact:
         if cjk_only and name not in text:  # no letter has a case: absent, nothing to find
             continue
         for m in pattern.finditer(text):
             if cjk or not (_letter(text, m.start() - 1) or _letter(text, m.end())):
-                take(m.start(), m.end(), p)
+                take(m.start(), m.end(), places[i])
     folded = shadow(text)
     keyed = latin_key(folded)
-    for name, p, name_key in latin:
+    for name, i, name_key in latin:
         if name_key not in keyed:  # latin_pattern cannot match (see latin_key)
             continue
         for m in latin_pattern(name).finditer(folded):
             if not (_letter(text, m.start() - 1) or _letter(text, m.end())):
-                take(m.start(), m.end(), p)
-    for p, names in by_sound:
-        for n in names:
+                take(m.start(), m.end(), places[i])
+    for i in by_sound:
+        for n in places[i].names():
             for start, end in sounded(text, n):
-                take(start, end, p)
+                take(start, end, places[i])
     return tuple(sorted(out, key=lambda x: x.start))
 
 
-_Exact = tuple[str, PlaceSpec, "re.Pattern[str]", bool, bool]
-_Latin = tuple[str, PlaceSpec, str]
-_Plan = tuple[tuple[_Exact, ...], tuple[_Latin, ...], tuple[tuple[PlaceSpec, tuple[str, ...]], ...]]
+_Exact = tuple[str, int, "re.Pattern[str]", bool, bool]
+_Plan = tuple[tuple[_Exact, ...], tuple[tuple[str, int, str], ...], tuple[int, ...]]
 
 
 @functools.lru_cache(maxsize=4096)
-def _search_plan(places: tuple[PlaceSpec, ...]) -> _Plan:
-    """What :func:`find_mentions` searches ``places``' names with, made once per set of places,
-    longer names first (then in place order): the names with CJK or other non-ASCII letters
-    as ``(name, place, case-insensitive pattern, CJK only, has CJK)``, the Latin ones with
-    their :func:`~toolreplay.judging.romanisation.latin_key`, and the places whose names are
-    all Latin (found by sound too)."""
+def _search_plan(names_of: tuple[tuple[str, ...], ...]) -> _Plan:
+    """What :func:`find_mentions` searches places' names with, made once per list of the
+    places' names (``names_of``: each place's :meth:`PlaceSpec.names`; a place's region, of
+    any type, plays no part), longer names first (then in place order): the names with CJK or
+    other non-ASCII letters as ``(name, place index, case-insensitive pattern, CJK only, has
+    CJK)``, the Latin ones with their
+    :func:`~toolreplay.judging.romanisation.latin_key`, and the indices of the places whose
+    names are all Latin (found by sound too)."""
     names = sorted(
-        ((n, i, p) for i, p in enumerate(places) for n in p.names()),
-        key=lambda nip: (-len(nip[0]), nip[1]),
+        ((n, i) for i, own in enumerate(names_of) for n in own),
+        key=lambda ni: (-len(ni[0]), ni[1]),
     )
     exact = tuple(
-        (n, p, re.compile(re.escape(n), re.IGNORECASE), all(map(is_cjk, n)), has_cjk(n))
-        for n, _, p in names
+        (n, i, re.compile(re.escape(n), re.IGNORECASE), all(map(is_cjk, n)), has_cjk(n))
+        for n, i in names
         if has_cjk(n) or not n.isascii()
     )
-    latin = tuple(
-        (n, p, latin_key(shadow(n))) for n, _, p in names if not has_cjk(n) and n.isascii()
-    )
-    by_sound = tuple((p, p.names()) for p in places if not any(has_cjk(n) for n in p.names()))
+    latin = tuple((n, i, latin_key(shadow(n))) for n, i in names if not has_cjk(n) and n.isascii())
+    by_sound = tuple(i for i, own in enumerate(names_of) if not any(has_cjk(n) for n in own))
     return exact, latin, by_sound
 
 
