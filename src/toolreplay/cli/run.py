@@ -312,17 +312,13 @@ def evaluate_and_publish(
 
         mutation = mutate_collected(evaluation.collected, workers=mutate_workers)
         results = results.model_copy(update={"mutation": mutation_record(mutation)})
-    import gc
+    from toolreplay.runs.replay import collector_frozen
 
     # What was built so far lives until the results are written: the cycle collector need not
     # walk it again while the report is made (its full passes over 10,000 episodes were
     # seconds of the serial tail). Objects made from here on are collected as usual.
-    gc.freeze()
-    try:
-        with rare_full_collections():
-            publish_run(out_dir, results, evaluation.audit)
-    finally:
-        gc.unfreeze()
+    with collector_frozen(), rare_full_collections():
+        publish_run(out_dir, results, evaluation.audit)
     if mutation is not None:
         from toolreplay.mutation.console import print_run
 

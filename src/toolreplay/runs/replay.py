@@ -12,7 +12,7 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
@@ -290,13 +290,11 @@ def replay_outcomes(
                 probe.keep(probe.read(path))
     if workers == 1:
         return out
-    import gc
-
     rest = jobs[1:]
     size = max(1, min(16, len(rest) // (workers * 4)))
     chunks = [rest[i : i + size] for i in range(0, len(rest), size)]
-    gc.freeze()  # forked workers leave the parent's objects alone (no copy-on-write)
-    try:
+    # frozen: forked workers leave the parent's objects alone (no copy-on-write)
+    with collector_frozen() as freeze:
         for chunk, (results, probed) in zip(chunks, _pool_map(ctx, workers, chunks), strict=True):
             for found in probed:
                 if probe is not None:
@@ -305,10 +303,25 @@ def replay_outcomes(
                 if progress:
                     progress(job.key)
                 out.append(result)
-            gc.freeze()  # and the outcomes gathered: full collections walk none of them
+            freeze()  # and the outcomes gathered: full collections walk none of them
+    return out
+
+
+@contextlib.contextmanager
+def collector_frozen() -> Iterator[Callable[[], None]]:
+    """``gc.freeze()`` now and at each call of what it yields, everything unfrozen after; when
+    this process had objects frozen already (its own choice: a server about to fork), nothing
+    is frozen nor unfrozen, since unfreezing would release those too."""
+    import gc
+
+    if gc.get_freeze_count():
+        yield lambda: None
+        return
+    gc.freeze()
+    try:
+        yield gc.freeze
     finally:
         gc.unfreeze()
-    return out
 
 
 def _pool_map(
