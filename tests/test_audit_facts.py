@@ -32,6 +32,20 @@ def _jobs(suite):
     return [Job(c, q.id) for c in study_configurations(suite) for q in suite.questions]
 
 
+@pytest.fixture
+def replayed(suite, reference_copy):
+    """The study's episodes of a copy of the reference set replayed on two workers with the
+    facts probe: ``(manifest, first configuration, its first question's cassette)``; the audit
+    caches emptied before and after."""
+    traffic.clear_audit_caches()
+    manifest = read_manifest(reference_copy)
+    replay_outcomes(reference_copy, manifest, suite, _jobs(suite), workers=2,
+                    judge=GROUNDED_JUDGE, probe=traffic.FACTS_PROBE)  # fmt: skip
+    config = study_configurations(suite)[0]
+    yield manifest, config, cassette_path(reference_copy, config.name, suite.questions[0].id)
+    traffic.clear_audit_caches()
+
+
 def test_workers_send_the_facts_and_the_checks_read_no_cassette(suite, reference_copy, monkeypatch):
     traffic.clear_audit_caches()
     manifest = read_manifest(reference_copy)
@@ -59,13 +73,8 @@ def test_workers_send_the_facts_and_the_checks_read_no_cassette(suite, reference
     assert not traffic._FACTS
 
 
-def test_a_cassette_edited_after_its_replay_is_read_again(suite, reference_copy):
-    traffic.clear_audit_caches()
-    manifest = read_manifest(reference_copy)
-    replay_outcomes(reference_copy, manifest, suite, _jobs(suite), workers=2,
-                    judge=GROUNDED_JUDGE, probe=traffic.FACTS_PROBE)  # fmt: skip
-    config = study_configurations(suite)[0]
-    path = cassette_path(reference_copy, config.name, suite.questions[0].id)
+def test_a_cassette_edited_after_its_replay_is_read_again(suite, reference_copy, replayed):
+    manifest, config, path = replayed
     path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     complete = check_completeness(reference_copy, suite, manifest, study_configurations(suite), {})
     assert not complete.passed
@@ -73,13 +82,8 @@ def test_a_cassette_edited_after_its_replay_is_read_again(suite, reference_copy)
     traffic.clear_audit_caches()
 
 
-def test_a_cassette_broken_after_its_replay_is_hashed_not_parsed(suite, reference_copy):
-    traffic.clear_audit_caches()
-    manifest = read_manifest(reference_copy)
-    replay_outcomes(reference_copy, manifest, suite, _jobs(suite), workers=2,
-                    judge=GROUNDED_JUDGE, probe=traffic.FACTS_PROBE)  # fmt: skip
-    config = study_configurations(suite)[0]
-    path = cassette_path(reference_copy, config.name, suite.questions[0].id)
+def test_a_cassette_broken_after_its_replay_is_hashed_not_parsed(suite, replayed):
+    manifest, config, path = replayed
     path.write_text("interactions: [\n", encoding="utf-8")  # not YAML any more
     key = f"{config.name}/{suite.questions[0].id}"
     assert traffic.cassette_sha256(path) != manifest.episodes[key].cassette_sha256
@@ -116,17 +120,14 @@ def test_the_baseline_check_reads_each_cassette_once(suite, monkeypatch):
     traffic.clear_audit_caches()
 
 
-def test_an_edit_of_the_same_size_and_time_after_the_replay_is_still_told(suite, reference_copy):
+def test_an_edit_of_the_same_size_and_time_after_the_replay_is_still_told(
+    suite, reference_copy, replayed
+):
     """Facts are found by the sha256 of the bytes as they are at the audit, never by path,
     size and time alone: an edit that keeps all three is not hidden by the facts sent."""
     import os
 
-    traffic.clear_audit_caches()
-    manifest = read_manifest(reference_copy)
-    replay_outcomes(reference_copy, manifest, suite, _jobs(suite), workers=2,
-                    judge=GROUNDED_JUDGE, probe=traffic.FACTS_PROBE)  # fmt: skip
-    config = study_configurations(suite)[0]
-    path = cassette_path(reference_copy, config.name, suite.questions[0].id)
+    manifest, _, path = replayed
     st = path.stat()
     data = path.read_bytes()
     at = data.index(b"model")
