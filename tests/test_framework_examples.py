@@ -200,6 +200,47 @@ def test_a_str_dict_tool_result_is_grounded_by_the_key_the_measure_names(tmp_pat
     assert "no tool result holds 3 copies" in one["verdict"]
 
 
+def test_an_invented_number_beside_a_str_dict_tool_result_is_a_fabricated_value(
+    tmp_path: Path,
+) -> None:
+    """The same ``str(dict)`` tool result, now with a number to contradict: the recorded
+    answer "3 copies" edited into "5 copies" on either wire fails as ``fabricated_value``,
+    naming the value the tool result holds at its key; the other questions keep their
+    verdicts."""
+    example = REPO / "examples" / "agents_responses"
+    shutil.copytree(example / "cassettes", tmp_path / "cassettes")
+    (tmp_path / "cassettes" / "manifest.json").unlink()
+    shutil.copy(example / "eval.yaml", tmp_path / "eval.yaml")
+    for cassette in (tmp_path / "cassettes").glob("*/test_one_book*.yaml"):
+        text = cassette.read_text(encoding="utf-8")
+        assert "3 copies available" in text
+        cassette.write_text(text.replace("3 copies available", "5 copies available"), "utf-8")
+    run = _run("run", "--eval", str(tmp_path / "eval.yaml"), "--out", str(tmp_path / "out"))
+    assert run.exit_code == 0, run.output
+    edited = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    committed = _committed("agents_responses")
+    for configuration in ("test_agents_chat", "test_agents_responses"):
+        one = next(
+            e
+            for e in edited["episodes"]
+            if (e["configuration"], e["question_id"]) == (configuration, "one-book")
+        )
+        assert one["answer"] == "B-101 (Dune): 5 copies available."
+        assert one["passed"] is False
+        assert [f["mode"] for f in one["failure_modes"]] == ["fabricated_value"]
+        assert "the nearest copies is 3 copies at $.copies of tool message 3" in one["verdict"]
+    verdicts = {
+        (e["configuration"], e["question_id"]): e["passed"]
+        for e in edited["episodes"]
+        if e["question_id"] != "one-book"
+    }
+    assert verdicts == {
+        (e["configuration"], e["question_id"]): e["passed"]
+        for e in committed["episodes"]
+        if e["question_id"] != "one-book"
+    }
+
+
 def test_the_examples_mark_what_streamed_and_fail_on_purpose_by_trial() -> None:
     """The streamed tests' episodes and the non-streamed ones are in one set each (a set is
     labelled streamed only when every episode is); the failures on purpose are per trial as
