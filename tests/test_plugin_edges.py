@@ -275,3 +275,40 @@ def test_real_pydantic_ai_cassettes_are_named_and_converted(tmp_path: Path) -> N
     text = converted.read_text(encoding="utf-8")
     assert "authorization" not in text.lower() and "cookie" not in text.lower()
     assert episodes_from_cassette(converted) == episodes_from_cassette(source)
+
+
+def test_a_folder_of_pydantic_ai_cassettes_is_read_as_the_library_reads_them(
+    tmp_path: Path,
+) -> None:
+    """``toolreplay run --cassettes`` reads a test suite's cassettes in pydantic-ai's shape
+    (``response.parsed_body``) as :func:`episodes_from_cassette` does, with no conversion: the
+    same answers and rounds, none named "not read"; only replaying them needs
+    ``toolreplay convert``."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from toolreplay.cassettes.episodes import episodes_from_cassette
+    from toolreplay.cli.main import app
+
+    foreign = Path(__file__).parent / "data" / "foreign"
+    names = ("pydantic-ai-openai-tool-call.yaml", "pydantic-ai-anthropic-tool-call.yaml")
+    folder = tmp_path / "cassettes" / "test_models"
+    folder.mkdir(parents=True)
+    expected = {}
+    for name in names:
+        source = foreign / name
+        assert "parsed_body" in yaml.safe_load(source.read_text(encoding="utf-8"))[
+            "interactions"
+        ][0]["response"], name  # pydantic-ai's shape, not toolreplay's
+        test = "test_" + name.removesuffix(".yaml").replace("-", "_")
+        (folder / f"{test}.yaml").write_bytes(source.read_bytes())
+        [episode] = episodes_from_cassette(source)
+        expected[test] = (episode.answer, len(episode.rounds))
+    run = CliRunner().invoke(
+        app, ["run", "--cassettes", str(tmp_path / "cassettes"), "--out", str(tmp_path / "out")]
+    )
+    assert "not read" not in run.output, run.output
+    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    read = {e["question_id"]: (e["answer"], e["rounds"]) for e in results["episodes"]}
+    assert read == expected

@@ -77,7 +77,7 @@ def _rows(
 def _fingerprint(found: SuiteFolder, name: str) -> dict[str, set[str]]:
     """What the configuration's recorded requests sent: models, temperatures, system prompts
     and tool schemas (canonical JSON), as sets."""
-    from toolreplay.cassettes.store import load_cassette
+    from toolreplay.cassettes import load_recorded
     from toolreplay.wire.reader import read_wire_episodes
     from toolreplay.wire.request_settings import sent_settings
 
@@ -85,7 +85,7 @@ def _fingerprint(found: SuiteFolder, name: str) -> dict[str, set[str]]:
                                 "tool schemas": set()}  # fmt: skip
     cassettes = {e.cassette for e in found.episodes if e.configuration == name}
     for cassette in sorted(cassettes):
-        for wire in read_wire_episodes(load_cassette(found.folder / cassette)):
+        for wire in read_wire_episodes(load_recorded(found.folder / cassette)):
             for r in wire.rounds:
                 sent = sent_settings(r.exchange)
                 out["model"].add(sent.model or "None")

@@ -29,7 +29,15 @@ from toolreplay.wire.reader import (
 from toolreplay.wire.reader import read_wire_episodes as read_wire_episodes
 
 
-def _load(path: Path) -> list[dict[str, Any]]:
+def load_recorded(path: Path) -> list[dict[str, Any]]:
+    """The interactions of the cassette at ``path`` for reading episodes from the wire, not
+    for replay: a toolreplay cassette loaded and checked by
+    :func:`toolreplay.cassettes.store.load_cassette`; one that fails that check but is YAML
+    with an ``interactions`` list (vcrpy's own serializer, pydantic-ai's JSON-body shape with
+    ``response.parsed_body``) as it is, for the wire readers' envelope rules
+    (:func:`toolreplay.wire.interactions.read_exchanges`). Raises the
+    :class:`~toolreplay.cassettes.errors.CassetteError` of the check otherwise (a file that is
+    missing, too large, not YAML, or no cassette)."""
     from toolreplay.cassettes.store import CASSETTE_LIMIT, load_cassette  # pydantic: when used
     from toolreplay.inputs import read_checked
 
@@ -56,7 +64,7 @@ def episodes_from_cassette(
     :class:`~toolreplay.cassettes.errors.CassetteError` for a file that is no cassette,
     :class:`~toolreplay.wire.interactions.WireEpisodeError` when it holds no chat-completions
     request."""
-    return episodes_from_interactions(_load(Path(path)), configuration, question_id)
+    return episodes_from_interactions(load_recorded(Path(path)), configuration, question_id)
 
 
 def episode_from_cassette(
@@ -64,7 +72,7 @@ def episode_from_cassette(
 ) -> Episode:
     """The one episode of the cassette at ``path`` (see :func:`episodes_from_cassette`);
     :class:`~toolreplay.wire.interactions.WireEpisodeError` when it holds none or several."""
-    return episode_from_interactions(_load(Path(path)), configuration, question_id)
+    return episode_from_interactions(load_recorded(Path(path)), configuration, question_id)
 
 
-__all__ = ["episode_from_cassette", "episodes_from_cassette"]
+__all__ = ["episode_from_cassette", "episodes_from_cassette", "load_recorded"]

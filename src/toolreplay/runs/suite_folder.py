@@ -204,11 +204,12 @@ def read_suite_folder(
 
 
 def _interactions(path: Path) -> list[dict[str, object]]:
-    """The cassette's interactions, loaded and checked (toolreplay's shape; another
-    serializer's shape is named with its converter)."""
-    from toolreplay.cassettes.store import load_cassette
+    """The cassette's interactions, loaded and checked in toolreplay's shape, or in another
+    serializer's (vcrpy's, pydantic-ai's) as the wire readers read it
+    (:func:`toolreplay.cassettes.episodes.load_recorded`)."""
+    from toolreplay.cassettes import load_recorded
 
-    return load_cassette(path)
+    return load_recorded(path)
 
 
 def _sha256(path: Path) -> str:
