@@ -269,6 +269,39 @@ def test_the_examples_mark_what_streamed_and_fail_on_purpose_by_trial() -> None:
     assert outcome["rounds"] == 3
 
 
+@pytest.mark.parametrize(
+    ("folder", "streamed_test"),
+    [
+        ("agents_responses", ("test_agents_responses", "one-book")),  # Runner.run_streamed
+        ("anthropic_agent", ("test_parcels", "one-parcel")),  # stream=True
+        ("gemini_agent", ("test_flights", "one-flight")),  # generate_content_stream
+        ("pydantic_ai_responses", None),
+    ],
+)
+def test_streamed_is_said_per_episode(folder: str, streamed_test: tuple[str, str] | None) -> None:
+    """Each episode the tests streamed, and only those, is ``streamed: true`` in results.json
+    (every trial), marked in its episode table row and its transcript's heading; the page
+    says how many of the set's episodes streamed, not "streamed replies" (the set mixes both)."""
+    results = _committed(folder)
+    records = [*results["episodes"], *results.get("trial_episodes", [])]
+    streamed = {
+        (e["configuration"], e["question_id"], e.get("trial", 1))
+        for e in records
+        if e.get("streamed")
+    }
+    expected = set() if streamed_test is None else {(*streamed_test, 1), (*streamed_test, 2)}
+    assert streamed == expected
+    assert all(e.get("streamed") in (True, None) for e in records)  # absent unless streamed
+    page = (REPO / "examples" / folder / "report" / "index.html").read_text(encoding="utf-8")
+    assert "streamed replies" not in page
+    if streamed_test is None:
+        assert "streamed</span>" not in page and " · streamed" not in page
+        return
+    assert f">{len(streamed)} of {len(records)} episodes streamed</span>" in page
+    assert page.count(' <span class="qid">streamed</span></td></tr>') == len(streamed)
+    assert page.count(" · streamed</span>") == len(streamed)
+
+
 def test_a_failed_lookup_reaches_the_episode_as_an_error() -> None:
     """Anthropic's ``is_error: true`` tool_result and Gemini's ``{"error": ...}`` function
     response are read as the tool message's error (``is_error`` in the transcript)."""

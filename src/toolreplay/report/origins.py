@@ -127,11 +127,13 @@ def replay_command(record: EpisodeResult, results: Results) -> dict[str, str] | 
 
 
 def origin_view(t: Transcript, results: Results) -> dict[str, Any]:
-    """A transcript's heading facts: ``{"trial", "trials" (the set's trial count), "test_id",
-    "cassette", "replay"}`` (:func:`replay_command`; None when unknown)."""
+    """A transcript's heading facts: ``{"trial", "trials" (the set's trial count), "streamed"
+    (its replies were streamed), "test_id", "cassette", "replay"}`` (:func:`replay_command`;
+    None when unknown)."""
     return {
         "trial": t.trial,
         "trials": max(results.trials or 1, 1),
+        "streamed": t.record.streamed is True,
         "test_id": t.record.test_id,
         "cassette": t.record.cassette,
         "replay": replay_command(t.record, results),

@@ -50,9 +50,14 @@ def _endpoints(prov: Provenance) -> dict[str, Any] | None:
 
 
 def header_view(results: Results) -> dict[str, Any]:
+    """The page's heading facts; among them ``streamed`` (the set's replies were streamed)
+    and ``streamed_some``: ``{"count", "total"}`` of the episodes kept whole (every trial's
+    records) whose replies were streamed, when some but not the whole set were (else None)."""
     prov = results.provenance
     endpoints = _endpoints(prov)
     model = endpoints["model"] if endpoints else None
+    kept = [*results.episodes, *(results.trial_episodes or [])]
+    some = sum(1 for e in kept if e.streamed is True)
     return {
         "cassette_set": results.cassette_set,
         "provenance": prov.provenance,
@@ -60,6 +65,9 @@ def header_view(results: Results) -> dict[str, Any]:
         "live": prov.provenance == "live",
         "pytest": prov.provenance == "pytest",
         "streamed": prov.streamed is True,
+        "streamed_some": {"count": some, "total": len(kept)}
+        if some and prov.streamed is not True
+        else None,
         "model": prov.model,
         "endpoint_host": prov.endpoint_host,
         "endpoints": endpoints,

@@ -176,6 +176,7 @@ def _recorded(ep: EpisodeResult, compact: bool = False) -> dict[str, Any]:
         "wall_time": None if wall is None else {"s": wall, "text": _wall_time(wall)},
         "stop": _stop(ep.configuration, ep.stop_reason),
         "finish": ep.finish_reason,
+        "streamed": ep.streamed is True,
         "answer": text_view(_first_line(ep.answer, answer_at)) if ep.answer else None,
         "search": search_text(ep, search_at),
     }
@@ -192,7 +193,7 @@ def episode_rows(
     ``trial_outcomes`` (keyed to trial 1's transcript unless results keep theirs): ``{"n",
     "anchor", "configuration", "question_id", "question", "trial", "passed", "modes",
     "mode_names", "unmet", "rounds", "tool_calls", "tokens", "wall_time", "stop", "finish",
-    "answer", "search", "has_transcript"}``. ``modes``: trial 1's unmet expectations
+    "streamed", "answer", "search", "has_transcript"}``. ``modes``: trial 1's unmet expectations
     (:func:`~toolreplay.report.reasons.unmet_views`, with their ``text``) then its failure modes
     (``{"mode", "label"}``); a further trial's failure modes only (``trial_outcomes`` keep no
     expectations). ``mode_names``: the same as names (``unmet_expectation`` first), space
@@ -200,7 +201,8 @@ def episode_rows(
     ``tokens``: ``{"total", "prompt", "completion"}`` (integers) or None; ``wall_time``:
     ``{"s" (seconds as recorded), "text" (e.g. ``2.3 s``)}`` or None; ``stop``:
     :func:`~toolreplay.report.summary.stop_view` and ``short`` (the table's label) or None;
-    ``finish``: the API's finish reason or None; ``rounds``/``tool_calls``: None when a trial
+    ``finish``: the API's finish reason or None; ``streamed``: its replies were streamed (a
+    further trial without its record: False); ``rounds``/``tool_calls``: None when a trial
     did not record them; ``search``: :func:`search_text` (empty for further trials whose
     calls are not kept). Order: results order, each episode's further trials after it. A
     further trial results keep whole (``kept``: its record and transcript anchor by
@@ -253,6 +255,7 @@ def episode_rows(
                     if o.stop_reason is None
                     else _stop(ep.configuration, o.stop_reason),
                     "finish": None,
+                    "streamed": False,
                     "answer": None,
                     "search": "",
                     "has_transcript": False,

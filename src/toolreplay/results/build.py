@@ -153,9 +153,10 @@ def episode_record(
     expectations (``Question.expect``) gets ``expectations`` (:func:`expectation_record` each)
     and passes only when all of them pass. An episode that ended on a model API error (stop
     reason ``error``) also gets ``error``: :func:`error_record` (status, endpoint, the
-    server's message, the recorded text). ``origin`` (:class:`Origin`): the cassette it came
-    from and the test that recorded it, set when known; ``trial`` is set for a trial after the
-    first (the records of ``trial_episodes``)."""
+    server's message, the recorded text). ``streamed: true`` when its model replies were
+    streamed (:attr:`Episode.streamed`), absent otherwise. ``origin`` (:class:`Origin`): the
+    cassette it came from and the test that recorded it, set when known; ``trial`` is set for
+    a trial after the first (the records of ``trial_episodes``)."""
     assessed = assessment if assessment is not None else assess(episode, measure, judge)
     verdict, labels, checked = assessed.verdict, assessed.failure_modes, assessed.expectations
     record = EpisodeResult(
@@ -182,6 +183,7 @@ def episode_record(
         ],
         stop_reason=episode.stop_reason,
         finish_reason=episode.rounds[-1].reply.finish_reason if episode.rounds else None,
+        **({"streamed": True} if episode.streamed else {}),
         usage=usage_record(episode.usage),
         recorded_wall_time_s=episode.wall_time_s,
         failure_modes=[failure_mode_record(f) for f in labels],

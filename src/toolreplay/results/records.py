@@ -273,6 +273,11 @@ class EpisodeResult(RecordModel):
         description="The last reply's finish_reason as the API gave it; null when there was "
         "no reply.",
     )
+    streamed: bool | None = Field(
+        None,
+        description="True when its model replies were streamed (server-sent events assembled); "
+        "absent otherwise.",
+    )
     usage: Usage | None = Field(None, description="Token usage summed over rounds.")
     recorded_wall_time_s: int | float | None = Field(
         None, description="Wall time of the episode when it was recorded (seconds, manifest)."

@@ -54,7 +54,11 @@ def run_episode(
         config.host, model, toolset, initial_messages(suite, question, today), limits
     )
     return replace(
-        episode, configuration=config.name, question_id=question.id, question=question.text
+        episode,
+        configuration=config.name,
+        question_id=question.id,
+        question=question.text,
+        streamed=spec.stream,
     )
 
 
