@@ -183,12 +183,13 @@ def episode_record(
         ],
         stop_reason=episode.stop_reason,
         finish_reason=episode.rounds[-1].reply.finish_reason if episode.rounds else None,
-        **({"streamed": True} if episode.streamed else {}),
         usage=usage_record(episode.usage),
         recorded_wall_time_s=episode.wall_time_s,
         failure_modes=[failure_mode_record(f) for f in labels],
         transcript=list(episode.transcript),
     )
+    if episode.streamed:  # set only when it applies (absent otherwise); the model orders it
+        record.streamed = True
     if checked:  # the fields' order (after failure_modes, before transcript) is the model's
         record.expectations = [expectation_record(r) for r in checked]
     if episode.stop_reason == "error":
