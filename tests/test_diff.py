@@ -168,3 +168,38 @@ def test_cassette_sets_are_replayed_and_the_changed_episode_is_the_only_flip(
     )
     assert result.exit_code == 0, result.output
     assert "loop+atomic/beijing" in out.read_text(encoding="utf-8")
+
+
+def test_cassette_sets_are_compared_over_every_trial_they_recorded(tmp_path: Path) -> None:
+    """Both sets hold 5 trials: the diff replays every trial, so a drop in trials 2–5 alone
+    (loop+atomic's final replies hedged there, trial 1 untouched) is seen over trials and
+    judged by the paired test over questions and trials, not hidden behind trial 1."""
+    other = tmp_path / "other"
+    shutil.copytree(REFERENCE, other)
+    manifest = json.loads((other / "manifest.json").read_text(encoding="utf-8"))
+    changed = 0
+    for key, record in manifest["episodes"].items():
+        if not key.startswith("loop+atomic/") or record["cassette"].endswith("trial-1.yaml"):
+            continue
+        cassette = other / record["cassette"]
+        lines = cassette.read_text(encoding="utf-8").splitlines(keepends=True)
+        last = max(
+            i
+            for i, line in enumerate(lines)
+            if line.lstrip().startswith("content:") and "null" not in line
+        )  # the final reply's text
+        indent = lines[last][: len(lines[last]) - len(lines[last].lstrip())]
+        lines[last] = f"{indent}content: I could not find the weather for that city.\n"
+        cassette.write_text("".join(lines), encoding="utf-8")
+        record["cassette_sha256"] = hashlib.sha256(cassette.read_bytes()).hexdigest()
+        changed += 1
+    assert changed == 16  # 4 questions × trials 2–5
+    manifest["cassette_set"] = "other"
+    (other / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    result = runner.invoke(app, ["diff", str(REFERENCE), str(other), "--eval", str(EVAL)])
+    out = result.output
+    assert "loop+atomic: trial 1 4/4 → 4/4; over trials 20/20 (100%, 5 trials) → 4/20 (20%" in out
+    line = next(x for x in out.splitlines() if "−0.80" in x)
+    assert "paired bootstrap over questions and 5 trials" in line
+    assert line.endswith("a real difference")
+    assert "no differences in trial 1" in out

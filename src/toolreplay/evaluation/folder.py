@@ -59,10 +59,11 @@ def evaluate_folder(
 ) -> tuple[Results, Mapping[str, Any] | None]:
     """``(results, fingerprint)`` for the cassettes in ``folder``: a test suite's, read with
     the eval file ``eval_path`` (without one, each test a question); or a recorded set,
-    replayed (trial 1, without the audit, so the results hold the episodes and their
-    summaries only) and judged with ``eval_path`` (default ``evals/weather.yaml``), with the
-    manifest's fingerprint (``system_prompt_sha256``, ``tool_schemas_sha256``, ``settings``;
-    None for a test suite's folder). :class:`FolderError` naming the folder otherwise."""
+    replayed (every trial it recorded, without the audit, so the results hold the episodes,
+    their summaries and the trial outcomes) and judged with ``eval_path`` (default
+    ``evals/weather.yaml``), with the manifest's fingerprint (``system_prompt_sha256``,
+    ``tool_schemas_sha256``, ``settings``; None for a test suite's folder).
+    :class:`FolderError` naming the folder otherwise."""
     from toolreplay.cassettes.errors import CassetteError, CassetteMiss, UnplayedInteractions
     from toolreplay.cassettes.manifest import read_manifest
     from toolreplay.defaults import DEFAULT_EVAL
@@ -86,17 +87,16 @@ def evaluate_folder(
         raise FolderError(str(exc)) from None
     except SourceError as exc:
         raise FolderError(f"{folder}: {exc}") from None
-    replayed = ReplayedSet(folder, workers=default_workers(), trials=1, audit=False)
+    replayed = ReplayedSet(folder, workers=default_workers(), audit=False)  # every trial
     try:
         manifest = read_manifest(folder)
         results = evaluate(replayed, suite).results
     except (CassetteMiss, UnplayedInteractions, CassetteError, WorkerDied, SourceError) as exc:
         raise FolderError(f"{folder}: {exc}") from None
-    # A comparison of answers: the episodes and their summaries, without the trial fields
+    # A comparison of answers over every trial the set recorded (the paired test over trials
+    # needs them): the episodes, their summaries and trial outcomes, without the selection
     # and the audit (a copy; the evaluation's results are left as they are).
-    kept = results.model_fields_set - {
-        "selection", "trials", "trial_outcomes", "trial_episodes", "fidelity"
-    }
+    kept = results.model_fields_set - {"selection", "fidelity"}
     answers = Results(**{name: getattr(results, name) for name in kept})
     fingerprint = {
         "system_prompt_sha256": manifest.system_prompt_sha256,
