@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,20 @@ def test_a_value_the_answer_never_cites_is_equivalent_one_it_cites_is_not() -> N
     assert {m.equivalent for m in values} == {True, False}
     for m in values:
         assert m.equivalent == (": 734 →" in m.change), m.change
+
+
+def test_no_change_is_equivalent_for_an_answer_that_states_no_number() -> None:
+    """A conclusion-only answer ("XYZ-2 has fewer on hand.") may rest on any value of the tool
+    results, so none of its value mutants is called equivalent (each is scored)."""
+    recorded = _episode()
+    answer = "XYZ-2 has fewer on hand."
+    last = replace(recorded.rounds[-1], reply=ModelReply(answer))
+    rounds = (*recorded.rounds[:-1], last)
+    transcript = (*recorded.transcript[:-1], last.reply.to_message())
+    episode = replace(recorded, rounds=rounds, transcript=transcript, answer=answer)
+    made = mutants(episode, CONTEXT, random.Random(0).choice)
+    values = [m for m in made if m.operator.startswith("value_")]
+    assert values and not any(m.equivalent for m in values)
 
 
 def test_the_cassettes_are_never_written(tmp_path: Path) -> None:

@@ -24,8 +24,10 @@ message keeping its other fields): an episode whose transcript is not that shape
 that wrote something else on the wire) gets the answer mutations only.
 
 **Equivalent** (:attr:`Mutant.equivalent`): a tool-result value the answer never cites (the
-number, rounded to any of the answer's precisions, appears nowhere in the answer) — the
-answer cannot depend on it, so surviving it says nothing about the eval file.
+number, rounded to any of the answer's precisions, appears nowhere in the answer) while the
+answer states numbers of its own — the answer cannot depend on it, so surviving it says
+nothing about the eval file. An answer that states no number at all (a conclusion only:
+"广州最热") may rest on any value, so no change to it is called equivalent.
 """
 
 from __future__ import annotations
@@ -216,6 +218,11 @@ def cited(value: float, answer: str) -> bool:
     return False
 
 
+def _uncited(value: float, answer: str) -> bool:
+    """The equivalence rule: ``answer`` states numbers, and ``value`` is not among them."""
+    return bool(_numbers(answer)) and not cited(value, answer)
+
+
 def _swap_digits(text: str) -> str | None:
     digits = [i for i, c in enumerate(text) if c.isdigit()]
     for a, b in itertools.pairwise(digits):
@@ -283,7 +290,7 @@ def _tool_result_mutants(
             content = json.dumps(_set(data, path, new), ensure_ascii=False)
             _replace_result(rounds, i, j, replace(r, content=content))
             change = f"tool result {n + 1} ({r.call.name}) {path}: {v} → {new}"
-            yield Mutant(op, change, _rebuilt(episode, prefix, rounds), not cited(v, answer))
+            yield Mutant(op, change, _rebuilt(episode, prefix, rounds), _uncited(v, answer))
     # two calls of one tool swap results
     pairs = [
         (a, b) for a in range(len(results)) for b in range(a + 1, len(results))
