@@ -13,10 +13,17 @@ Recorded traffic, copied from pydantic/pydantic-ai (MIT), tests/models/cassettes
 - ``pydantic-ai-gemini-safety.yaml``: test_google/test_google_model_safety_settings.yaml
   (``finishReason: SAFETY``, no content).
 
+And from Arize-ai/openinference (Apache-2.0), ``openinference-gemini-int-enums-stream.yaml``:
+langchain-google-vertexai on Vertex AI asking for enums as integers (``"finishReason": 1``),
+streamed as a JSON array.
+
 Expected values come from the files themselves, read through google-genai's own
 ``GenerateContentResponse`` (``model_validate``, ``.text``, ``.function_calls``,
 ``usage_metadata``) where it applies, never from the reader's output. The spec cases
-(https://ai.google.dev/api/generate-content) are written here from the reference.
+(https://ai.google.dev/api/generate-content) are written here from the reference; the enum
+integers from the proto definitions (googleapis/googleapis
+``google/cloud/aiplatform/v1/content.proto`` and ``prediction_service.proto`` for Vertex AI,
+``google/ai/generativelanguage/v1beta/generative_service.proto`` for the Gemini API).
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import yaml
 
 from toolreplay.cassettes.episodes import episode_from_cassette
 from toolreplay.wire.gemini import FILTER_REASONS, GEMINI
+from toolreplay.wire.gemini_enums import api_of
 from toolreplay.wire.interactions import read_exchanges
 from toolreplay.wire.reader import episodes_from_interactions, protocol_of, read_wire_episodes
 from toolreplay.wire.replies import ModelReplyError
@@ -40,7 +48,12 @@ FOREIGN = Path(__file__).resolve().parent / "data" / "foreign"
 STREAM = FOREIGN / "pydantic-ai-gemini-iter-stream.yaml"
 VERTEX = FOREIGN / "pydantic-ai-gemini-vertex-tool-error.yaml"
 SAFETY = FOREIGN / "pydantic-ai-gemini-safety.yaml"
+INT_ENUMS = FOREIGN / "openinference-gemini-int-enums-stream.yaml"
 URL = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash"
+VERTEX_URL = (
+    "https://us-central1-aiplatform.googleapis.com/v1beta1/projects/p/locations/us-central1"
+    "/publishers/google/models/gemini-2.5-flash"
+)
 
 
 def _interactions(path: Path) -> list[dict[str, Any]]:
@@ -59,16 +72,22 @@ def _sdk(chunk: dict[str, Any]) -> Any:
 
 
 def _exchange(
-    contents: list[Any], reply: Any, *, stream: str = "", status: int = 200, **body: Any
+    contents: list[Any],
+    reply: Any,
+    *,
+    stream: str = "",
+    status: int = 200,
+    url: str = URL,
+    **body: Any,
 ) -> dict[str, Any]:
-    """One interaction in vcrpy's shape: a request with ``contents`` and the reply body
-    (a dict or list as JSON, a str as sent)."""
+    """One interaction in vcrpy's shape: a request with ``contents`` to ``url`` and the
+    reply body (a dict or list as JSON, a str as sent)."""
     method = ":streamGenerateContent" if stream else ":generateContent"
     text = reply if isinstance(reply, str) else json.dumps(reply)
     return {
         "request": {
             "method": "POST",
-            "uri": URL + method + stream,
+            "uri": url + method + stream,
             "body": json.dumps({"contents": contents, **body}),
         },
         "response": {"status": {"code": status}, "headers": {}, "body": {"string": text}},
@@ -388,3 +407,142 @@ def test_an_error_status_and_a_broken_body_are_named():
     (broken,) = read_exchanges([_exchange([_user("x")], "<html>oops</html>")])
     with pytest.raises(ModelReplyError, match="not JSON"):
         GEMINI.reply(broken)
+
+
+# --- enums sent as integers (enum-encoding=int) -------------------------------------------
+
+INT_QUERY = "?%24alt=json%3Benum-encoding%3Dint"
+
+
+def test_a_stream_with_an_integer_finish_reason_is_read_whole():
+    interactions = _interactions(INT_ENUMS)
+    (chunk,) = json.loads(interactions[0]["response"]["body"]["string"])
+    (wire,) = read_wire_episodes(interactions)
+    episode = wire.episode
+    assert episode.streamed and episode.error is None and not episode.faults
+    # finishReason 1 is STOP in Vertex AI's Candidate.FinishReason
+    assert chunk["candidates"][0]["finishReason"] == 1
+    assert episode.stop_reason == "converged"
+    assert episode.rounds[0].reply.finish_reason == "stop"
+    assert episode.answer == chunk["candidates"][0]["content"]["parts"][0]["text"]
+    usage = chunk["usageMetadata"]
+    assert (episode.usage.prompt_tokens, episode.usage.completion_tokens) == (
+        usage["promptTokenCount"],
+        usage["candidatesTokenCount"] + usage["thoughtsTokenCount"],
+    )
+
+
+# (url, integer, the stop reason its proto name gives); names from the proto files.
+INT_FINISH_CASES = [
+    (VERTEX_URL, 1, "converged"),  # STOP
+    (VERTEX_URL, 2, "truncated"),  # MAX_TOKENS
+    (VERTEX_URL, 3, "filtered"),  # SAFETY
+    (VERTEX_URL, 5, "converged"),  # OTHER
+    (VERTEX_URL, 6, "filtered"),  # BLOCKLIST (Vertex AI)
+    (VERTEX_URL, 8, "filtered"),  # SPII (Vertex AI)
+    (VERTEX_URL, 10, "filtered"),  # MODEL_ARMOR
+    (URL, 2, "truncated"),  # MAX_TOKENS
+    (URL, 6, "converged"),  # LANGUAGE (Gemini API)
+    (URL, 7, "filtered"),  # BLOCKLIST (Gemini API)
+    (URL, 9, "filtered"),  # SPII (Gemini API)
+    (URL, 11, "filtered"),  # IMAGE_SAFETY
+    (URL, 13, "converged"),  # TOO_MANY_TOOL_CALLS
+    (URL, 17, "filtered"),  # IMAGE_RECITATION
+    ("http://localhost:8080/gemini", 2, "truncated"),  # MAX_TOKENS in both
+]
+
+
+@pytest.mark.parametrize(("url", "finish", "stop_reason"), INT_FINISH_CASES)
+@pytest.mark.parametrize("streamed", [False, True])
+def test_an_integer_finish_reason_reads_as_its_protos_name(url, finish, stop_reason, streamed):
+    reply = _reply([{"text": "Partial"}], finish)
+    if streamed:  # a JSON array of chunks, as without alt=sse
+        interaction = _exchange([_user("Go")], [reply], url=url, stream=INT_QUERY)
+    else:
+        interaction = _exchange([_user("Go")], reply, url=url)
+        interaction["request"]["uri"] += INT_QUERY
+    (episode,) = episodes_from_interactions([interaction])
+    assert episode.error is None and episode.stop_reason == stop_reason
+
+
+def test_the_converted_max_tokens_reply_is_truncated():
+    # the example found: Vertex AI, finishReason 2 (MAX_TOKENS), unstreamed
+    reply = _reply([{"text": "I'm on a seafood diet."}], 2)
+    interaction = _exchange([_user("Joke")], reply, url=VERTEX_URL)
+    interaction["request"]["uri"] += INT_QUERY
+    (episode,) = episodes_from_interactions([interaction])
+    assert episode.stop_reason == "truncated"
+    assert episode.rounds[0].reply.finish_reason == "length"
+
+
+@pytest.mark.parametrize(
+    ("url", "finish", "calls"),
+    [(VERTEX_URL, 9, 0),  # MALFORMED_FUNCTION_CALL (Vertex AI): calls dropped
+     (URL, 10, 0),  # MALFORMED_FUNCTION_CALL (Gemini API)
+     (URL, 12, 1),  # UNEXPECTED_TOOL_CALL (Gemini API): the call stands
+     (VERTEX_URL, 1, 1)],  # STOP
+)  # fmt: skip
+def test_integer_finish_reasons_keep_or_drop_calls_by_name(url, finish, calls):
+    reply = _reply([{"functionCall": {"name": "f", "args": {}}}], finish)
+    (exchange,) = read_exchanges([_exchange([_user("Go")], reply, url=url, tools=[{}])])
+    read = GEMINI.reply(exchange)
+    assert len(read.tool_calls) == calls
+    assert read.finish_reason == ("tool_calls" if calls else "stop")
+
+
+@pytest.mark.parametrize(
+    ("url", "finish", "named"),
+    [(VERTEX_URL, 15, r"finishReason 15 is no value of Vertex AI's enum \(it names 0–10\)"),
+     (URL, 18, r"finishReason 18 is no value of the Gemini API's enum \(it names 0–17\)"),
+     ("http://proxy.local/gemini", 7,
+      "finishReason 7 is PROHIBITED_CONTENT on Vertex AI, BLOCKLIST on the Gemini API")],
+)  # fmt: skip
+def test_an_integer_no_table_names_is_an_error_naming_it(url, finish, named):
+    reply = _reply([{"text": "y"}], finish)
+    (exchange,) = read_exchanges([_exchange([_user("x")], reply, url=url)])
+    with pytest.raises(ModelReplyError, match=named):
+        GEMINI.reply(exchange)
+    chunks = [_reply([{"text": "y"}], None), _reply([], finish)]
+    (streamed,) = read_exchanges([_exchange([_user("x")], chunks, stream=INT_QUERY, url=url)])
+    with pytest.raises(ModelReplyError, match="chunk 1: " + named):
+        GEMINI.reply(streamed)
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [(VERTEX_URL, 1),  # SAFETY
+     (VERTEX_URL, 6),  # JAILBREAK (Vertex AI's BlockedReason)
+     (URL, 5)],  # IMAGE_SAFETY (the Gemini API's BlockReason)
+)  # fmt: skip
+def test_an_integer_block_reason_is_a_filtered_prompt(url, reason):
+    reply = {"promptFeedback": {"blockReason": reason}, "usageMetadata": {"promptTokenCount": 3}}
+    (episode,) = episodes_from_interactions([_exchange([_user("bad")], reply, url=url)])
+    assert episode.stop_reason == "filtered" and episode.rounds[0].reply.content is None
+
+
+def test_an_integer_block_reason_no_table_names_is_an_error():
+    reply = {"promptFeedback": {"blockReason": 6}}  # the Gemini API's BlockReason ends at 5
+    (episode,) = episodes_from_interactions([_exchange([_user("bad")], reply)])
+    assert episode.stop_reason == "error"
+    assert "blockReason 6 is no value of the Gemini API's enum" in (episode.error or "")
+
+
+@pytest.mark.parametrize(
+    ("uri", "api"),
+    [("https://aiplatform.googleapis.com/v1/publishers/google/models/m:generateContent", "vertex"),
+     ("https://europe-west4-aiplatform.googleapis.com/v1/projects/p/locations/l/endpoints/1"
+      ":generateContent", "vertex"),
+     ("http://127.0.0.1:9/v1/projects/p/locations/l/publishers/google/models/m:generateContent",
+      "vertex"),
+     ("https://generativelanguage.googleapis.com/v1beta/models/m:generateContent", "gemini"),
+     ("http://localhost/v1alpha/tunedModels/t:generateContent", "gemini"),
+     ("http://localhost/gemini/m:generateContent", None)],
+)  # fmt: skip
+def test_the_api_is_told_by_the_request_url(uri, api):
+    assert api_of(uri) == api
+
+
+def test_a_boolean_is_no_enum_integer():
+    # JSON true is no enum value: the reply reads as one without finishReason (as sent)
+    (exchange,) = read_exchanges([_exchange([_user("x")], _reply([{"text": "y"}], True))])
+    assert GEMINI.reply(exchange).finish_reason == "stop"

@@ -18,6 +18,10 @@ headers are kept):
   (``test_openai_responses_raw_cot_stream_openrouter.yaml``): OpenRouter streaming
   ``reasoning_text`` deltas, an ``: OPENROUTER PROCESSING`` comment and a final ``[DONE]``.
 
+And from DataDog/dd-trace-py (BSD-3-Clause / Apache-2.0), ``tests/contrib/openai/cassettes/v1/``:
+``ddtrace-responses-prompt.yaml`` (``response_with_prompt.yaml``): a request holding only a
+stored ``prompt`` template (no ``input``), answered by a completed Response.
+
 Expected values are read from the recorded bodies through the openai SDK's own types
 (``Response`` built as the SDK builds a body it receives, ``construct_type``) and its own
 stream accumulation (``ResponseStreamState``), or by eye from the files, never from this
@@ -280,7 +284,9 @@ def _reply(body: dict[str, Any], reply: Any, status: int = 200):
         ("POST", URI + "/compact", {"model": "m", "input": "hi"}, False),
         ("POST", URI + "/input_tokens", {"model": "m", "input": "hi"}, False),
         ("GET", URI + "/resp_1", None, False),
-        ("POST", URI, {"model": "m", "prompt": {"id": "pmpt_1"}}, False),
+        ("POST", URI, {"model": "m", "prompt": {"id": "pmpt_1"}}, True),
+        ("POST", URI, {"model": "m", "prompt": {"variables": {"q": "x"}}}, False),
+        ("POST", URI, {"model": "m", "prompt": "pmpt_1"}, False),
         ("POST", "https://api.openai.com/v1/chat/completions", {"messages": []}, False),
     ],
 )
@@ -611,3 +617,85 @@ def test_a_background_response_never_finished_stays_an_error() -> None:
     (episode,) = episodes_from_interactions(interactions)
     assert episode.stop_reason == "error"
     assert "in_progress" in (episode.error or "")
+
+
+# -- a stored prompt template (``prompt``: id, version, variables) ----------------------------
+
+
+def test_a_request_with_only_a_stored_prompt_is_a_model_request():
+    interactions = _yaml("ddtrace-responses-prompt.yaml")
+    sent = json.loads(interactions[0]["request"]["body"])
+    assert "input" not in sent  # the conversation is the template's, held server-side
+    (wire,) = read_wire_episodes(interactions)
+    episode = wire.episode
+    (exchange,) = read_exchanges(interactions)
+    sdk = _sdk_response(exchange.response_json())
+    assert episode.error is None and len(episode.rounds) == 1
+    question = sent["prompt"]["variables"]["question"]
+    assert episode.transcript[0] == {
+        "role": "user",
+        "prompt": {"id": sent["prompt"]["id"], "version": sent["prompt"]["version"]},
+        "content": [{"type": "text", "text": question, "variable": "question"}],
+    }
+    assert episode.question == question
+    assert episode.answer == _output_text(sdk)
+    assert sdk.usage is not None
+    assert (episode.usage.prompt_tokens, episode.usage.completion_tokens) == (
+        sdk.usage.input_tokens, sdk.usage.output_tokens,
+    )  # fmt: skip
+    assert (episode.stop_reason, episode.rounds[0].reply.finish_reason) == ("converged", "stop")
+
+
+#: dd-trace-py's response_with_mixed_prompt_url_stripped.yaml request: variables that are
+#: input items (ResponseInputText, ResponseInputImage, ResponseInputFile).
+MIXED_PROMPT = {
+    "id": "pmpt_69201db75c4c81959c01ea6987ab023c070192cd2843dec0", "version": "2",
+    "variables": {
+        "user_message": {"text": "Analyze these images and document", "type": "input_text"},
+        "user_image_1": {"detail": "auto", "type": "input_image", "image_url": "https://raw.githubusercontent.com/github/explore/main/topics/python/python.png"},
+        "user_file": {"type": "input_file", "file_url": "https://www.berkshirehathaway.com/letters/2024ltr.pdf"},
+        "user_image_2": {"detail": "auto", "type": "input_image", "file_id": "file-BCuhT1HQ24kmtsuuzF1mh2"},
+    },
+}  # fmt: skip
+
+
+def test_prompt_variables_that_are_input_items_are_kept_as_parts():
+    (exchange,) = read_exchanges([_interaction({"prompt": MIXED_PROMPT}, _response("r", []))])
+    (turn,) = RESPONSES.request(exchange, {}).messages
+    variables = MIXED_PROMPT["variables"]
+    assert turn == {
+        "role": "user",
+        "prompt": {"id": MIXED_PROMPT["id"], "version": "2"},
+        "content": [
+            {"type": "text", "text": variables["user_message"]["text"], "variable": "user_message"},
+            {**variables["user_image_1"], "variable": "user_image_1"},
+            {**variables["user_file"], "variable": "user_file"},
+            {**variables["user_image_2"], "variable": "user_image_2"},
+        ],
+    }
+
+
+def test_a_prompt_comes_after_the_instructions_and_before_the_input_and_is_not_repeated():
+    prompt = {"id": "pmpt_1", "variables": {"city": "Paris"}}
+    first = {"model": "m", "instructions": "Be brief.", "prompt": prompt, "input": "Now?"}
+    second = {"model": "m", "prompt": prompt, "previous_response_id": "resp_a",
+              "input": "And later?"}  # fmt: skip
+    (episode,) = episodes_from_interactions([
+        _interaction(first, _response("resp_a", [_text("Sunny.")])),
+        _interaction(second, _response("resp_b", [_text("Rain.")])),
+    ])  # fmt: skip
+    turn = {"role": "user", "prompt": {"id": "pmpt_1"}, "content": [
+        {"type": "text", "text": "Paris", "variable": "city"}]}  # fmt: skip
+    assert list(episode.transcript) == [
+        {"role": "system", "content": "Be brief."},
+        turn,
+        {"role": "user", "content": "Now?"},
+        {"role": "assistant", "content": "Sunny."},
+        {"role": "user", "content": "And later?"},
+        {"role": "assistant", "content": "Rain."},
+    ]
+    bare = _interaction({"prompt": {"id": "pmpt_2"}}, _response("r", []))
+    (no_variables,) = read_exchanges([bare])
+    assert RESPONSES.request(no_variables, {}).messages == (
+        {"role": "user", "prompt": {"id": "pmpt_2"}, "content": ""},
+    )

@@ -36,7 +36,10 @@ as google-genai's Vertex mode sends them): both are read, everywhere.
   calls, else ``stop``; ``MAX_TOKENS`` → ``length``; ``SAFETY``, ``RECITATION``,
   ``BLOCKLIST``, ``PROHIBITED_CONTENT``, ``SPII``, ``IMAGE_SAFETY``... → ``content_filter``;
   ``MALFORMED_FUNCTION_CALL`` and any other value → ``stop``, its calls dropped. No
-  candidate but a ``promptFeedback.blockReason``: a reply with no content, filtered. Usage:
+  candidate but a ``promptFeedback.blockReason``: a reply with no content, filtered. An enum
+  sent as an integer (``$alt=json;enum-encoding=int``: ``"finishReason": 2``) is read by its
+  name in the proto definition of the API the request URL names (Vertex AI and the Gemini API
+  number finish reasons differently from 6 on: :mod:`~toolreplay.wire.gemini_enums`). Usage:
   ``promptTokenCount``, and ``candidatesTokenCount`` + ``thoughtsTokenCount``. A
   **streamed** reply is server-sent events (``?alt=sse``), each ``data:`` one
   ``GenerateContentResponse`` chunk, or without ``alt=sse`` a JSON array of chunks: their
@@ -44,8 +47,9 @@ as google-genai's Vertex mode sends them): both are read, everywhere.
   last ``usageMetadata`` kept.
 
 :class:`~toolreplay.wire.replies.ModelReplyError` for an error status, a body that is not
-JSON, an ``error`` object (in the body or in any chunk), no candidate and no block reason, or
-a stream that ends without a ``finishReason`` (cut off).
+JSON, an ``error`` object (in the body or in any chunk), no candidate and no block reason, an
+enum integer the API's proto does not name (named in the error, never guessed), or a stream
+that ends without a ``finishReason`` (cut off).
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from toolreplay.wire.episode import Message, ModelReply, ToolCall, Usage
+from toolreplay.wire.gemini_enums import Api, EnumError, api_of, enum_name
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
@@ -268,17 +273,18 @@ def _chunks(exchange: Exchange) -> list[Any]:
 @dataclass
 class _Merged:
     """A reply's chunks merged: candidate 0's parts in order, the last finish reason, the
-    last usage metadata and prompt feedback; whether any chunk held a candidate."""
+    last usage metadata and prompt feedback's block reason (enums by name); whether any chunk
+    held a candidate."""
 
     parts: list[Any] = field(default_factory=list)
     finish: str | None = None
     usage: Any = None
-    feedback: Any = None
+    blocked: str | None = None
     candidates: bool = False
 
 
 def _merged(exchange: Exchange) -> _Merged:
-    merged = _Merged()
+    merged, api = _Merged(), api_of(exchange.uri)
     for n, chunk in enumerate(_chunks(exchange)):
         where = f"chunk {n}: " if _streamed(exchange) else ""
         if not isinstance(chunk, Mapping):
@@ -293,13 +299,23 @@ def _merged(exchange: Exchange) -> _Merged:
             merged.candidates = True
             parts = _field(_field(first, "content"), "parts")
             merged.parts.extend(parts if isinstance(parts, list) else ())
-            reason = _field(first, "finishReason")
-            merged.finish = reason if isinstance(reason, str) else merged.finish
+            reason = _enum(exchange, where, "finishReason", _field(first, "finishReason"), api)
+            merged.finish = reason or merged.finish
         if (usage := _field(chunk, "usageMetadata")) is not None:
             merged.usage = usage
         if (feedback := _field(chunk, "promptFeedback")) is not None:
-            merged.feedback = feedback
+            blocked = _field(feedback, "blockReason")
+            merged.blocked = _enum(exchange, where, "blockReason", blocked, api)
     return merged
+
+
+def _enum(exchange: Exchange, where: str, name: str, value: Any, api: Api) -> str | None:
+    """An enum of the reply by its name (:mod:`~toolreplay.wire.gemini_enums`), an integer
+    no table names the reply's fault."""
+    try:
+        return enum_name(name, value, api)
+    except EnumError as exc:
+        raise ModelReplyError(_endpoint(exchange), exchange.status, f"{where}{exc}") from None
 
 
 def _streamed(exchange: Exchange) -> bool:
@@ -356,7 +372,7 @@ class GeminiWire(RequestCarriesAll):
             + _count(merged.usage, "thoughtsTokenCount"),
         )
         if not merged.candidates:
-            if isinstance(_field(merged.feedback, "blockReason"), str):
+            if merged.blocked is not None:
                 return ModelReply(None, (), "content_filter", usage)
             problem = "no candidate and no promptFeedback.blockReason: the reply holds no answer"
             raise ModelReplyError(_endpoint(exchange), exchange.status, problem)

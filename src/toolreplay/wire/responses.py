@@ -10,7 +10,8 @@ accumulation (``openai.lib.streaming.responses``).
 
 - a **model request** is a ``POST`` whose path ends in ``/responses`` (not
   ``/responses/{id}`` nor ``/responses/compact``) and whose JSON body holds ``input`` (a
-  string or a list of items) or a ``previous_response_id``;
+  string or a list of items), a ``previous_response_id`` or a stored ``prompt`` template
+  (an object with an ``id``): each of the last two names a conversation held server-side;
 - its **conversation**, in Chat Completions form: ``instructions`` as a leading ``system``
   message; ``input`` a string as one ``user`` message; input items: a message of role
   ``user``/``system``/``developer`` as that role's message (``developer`` as ``system``;
@@ -21,6 +22,13 @@ accumulation (``openai.lib.streaming.responses``).
   (:mod:`toolreplay.wire.protocol`'s form), as the reply that produced them reads; a
   ``function_call_output``/``custom_tool_call_output`` as a ``tool`` message
   (``tool_call_id``: ``call_id``); ``item_reference`` and hosted tools' items are skipped;
+- a stored **prompt** (``{"id", "version", "variables"}``; the template's own messages are
+  the server's, never sent) is, before the ``input``, one ``user`` message as the request
+  states it: ``prompt`` holds the ``id`` (and ``version`` when given) and ``content`` one part
+  per variable, in order, each with its name as ``variable``: a string or an ``input_text``
+  as ``{"type": "text", "text"}``, an ``input_image``/``input_file`` as sent; no variables
+  give ``content: ""``. A continued conversation already holding the same turn does not
+  repeat it;
 - a request naming a ``previous_response_id`` (or made in a ``conversation`` of the
   Conversations API) continues the conversation the reader stored for that reply
   (:data:`~toolreplay.wire.protocol.History`), its instructions not repeated when that
@@ -218,6 +226,35 @@ def conversation(items: Any) -> list[Message]:
     return messages
 
 
+def _prompt_id(prompt: Any) -> str | None:
+    """The id of a request's stored ``prompt`` template; None when it names none."""
+    found = prompt.get("id") if isinstance(prompt, dict) else None
+    return found if isinstance(found, str) and found else None
+
+
+def prompt_turn(prompt: Any) -> Message | None:
+    """A request's stored ``prompt`` (``id``, optional ``version`` and ``variables``) as the
+    ``user`` message the module docstring describes; None when it names no template."""
+    if (prompt_id := _prompt_id(prompt)) is None:
+        return None
+    reference = {"id": prompt_id}
+    if isinstance(prompt.get("version"), str):
+        reference["version"] = prompt["version"]
+    variables = prompt.get("variables")
+    parts: list[dict[str, Any]] = []
+    for name, value in variables.items() if isinstance(variables, dict) else ():
+        if isinstance(value, str):
+            part: dict[str, Any] = {"type": "text", "text": value}
+        elif isinstance(value, dict) and value.get("type") in _TEXT_PARTS:
+            part = {"type": "text", "text": value.get("text")}
+        elif isinstance(value, dict):
+            part = dict(value)
+        else:
+            part = {"type": "text", "text": json.dumps(value, ensure_ascii=False)}
+        parts.append({**part, "variable": str(name)})
+    return {"role": "user", "prompt": reference, "content": parts or ""}
+
+
 def _continued(body: dict[str, Any]) -> str | None:
     """The id of the stored conversation a request continues: its ``previous_response_id``,
     else its ``conversation`` (an id, or an object with ``id``); None when neither."""
@@ -321,7 +358,7 @@ class ResponsesWire:
 
     def is_request(self, exchange: Exchange) -> bool:
         """``POST …/responses`` with a JSON object body holding ``input`` (a string or a
-        list) or a ``previous_response_id``."""
+        list), a ``previous_response_id`` or a ``prompt`` naming a template (an ``id``)."""
         body = exchange.request_body
         return (
             exchange.method.upper() == "POST"
@@ -330,15 +367,19 @@ class ResponsesWire:
             and (
                 isinstance(body.get("input"), (str, list))
                 or isinstance(body.get("previous_response_id"), str)
+                or _prompt_id(body.get("prompt")) is not None
             )
         )
 
     def request(self, exchange: Exchange, history: History) -> ModelRequest:
-        """The request's whole conversation (the stored one it continues, then its input);
-        ``tools_offered`` when ``tools`` is non-empty; ``streamed`` when ``"stream": true``."""
+        """The request's whole conversation (the stored one it continues, its prompt
+        template's turn, then its input); ``tools_offered`` when ``tools`` is non-empty;
+        ``streamed`` when ``"stream": true``."""
         body = exchange.request_body
         earlier = history.get(_continued(body) or "", ())
         messages = [*earlier, *conversation(body.get("input"))]
+        if (turn := prompt_turn(body.get("prompt"))) is not None and turn not in earlier:
+            messages.insert(len(earlier), turn)
         instructions = body.get("instructions")
         leads = bool(earlier) and earlier[0].get("role") == "system"
         if isinstance(instructions, str) and instructions and not leads:
@@ -434,6 +475,7 @@ __all__ = [
     "RESPONSES",
     "ResponsesWire",
     "conversation",
+    "prompt_turn",
     "reasoning_details",
     "reply_from_response",
     "tool_call",
