@@ -118,7 +118,7 @@ def _cut(events: list[str], keep: int) -> bytes:
     ("body", "chunk", "words"),
     [
         (_cut(sb.OPENAI_TOOL_CALL, 4), 3, "cut off: it ends without data: [DONE]"),
-        (_cut(sb.DEEPSEEK_TOOL_CALL, 11), 10, "cut off"),
+        (_cut(sb.DEEPSEEK_TOOL_CALL, 10), 9, "cut off"),
         (sb.body(sb.GROQ_ERROR_EVENT), 3, "the server sent an error event"),
         (sb.body(sb.OPENROUTER_ERROR_CHUNK), 3, "the chunk reports an error"),
         (

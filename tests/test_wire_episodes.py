@@ -104,9 +104,13 @@ def test_a_reply_the_framework_recovered_from_is_a_fault_not_the_outcome():
 
 
 def test_a_cut_off_last_reply_is_the_episodes_error():
+    """The last reply ends before its finish reason, without [DONE] (its last three events,
+    the finishing chunk, the usage chunk and [DONE], dropped)."""
     interactions = _yaml(FOREIGN / "pydantic-ai-openai-stream.yaml")
     body = interactions[1]["response"]["body"]
-    body["string"] = body["string"].replace("data: [DONE]\n\n", "")
+    events = body["string"].split("\n\n")
+    assert events[-2] == "data: [DONE]" and '"finish_reason":"stop"' in events[-4]
+    body["string"] = "\n\n".join(events[:-4]) + "\n\n"
     episode = episodes_from_interactions(interactions)[0]
     assert episode.stop_reason == "error" and episode.answer == ""
     assert "cut off" in (episode.error or "") and len(episode.rounds) == 1

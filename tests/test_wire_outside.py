@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from openai._models import construct_type
 from openai.lib.streaming.chat._completions import ChatCompletionStreamState
 from openai.types.chat import ChatCompletionChunk
 
@@ -43,8 +44,9 @@ OLLAMA_PARALLEL = [
 #: ``choices``, ``id: ""``, ``object: ""`` and ``prompt_filter_results``; ``content_filter_results``
 #: on each choice; events separated by two blank lines. From a public C# test-data file
 #: (namespace Infrastructure.Ai.Tests.Clients.OpenAi, class TestData, HTTP_RESPONSE_2; the
-#: search index does not name its repository). The recording ends without ``data: [DONE]``;
-#: AZURE_TOOL_CALL adds it, AZURE_AS_RECORDED keeps the text as it is.
+#: search index does not name its repository). The recording ends without ``data: [DONE]``
+#: (complete all the same: its one choice has its finish reason); AZURE_TOOL_CALL adds it,
+#: AZURE_AS_RECORDED keeps the text as it is.
 AZURE_AS_RECORDED = [
     'data: {"choices":[],"created":0,"id":"","model":"","object":"","prompt_filter_results":[{"prompt_index":0,"content_filter_results":{"hate":{"filtered":false,"severity":"safe"},"self_harm":{"filtered":false,"severity":"safe"},"sexual":{"filtered":false,"severity":"safe"},"violence":{"filtered":false,"severity":"safe"}}}]}',
     'data: {"choices":[{"content_filter_results":{},"delta":{"content":null,"refusal":null,"role":"assistant","tool_calls":[{"function":{"arguments":"","name":"getMyIp"},"id":"call_uLWyKTpLtOsRmTudAFNQ2Vwv","index":0,"type":"function"}]},"finish_reason":null,"index":0,"logprobs":null}],"created":1772304653,"id":"chatcmpl-DEJgre24uAUHKoNbjvT3tZcrLP4tr","model":"gpt-5.2-chat-2025-12-11","obfuscation":"beU6bph0","object":"chat.completion.chunk","system_fingerprint":null}',
@@ -107,14 +109,21 @@ def _chunk(choices: list[dict[str, Any]]) -> str:
     )
 
 
-def _sdk(events: list[str]) -> Any:
-    """The openai SDK's own accumulation of a stream."""
+def _sdk(events: list[str], validate: bool = True) -> Any:
+    """The openai SDK's own accumulation of a stream; ``validate=False`` builds the chunks as
+    the SDK's stream reader does (``construct_type``, no validation), for a body whose chunks
+    break the chunk type (Azure's first chunk has ``object: ""``)."""
     state = ChatCompletionStreamState()
     for event in events:
         data = event.removeprefix("data: ")
         if data == "[DONE]":
             break
-        state.handle_chunk(ChatCompletionChunk.model_validate(json.loads(data)))
+        chunk = json.loads(data)
+        state.handle_chunk(
+            ChatCompletionChunk.model_validate(chunk)
+            if validate
+            else construct_type(type_=ChatCompletionChunk, value=chunk)
+        )
     return state.get_final_completion()
 
 
@@ -202,10 +211,21 @@ def test_azure_two_rounds_then_a_stream_cut_off_mid_call() -> None:
     assert "chunk 3: the stream is cut off: it ends without data: [DONE]" in episode.error
 
 
-def test_azure_as_recorded_without_done_is_a_named_error() -> None:
+def test_azure_as_recorded_without_done_reads_as_with_it() -> None:
+    """Its one choice finished (``finish_reason: tool_calls``) before the stream ended: it is
+    complete without [DONE], as the SDK's accumulation takes it, and reads as with [DONE]."""
+    sdk = _sdk(AZURE_AS_RECORDED, validate=False).choices[0]
+    [sdk_call] = sdk.message.tool_calls or []
     [wire] = read_wire_episodes([_exchange(USER, _body(AZURE_AS_RECORDED, "\n\n\n"))])
-    assert wire.episode.stop_reason == "error" and wire.episode.rounds == ()
-    assert "chunk 3: the stream is cut off" in (wire.episode.error or "")
+    [done] = read_wire_episodes([_exchange(USER, _body(AZURE_TOOL_CALL, "\n\n\n"))])
+    assert wire.episode == done.episode and wire.episode.error is None
+    [call] = wire.episode.rounds[0].reply.tool_calls
+    assert (call.id, call.name, call.arguments) == (
+        sdk_call.id,
+        sdk_call.function.name,
+        sdk_call.function.arguments,
+    )
+    assert wire.episode.rounds[0].reply.finish_reason == sdk.finish_reason == "tool_calls"
 
 
 def test_parallel_calls_sent_at_one_index_each_with_its_own_id_stay_apart() -> None:

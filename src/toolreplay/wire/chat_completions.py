@@ -3,9 +3,12 @@ requests (toolreplay's hosts, pydantic-ai, ``llm``, openai-agents switched to Ch
 Completions, a hand-written openai SDK loop), streamed replies or not.
 
 - a **model request** is a ``POST`` whose path ends in ``/chat/completions`` and whose JSON
-  body holds ``messages``; those messages are the conversation, as sent; tools are offered
-  when the body holds ``tools`` (or the legacy ``functions``); it is streamed when it asks
-  ``"stream": true``;
+  body holds ``messages``; those messages are the conversation, as sent, but that an
+  assistant message's custom tool calls (``{"type": "custom", "custom": {"name", "input"}}``,
+  openai's ``ChatCompletionMessageCustomToolCallParam``) read as function calls whose
+  arguments are the ``input`` as sent, as the reply's are read (their ``tool`` messages
+  answer them by ``tool_call_id`` like any other); tools are offered when the body holds
+  ``tools`` (or the legacy ``functions``); it is streamed when it asks ``"stream": true``;
 - its **reply** is read by :func:`toolreplay.wire.replies.parse_chat_reply` (an event
   stream, when the request asked for one, assembled as the openai SDK does), the parser the
   hosts' model client uses.
@@ -16,13 +19,39 @@ The episode builder common to every protocol: :mod:`toolreplay.wire.reader`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
-from toolreplay.wire.episode import ModelReply
+from toolreplay.wire.episode import Message, ModelReply, ToolCall
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
-from toolreplay.wire.replies import exchange_status_error, parse_chat_reply
+from toolreplay.wire.replies import custom_input_text, exchange_status_error, parse_chat_reply
+
+
+def _function_call(call: Any) -> Any:
+    """A tool call of an assistant message sent back: a custom one as a function call (its
+    ``input`` as the arguments, as sent); any other as it is."""
+    if not isinstance(call, dict) or call.get("type") != "custom":
+        return call
+    custom = call.get("custom")
+    custom = custom if isinstance(custom, dict) else {}
+    arguments = custom_input_text(custom.get("input"))
+    return ToolCall(
+        str(call.get("id") or ""), str(custom.get("name") or ""), arguments
+    ).to_message()
+
+
+def _history(message: Any) -> Any:
+    """A message of the conversation sent, with its custom tool calls as function calls
+    (:func:`_function_call`); any other message as sent."""
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    if not isinstance(calls, list) or not any(
+        isinstance(c, dict) and c.get("type") == "custom" for c in calls
+    ):
+        return message
+    read: Message = {**message, "tool_calls": [_function_call(c) for c in calls]}
+    return read
 
 
 @dataclass(frozen=True)
@@ -37,7 +66,7 @@ class ChatCompletionsWire(RequestCarriesAll):
     def request(self, exchange: Exchange, history: History) -> ModelRequest:
         body = exchange.request_body
         return ModelRequest(
-            messages=tuple(body["messages"]),
+            messages=tuple(_history(m) for m in body["messages"]),
             tools_offered=bool(body.get("tools") or body.get("functions")),
             streamed=body.get("stream") is True,
         )

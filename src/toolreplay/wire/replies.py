@@ -5,14 +5,20 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from toolreplay.wire.episode import REASONING_FIELDS, ModelReply, ToolCall, Usage
 from toolreplay.wire.interactions import Exchange
-from toolreplay.wire.stream import StreamError, assemble_chat_stream, is_event_stream
+from toolreplay.wire.stream import (
+    StreamError,
+    assemble_chat_stream,
+    is_content_parts,
+    is_event_stream,
+    json_text,
+)
 
 
 class ModelReplyError(RuntimeError):
@@ -35,20 +41,40 @@ class _Wire(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+#: A field the protocol types as a string: another JSON value sent there is read as its JSON
+#: text (:func:`~toolreplay.wire.stream.json_text`), not refused.
+_Text = Annotated[str | None, BeforeValidator(json_text)]
+
+
+def _content_value(content: Any) -> Any:
+    """``message.content`` as read: a list of content parts kept for :func:`_content_text`;
+    any other value that is not a string (a structured reply sent as an object or as an
+    array of other items) as its JSON text."""
+    return content if is_content_parts(content) else json_text(content)
+
+
 class _WireFunction(_Wire):
-    name: str | None = None
+    name: _Text = None
     arguments: Any = None
 
 
+class _WireCustom(_Wire):
+    """``custom`` of a custom tool call: its tool's ``name`` and the free-text ``input``."""
+
+    name: _Text = None
+    input: Any = None
+
+
 class _WireToolCall(_Wire):
-    id: str | None = None
-    type: str | None = None
+    id: _Text = None
+    type: _Text = None
     function: _WireFunction | None = None
+    custom: _WireCustom | None = None
 
 
 class _WireMessage(_Wire):
-    content: str | list[Any] | None = None
-    refusal: str | None = None
+    content: Annotated[str | list[Any] | None, BeforeValidator(_content_value)] = None
+    refusal: _Text = None
     tool_calls: list[_WireToolCall] | None = None
     function_call: _WireFunction | None = None  # legacy field, still sent by some servers
     reasoning_content: Any = None  # REASONING_FIELDS: kept as sent
@@ -58,7 +84,7 @@ class _WireMessage(_Wire):
 
 class _WireChoice(_Wire):
     message: _WireMessage
-    finish_reason: str | None = None
+    finish_reason: _Text = None
 
 
 class _WireUsage(_Wire):
@@ -76,16 +102,38 @@ def _snippet(text: str, limit: int = 80) -> str:
     return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
-def _arguments_text(arguments: Any) -> str:
-    """``function.arguments`` as the JSON string the protocol specifies. A string is kept as
-    sent; an object, list or number (some servers send parsed JSON) is serialised; missing or
-    null (OpenRouter, for a tool without parameters) is ``"{}"``, the empty object, so the
-    message sent back holds JSON."""
-    if arguments is None:
+def arguments_text(arguments: Any) -> str:
+    """``function.arguments`` (a Responses ``function_call``'s ``arguments``) as the JSON
+    string the protocol specifies: the one arguments rule of the readers whose protocol sends
+    arguments as text. A string is kept as sent, JSON or not (the tool's schema then judges
+    it); an object, list or number (some servers send parsed JSON) is its JSON text; missing,
+    null (OpenRouter) or empty text (Databricks streams ``""`` in every piece), each sent for
+    a tool without parameters, is ``"{}"``, the empty object, so the message sent back holds
+    JSON, as the programs send it back."""
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
         return "{}"
-    if isinstance(arguments, str):
-        return arguments
-    return json.dumps(arguments, ensure_ascii=False)
+    return str(json_text(arguments))
+
+
+def custom_input_text(value: Any) -> str:
+    """A custom tool call's ``custom.input`` as its tool call's arguments: free text, kept as
+    sent (even empty), as the Responses reader keeps a ``custom_tool_call``'s ``input``; any
+    other value by the arguments rule (missing or null: ``"{}"``; an object: its JSON)."""
+    return value if isinstance(value, str) else arguments_text(value)
+
+
+def _tool_call(call: _WireToolCall) -> ToolCall | None:
+    """A function tool call (``type`` ``function`` or absent), or a custom one (``type``
+    ``custom``: :func:`custom_input_text`); None for any other type, or one without its
+    ``function``/``custom``."""
+    if call.type == "custom" and call.custom is not None:
+        text = custom_input_text(call.custom.input)
+        return ToolCall(call.id or "", call.custom.name or "", text)
+    if call.function is not None and call.type in (None, "function"):
+        return ToolCall(
+            call.id or "", call.function.name or "", arguments_text(call.function.arguments)
+        )
+    return None
 
 
 def _content_text(content: str | list[Any] | None) -> tuple[str | None, str | None]:
@@ -255,13 +303,18 @@ def parse_chat_reply(response: httpx.Response) -> ModelReply:
       string the protocol specifies (the tool's schema then judges it); a missing id stays
       ``""`` for the host to fill; a legacy ``function_call`` counts as a tool call only when
       there is no ``tool_calls``;
+    - a custom tool call (``{"type": "custom", "custom": {"name", "input"}}``) is a tool call
+      whose arguments are its ``input``, kept as sent (free text);
     - ``content`` given as a list of content parts is joined to text; ``refusal`` (the field
       or a ``refusal`` part) is kept in :attr:`ModelReply.refusal`;
+    - a field typed as a string given as another JSON value (``content`` as an object, as
+      Cloudflare Workers AI sends a structured reply, or as an array of items that are not
+      content parts) is read as its JSON text;
     - ``finish_reason`` is kept as sent (``"stop"`` when absent);
     - the reasoning fields (``reasoning_content``, ``reasoning``, ``reasoning_details``: see
       :data:`~toolreplay.wire.episode.REASONING_FIELDS`) are kept as sent in
       :attr:`ModelReply.reasoning` when present and not null;
-    - a tool call without ``function.arguments`` (or null) gets ``"{}"``;
+    - a tool call without ``function.arguments`` (or null, or empty text) gets ``"{}"``;
     - a choice withheld by a content filter without any ``message`` (Azure OpenAI) is a reply
       with no content and finish reason ``content_filter``.
 
@@ -298,11 +351,7 @@ def parse_chat_reply(response: httpx.Response) -> ModelReply:
     wire_calls = msg.tool_calls or []
     if not wire_calls and msg.function_call is not None and msg.function_call.name:
         wire_calls = [_WireToolCall(id=None, type="function", function=msg.function_call)]
-    calls = tuple(
-        ToolCall(tc.id or "", tc.function.name or "", _arguments_text(tc.function.arguments))
-        for tc in wire_calls
-        if tc.function is not None and (tc.type in (None, "function"))
-    )
+    calls = tuple(call for tc in wire_calls if (call := _tool_call(tc)) is not None)
     usage = wire.usage or _WireUsage()
     reasoning = {
         name: getattr(msg, name) for name in REASONING_FIELDS if getattr(msg, name) is not None

@@ -51,7 +51,12 @@ import httpx
 from toolreplay.wire.episode import Message, ModelReply, ToolCall, Usage
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest
-from toolreplay.wire.replies import ModelReplyError, exchange_status_error
+from toolreplay.wire.replies import (
+    ModelReplyError,
+    arguments_text,
+    custom_input_text,
+    exchange_status_error,
+)
 from toolreplay.wire.responses_stream import (
     assemble_response,
     error_text,
@@ -83,21 +88,17 @@ def _snippet(text: str, limit: int = 80) -> str:
     return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
-def _arguments(value: Any) -> str:
-    """A function call's ``arguments`` as the JSON string the API sends; an object (a server
-    sending parsed JSON) serialised; missing or null as ``"{}"``."""
-    if value is None:
-        return "{}"
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
 def tool_call(item: dict[str, Any]) -> ToolCall:
-    """A ``function_call`` item (``call_id``, ``name``, ``arguments``) or a
-    ``custom_tool_call`` one (``input``: free text, kept as the arguments) as a
-    :class:`ToolCall` whose id is the ``call_id`` (the item's ``id`` when it has none)."""
+    """A ``function_call`` item (``call_id``, ``name``, ``arguments``: the arguments rule,
+    :func:`~toolreplay.wire.replies.arguments_text`) or a ``custom_tool_call`` one
+    (``input``: free text, kept as sent, :func:`~toolreplay.wire.replies.custom_input_text`)
+    as a :class:`ToolCall` whose id is the ``call_id`` (the item's ``id`` when it has none)."""
     call_id = item.get("call_id") or item.get("id") or ""
-    value = item.get("input") if item.get("type") == "custom_tool_call" else item.get("arguments")
-    return ToolCall(str(call_id), str(item.get("name") or ""), _arguments(value))
+    if item.get("type") == "custom_tool_call":
+        arguments = custom_input_text(item.get("input"))
+    else:
+        arguments = arguments_text(item.get("arguments"))
+    return ToolCall(str(call_id), str(item.get("name") or ""), arguments)
 
 
 def reasoning_details(item: dict[str, Any]) -> list[dict[str, Any]]:

@@ -15,8 +15,9 @@ followed by a blank line, ended by ``data: [DONE]``::
 :func:`split_events` cuts a body into its events (chunk boundaries kept);
 :func:`assemble_chat_stream` turns them into a chat-completion dict that
 :func:`toolreplay.wire.replies.parse_chat_reply` reads like any unstreamed body. A stream cut
-off (no ``[DONE]``), a chunk that is not JSON, or an ``error`` event raises
-:class:`StreamError`, naming the chunk (its index among the events and a snippet).
+off (no ``[DONE]``, and a choice left without a finish reason), a chunk that is not JSON, or
+an ``error`` event raises :class:`StreamError`, naming the chunk (its index among the events
+and a snippet).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 #: The SSE ``data`` payload that ends an OpenAI-compatible stream.
 DONE = "[DONE]"
@@ -34,7 +35,8 @@ _TEXT_FIELDS = ("content", "refusal", "reasoning_content", "reasoning")
 
 
 class StreamError(ValueError):
-    """An event stream that does not assemble into a reply: cut off (no ``[DONE]``), a chunk
+    """An event stream that does not assemble into a reply: cut off (no ``[DONE]``, and no
+    ``finish_reason`` for a choice it opened, or no choice at all), a chunk
     that is not a JSON object, or an error event. ``chunk`` is the 0-based index of the event
     at fault among the stream's events (:func:`split_events`: comment lines such as
     OpenRouter's ``: OPENROUTER PROCESSING`` are not events), the last one read when the
@@ -66,6 +68,37 @@ class StreamEvent:
 def _snippet(text: str, limit: int = 80) -> str:
     flat = " ".join(text.split())
     return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
+
+
+def json_text(value: Any) -> Any:
+    """``value`` as the text the protocol specifies where a provider sent another JSON value
+    in a field typed as a string: an object, list, number or boolean as its JSON text
+    (``json.dumps``, non-ASCII kept); a string or None as is. Cloudflare Workers AI sends a
+    structured reply's ``content`` as an object, some servers ``arguments`` as one."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def is_content_parts(content: Any) -> TypeGuard[list[Any]]:
+    """Whether ``content`` is a list of content parts: each a string, or an object holding a
+    string ``text`` or ``refusal``, or whose ``type`` names a field it holds
+    (``{"type": "image_url", "image_url": ...}``). A list holding anything else (a
+    structured reply sent as a JSON array) is a value, not parts."""
+    if not isinstance(content, list):
+        return False
+    return all(
+        isinstance(p, str)
+        or (
+            isinstance(p, dict)
+            and (
+                isinstance(p.get("text"), str)
+                or isinstance(p.get("refusal"), str)
+                or (isinstance(p.get("type"), str) and p["type"] in p)
+            )
+        )
+        for p in content
+    )
 
 
 def is_event_stream(body: str | bytes, content_type: str = "") -> bool:
@@ -129,8 +162,9 @@ def event_chunks(body: str | bytes) -> list[bytes]:
 
 def _merge_tool_calls(slots: list[dict[str, Any]], deltas: list[Any], chunk: int) -> None:
     """Tool-call deltas merged into ``slots`` by ``index``: ``id``, ``type`` and
-    ``function.name`` are kept from the first chunk that sends them (providers that repeat
-    them on every chunk are not doubled), ``function.arguments`` pieces are joined. A delta
+    ``function.name`` (a custom tool call's ``custom.name``) are kept from the first chunk that
+    sends them (providers that repeat them on every chunk are not doubled),
+    ``function.arguments`` pieces (``custom.input`` pieces) are joined. A delta
     that brings another id and a name starts a new call (parallel calls sent at one index, as
     Gemini's OpenAI-compatible endpoint does: :func:`_starts_another`); a delta without ``index``
     continues the last call unless it brings a new id."""
@@ -156,15 +190,18 @@ def _merge_tool_calls(slots: list[dict[str, Any]], deltas: list[Any], chunk: int
             slot["id"] = delta["id"]
         if delta.get("type") and not slot["type"]:
             slot["type"] = delta["type"]
-        function = delta.get("function")
-        if isinstance(function, dict):
-            if function.get("name") and not slot["name"]:
-                slot["name"] = function["name"]
-            arguments = function.get("arguments")
-            if isinstance(arguments, str):
-                slot["arguments"] = (slot["arguments"] or "") + arguments
-            elif arguments is not None:  # a server sending parsed JSON, in one piece
-                slot["arguments"] = arguments
+        for kind, field in (("function", "arguments"), ("custom", "input")):
+            part = delta.get(kind)
+            if not isinstance(part, dict) or not part:  # an empty custom: {} echoed: nothing
+                continue
+            slot["kinds"].add(kind)
+            if part.get("name") and not slot["name"]:
+                slot["name"] = part["name"]
+            value = part.get(field)
+            if isinstance(value, str):
+                slot[field] = (slot[field] or "") + value
+            elif value is not None:  # a server sending parsed JSON, in one piece
+                slot[field] = value
 
 
 def _starts_another(delta: dict[str, Any], slot: dict[str, Any]) -> bool:
@@ -174,15 +211,44 @@ def _starts_another(delta: dict[str, Any], slot: dict[str, Any]) -> bool:
     changes the id on a call's later chunks (Poolside) sends no name there, so those still
     continue the call."""
     new_id = delta.get("id")
-    function = delta.get("function")
-    named = isinstance(function, dict) and bool(function.get("name"))
+    named = any(
+        isinstance(delta.get(kind), dict) and bool(delta[kind].get("name"))
+        for kind in ("function", "custom")
+    )
     return bool(new_id and slot["id"] and new_id != slot["id"] and named)
 
 
 def _new_slot(slots: list[dict[str, Any]], index: int) -> dict[str, Any]:
-    slot: dict[str, Any] = {"index": index, "id": "", "type": "", "name": "", "arguments": None}
+    slot: dict[str, Any] = {
+        "index": index,
+        "id": "",
+        "type": "",
+        "name": "",
+        "arguments": None,
+        "input": None,
+        "kinds": set(),  # which of function, custom the deltas sent
+    }
     slots.append(slot)
     return slot
+
+
+def _call_message(slot: dict[str, Any]) -> dict[str, Any]:
+    """One assembled tool call in the message's shape: a custom tool call
+    (``{"type": "custom", "custom": {"name", "input"}}``) when its type says ``custom``, or
+    when no type came and its deltas sent ``custom`` and no ``function``; else a function
+    call."""
+    custom = slot["type"] == "custom" or (not slot["type"] and slot["kinds"] == {"custom"})
+    if custom:
+        return {
+            "id": slot["id"] or None,
+            "type": "custom",
+            "custom": {"name": slot["name"], "input": slot["input"]},
+        }
+    return {
+        "id": slot["id"] or None,
+        "type": slot["type"] or "function",
+        "function": {"name": slot["name"], "arguments": slot["arguments"]},
+    }
 
 
 def _merge_details(acc: list[Any], items: list[Any]) -> None:
@@ -223,12 +289,14 @@ class _Choice:
                 self.role = delta["role"]
             for name in _TEXT_FIELDS:
                 piece = delta.get(name)
-                if name == "content" and isinstance(piece, list):  # content parts (Mistral)
+                if name == "content" and is_content_parts(piece):  # content parts (Mistral)
                     piece = "".join(
                         p["text"]
                         for p in piece
                         if isinstance(p, dict) and p.get("type") == "text" and "text" in p
                     )
+                elif name == "content":  # another JSON value: its text (json_text)
+                    piece = json_text(piece)
                 if isinstance(piece, str):
                     self.text[name] = (self.text[name] or "") + piece
             details = delta.get("reasoning_details")
@@ -256,11 +324,7 @@ class _Choice:
             msg["reasoning_details"] = self.details
         if self.calls:
             msg["tool_calls"] = [
-                {
-                    "id": s["id"] or None,
-                    "type": s["type"] or "function",
-                    "function": {"name": s["name"], "arguments": s["arguments"]},
-                }
+                _call_message(s)
                 for s in sorted(self.calls, key=lambda s: s["index"])  # stable: sent order
             ]
         if self.function_call is not None:
@@ -289,9 +353,15 @@ def assemble_chat_stream(body: str | bytes | Iterable[StreamEvent]) -> dict[str,
       (the ``stream_options.include_usage`` chunk with empty ``choices``, or Groq's
       ``x_groq.usage``); ``id``, ``model``, ``created`` from the first chunk that has them.
 
+    A stream that ends without ``data: [DONE]`` is complete when every choice it opened has
+    its ``finish_reason`` (the HuggingFace router sends none after its last chunk, which holds
+    the finish reason and the usage; the openai SDK's accumulation gives the same final
+    completion with or without it); a choice left without one, or no choice at all, is a
+    stream cut off.
+
     Raises :class:`StreamError` naming the chunk (0-based event index and a snippet) for an
     event whose data is not a JSON object, an ``error`` event or a chunk holding ``error``,
-    a stream that ends without ``data: [DONE]`` (cut off), and an empty stream."""
+    a stream cut off (the last event named), and an empty stream."""
     events = split_events(body) if isinstance(body, (str, bytes)) else list(body)
     if not events:
         raise StreamError("the event stream is empty: no chunk, no [DONE]")
@@ -328,10 +398,12 @@ def assemble_chat_stream(body: str | bytes | Iterable[StreamEvent]) -> dict[str,
             index = choice.get("index", 0)
             index = index if isinstance(index, int) else 0
             choices.setdefault(index, _Choice(index)).add(choice, i)
-    if not done:
+    finished = bool(choices) and all(c.finish_reason for c in choices.values())
+    if not done and not finished:
         last = len(events) - 1
         raise StreamError(
-            "the stream is cut off: it ends without data: [DONE]",
+            "the stream is cut off: it ends without data: [DONE] "
+            + ("and before a finish reason" if choices else "and holds no choice"),
             last,
             _snippet(events[last].text),
         )
