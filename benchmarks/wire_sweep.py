@@ -24,6 +24,12 @@ request method and URI path alone (:func:`request_protocol`):
   HTTP exchange, such as a realtime websocket's messages) is counted apart, as "no model
   protocol".
 
+A file that is no YAML the safe loader loads (multidict's ``istr`` header names, which
+aiohttp cassettes hold, are read as strings) has its requests told from its text
+(:func:`raw_request_protocols`: each ``- request:`` item's ``method:`` and ``uri:`` lines),
+so a cassette of a model protocol that cannot be loaded counts as **not read** under that
+protocol, with the loader's error as the reason, never as "no model protocol".
+
 Each cassette is then read with :func:`toolreplay.cassettes.episodes.episodes_from_cassette`
 (the whole file: loaded and checked, then read) and its interactions with
 :func:`toolreplay.wire.reader.read_wire_episodes` (which interactions became rounds). For
@@ -66,6 +72,7 @@ from toolreplay.cassettes.episodes import episodes_from_cassette
 from toolreplay.cassettes.errors import CassetteError
 from toolreplay.wire.interactions import WireEpisodeError, WireRecord
 from toolreplay.wire.reader import read_wire_episodes
+from toolreplay.yaml_tags import ISTR_TAGS, construct_istr
 
 #: The protocols told, in table order, with their labels.
 PROTOCOLS: dict[str, str] = {
@@ -80,10 +87,11 @@ NO_MODEL = "no model protocol"
 #: The documented errors of a cassette that cannot be read; anything else is a crash.
 DOCUMENTED = (CassetteError, WireEpisodeError)
 
-try:  # the C loader when PyYAML has it: a sweep loads every file
-    _LOADER: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover
-    _LOADER = yaml.SafeLoader
+#: The safe loader (libyaml's when PyYAML has it: a sweep loads every file), reading
+#: multidict's ``istr`` header names as strings, as toolreplay's loader does.
+_LOADER: Any = type("SweepLoader", (getattr(yaml, "CSafeLoader", yaml.SafeLoader),), {})
+for _tag in ISTR_TAGS:  # on the subclass's own copy of the table
+    _LOADER.add_constructor(_tag, construct_istr)
 
 
 def _body(request: Mapping[str, Any]) -> Any:
@@ -209,6 +217,36 @@ def doubts(records: Sequence[WireRecord], told: Mapping[int, str]) -> dict[str, 
     return found
 
 
+#: An interaction's start in a cassette's text (``- request:`` as vcrpy and pydantic-ai write
+#: it), and a request's ``method:`` and ``uri:`` lines (quoted or not).
+_RAW_ITEM = re.compile(r"^-[ \t]+request:", re.MULTILINE)
+_RAW_METHOD = re.compile(r"^[ \t]+method:[ \t]*['\"]?([A-Za-z]+)", re.MULTILINE)
+_RAW_URI = re.compile(r"^[ \t]+uri:[ \t]*['\"]?([^'\"\s]+)", re.MULTILINE)
+_RAW_RESPONSE = re.compile(r"^[ \t]+response:", re.MULTILINE)
+
+
+def raw_request_protocols(text: str) -> dict[int, str]:
+    """The model requests a cassette's ``text`` names, for a file no YAML loader loads:
+    protocol key by interaction number, each ``- request:`` item read for its first
+    ``method:`` and ``uri:`` lines before its ``response:`` (and an ``anthropic_version``
+    there, for Anthropic models served elsewhere), told as :func:`request_protocol` tells
+    them."""
+    found = {}
+    starts = [m.end() for m in _RAW_ITEM.finditer(text)]
+    ends = [*starts[1:], len(text)]
+    for number, (start, end) in enumerate(zip(starts, ends, strict=True), 1):
+        response = _RAW_RESPONSE.search(text, start, end)
+        request = text[start : response.start() if response else end]
+        method, uri = _RAW_METHOD.search(request), _RAW_URI.search(request)
+        if method is None or uri is None:
+            continue
+        body = {"anthropic_version": ""} if "anthropic_version" in request else None
+        key = request_protocol(method.group(1), uri.group(1), body)
+        if key is not None:
+            found[number] = key
+    return found
+
+
 def _load_interactions(path: Path) -> list[Any]:
     """The ``interactions`` list of a cassette file as plain YAML ([] when it has none)."""
     with path.open("rb") as handle:
@@ -260,9 +298,10 @@ def sweep_cassette(path: Path, source: str = "") -> CassetteResult:
     except Exception as exc:  # no YAML: still handed to the reader below, which names it
         interactions = []
         load_error: str | None = f"{type(exc).__name__}: {exc}"
+        told = raw_request_protocols(path.read_bytes().decode("utf-8", "replace"))
     else:
         load_error = None
-    told = interaction_protocols(interactions)
+        told = interaction_protocols(interactions)
     result.requests = dict(Counter(told.values()))
     keys = [k for k in PROTOCOLS if k in result.requests]
     try:
@@ -270,10 +309,15 @@ def sweep_cassette(path: Path, source: str = "") -> CassetteResult:
         records = read_wire_episodes(interactions) if load_error is None else []
     except DOCUMENTED as exc:
         outcome, reason = "not read", f"{type(exc).__name__}: {exc}"
-        reason += _not_json(interactions, list(told))
+        reason += _not_json(interactions, list(told)) if load_error is None else ""
     except Exception as exc:
         outcome, reason = "crashed", _crash_text(exc)
     else:
+        if load_error is not None and keys:  # toolreplay loads what the sweep's loader cannot
+            for key in keys:
+                result.outcome[key] = "not read"
+                result.reason[key] = f"the sweep cannot load the YAML: {load_error}"
+            return result
         result.episodes = len(episodes)
         for record in records:
             key = told.get(record.rounds[-1].exchange.number, "other")

@@ -182,6 +182,81 @@ def test_no_model_protocol_and_unread_requests(sweep: ModuleType, tmp_path: Path
     assert result.reason["chat"].startswith("WireEpisodeError: no model request")
 
 
+#: A vcrpy cassette's text whose request names ``URI``, holding ``TAG`` on a header name.
+_UNLOADABLE = """interactions:
+- request:
+    body: '{"messages": [{"role": "user", "content": "hi"}], "model": "m"}'
+    headers:
+      ? TAG
+      - Accept
+      : - application/json
+    method: POST
+    uri: URI
+  response:
+    body:
+      string: '{"choices": []}'
+    headers: {}
+    status:
+      code: 200
+      message: OK
+version: 1
+"""
+
+
+def test_a_cassette_that_cannot_be_loaded_is_not_read_under_its_protocol(
+    sweep: ModuleType, tmp_path: Path
+) -> None:
+    """A file no safe loader loads (a ``python/…`` tag other than multidict's ``istr``, or
+    broken YAML): its protocol told from the request URIs in its text, counted as not read
+    with the loader's error, never as "no model protocol"."""
+    cases = [
+        ("!!python/object/apply:os.system", "https://api.openai.com/v1/chat/completions", "chat"),
+        ("!!python/object/apply:os.system", "'https://api.anthropic.com/v1/messages'", "anthropic"),
+        ("[unclosed", "https://api.openai.com/v1/responses", "responses"),
+    ]
+    for n, (tag, uri, key) in enumerate(cases):
+        path = tmp_path / f"unloadable-{n}.yaml"
+        path.write_text(_UNLOADABLE.replace("TAG", tag).replace("URI", uri), encoding="utf-8")
+        result = sweep.sweep_cassette(path)
+        assert result.requests == {key: 1}
+        assert result.outcome == {key: "not read"}
+        assert result.reason[key].startswith(f"CassetteError: {path}: not valid YAML: ")
+        row = sweep.summarise([result])[""][sweep.PROTOCOLS[key]]
+        assert (row["cassettes"], row["read"], row["not_read"]) == (1, 0, 1)
+    # one that names no model endpoint stays "no model protocol", the load error as what it is
+    path = tmp_path / "embeddings.yaml"
+    text = _UNLOADABLE.replace("TAG", "!!python/object/apply:os.system")
+    path.write_text(text.replace("URI", "https://api.openai.com/v1/embeddings"), encoding="utf-8")
+    result = sweep.sweep_cassette(path)
+    assert result.outcome == {sweep.NO_MODEL: "no model protocol"}
+    assert result.reason[sweep.NO_MODEL].startswith("ConstructorError: could not determine")
+
+
+def test_requests_told_from_a_cassettes_text(sweep: ModuleType) -> None:
+    text = (
+        "interactions:\n"
+        "- request:\n    body: ''\n    method: GET\n"
+        "    uri: https://api.openai.com/v1/responses/resp_1\n"
+        "  response:\n    uri: https://api.openai.com/v1/chat/completions\n"
+        '- request:\n    body: \'{"anthropic_version": "bedrock-2023-05-31"}\'\n'
+        "    method: POST\n"
+        "    uri: https://bedrock-runtime.us-east-1.amazonaws.com/model/claude/invoke\n"
+        '- request:\n    method: "POST"\n'
+        '    uri: "https://x.googleapis.com/v1/models/g:streamGenerateContent?alt=sse"\n'
+    )
+    assert sweep.raw_request_protocols(text) == {2: "anthropic", 3: "gemini"}
+
+
+def test_aiohttp_cassettes_with_istr_header_names_are_read(sweep: ModuleType) -> None:
+    """dd-trace-py's cassettes recorded through aiohttp (``tests/data/foreign/ddtrace-*``)."""
+    for name, key in [
+        ("ddtrace-openai-aiohttp-istr-new.yaml", "chat"),
+        ("ddtrace-anthropic-aiohttp-istr.yaml", "anthropic"),
+    ]:
+        result = sweep.sweep_cassette(FOREIGN / name)
+        assert (result.requests, result.outcome) == ({key: 1}, {key: "read"})
+
+
 def test_crash_is_counted_apart(
     sweep: ModuleType,
     tmp_path: Path,

@@ -12,7 +12,9 @@ publication journal) is read by :func:`read_checked`, which
    :func:`toolreplay.strict_json.load_json`) or ``"yaml"`` (the safe loader, libyaml's when
    available, checking as it loads, in one pass (:class:`OnePassChecks`): nesting bounded
    while composing, a key given twice in a mapping refused (:class:`DuplicateKeyError`),
-   anchors and aliases refused unless ``aliases=True`` (:class:`AliasError`)).
+   anchors and aliases refused unless ``aliases=True`` (:class:`AliasError`); of the
+   ``python/…`` tags only multidict's ``istr`` is read, as a plain string:
+   :mod:`toolreplay.yaml_tags`).
 
 Every refusal is one :class:`InputFileError` whose message is one line starting with the path
 (a YAML or JSON error's own text follows ``not valid YAML:`` / ``not valid JSON:``); callers
@@ -35,6 +37,7 @@ from typing import Any, ClassVar, Literal
 import yaml
 
 from toolreplay.strict_json import DuplicateJsonKeyError, json_error_message, load_json
+from toolreplay.yaml_tags import ISTR_TAGS, construct_istr
 
 #: What :func:`read_checked` makes of a file's text.
 Parse = Literal["text", "json", "yaml"]
@@ -321,7 +324,10 @@ class OnePassChecks(_Loader):
         )
 
     def _scalar(self, node: Any) -> Any:
-        """The value of scalar ``node`` made again (to name the first of two equal keys)."""
+        """The value of scalar ``node`` made again (to name the first of two equal keys); a
+        key made by PyYAML (an ``istr``) as it was made."""
+        if id(node) in self._made:
+            return self._made[id(node)]
         if not isinstance(node, yaml.ScalarNode) or node.tag not in self._scalars:
             return node.value if isinstance(node, yaml.ScalarNode) else None
         return self._scalars[node.tag](self, node)
@@ -351,10 +357,16 @@ def checked_loader(base: type = SAFE_LOADER, *, aliases: bool = False) -> type:
     """The PyYAML safe loader ``base`` (libyaml's ``CSafeLoader`` by default, or the pure
     Python ``SafeLoader``) with :class:`OnePassChecks`: nesting bounded, duplicate keys
     refused and, unless ``aliases``, anchors and aliases refused, all in the one pass that
-    loads. The class is made once per ``(base, aliases)``."""
+    loads. Of the ``python/…`` tags it reads only multidict's ``istr``, as a plain string
+    (:mod:`toolreplay.yaml_tags`); the others stay refused, as the safe loader refuses them.
+    The class is made once per ``(base, aliases)``."""
     if (base, aliases) not in _CHECKED_LOADERS:
         name = f"Checked{base.__name__}{'' if aliases else 'NoAlias'}"
-        _CHECKED_LOADERS[base, aliases] = type(name, (OnePassChecks, base), {"aliases": aliases})
+        own: dict[str, Any] = getattr(base, "yaml_constructors", {})
+        constructors = {**own, **dict.fromkeys(ISTR_TAGS, construct_istr)}
+        _CHECKED_LOADERS[base, aliases] = type(
+            name, (OnePassChecks, base), {"aliases": aliases, "yaml_constructors": constructors}
+        )
     return _CHECKED_LOADERS[base, aliases]
 
 

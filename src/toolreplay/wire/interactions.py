@@ -3,9 +3,14 @@ as an :class:`Exchange`, whatever serializer stored it, and the episode-with-pro
 reader returns (:class:`WireRecord`: the episode, and the exchanges it was read from).
 
 Interaction shapes read: toolreplay's stored form (``parsed_body`` under the request, and
-under ``response.body``), vcrpy's (``body`` as text, ``response.body.string``) and
-pydantic-ai's (``parsed_body`` directly under ``response``); a body given as bytes is read
-as UTF-8, after undoing a ``gzip``/``deflate`` ``content-encoding`` it was recorded with.
+under ``response.body``), vcrpy's (``body`` as text, ``response.body.string``), vcrpy's
+older httpx form (``status_code``, ``headers`` and ``content`` under ``response``, as
+vcrpy's httpx stub still replays it) and pydantic-ai's (``parsed_body`` directly under
+``response``). A reply body is read as UTF-8 after undoing the ``content-encoding`` it was
+recorded with, when it was recorded still encoded
+(:func:`toolreplay.wire.content_encoding.decode_body`: gzip, deflate, br, zstd; a body
+stored already decoded under the header is kept; one that can be neither is kept as
+recorded and its :attr:`Exchange.body_fault` says why).
 
 Nothing here knows a protocol beyond :attr:`Exchange.is_chat_completion`; the readers of
 each protocol sit beside this module (:mod:`toolreplay.wire.chat_completions`). Loading a
@@ -21,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from toolreplay.wire.content_encoding import decode_body
 from toolreplay.wire.episode import Episode
 
 
@@ -34,7 +40,10 @@ class WireEpisodeError(ValueError):
 class Exchange:
     """One HTTP interaction as read from a cassette: ``number`` (1-based, in cassette order),
     ``method``, ``uri``, ``status`` (HTTP code), the request body (parsed JSON when it is JSON,
-    else text), the response's ``content_type`` and body bytes."""
+    else text), the response's ``content_type`` and body bytes (its ``content-encoding``
+    undone); ``body_fault``: ``""``, or why the body could not be decoded (an encoding
+    unknown, or whose module is not installed, on a body that is not text: it is then kept
+    as recorded)."""
 
     number: int
     method: str
@@ -43,6 +52,7 @@ class Exchange:
     request_body: Any
     content_type: str
     response_body: bytes = field(repr=False)
+    body_fault: str = ""
 
     @property
     def path(self) -> str:
@@ -117,7 +127,7 @@ def _request_body(request: Mapping[str, Any]) -> Any:
 def _response_bytes(response: Mapping[str, Any]) -> bytes:
     if "parsed_body" in response:  # pydantic-ai's serializer
         return json.dumps(response["parsed_body"], ensure_ascii=False).encode("utf-8")
-    body = response.get("body")
+    body = response["content"] if "status_code" in response else response.get("body")
     if isinstance(body, Mapping):
         if "parsed_body" in body:
             return json.dumps(body["parsed_body"], ensure_ascii=False).encode("utf-8")
@@ -127,31 +137,16 @@ def _response_bytes(response: Mapping[str, Any]) -> bytes:
     return bytes(body) if isinstance(body, (bytes, bytearray)) else b""
 
 
-def _decoded(body: bytes, encoding: str) -> bytes:
-    """A body recorded still compressed (vcrpy without ``decode_compressed_response``):
-    ``gzip`` and ``deflate`` are undone; anything else, or a body that does not decompress,
-    is kept as recorded."""
-    import zlib
-
-    encoding = encoding.strip().lower()
-    if not body or encoding not in ("gzip", "x-gzip", "deflate"):
-        return body
-    try:
-        return zlib.decompress(body, 47)  # 32 + 15: gzip or zlib header, detected
-    except zlib.error:
-        try:
-            return zlib.decompress(body, -15)  # raw deflate
-        except zlib.error:
-            return body
-
-
-def _header(headers: Any, name: str) -> str:
+def _header(headers: Any, name: str, every: bool = False) -> str:
+    """The value of header ``name`` (lower case): the first one recorded, or (``every``)
+    all of them joined by commas, as HTTP folds a header given twice."""
     if not isinstance(headers, Mapping):
         return ""
     for key, value in headers.items():
         if str(key).lower() == name:
             if isinstance(value, list):
-                return str(value[0]) if value else ""
+                values = [str(v) for v in value]
+                return ", ".join(values) if every else (values[0] if values else "")
             return str(value)
     return ""
 
@@ -165,13 +160,20 @@ def read_exchanges(interactions: Sequence[Mapping[str, Any]]) -> list[Exchange]:
         try:
             request, response = item["request"], item["response"]
             method, uri = str(request["method"]), str(request["uri"])
-            status = response["status"]
+            if "status_code" in response:  # vcrpy's older httpx form
+                status = response["status_code"]
+            else:
+                status = response["status"]
             code = int(status["code"] if isinstance(status, Mapping) else status)
+            raw = _response_bytes(response)
         except (KeyError, TypeError, ValueError) as exc:
             raise WireEpisodeError(
                 f"interaction {number}: not a recorded HTTP exchange ({type(exc).__name__}: "
-                f"{exc}); expected request.method, request.uri and response.status.code"
+                f"{exc}); expected request.method, request.uri and response.status.code "
+                "(or vcrpy's older httpx form: response.status_code and response.content)"
             ) from None
+        headers = response.get("headers")
+        body, fault = decode_body(raw, _header(headers, "content-encoding", every=True))
         exchanges.append(
             Exchange(
                 number=number,
@@ -179,11 +181,9 @@ def read_exchanges(interactions: Sequence[Mapping[str, Any]]) -> list[Exchange]:
                 uri=uri,
                 status=code,
                 request_body=_request_body(request),
-                content_type=_header(response.get("headers"), "content-type"),
-                response_body=_decoded(
-                    _response_bytes(response),
-                    _header(response.get("headers"), "content-encoding"),
-                ),
+                content_type=_header(headers, "content-type"),
+                response_body=body,
+                body_fault=fault,
             )
         )
     return exchanges

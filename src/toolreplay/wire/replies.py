@@ -243,13 +243,19 @@ def status_error_text(response: StatusResponse) -> str:
 def exchange_status_error(exchange: Exchange) -> ModelReplyError | None:
     """The fault of a recorded exchange answered with an error status (400 and above),
     worded as the model client words the SDK's status error
-    (``BadRequestError: Error code: 400 - {...}``); None for a success status. Used by every
-    protocol's reader, so an error status reads the same whatever the wire."""
+    (``BadRequestError: Error code: 400 - {...}``), or whose body could not be decoded
+    (:attr:`~toolreplay.wire.interactions.Exchange.body_fault`: an unknown
+    ``Content-Encoding``, or one whose module is not installed, named with what to install;
+    after the SDK's error name for an error status); None for a success status with a body
+    read. Used by every protocol's reader first, so these read the same whatever the wire."""
+    endpoint = str(httpx.URL(exchange.uri).copy_with(query=None))
+    if exchange.body_fault:
+        name = f"{status_error_name(exchange.status)}: " if exchange.status >= 400 else ""
+        return ModelReplyError(endpoint, exchange.status, name + exchange.body_fault)
     if exchange.status < 400:
         return None
     text = exchange.response_body.decode("utf-8", "replace")
     response = httpx.Response(exchange.status, content=text.encode("utf-8"))
-    endpoint = str(httpx.URL(exchange.uri).copy_with(query=None))
     problem = f"{status_error_name(exchange.status)}: {status_error_text(response)}"
     return ModelReplyError(endpoint, exchange.status, problem)
 
