@@ -87,7 +87,14 @@ class BaselineAudit(Protocol):
     """The audit's domain half: what the recorded tool traffic shows of the baseline's
     heuristics (:meth:`check_baseline` and :meth:`exercised_heuristics` read cassettes only,
     nothing is replayed), and what its code does on generated answers
-    (:meth:`check_properties`)."""
+    (:meth:`check_properties`).
+
+    Optionally, a ``cassette_probe`` attribute: a
+    :class:`toolreplay.runs.replay.CassetteProbe` through which each replay worker reads the
+    cassettes it replayed for :meth:`check_baseline` and sends that reading back, so the
+    check reads none of them again after the replay (the weather study's
+    :class:`~toolreplay.study.weather.calls.RequestsProbe`). Absent or None: the check reads
+    the cassettes itself."""
 
     def check_baseline(
         self, set_dir: Path, suite: Any, manifest: Manifest, oneshot: Any, ablated: Any

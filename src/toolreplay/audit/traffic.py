@@ -19,6 +19,7 @@ from toolreplay.wire import WireEpisodeError, protocol_of, read_exchanges
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _AUDIT_CACHES: list[Any] = []
+_KEPT: list[dict[str, Any]] = []  # kept_until_audit_ends's dicts
 
 
 def audit_cache(maxsize: int | None) -> Callable[[_F], _F]:
@@ -43,6 +44,8 @@ def clear_audit_caches() -> None:
     for cached in _AUDIT_CACHES:
         cached.cache_clear()
     _FACTS.clear()
+    for kept in _KEPT:
+        kept.clear()
 
 
 def first_model_requests(path: Path) -> list[dict[str, Any]]:
@@ -263,9 +266,13 @@ class FactsProbe:
     its parity and completeness checks. Kept until the audit ends
     (:func:`clear_audit_caches`)."""
 
-    def read(self, path: Path) -> CassetteFacts | None:
-        """The facts of the cassette at ``path``; None when it cannot be read (the audit
-        reads it again and says why)."""
+    def read(self, path: Path, job: Any = None) -> CassetteFacts | None:
+        """The facts of the cassette at ``path`` when ``job`` (a
+        :class:`~toolreplay.runs.replay.Job`) is a trial 1, the trial the audit reads; None
+        for another trial or when it cannot be read (the audit reads it again and says
+        why)."""
+        if getattr(job, "trial", 1) != 1:
+            return None
         try:
             return facts_of(path.read_bytes(), read_cassette(path))
         except Exception:
@@ -275,6 +282,15 @@ class FactsProbe:
         """Keep what :meth:`read` found, for :func:`cassette_facts` (by its sha256)."""
         if found is not None:
             _FACTS[found.sha256] = found
+
+
+def kept_until_audit_ends() -> dict[str, Any]:
+    """A dict the caller fills while an audit runs (what a study's probe sent, by the sha256
+    of the cassette's bytes: :func:`cassette_sha256`), emptied with the audit caches by
+    :func:`clear_audit_caches`."""
+    kept: dict[str, Any] = {}
+    _KEPT.append(kept)
+    return kept
 
 
 FACTS_PROBE = FactsProbe()

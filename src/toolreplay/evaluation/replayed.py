@@ -39,7 +39,7 @@ from toolreplay.runs.configuration import (
     ablation_configurations,
     study_configurations,
 )
-from toolreplay.runs.replay import Job
+from toolreplay.runs.replay import CassetteProbe, Job, ProbeSet
 from toolreplay.runs.trials import trial_jobs
 from toolreplay.wire.episode import Episode
 
@@ -54,6 +54,19 @@ def with_assessment(
     if isinstance(outcome, AssessedEpisode | BaseException):
         return outcome
     return AssessedEpisode(outcome, assess(outcome, suite.by_id.get(outcome.question_id), judge))
+
+
+def _audit_probe(jobs: Sequence[Job]) -> CassetteProbe:
+    """What the replay workers read for the audit: each trial-1 cassette's facts
+    (:data:`~toolreplay.audit.traffic.FACTS_PROBE`), and what each study of the jobs'
+    configurations reads for its baseline check (its ``baseline_audit.cassette_probe``)."""
+    studies = {id(j.configuration.study_): j.configuration.study_ for j in jobs}
+    probes: list[CassetteProbe] = [FACTS_PROBE]
+    for study in studies.values():
+        found = getattr(study.baseline_audit, "cassette_probe", None)
+        if found is not None:
+            probes.append(found)
+    return probes[0] if len(probes) == 1 else ProbeSet(probes)
 
 
 def select(whole: EvalSuite, selection: Selection) -> tuple[EvalSuite, list[Configuration]]:
@@ -147,7 +160,7 @@ class ReplayedSet:
             outcomes = replay_outcomes(
                 self.set_dir, manifest, whole, jobs, workers=self.workers, progress=progress,
                 judge=judge, others=AUDIT_JUDGES if self.audit else (),
-                probe=FACTS_PROBE if self.audit else None,
+                probe=_audit_probe(jobs) if self.audit else None,
             )  # fmt: skip
         else:  # from shard files: replayed elsewhere, assessed here (the audit judges its own)
             outcomes = [with_assessment(o, whole, judge) for o in self.outcomes]

@@ -11,6 +11,7 @@ from toolreplay.lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "Configuration": "configuration",
     "Job": "replay",
+    "ProbeSet": "replay",
     "collector_frozen": "replay",
     "Progress": "configuration",
     "RecordingError": "target",

@@ -86,15 +86,37 @@ class _Context:
 
 
 class CassetteProbe(Protocol):
-    """What a caller reads of each trial-1 cassette where it was replayed (a worker), sent
-    back and kept in the calling process: the audit's facts
-    (:class:`toolreplay.audit.traffic.FactsProbe`), so its checks read no cassette again."""
+    """What a caller reads of a cassette where it was just replayed (a worker: its parse is
+    at hand there), sent back and kept in the calling process, so the checks after the replay
+    read no cassette again: the audit's facts of each trial-1 cassette
+    (:class:`toolreplay.audit.traffic.FactsProbe`), a study's baseline traffic
+    (:attr:`toolreplay.studies.BaselineAudit.cassette_probe`); several at once:
+    :class:`ProbeSet`."""
 
-    def read(self, path: Path) -> Any:
-        """What is read of the cassette at ``path`` (picklable), in the worker."""
+    def read(self, path: Path, job: Job) -> Any:
+        """What is read of the cassette at ``path``, replayed for ``job`` (picklable), in the
+        worker; None: nothing (the probe does not want this job's cassette, or could not read
+        it), and nothing is sent back."""
 
     def keep(self, found: Any) -> None:
-        """Keep what :meth:`read` returned, in the calling process."""
+        """Keep what :meth:`read` returned (never None), in the calling process."""
+
+
+class ProbeSet:
+    """Several :class:`CassetteProbe` as one: :meth:`read` gives each probe's reading (None
+    when no probe read anything), :meth:`keep` hands each reading to its probe."""
+
+    def __init__(self, probes: Sequence[CassetteProbe]) -> None:
+        self.probes = tuple(probes)
+
+    def read(self, path: Path, job: Job) -> tuple[Any, ...] | None:
+        found = tuple(p.read(path, job) for p in self.probes)
+        return None if all(f is None for f in found) else found
+
+    def keep(self, found: tuple[Any, ...]) -> None:
+        for probe, reading in zip(self.probes, found, strict=True):
+            if reading is not None:
+                probe.keep(reading)
 
 
 _worker: dict[str, Any] = {}  # per worker process: the context and its player
@@ -154,7 +176,7 @@ def _init_worker(ctx: _Context, tell: Any = None) -> None:
 def _run_chunk(
     jobs: Sequence[Job],
 ) -> tuple[list[Episode | AssessedEpisode | BaseException], list[Any]]:
-    """The chunk's outcomes and what the context's probe read of its trial-1 cassettes."""
+    """The chunk's outcomes and what the context's probe read of its cassettes."""
     out: list[Episode | AssessedEpisode | BaseException] = []
     probed: list[Any] = []
     tell = _worker.get("tell")
@@ -163,10 +185,15 @@ def _run_chunk(
         if tell is not None:  # which episode this worker holds, should it die
             tell.put((os.getpid(), job.key))
         out.append(_outcome(ctx, _worker["player"], job))
-        if ctx.probe is not None and job.trial == 1:
-            path = cassette_path(ctx.set_dir, job.configuration.name, job.question_id)
-            probed.append(ctx.probe.read(path))
+        if ctx.probe is not None:
+            found = ctx.probe.read(_cassette_of(ctx, job), job)
+            if found is not None:
+                probed.append(found)
     return out, probed
+
+
+def _cassette_of(ctx: _Context, job: Job) -> Path:
+    return cassette_path(ctx.set_dir, job.configuration.name, job.question_id, job.trial)
 
 
 class WorkerDied(RuntimeError):
@@ -272,7 +299,7 @@ def replay_outcomes(
 
     ``workers`` > 1 replays in a process pool (fork on Linux) in chunks of a few episodes;
     fewer than 8 episodes a worker are replayed here (a pool would not pay for itself).
-    ``progress(key)`` is called once per job, in job order. With ``probe``, each trial-1
+    ``progress(key)`` is called once per job, in job order. With ``probe``, each job's
     cassette is read through it where it was replayed (a worker, or here) and this process
     keeps what was read (:class:`CassetteProbe`)."""
     ctx = _Context(set_dir, manifest, suite, judge, tuple(others), probe)
@@ -285,9 +312,9 @@ def replay_outcomes(
             if progress:
                 progress(job.key)
             out.append(_outcome(ctx, player, job))
-            if probe is not None and job.trial == 1:
-                path = cassette_path(set_dir, job.configuration.name, job.question_id)
-                probe.keep(probe.read(path))
+            found = None if probe is None else probe.read(_cassette_of(ctx, job), job)
+            if probe is not None and found is not None:
+                probe.keep(found)
     if workers == 1:
         return out
     rest = jobs[1:]

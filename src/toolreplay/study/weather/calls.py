@@ -4,13 +4,22 @@ the forecast query and the place it returned; every departure named by heuristic
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from toolreplay.audit import audit_cache, is_model_request, read, recorded_tool_results
+from toolreplay.audit import (
+    audit_cache,
+    cassette_sha256,
+    is_model_request,
+    kept_until_audit_ends,
+    read,
+    recorded_tool_results,
+)
+from toolreplay.cassettes import read_cassette
 from toolreplay.study.weather import reference as ref
 
 
@@ -33,7 +42,13 @@ class OpenMeteoRequest:
 
 def recorded_requests(path: Path) -> list[OpenMeteoRequest]:
     """Every recorded request that is not a model request (of any protocol), in order; read
-    once per file content while an audit runs (the checks share it); do not mutate."""
+    once per file content while an audit runs (the checks share it), or sent by the replay
+    worker that replayed the cassette (:class:`RequestsProbe`, found by the sha256 of the
+    bytes as they are now); do not mutate."""
+    if _SENT:
+        sent = _SENT.get(cassette_sha256(path))
+        if sent is not None:
+            return sent
     st = path.stat()
     return _requests_cached(str(path), st.st_mtime_ns, st.st_size)
 
@@ -41,14 +56,47 @@ def recorded_requests(path: Path) -> list[OpenMeteoRequest]:
 @audit_cache(maxsize=2048)
 def _requests_cached(path_: str, mtime_ns: int, size: int) -> list[OpenMeteoRequest]:
     del mtime_ns, size  # part of the key: an edited file is read again
+    return _requests_of(read(Path(path_)))
+
+
+def _requests_of(interactions: list[dict[str, Any]]) -> list[OpenMeteoRequest]:
     out = []
-    for position, i in enumerate(read(Path(path_))):
+    for position, i in enumerate(interactions):
         if is_model_request(i):
             continue
         status = (i["response"].get("status") or {}).get("code")
         body = (i["response"].get("body") or {}).get("parsed_body")
         out.append(open_meteo_request(i["request"]["uri"], status, body, position))
     return out
+
+
+_SENT: dict[str, list[OpenMeteoRequest]] = kept_until_audit_ends()
+
+
+class RequestsProbe:
+    """The baseline check's reading (:func:`recorded_requests`) of each cassette of the
+    baseline toolset (every trial, ablated configurations too), done by the replay worker
+    that replayed it (:class:`toolreplay.runs.replay.CassetteProbe`) and kept here, by the
+    sha256 of the bytes read, until the audit ends: the check then reads none of those
+    cassettes again. A cassette edited since (another sha256) is read here as before."""
+
+    def __init__(self, toolset: str) -> None:
+        self.toolset = toolset
+
+    def read(self, path: Path, job: Any) -> tuple[str, list[OpenMeteoRequest]] | None:
+        """``(sha256, requests)`` of a baseline toolset's cassette; None for another
+        toolset's or one that cannot be read (the check reads it and says why)."""
+        if getattr(job.configuration, "toolset", None) != self.toolset:
+            return None
+        try:
+            data = path.read_bytes()
+            return hashlib.sha256(data).hexdigest(), _requests_of(read_cassette(path))
+        except Exception:
+            return None
+
+    def keep(self, found: tuple[str, list[OpenMeteoRequest]]) -> None:
+        sha256, requests = found
+        _SENT[sha256] = requests
 
 
 def open_meteo_request(uri: str, status: Any, body: Any, position: int) -> OpenMeteoRequest:

@@ -79,6 +79,13 @@ class _BaselineAudit:
 
         return exercised_heuristics(path)
 
+    @property
+    def cassette_probe(self) -> Any:
+        """The replay workers read each oneshot cassette's Open-Meteo traffic for the check."""
+        from toolreplay.study.weather.calls import RequestsProbe
+
+        return RequestsProbe("oneshot")
+
 
 @contextmanager
 def fixture_server() -> Iterator[tuple[Mapping[str, str], str]]:

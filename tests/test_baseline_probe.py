@@ -1,0 +1,116 @@
+"""The weather study's baseline check reads no cassette again after a parallel replay (issue
+33): each replay worker reads the Open-Meteo traffic of every oneshot cassette it replayed
+(every trial, ablated configurations too) and sends it back with the trial-1 facts
+(:class:`toolreplay.runs.replay.ProbeSet`); the check's result is the one it reaches reading
+every cassette itself, and a cassette edited since its replay is read again."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from toolreplay.audit import traffic
+from toolreplay.cassettes.manifest import cassette_path, read_manifest
+from toolreplay.judging.verdicts import GROUNDED_JUDGE
+from toolreplay.runs.configuration import ablation_configurations, study_configurations
+from toolreplay.runs.replay import Job, ProbeSet, replay_outcomes
+from toolreplay.studies import load_study
+from toolreplay.study.weather import calls
+from toolreplay.study.weather.baseline import check_baseline
+from toolreplay.study.weather.calls import RequestsProbe, recorded_requests
+
+from .conftest import REFERENCE
+
+
+@pytest.fixture
+def reference_copy(tmp_path: Path) -> Path:
+    target = tmp_path / "reference"
+    shutil.copytree(REFERENCE, target)
+    return target
+
+
+def _oneshot(suite):
+    oneshot = [c for c in study_configurations(suite) if c.toolset == "oneshot"]
+    return oneshot, ablation_configurations(suite)
+
+
+def _check(reference_copy, suite, manifest):
+    oneshot, ablated = _oneshot(suite)
+    return check_baseline(reference_copy, suite, manifest, oneshot, ablated)
+
+
+def test_the_check_reads_what_the_workers_sent_and_reaches_the_same_result(
+    suite, reference_copy, monkeypatch
+):
+    manifest = read_manifest(reference_copy)
+    traffic.clear_audit_caches()
+    expected = _check(reference_copy, suite, manifest)  # every cassette read here
+    traffic.clear_audit_caches()
+    assert not calls._SENT
+
+    configs = [*study_configurations(suite), *ablation_configurations(suite)]
+    jobs = [
+        Job(c, q.id, t)
+        for c in configs
+        for q in suite.questions
+        for t in range(1, manifest.trials + 1)
+        if cassette_path(reference_copy, c.name, q.id, t).exists()
+    ]
+    probe = ProbeSet([traffic.FACTS_PROBE, RequestsProbe("oneshot")])
+    outcomes = replay_outcomes(reference_copy, manifest, suite, jobs, workers=2,
+                               judge=GROUNDED_JUDGE, probe=probe)  # fmt: skip
+    assert not [o for o in outcomes if isinstance(o, BaseException)]
+    oneshot = {
+        cassette_path(reference_copy, j.configuration.name, j.question_id, j.trial)
+        for j in jobs
+        if j.configuration.toolset == "oneshot"
+    }
+    assert len(oneshot) == 160  # 8 configurations (2 full, 6 ablated) × 4 questions × 5
+    # one reading per content: the stand-in's trials and ablations record the same bytes
+    assert set(calls._SENT) == {hashlib.sha256(p.read_bytes()).hexdigest() for p in oneshot}
+    assert traffic._FACTS  # the trial-1 facts came back beside them
+
+    def no_reading(*_a, **_k):
+        raise AssertionError("a oneshot cassette's traffic was read again")
+
+    monkeypatch.setattr(calls, "_requests_cached", no_reading)
+    assert _check(reference_copy, suite, manifest) == expected
+    traffic.clear_audit_caches()
+    assert not calls._SENT  # kept only while the audit runs
+
+
+def test_a_cassette_edited_since_its_reading_was_sent_is_read_again(suite, reference_copy):
+    traffic.clear_audit_caches()
+    path = cassette_path(reference_copy, "single+oneshot", suite.questions[0].id)
+    probe = RequestsProbe("oneshot")
+    job = Job(next(c for c in study_configurations(suite) if c.name == "single+oneshot"),
+              suite.questions[0].id)  # fmt: skip
+    sha256, requests = probe.read(path, job)
+    assert requests == calls._requests_of(traffic.read(path))
+    probe.keep((sha256, []))  # a reading that differs from the file's, to tell them apart
+    assert recorded_requests(path) == []  # found by the bytes' sha256
+    path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    assert recorded_requests(path) == requests  # other bytes: read from the file again
+    traffic.clear_audit_caches()
+
+
+def test_the_probe_reads_only_the_baseline_toolset_and_survives_a_broken_cassette(
+    suite, reference_copy
+):
+    probe = RequestsProbe("oneshot")
+    atomic = next(c for c in study_configurations(suite) if c.toolset == "atomic")
+    question = suite.questions[0].id
+    atomic_cassette = cassette_path(reference_copy, atomic.name, question)
+    assert probe.read(atomic_cassette, Job(atomic, question)) is None
+    oneshot = next(c for c in study_configurations(suite) if c.toolset == "oneshot")
+    broken = cassette_path(reference_copy, oneshot.name, question)
+    broken.write_text("interactions: [\n", encoding="utf-8")
+    assert probe.read(broken, Job(oneshot, question)) is None  # the check reads it and says why
+
+
+def test_the_weather_study_offers_its_probe_to_the_replay():
+    probe = load_study("weather").baseline_audit.cassette_probe
+    assert isinstance(probe, RequestsProbe) and probe.toolset == "oneshot"
