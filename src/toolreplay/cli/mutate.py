@@ -12,6 +12,8 @@ from toolreplay.cli.app import app
 from toolreplay.cli.common import (
     FOLDER_TODO,
     CassettesOrSuiteOpt,
+    MutationBudgetOpt,
+    MutationSeedOpt,
     SetOpt,
     WorkersOpt,
     cannot_write,
@@ -49,19 +51,8 @@ def mutate(
             "--questions", help="Only these question ids, comma-separated.", show_default=False
         ),
     ] = None,
-    seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the mutants' sites and choice.")
-    ] = 0,
-    budget: Annotated[
-        int | None,
-        typer.Option(
-            "--budget",
-            min=1,
-            show_default=False,
-            metavar="N",
-            help="At most N mutants an episode \\[default: all]",
-        ),
-    ] = None,
+    seed: MutationSeedOpt = None,
+    budget: MutationBudgetOpt = None,
     workers: WorkersOpt = None,
     show: Annotated[
         int, typer.Option("--show", min=0, metavar="N", help="Surviving mutants listed (0: all).")
@@ -143,7 +134,9 @@ def mutate(
     else:
         source = ReplayedSet(cassettes / set_name, workers=n_workers)
     try:
-        result = mutate_set(source, whole, selection, seed=seed, budget=budget, workers=n_workers)
+        result = mutate_set(
+            source, whole, selection, seed=seed or 0, budget=budget, workers=n_workers
+        )
     except SelectionError as exc:
         raise fail(str(exc), 2) from None
     except SourceError as exc:
