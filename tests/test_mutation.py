@@ -301,3 +301,16 @@ def test_run_mutate_takes_the_budget_and_seed_of_mutate(tmp_path: Path) -> None:
         assert bad.exit_code == 2
         assert option in bad.output and "--mutate" in bad.output
         assert not (tmp_path / "x").exists()
+
+
+def test_fail_under_without_a_score_says_there_is_none_to_compare() -> None:
+    """single+atomic fails every episode on the reference set: nothing is mutated, so there is
+    no score; --fail-under says so (not "– is below") and exits 1, as diff's nothing to
+    compare does; without --fail-under the run without a score exits 0."""
+    args = ["mutate", "--configurations", "single+atomic", "--cassettes", str(REPO / "cassettes")]
+    result = runner.invoke(app, [*args, "--fail-under", "50"])
+    assert result.exit_code == 1, result.output
+    assert "is below" not in result.output
+    assert ("no mutation score to compare with --fail-under 50%: no passing episode to mutate "
+            "(20 failing ones skipped)") in " ".join(result.output.split())  # fmt: skip
+    assert runner.invoke(app, args).exit_code == 0

@@ -73,7 +73,7 @@ def mutate(
             max=100,
             show_default=False,
             metavar="PCT",
-            help="Exit 1 when the score is below PCT %.",
+            help="Exit 1 when the score is below PCT %, or there is none.",
         ),
     ] = None,
 ) -> None:
@@ -156,7 +156,14 @@ def mutate(
             raise fail(cannot_write(json_path, exc, "--json")) from None
         out.print(f"wrote {json_path}", highlight=False, markup=False, soft_wrap=True)
     score = result.total.score
-    if fail_under is not None and (score is None or 100 * score < fail_under):
+    if fail_under is not None and score is None:  # as diff's "nothing to compare": exit 1
+        why = (
+            f"no passing episode to mutate ({result.skipped} failing ones skipped)"
+            if not result.mutated
+            else f"no mutant was killed or survived ({result.total.equivalent} equivalent)"
+        )
+        raise fail(f"no mutation score to compare with --fail-under {fail_under:g}%: {why}")
+    if fail_under is not None and score is not None and 100 * score < fail_under:
         raise fail(f"mutation score {_pct(score)} is below --fail-under {fail_under:g}%")
 
 
