@@ -46,6 +46,7 @@ def test_run_reports_the_study_table_from_trial_one_and_pass_hat_k(committed_run
     assert "0/4" in rows["single+atomic"] and "4/4" in rows["loop+atomic"]
     assert "pass^k, k=1..5" in result.output and "pass@5" in result.output
     assert "single+atomic: empty_answer 65%, unfulfilled_promise 35%" in result.output
+    assert "  single+oneshot: pass^1 0.95 [0.46, 1.00], pass^5 0.75 [0.30, 0.95]" in lines
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert results["trials"] >= 5
     for c in results["configurations"]:

@@ -203,3 +203,29 @@ def test_cassette_sets_are_compared_over_every_trial_they_recorded(tmp_path: Pat
     assert "paired bootstrap over questions and 5 trials" in line
     assert line.endswith("a real difference")
     assert "no differences in trial 1" in out
+    assert result.exit_code == 1, out  # a real drop fails the diff, as a flip would
+
+
+def test_a_real_drop_over_the_trials_exits_one_without_a_flip(
+    committed: dict[str, Any], tmp_path: Path
+) -> None:
+    """loop+oneshot failing trials 3-5 of every question leaves trial 1 unchanged (no flip) but
+    is a real drop in pass rate for the paired bootstrap: exit 1, the drop named; the same
+    edit to passing trials of a configuration that improves exits 0."""
+    after = copy.deepcopy(committed)
+    for t in after["trial_outcomes"]:
+        if t["configuration"] == "loop+oneshot" and t["trial"] >= 3:
+            t["passed"] = False
+    result = runner.invoke(app, ["diff", str(RESULTS), str(write(tmp_path / "b.json", after))])
+    assert result.exit_code == 1, result.output
+    assert "no differences in trial 1" in result.output and "0 flips" in result.output
+    (line,) = [x for x in result.output.splitlines() if x.startswith("a real drop")]
+    assert line == "a real drop in pass rate (paired test, p < 0.05): loop+oneshot −0.60"
+    d = diff_runs(Run("a", committed), Run("b", after))
+    assert [s.name for s in d.real_drops] == ["loop+oneshot"] and not d.flips
+    # the other way round, B − A is +0.60: a real difference, but not a drop
+    better = runner.invoke(app, ["diff", str(tmp_path / "b.json"), str(RESULTS)])
+    assert better.exit_code == 0, better.output
+    assert "a real difference" in better.output and "a real drop" not in better.output
+    help_text = " ".join(runner.invoke(app, ["diff", "--help"]).output.split())
+    assert "a real drop in pass rate (B − A below 0, p < 0.05" in help_text

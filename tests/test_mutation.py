@@ -284,3 +284,48 @@ def test_a_transcript_with_fields_of_its_own_keeps_them_in_the_mutants() -> None
     assert errored[1] is t[1]  # the reply unchanged: as recorded
     changed = [m for m, o in zip(errored, t, strict=True) if m is not o]
     assert len(changed) == 1 and "error" in changed[0]["content"]
+
+
+def test_run_mutate_takes_the_budget_and_seed_of_mutate(tmp_path: Path) -> None:
+    """``run --mutate --budget 3 --seed 1`` writes the mutation section ``mutate --budget 3
+    --seed 1`` scores; ``--budget`` or ``--seed`` without ``--mutate`` is a usage error."""
+    import json
+
+    from toolreplay.mutation.record import SCORE_KEYS
+
+    path = tmp_path / "mutation.json"
+    alone = runner.invoke(app, ["mutate", "--eval", str(STOCK_EVAL), "--budget", "3",
+                                "--seed", "1", "--json", str(path)])  # fmt: skip
+    assert alone.exit_code == 0, alone.output
+    run = runner.invoke(app, ["run", "--eval", str(STOCK_EVAL), "--out", str(tmp_path / "r"),
+                              "--mutate", "--budget", "3", "--seed", "1"])  # fmt: skip
+    assert run.exit_code == 0, run.output
+    scored = json.loads(path.read_text("utf-8"))
+    section = json.loads((tmp_path / "r" / "results.json").read_text("utf-8"))["mutation"]
+    assert section["seed"] == 1 and section["budget"] == 3
+    assert {k: section[k] for k in SCORE_KEYS} == {k: scored[k] for k in SCORE_KEYS}
+    assert [(s["operator"], s["change"]) for s in section["survivors"]] == [
+        (m["operator"], m["change"]) for m in scored["mutants"] if m["status"] == "survived"
+    ]
+    default = json.loads((REPO / "examples" / "stock_agent" / "report" / "results.json")
+                         .read_text("utf-8"))["mutation"]  # fmt: skip
+    assert section["total"] != default["total"]  # the options were not ignored
+    for option in ("--budget", "--seed"):
+        bad = runner.invoke(app, ["run", "--eval", str(STOCK_EVAL), "--out",
+                                  str(tmp_path / "x"), option, "3"])  # fmt: skip
+        assert bad.exit_code == 2
+        assert option in bad.output and "--mutate" in bad.output
+        assert not (tmp_path / "x").exists()
+
+
+def test_fail_under_without_a_score_says_there_is_none_to_compare() -> None:
+    """single+atomic fails every episode on the reference set: nothing is mutated, so there is
+    no score; --fail-under says so (not "– is below") and exits 1, as diff's nothing to
+    compare does; without --fail-under the run without a score exits 0."""
+    args = ["mutate", "--configurations", "single+atomic", "--cassettes", str(REPO / "cassettes")]
+    result = runner.invoke(app, [*args, "--fail-under", "50"])
+    assert result.exit_code == 1, result.output
+    assert "is below" not in result.output
+    assert ("no mutation score to compare with --fail-under 50%: no passing episode to mutate "
+            "(20 failing ones skipped)") in " ".join(result.output.split())  # fmt: skip
+    assert runner.invoke(app, args).exit_code == 0

@@ -175,6 +175,17 @@ class RunDiff:
         return sum(1 for c in self.changes if c.passed == (False, True))
 
     @property
+    def real_drops(self) -> list[Score]:
+        """The configurations whose paired test finds a real difference (p < 0.05) in the worse
+        direction: B's pass rate below A's, over every trial when both runs recorded as many
+        (:mod:`toolreplay.paired`); ``toolreplay diff`` exits 1 for them as for a flip."""
+        return [
+            s
+            for s in self.scores
+            if s.paired is not None and s.paired.distinguishable and s.paired.difference < 0
+        ]
+
+    @property
     def trials_differ(self) -> bool:
         return self.trials[0] != self.trials[1]
 

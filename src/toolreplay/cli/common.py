@@ -117,6 +117,30 @@ CassettesOrSuiteOpt = Annotated[
 ]
 
 
+#: ``--seed`` of the mutation score (mutate, run --mutate); None: 0.
+MutationSeedOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--seed",
+        help="Seed of the mutants' sites and choice \\[default: 0]",
+        show_default=False,
+    ),
+]
+
+
+#: ``--budget`` of the mutation score (mutate, run --mutate); None: every mutant.
+MutationBudgetOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--budget",
+        min=1,
+        show_default=False,
+        metavar="N",
+        help="At most N mutants an episode \\[default: all]",
+    ),
+]
+
+
 #: What to do about a test suite's cassette folder that is missing (run, mutate).
 FOLDER_TODO = (
     "record it (pytest --record-mode=once), or name the folder your tests recorded with "

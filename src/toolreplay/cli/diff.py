@@ -34,10 +34,15 @@ def diff(
 
     Pass/fail flips, failure modes, rounds and tool calls, the first differing message, and
     the paired difference in pass rate B − A with its 95% interval ("not distinguishable from
-    noise" when p ≥ 0.05). Exits 1 on a flip or when the runs are not comparable, 2 on bad
-    input."""
+    noise" when p ≥ 0.05).
+
+    Exit status: 0 when no verdict flipped and no pass rate really dropped; 1 when an episode
+    flipped in trial 1, when a configuration's paired test finds a real drop in pass rate
+    (B − A below 0, p < 0.05: a regression spread over the trials), when the runs are not
+    comparable or a side holds no episode; 2 on bad input."""
     from toolreplay.diff import DiffError, diff_runs, load_run
     from toolreplay.diff_text import format_diff
+    from toolreplay.paired import signed
 
     try:
         check_one_eval_file(before, after, eval_path)  # before anything is replayed
@@ -60,7 +65,13 @@ def diff(
             "the runs are not comparable (" + ", ".join(result.differing) + " differ); "
             "a flip between them may come from that difference"
         )
-    if result.flips:
+    if drops := result.real_drops:
+        out.print(
+            "a real drop in pass rate (paired test, p < 0.05): "
+            + ", ".join(f"{s.name} {signed(s.paired.difference)}" for s in drops if s.paired),
+            highlight=False, markup=False, soft_wrap=True,
+        )  # fmt: skip
+    if result.flips or drops:
         raise typer.Exit(1)
 
 

@@ -12,6 +12,8 @@ from toolreplay.cli.app import app
 from toolreplay.cli.common import (
     FOLDER_TODO,
     CassettesOrSuiteOpt,
+    MutationBudgetOpt,
+    MutationSeedOpt,
     SetOpt,
     WorkersOpt,
     cannot_write,
@@ -49,19 +51,8 @@ def mutate(
             "--questions", help="Only these question ids, comma-separated.", show_default=False
         ),
     ] = None,
-    seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the mutants' sites and choice.")
-    ] = 0,
-    budget: Annotated[
-        int | None,
-        typer.Option(
-            "--budget",
-            min=1,
-            show_default=False,
-            metavar="N",
-            help="At most N mutants an episode \\[default: all]",
-        ),
-    ] = None,
+    seed: MutationSeedOpt = None,
+    budget: MutationBudgetOpt = None,
     workers: WorkersOpt = None,
     show: Annotated[
         int, typer.Option("--show", min=0, metavar="N", help="Surviving mutants listed (0: all).")
@@ -82,7 +73,7 @@ def mutate(
             max=100,
             show_default=False,
             metavar="PCT",
-            help="Exit 1 when the score is below PCT %.",
+            help="Exit 1 when the score is below PCT %, or there is none.",
         ),
     ] = None,
 ) -> None:
@@ -143,7 +134,9 @@ def mutate(
     else:
         source = ReplayedSet(cassettes / set_name, workers=n_workers)
     try:
-        result = mutate_set(source, whole, selection, seed=seed, budget=budget, workers=n_workers)
+        result = mutate_set(
+            source, whole, selection, seed=seed or 0, budget=budget, workers=n_workers
+        )
     except SelectionError as exc:
         raise fail(str(exc), 2) from None
     except SourceError as exc:
@@ -163,7 +156,14 @@ def mutate(
             raise fail(cannot_write(json_path, exc, "--json")) from None
         out.print(f"wrote {json_path}", highlight=False, markup=False, soft_wrap=True)
     score = result.total.score
-    if fail_under is not None and (score is None or 100 * score < fail_under):
+    if fail_under is not None and score is None:  # as diff's "nothing to compare": exit 1
+        why = (
+            f"no passing episode to mutate ({result.skipped} failing ones skipped)"
+            if not result.mutated
+            else f"no mutant was killed or survived ({result.total.equivalent} equivalent)"
+        )
+        raise fail(f"no mutation score to compare with --fail-under {fail_under:g}%: {why}")
+    if fail_under is not None and score is not None and 100 * score < fail_under:
         raise fail(f"mutation score {_pct(score)} is below --fail-under {fail_under:g}%")
 
 

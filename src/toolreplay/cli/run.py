@@ -15,6 +15,8 @@ from toolreplay.cli.audit import publish_run
 from toolreplay.cli.common import (
     FOLDER_TODO,
     CassettesOrSuiteOpt,
+    MutationBudgetOpt,
+    MutationSeedOpt,
     SetOpt,
     WorkersOpt,
     cannot_write,
@@ -79,6 +81,8 @@ def run(
             help="Also compute the mutation score.",
         ),
     ] = False,
+    seed: MutationSeedOpt = None,
+    budget: MutationBudgetOpt = None,
     shard: Annotated[
         str | None,
         typer.Option(
@@ -98,6 +102,11 @@ def run(
     from toolreplay.runs.replay import WorkerDied, parse_shard
     from toolreplay.runs.replay import shard as shard_of
 
+    for option, value in (("--seed", seed), ("--budget", budget)):
+        if value is not None and not mutate_too:
+            raise typer.BadParameter(
+                "for the mutation score: only with --mutate", param_hint=f"'{option}'"
+            )
     try:
         part = parse_shard(shard) if shard is not None else None
     except ValueError as exc:
@@ -136,7 +145,8 @@ def run(
         source = SuiteCassettes(folder)
         return evaluate_and_publish(
             source, whole, selection, out_dir, total=0, detail=True,
-            mutate_workers=n_workers if mutate_too else None,
+            mutate_workers=n_workers if mutate_too else None, mutate_seed=seed or 0,
+            mutate_budget=budget,
         )  # fmt: skip
     if out_dir is None:
         out_dir = Path("reports") if set_name == "reference" else Path("reports") / set_name
@@ -159,7 +169,8 @@ def run(
     if part is None:
         return evaluate_and_publish(
             replayed, whole, selection, out_dir, total=len(jobs),
-            mutate_workers=n_workers if mutate_too else None,
+            mutate_workers=n_workers if mutate_too else None, mutate_seed=seed or 0,
+            mutate_budget=budget,
         )  # fmt: skip
     if mutate_too:
         raise typer.BadParameter(
@@ -276,13 +287,16 @@ def evaluate_and_publish(
     total: int,
     detail: bool = False,
     mutate_workers: int | None = None,
+    mutate_seed: int = 0,
+    mutate_budget: int | None = None,
 ) -> None:
     """Evaluate (:func:`toolreplay.evaluation.evaluate`), write and print the results, and
     pick the exit code: 2 for a bad selection, 1 for an episode that does not replay, a
     source that cannot be read, or a failed audit (with ``detail``, what failed and why
     printed: a test suite's set has no `toolreplay audit` of its own to show it). With
     ``mutate_workers``, the mutation score of the episodes judged
-    (:func:`toolreplay.mutation.run.mutate_collected` in that many processes) goes into the
+    (:func:`toolreplay.mutation.run.mutate_collected` in that many processes, with
+    ``mutate_seed`` and at most ``mutate_budget`` mutants an episode, None: all) goes into the
     results' ``mutation`` section, hence the report, and is printed."""
     from toolreplay.evaluation import SelectionError, SourceError, evaluate
     from toolreplay.runs.replay import WorkerDied
@@ -310,7 +324,9 @@ def evaluate_and_publish(
         from toolreplay.mutation.record import mutation_record
         from toolreplay.mutation.run import mutate_collected
 
-        mutation = mutate_collected(evaluation.collected, workers=mutate_workers)
+        mutation = mutate_collected(
+            evaluation.collected, seed=mutate_seed, budget=mutate_budget, workers=mutate_workers
+        )
         results = results.model_copy(update={"mutation": mutation_record(mutation)})
     from toolreplay.runs.replay import collector_frozen
 

@@ -1,6 +1,7 @@
 """The results on a terminal: the summary table (trial 1, the study's 2×2 as rows), the table
-of consistency over trials, and the failure-mode rates over trials, as ``rich`` renderables
-read from the typed :class:`~toolreplay.results.format.Results`.
+of consistency over trials with pass^1's and pass^n's 95% intervals under it, and the
+failure-mode rates over trials, as ``rich`` renderables or lines read from the typed
+:class:`~toolreplay.results.format.Results`.
 
 Each fits 80 columns without cutting a word; below 80 (``width``) only the essential columns
 are kept (the page and results.json have the rest). Deterministic: a function of the results
@@ -17,7 +18,7 @@ from toolreplay.results.format import Results, as_results
 if TYPE_CHECKING:  # rich is imported when a table is built, not when this module is
     from rich.table import Table
 
-__all__ = ["rates_lines", "summary_table", "trials_table"]
+__all__ = ["interval_lines", "rates_lines", "summary_table", "trials_table"]
 
 
 def summary_table(results: Results | Mapping[str, Any], width: int = 80) -> Table:
@@ -65,7 +66,8 @@ def summary_table(results: Results | Mapping[str, Any], width: int = 80) -> Tabl
 def trials_table(results: Results | Mapping[str, Any], width: int = 80) -> Table:
     """Per configuration over every trial: pass^k for k = 1..n in one column, pass@n, rounds
     and tool calls (mean±sd); under 80 columns (``width``) configuration and pass@n only.
-    The failure-mode rates follow it (:func:`rates_lines`)."""
+    pass^k's intervals (:func:`interval_lines`) and the failure-mode rates
+    (:func:`rates_lines`) follow it."""
     from rich import box
     from rich.table import Table
 
@@ -96,6 +98,43 @@ def trials_table(results: Results | Mapping[str, Any], width: int = 80) -> Table
         )
         table.add_row(*((row[0], row[2]) if narrow else row))
     return table
+
+
+#: An interval method of ``pass_hat_k_interval`` in words.
+_METHOD_WORDS = {"wilson": "Wilson", "bootstrap": "bootstrap"}
+
+
+def interval_lines(results: Results | Mapping[str, Any]) -> list[str]:
+    """pass^k's 95% intervals under the consistency table: ``["95% intervals of pass^k
+    (Wilson over the questions):", "  single+oneshot: pass^1 0.95 [0.46, 1.00], pass^5 0.75
+    [0.30, 0.95]", ...]``, pass^1 and pass^n (n: the configuration's trials; pass^1 alone for
+    one trial) with their ``pass_hat_k_interval``, the method said once when every
+    configuration has the same, else at the end of each line; ``[]`` when no configuration has
+    an interval (results of an older run)."""
+    rows: list[tuple[str, list[tuple[str, float, Any]]]] = []
+    for c in as_results(results).configurations:
+        hat, spans = c.pass_hat_k or {}, c.pass_hat_k_interval or {}
+        ks = sorted((k for k in hat if k in spans), key=int)
+        if ks:  # 1 and n, once when n is 1
+            rows.append((c.name, [(k, hat[k], spans[k]) for k in dict.fromkeys((ks[0], ks[-1]))]))
+    if not rows:
+        return []
+    spans_shown = [span for _, cells in rows for _, _, span in cells]
+    methods = {_METHOD_WORDS.get(span.method, span.method) for span in spans_shown}
+    levels = {span.level for span in spans_shown}
+    level = f"{round(100 * next(iter(levels)))}%" if len(levels) == 1 else "confidence"
+    head = f"{level} intervals of pass^k"
+    lines = [f"{head} ({next(iter(methods))} over the questions):" if len(methods) == 1
+             else f"{head}:"]  # fmt: skip
+    for name, cells in rows:
+        text = ", ".join(
+            f"pass^{k} {v:.2f} [{span.low:.2f}, {span.high:.2f}]" for k, v, span in cells
+        )
+        if len(methods) > 1:
+            own = dict.fromkeys(_METHOD_WORDS.get(span.method, span.method) for *_, span in cells)
+            text += f" ({', '.join(own)})"
+        lines.append(f"  {name}: {text}")
+    return lines
 
 
 def rates_lines(results: Results | Mapping[str, Any]) -> list[str]:
