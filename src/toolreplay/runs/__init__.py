@@ -10,6 +10,7 @@ from toolreplay.lazy import lazy_exports
 #: on first use so importing the package stays cheap.
 _EXPORTS: dict[str, str] = {
     "Configuration": "configuration",
+    "CassetteProbe": "replay",
     "Job": "replay",
     "ProbeSet": "replay",
     "collector_frozen": "replay",
