@@ -374,7 +374,7 @@ _BASE = "https://geocoding-api.open-meteo.com/v1/search?"
 def _search(name: str, results: list[dict[str, Any]] | None, position: int, **params: str):
     from urllib.parse import urlencode
 
-    from toolreplay.study.weather.calls import open_meteo_request
+    from toolreplay.study.weather.traffic import open_meteo_request
 
     query = urlencode({"name": name, "count": "10", "language": "zh", **params})
     body = {} if results is None else {"results": results}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,9 @@ from toolreplay.judging.verdicts import GROUNDED_JUDGE
 from toolreplay.runs.configuration import ablation_configurations, study_configurations
 from toolreplay.runs.replay import Job, ProbeSet, replay_outcomes
 from toolreplay.studies import load_study
-from toolreplay.study.weather import calls
+from toolreplay.study.weather import traffic as weather_traffic
 from toolreplay.study.weather.baseline import check_baseline
-from toolreplay.study.weather.calls import RequestsProbe, recorded_requests
+from toolreplay.study.weather.traffic import RequestsProbe, recorded_requests
 
 from .conftest import REFERENCE
 
@@ -49,7 +50,7 @@ def test_the_check_reads_what_the_workers_sent_and_reaches_the_same_result(
     traffic.clear_audit_caches()
     expected = _check(reference_copy, suite, manifest)  # every cassette read here
     traffic.clear_audit_caches()
-    assert not calls._SENT
+    assert not weather_traffic._SENT
 
     configs = [*study_configurations(suite), *ablation_configurations(suite)]
     jobs = [
@@ -70,16 +71,18 @@ def test_the_check_reads_what_the_workers_sent_and_reaches_the_same_result(
     }
     assert len(oneshot) == 160  # 8 configurations (2 full, 6 ablated) × 4 questions × 5
     # one reading per content: the stand-in's trials and ablations record the same bytes
-    assert set(calls._SENT) == {hashlib.sha256(p.read_bytes()).hexdigest() for p in oneshot}
+    contents = {hashlib.sha256(p.read_bytes()).hexdigest() for p in oneshot}
+    assert set(weather_traffic._SENT) == contents
     assert traffic._FACTS  # the trial-1 facts came back beside them
 
     def no_reading(*_a, **_k):
         raise AssertionError("a oneshot cassette's traffic was read again")
 
-    monkeypatch.setattr(calls, "_requests_cached", no_reading)
+    monkeypatch.setattr(weather_traffic, "_requests_cached", no_reading)
+    monkeypatch.setattr(weather_traffic, "recorded_tool_results", no_reading)
     assert _check(reference_copy, suite, manifest) == expected
     traffic.clear_audit_caches()
-    assert not calls._SENT  # kept only while the audit runs
+    assert not weather_traffic._SENT  # kept only while the audit runs
 
 
 def test_a_cassette_edited_since_its_reading_was_sent_is_read_again(suite, reference_copy):
@@ -88,9 +91,11 @@ def test_a_cassette_edited_since_its_reading_was_sent_is_read_again(suite, refer
     probe = RequestsProbe("oneshot")
     job = Job(next(c for c in study_configurations(suite) if c.name == "single+oneshot"),
               suite.questions[0].id)  # fmt: skip
-    sha256, requests = probe.read(path, job)
-    assert requests == calls._requests_of(traffic.read(path))
-    probe.keep((sha256, []))  # a reading that differs from the file's, to tell them apart
+    found = probe.read(path, job)
+    requests = found.requests
+    assert requests == weather_traffic._requests_of(traffic.read(path))
+    assert found.tool_results == traffic.recorded_tool_results(path)
+    probe.keep(replace(found, requests=[]))  # differs from the file's, to tell them apart
     assert recorded_requests(path) == []  # found by the bytes' sha256
     path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     assert recorded_requests(path) == requests  # other bytes: read from the file again

@@ -32,9 +32,10 @@ import itertools
 import json
 import os
 import re
+import signal
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -289,7 +290,11 @@ JOURNAL = ".toolreplay-publish.json"
 _TMP_NAME = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}\.tmp$|^\.writable-[A-Za-z0-9_]{8}$")
 
 
-def publish(folder: Path, writers: Mapping[str, Callable[[IO[str]], object]]) -> None:
+def publish(
+    folder: Path,
+    writers: Mapping[str, Callable[[IO[str]], object]],
+    alongside: Collection[str] = (),
+) -> None:
     """Write the files ``writers`` names (file name → function writing its text) into
     ``folder`` as one generation: every file is written to a temporary file first (fsynced);
     then a journal naming each temporary file and its destination is written, the files are
@@ -297,23 +302,37 @@ def publish(folder: Path, writers: Mapping[str, Callable[[IO[str]], object]]) ->
     files (and temporary files that :func:`recover_outputs` removes); a kill after it is
     completed by :func:`recover_outputs`: a reader never keeps a new file beside an old one of
     another run. Every destination must be absent or a regular file
-    (:func:`check_output_file`). Call while holding :func:`folder_lock` for ``folder``."""
+    (:func:`check_output_file`). Call while holding :func:`folder_lock` for ``folder``.
+
+    ``alongside``: names among ``writers`` written by a forked child process while this one
+    writes the others (two cores write a large report's pages in about the time of the
+    longest), where that is safe: on Linux, from a process with no other thread. Elsewhere,
+    or when the child does not finish its files (it died, a writer raised there), they are
+    written here, as without it: the same bytes either way, and a writer's error is raised
+    here."""
     folder = Path(folder)
     for name in writers:
         check_output_file(folder / name, name)
     temporary: dict[str, str] = {}
     journal = folder / JOURNAL
     journaled = False
+    child: int | None = None
     try:
-        for name, write in writers.items():
+        for name in writers:
             fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+            os.close(fd)
             temporary[name] = tmp
-            with contextlib.suppress(OSError):
-                os.fchmod(fd, _MODE)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                write(cast(IO[str], _Redacting(f, False)))
-                f.flush()
-                os.fsync(f.fileno())
+        away = [n for n in writers if n in alongside] if _can_fork() else []
+        if away:
+            child = _write_in_child([(temporary[n], writers[n]) for n in away])
+        for name, write in writers.items():
+            if name not in away:
+                _write_file(temporary[name], write)
+        if child is not None:
+            pid, child = child, None
+            if not _child_succeeded(pid):  # written here instead, as without a child
+                for name in away:
+                    _write_file(temporary[name], writers[name])
         entries = [[Path(tmp).name, name] for name, tmp in temporary.items()]
         with deferred_interrupts():  # the files change together, or not at all
             atomic_write_text(journal, json.dumps({"publish": entries}) + "\n")
@@ -323,11 +342,74 @@ def publish(folder: Path, writers: Mapping[str, Callable[[IO[str]], object]]) ->
             fsync_folder(folder)
             os.unlink(journal)
     except BaseException:
+        if child is not None:  # stopped and reaped before its files are removed
+            with contextlib.suppress(OSError):
+                os.kill(child, signal.SIGKILL)
+            _child_succeeded(child)
         if not journaled:
             for tmp in temporary.values():
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
         raise
+
+
+def _write_file(tmp: str, write: Callable[[IO[str]], object]) -> None:
+    """Write the temporary file ``tmp`` whole (truncated first) through ``write``, fsynced."""
+    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        with contextlib.suppress(OSError):
+            os.fchmod(f.fileno(), _MODE)
+        write(cast(IO[str], _Redacting(f, False)))
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _can_fork() -> bool:
+    """Whether a child may be forked to write files: Linux, and no other thread in this
+    process (a fork copies only the calling thread; a lock another thread held would stay
+    held in the child)."""
+    import sys
+    import threading
+
+    return sys.platform == "linux" and threading.active_count() == 1
+
+
+def _write_in_child(files: list[tuple[str, Callable[[IO[str]], object]]]) -> int:
+    """Fork a child that writes ``files`` (temporary path, writer) and exits 0 when all are
+    written, 1 otherwise (it never returns, nor runs this process's exit handlers); its pid."""
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()  # nothing buffered before the fork is written twice
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (the child's coverage is not collected)
+        code = 1
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it at once
+            with contextlib.suppress(OSError, AttributeError):  # and so does its parent's end
+                import ctypes
+
+                ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+            for tmp, write in files:
+                _write_file(tmp, write)
+            code = 0
+        except BaseException:
+            pass
+        finally:
+            os._exit(code)
+    return pid
+
+
+def _child_succeeded(pid: int) -> bool:
+    """Reap the child ``pid`` (waiting for it); whether it exited 0."""
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            return False
+        return os.waitstatus_to_exitcode(status) == 0
 
 
 def recover_outputs(folder: Path) -> list[str]:

@@ -93,7 +93,7 @@ class BaselineAudit(Protocol):
     :class:`toolreplay.runs.replay.CassetteProbe` through which each replay worker reads the
     cassettes it replayed for :meth:`check_baseline` and sends that reading back, so the
     check reads none of them again after the replay (the weather study's
-    :class:`~toolreplay.study.weather.calls.RequestsProbe`). Absent or None: the check reads
+    :class:`~toolreplay.study.weather.traffic.RequestsProbe`). Absent or None: the check reads
     the cassettes itself."""
 
     def check_baseline(

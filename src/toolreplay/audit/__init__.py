@@ -22,6 +22,7 @@ _EXPORTS: dict[str, str] = {
     "kept_until_audit_ends": "traffic",
     "read": "traffic",
     "recorded_tool_results": "traffic",
+    "tool_results_of": "traffic",
     "run_audit": "run",
 }
 

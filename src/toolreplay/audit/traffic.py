@@ -143,8 +143,16 @@ def recorded_tool_results(path: Path) -> list[tuple[str, Any, Any]]:
 @audit_cache(maxsize=2048)
 def _tool_results_cached(path_: str, mtime_ns: int, size: int) -> list[tuple[str, Any, Any]]:
     del mtime_ns, size  # part of the key: an edited file is read again
-    path = Path(path_)
-    bodies = first_model_requests(path)
+    return _tool_results_of(first_model_requests(Path(path_)))
+
+
+def tool_results_of(interactions: list[dict[str, Any]]) -> list[tuple[str, Any, Any]]:
+    """:func:`recorded_tool_results` of a cassette's ``interactions`` (as loaded: a replay
+    worker's, from the parse it has at hand)."""
+    return _tool_results_of(_model_bodies(interactions))
+
+
+def _tool_results_of(bodies: list[dict[str, Any]]) -> list[tuple[str, Any, Any]]:
     if not bodies:
         return []
     messages = bodies[-1].get("messages", [])

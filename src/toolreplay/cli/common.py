@@ -294,7 +294,7 @@ def write_outputs(
     there is completed or removed first, and said on stderr."""
     from toolreplay.folders import folder_lock
     from toolreplay.outputs import publish, recover_outputs
-    from toolreplay.report.pages import remove_stale, stale_pages
+    from toolreplay.report.pages import remove_stale, stale_pages, transcripts_path
     from toolreplay.report.render import report_pages
     from toolreplay.results.format import results_document
 
@@ -307,7 +307,9 @@ def write_outputs(
             print_note(note)
         pages = report_pages(document, "index.html", results_href="results.json")
         stale = stale_pages(out_dir / "index.html", pages)  # a smaller run's leftovers, if ours
-        publish(out_dir, {"results.json": lambda f: write_json(document, f), **pages})
+        writers = {"results.json": lambda f: write_json(document, f), **pages}
+        # the transcripts page, the largest, by a second process beside this one
+        publish(out_dir, writers, alongside=(transcripts_path(out_dir / "index.html").name,))
         remove_stale(stale)
     return out_dir / "index.html"
 

@@ -142,7 +142,7 @@ def report(
                 href = relative_href(results, out_path)
                 pages = report_pages(data, out_path.name, baseline, href)
                 stale = stale_pages(out_path, pages)  # a smaller run's leftover pages, if ours
-                publish(out_path.parent, pages)
+                publish(out_path.parent, pages, alongside=(transcripts_path(out_path).name,))
                 remove_stale(stale)
     except OutputPathError as exc:
         raise _fail(str(exc), 2) from None

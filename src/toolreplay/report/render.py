@@ -282,6 +282,8 @@ def report_pages(
         pages[rows] = lambda f: stream_episodes(
             results, f.write, page_name, side, downloads, shared()
         )
+    if side is not None or rows is not None:
+        shared()  # built now, once: a page written by another process finds it built
     table = csv_path(Path(page_name)).name
     pages[table] = lambda f: f.write(episodes_csv(results))
     downloads = {"csv": quote(table)}

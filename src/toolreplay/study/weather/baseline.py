@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from toolreplay.audit.tables import Check
-from toolreplay.audit.traffic import recorded_tool_results
 from toolreplay.cassettes.manifest import (
     Manifest,
     cassette_path,
@@ -33,6 +32,7 @@ from toolreplay.study.weather.calls import (
     recorded_requests,
     returned_place,
     same_place,
+    tool_results,
 )
 
 HEURISTICS = ref.HEURISTICS
@@ -47,10 +47,10 @@ def place_changes(full: Path, ablated: Path) -> list[str]:
     (``get_weather({"city": "宁德"}) returned 宁德市 (福建省 PPLA2) with it, 宁德 (西藏自治区
     PPL) without``)."""
     theirs: dict[str, Any] = {}
-    for name, args, result in recorded_tool_results(ablated):
+    for name, args, result in tool_results(ablated):
         theirs.setdefault(_signature(name, args), result)
     out = []
-    for name, args, result in recorded_tool_results(full):
+    for name, args, result in tool_results(full):
         sig = _signature(name, args)
         if sig not in theirs:
             continue

@@ -27,7 +27,7 @@ import requests
 from requests.adapters import BaseAdapter
 
 from toolreplay.study.weather import reference as ref
-from toolreplay.study.weather.calls import OpenMeteoRequest, open_meteo_request
+from toolreplay.study.weather.traffic import OpenMeteoRequest, open_meteo_request
 
 #: The generator's seed: the same cases, in the same order, on every run.
 SEED = 31

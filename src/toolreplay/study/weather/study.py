@@ -82,7 +82,7 @@ class _BaselineAudit:
     @property
     def cassette_probe(self) -> Any:
         """The replay workers read each oneshot cassette's Open-Meteo traffic for the check."""
-        from toolreplay.study.weather.calls import RequestsProbe
+        from toolreplay.study.weather.traffic import RequestsProbe
 
         return RequestsProbe("oneshot")
 
