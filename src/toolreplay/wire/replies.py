@@ -248,6 +248,8 @@ def exchange_status_error(exchange: Exchange) -> ModelReplyError | None:
     ``Content-Encoding``, or one whose module is not installed, named with what to install;
     after the SDK's error name for an error status); None for a success status with a body
     read. Used by every protocol's reader first, so these read the same whatever the wire."""
+    if exchange.status < 400 and not exchange.body_fault:
+        return None  # the common case, before any URL is parsed
     endpoint = str(httpx.URL(exchange.uri).copy_with(query=None))
     if exchange.body_fault:
         name = f"{status_error_name(exchange.status)}: " if exchange.status >= 400 else ""
