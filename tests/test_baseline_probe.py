@@ -119,3 +119,16 @@ def test_the_probe_reads_only_the_baseline_toolset_and_survives_a_broken_cassett
 def test_the_weather_study_offers_its_probe_to_the_replay():
     probe = load_study("weather").baseline_audit.cassette_probe
     assert isinstance(probe, RequestsProbe) and probe.toolset == "oneshot"
+
+
+def test_what_the_workers_sent_is_not_kept_past_a_failed_evaluation(suite, reference_copy):
+    """A selected episode that does not replay stops the evaluation before the audit: what the
+    workers sent for it (the facts, the baseline traffic) is dropped all the same."""
+    from toolreplay.evaluation import ReplayedSet, SourceError, evaluate
+
+    traffic.clear_audit_caches()
+    broken = cassette_path(reference_copy, "loop+atomic", "beijing")
+    broken.write_text("interactions: [\n", encoding="utf-8")
+    with pytest.raises(SourceError):
+        evaluate(ReplayedSet(reference_copy, workers=2), suite)
+    assert not weather_traffic._SENT and not traffic._FACTS

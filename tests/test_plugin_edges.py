@@ -304,11 +304,13 @@ def test_a_folder_of_pydantic_ai_cassettes_is_read_as_the_library_reads_them(
         test = "test_" + name.removesuffix(".yaml").replace("-", "_")
         (folder / f"{test}.yaml").write_bytes(source.read_bytes())
         [episode] = episodes_from_cassette(source)
-        expected[test] = (episode.answer, len(episode.rounds))
+        expected[test] = (episode.question, episode.answer, len(episode.rounds))
     run = CliRunner().invoke(
         app, ["run", "--cassettes", str(tmp_path / "cassettes"), "--out", str(tmp_path / "out")]
     )
     assert "not read" not in run.output, run.output
     results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
-    read = {e["question_id"]: (e["answer"], e["rounds"]) for e in results["episodes"]}
+    read = {
+        e["question_id"]: (e["question"], e["answer"], e["rounds"]) for e in results["episodes"]
+    }  # the question as the user asked it, not the test's name
     assert read == expected

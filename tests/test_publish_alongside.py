@@ -20,6 +20,14 @@ from toolreplay.outputs import publish
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the child is forked on Linux")
 
 
+@pytest.fixture(autouse=True)
+def forking(request, monkeypatch):
+    """The child is forked whatever other threads this test process holds (an earlier test's
+    idle tool-call threads): the thread rule itself is the last test's, unpatched."""
+    if "another_thread" not in request.node.name:
+        monkeypatch.setattr(outputs, "_can_fork", lambda: True)
+
+
 def _writers(record: Path | None = None) -> dict[str, object]:
     def big(f):
         if record is not None:  # which process wrote it (a child's memory is its own)
@@ -120,3 +128,34 @@ def test_nothing_is_forked_beside_another_thread(tmp_path: Path) -> None:
     finally:
         stop.set()
         other.join()
+
+
+def test_an_interrupt_while_waiting_for_the_child_stops_and_reaps_it(tmp_path: Path) -> None:
+    """Ctrl-C while this process waits for the child (its own files written): the child is
+    killed and reaped, and no temporary file is left, not even one the child would reopen."""
+    started = tmp_path / "started"
+
+    def slow(f):
+        started.touch()
+        signal.pause()
+
+    def fast(f):
+        f.write("fast\n")
+        signal.setitimer(signal.ITIMER_REAL, 0.3)  # an interrupt once publish waits
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    out = tmp_path / "out"
+    out.mkdir()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            publish(out, {"a.txt": fast, "b.html": slow, "c.html": slow},
+                    alongside=("b.html", "c.html"))  # fmt: skip
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert started.exists()  # the child was writing
+    _no_child_left()
+    assert list(out.iterdir()) == []

@@ -128,6 +128,20 @@ def test_gzip_members_one_after_another_decode_whole() -> None:
     assert decode_body(body, "gzip") == (b'{"a": 1}', "")
 
 
+@settings(max_examples=100, deadline=None)
+@given(payload=_json.map(lambda v: json.dumps(v).encode()), trailing=st.binary(max_size=40))
+def test_bytes_after_a_whole_gzip_member_are_ignored_as_httpx_ignores_them(
+    payload: bytes, trailing: bytes
+) -> None:
+    """A server (or a proxy) that pads a gzip body: the member decodes, what follows is
+    left, as httpx (which the SDK replays through) and zlib do; a second member still adds."""
+    body = gzip.compress(payload) + trailing
+    by_httpx = httpx.Response(200, headers={"content-encoding": "gzip"}, content=body)
+    if trailing.startswith(b"\x1f\x8b"):
+        return  # the start of another member: decoded as one (or refused when broken)
+    assert decode_body(body, "gzip") == (payload, "") == (by_httpx.content, "")
+
+
 def test_a_binary_body_that_does_not_decode_is_kept_with_a_fault() -> None:
     cut = gzip.compress(b'{"id": "x", "choices": []}' * 20)[:40]
     body, fault = decode_body(cut, "gzip")

@@ -329,8 +329,9 @@ def publish(
             if name not in away:
                 _write_file(temporary[name], write)
         if child is not None:
-            pid, child = child, None
-            if not _child_succeeded(pid):  # written here instead, as without a child
+            succeeded = _child_succeeded(child)  # an interrupt here still kills and reaps it
+            child = None
+            if not succeeded:  # written here instead, as without a child
                 for name in away:
                     _write_file(temporary[name], writers[name])
         entries = [[Path(tmp).name, name] for name, tmp in temporary.items()]

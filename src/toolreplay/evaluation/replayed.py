@@ -21,7 +21,7 @@ from pathlib import Path
 
 from toolreplay.audit.run import AUDIT_JUDGES, run_audit
 from toolreplay.audit.tables import CHECK_NAMES, Audit, Check
-from toolreplay.audit.traffic import FACTS_PROBE
+from toolreplay.audit.traffic import FACTS_PROBE, clear_audit_caches
 from toolreplay.cassettes.errors import CassetteError
 from toolreplay.cassettes.manifest import Manifest, episode_key, read_manifest
 from toolreplay.evals import EvalSuite
@@ -149,7 +149,18 @@ class ReplayedSet:
         """Replay (or take from shards) every episode, each assessed once (by the worker that
         replayed it), and audit the whole eval file. :class:`SourceError` for the first
         selected episode that does not replay (the audit's own episodes are reported by its
-        completeness check instead)."""
+        completeness check instead). What the replay workers sent for the audit is not kept
+        past a failure (:func:`~toolreplay.audit.traffic.clear_audit_caches`)."""
+        try:
+            return self._collect(whole, selection, judge, progress)
+        except BaseException:
+            if self.audit:
+                clear_audit_caches()
+            raise
+
+    def _collect(
+        self, whole: EvalSuite, selection: Selection, judge: Judge, progress: Progress | None
+    ) -> Collected:
         suite, configs = select(whole, selection)
         manifest = self.manifest()
         jobs, n_trials = self.jobs(whole, selection, manifest)

@@ -79,7 +79,7 @@ def suite_from_tests(
     (keyed by test function name or by question, in the eval file's ``expect:`` forms, e.g. a
     test's ``@pytest.mark.toolreplay_expect`` marker). :class:`SourceError` for a cassette that
     cannot be read."""
-    from toolreplay.cassettes.store import load_cassette
+    from toolreplay.cassettes import load_recorded
     from toolreplay.evals import parse_expectations
     from toolreplay.wire.reader import read_wire_episodes
 
@@ -89,7 +89,7 @@ def suite_from_tests(
     questions = []
     for question, paths in by_question.items():
         try:
-            wire = read_wire_episodes(load_cassette(paths[0]))
+            wire = read_wire_episodes(load_recorded(paths[0]))
         except (CassetteError, ValueError):
             wire = []
         text = wire[0].episode.question if wire else question

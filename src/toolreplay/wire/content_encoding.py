@@ -11,7 +11,8 @@ the header is kept. :func:`decode_body` tells the two apart, for each coding the
   (a zlib stream, else raw deflate, as httpx tries them), ``br`` (when the ``brotli`` or
   ``brotlicffi`` module is importable) and ``zstd`` (when ``zstandard`` is, or Python's own
   ``compression.zstd``): a decoding is taken only when it consumed the whole body and
-  reached the stream's end (a prefix of plain text can be a short, complete deflate
+  reached the stream's end (after a whole gzip member, bytes that follow are ignored, as
+  httpx ignores them) (a prefix of plain text can be a short, complete deflate
   stream: ``{\\n  "id"`` inflates to one byte and leaves the rest unread);
 - otherwise (the decoding failed or left bytes over, the coding is unknown, or its module is
   not installed) the body is taken as already decoded when it is plausibly text (UTF-8
@@ -66,9 +67,12 @@ def _is_json(body: bytes) -> bool:
     return True
 
 
-def _zlib_stream(body: bytes, wbits: int, members: bool = False) -> bytes:
+def _zlib_stream(
+    body: bytes, wbits: int, members: bool = False, trailing_ok: bool = False
+) -> bytes:
     """``body`` inflated with ``wbits``; whole streams only (``members``: several gzip
-    members one after another, as ``gzip`` allows)."""
+    members one after another, as ``gzip`` allows; ``trailing_ok``: bytes after the last
+    member are ignored, as zlib's and httpx's gzip decoding ignore them)."""
     out = []
     rest = body
     while True:
@@ -84,11 +88,16 @@ def _zlib_stream(body: bytes, wbits: int, members: bool = False) -> bytes:
         if not rest:
             return b"".join(out)
         if not (members and rest.startswith(b"\x1f\x8b")):
+            if trailing_ok:
+                return b"".join(out)
             raise _Undecodable(f"{len(rest)} bytes follow the end of the compressed stream")
 
 
 def _gzip(body: bytes) -> bytes:
-    return _zlib_stream(body, 32 + zlib.MAX_WBITS, members=True)  # gzip or zlib header
+    # gzip or zlib header; after a whole gzip member (its magic bytes, header and CRC
+    # checked: no plain text passes for one), trailing bytes are ignored as httpx ignores them
+    gzip_member = body.startswith(b"\x1f\x8b")
+    return _zlib_stream(body, 32 + zlib.MAX_WBITS, members=True, trailing_ok=gzip_member)
 
 
 def _deflate(body: bytes) -> bytes:
