@@ -5,6 +5,7 @@ stand-in and fixture servers on loopback, started by the tests that record."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -45,6 +46,14 @@ os.environ["TOOLREPLAY_CACHE_DIR"] = tempfile.mkdtemp(prefix="toolreplay-test-ca
 @pytest.fixture(scope="session")
 def suite() -> EvalSuite:
     return load_eval(EVAL_FILE)
+
+
+@pytest.fixture
+def reference_copy(tmp_path: Path) -> Path:
+    """A copy of the reference set to edit (a cassette, the manifest) in one test."""
+    target = tmp_path / "reference"
+    shutil.copytree(REFERENCE, target)
+    return target
 
 
 def replay_mode(record_mode: str) -> RecordMode:

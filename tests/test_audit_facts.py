@@ -6,9 +6,6 @@ and an edited or broken cassette is read again and judged as before."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 
 from toolreplay.audit import traffic
@@ -19,13 +16,6 @@ from toolreplay.runs.configuration import study_configurations
 from toolreplay.runs.replay import Job, replay_outcomes
 
 from .conftest import REFERENCE
-
-
-@pytest.fixture
-def reference_copy(tmp_path: Path) -> Path:
-    target = tmp_path / "reference"
-    shutil.copytree(REFERENCE, target)
-    return target
 
 
 def _jobs(suite):

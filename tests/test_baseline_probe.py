@@ -7,9 +7,7 @@ every cassette itself, and a cassette edited since its replay is read again."""
 from __future__ import annotations
 
 import hashlib
-import shutil
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -22,15 +20,6 @@ from toolreplay.studies import load_study
 from toolreplay.study.weather import traffic as weather_traffic
 from toolreplay.study.weather.baseline import check_baseline
 from toolreplay.study.weather.traffic import RequestsProbe, recorded_requests
-
-from .conftest import REFERENCE
-
-
-@pytest.fixture
-def reference_copy(tmp_path: Path) -> Path:
-    target = tmp_path / "reference"
-    shutil.copytree(REFERENCE, target)
-    return target
 
 
 def _oneshot(suite):
