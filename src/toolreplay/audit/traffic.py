@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from toolreplay.audit.tables import STANDIN_FINGERPRINT
 from toolreplay.cassettes.manifest import sha256_json
-from toolreplay.cassettes.store import read_cassette
+from toolreplay.cassettes.store import load_cassette_digest, read_cassette
 from toolreplay.wire import WireEpisodeError, protocol_of, read_exchanges
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -239,6 +239,10 @@ def _sha256_cached(path: str, mtime_ns: int, size: int) -> str:
 
 def facts_of(data: bytes, interactions: list[dict[str, Any]]) -> CassetteFacts:
     """The :class:`CassetteFacts` of a cassette's bytes ``data``, read as ``interactions``."""
+    return _facts(hashlib.sha256(data).hexdigest(), interactions)
+
+
+def _facts(sha256: str, interactions: list[dict[str, Any]]) -> CassetteFacts:
     requests = []
     for body in _model_bodies(interactions):
         msgs = body.get("messages", [])
@@ -264,7 +268,7 @@ def facts_of(data: bytes, interactions: list[dict[str, Any]]) -> CassetteFacts:
             reply.get("id", "")
         ).startswith("chatcmpl-standin-"):
             standin += 1
-    return CassetteFacts(hashlib.sha256(data).hexdigest(), tuple(requests), replies, standin)
+    return CassetteFacts(sha256, tuple(requests), replies, standin)
 
 
 class FactsProbe:
@@ -282,7 +286,7 @@ class FactsProbe:
         if getattr(job, "trial", 1) != 1:
             return None
         try:
-            return facts_of(path.read_bytes(), read_cassette(path))
+            return _facts(*load_cassette_digest(path))  # the file read and hashed once
         except Exception:
             return None
 

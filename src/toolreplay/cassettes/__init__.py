@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "find_miss": "miss",
     "json_body_matcher": "format",
     "load_cassette": "store",
+    "load_cassette_digest": "store",
     "load_recorded": "episodes",
     "make_vcr": "vcr",
     "manifest_path": "manifest",

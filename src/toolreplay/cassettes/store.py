@@ -138,6 +138,14 @@ def load_cassette(path: Path, expected_sha256: str | None = None) -> list[dict[s
     return _interactions(path, data, digest)
 
 
+def load_cassette_digest(path: Path) -> tuple[str, list[dict[str, Any]]]:
+    """``(sha256 hex of its bytes, interactions)`` of the cassette at ``path``, the file read
+    and hashed once: :func:`load_cassette` (its checks, its parse cache) with the digest it
+    computed, for a caller that keys what it reads by the bytes."""
+    data, digest = _read_checked(path, None)
+    return digest, _interactions(path, data, digest)
+
+
 _T = TypeVar("_T")
 
 

@@ -312,8 +312,7 @@ def replay_outcomes(
             if progress:
                 progress(job.key)
             out.append(_outcome(ctx, player, job))
-            found = None if probe is None else probe.read(_cassette_of(ctx, job), job)
-            if probe is not None and found is not None:
+            if probe is not None and (found := probe.read(_cassette_of(ctx, job), job)) is not None:
                 probe.keep(found)
     if workers == 1:
         return out

@@ -5,7 +5,6 @@ cassette (:class:`RequestsProbe`)."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ from toolreplay.audit import (
     recorded_tool_results,
     tool_results_of,
 )
-from toolreplay.cassettes import read_cassette
+from toolreplay.cassettes import load_cassette_digest
 
 
 @dataclass(frozen=True)
@@ -111,8 +110,7 @@ class RequestsProbe:
         if getattr(job.configuration, "toolset", None) != self.toolset:
             return None
         try:
-            sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
-            interactions = read_cassette(path)
+            sha256, interactions = load_cassette_digest(path)  # read and hashed once
             return BaselineTraffic(
                 sha256, _requests_of(interactions), tool_results_of(interactions)
             )
