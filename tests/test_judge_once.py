@@ -27,21 +27,22 @@ runner = CliRunner()
 
 
 def _count_assessments(monkeypatch: pytest.MonkeyPatch, log: Path) -> None:
-    """Every call of ``assess`` (wherever it was imported) appends ``PID JUDGE KEY`` to ``log``:
-    a file, so that calls made in forked workers are counted too."""
-    real = assessment.assess
+    """Every call of ``assess`` or ``passed_by`` (wherever it was imported) appends ``PID JUDGE
+    KEY`` to ``log``: a file, so that calls made in forked workers are counted too."""
+    for name in ("assess", "passed_by"):
+        real = getattr(assessment, name)
 
-    def counted(episode, question=None, judge=FULL_JUDGE):
-        key = f"{episode.configuration}/{episode.question_id}/{episode.trial}"
-        with log.open("a", encoding="utf-8") as f:
-            f.write(f"{os.getpid()} {judge.name} {key}\n")
-        return real(episode, question, judge)
+        def counted(episode, question=None, judge=FULL_JUDGE, real=real):
+            key = f"{episode.configuration}/{episode.question_id}/{episode.trial}"
+            with log.open("a", encoding="utf-8") as f:
+                f.write(f"{os.getpid()} {judge.name} {key}\n")
+            return real(episode, question, judge)
 
-    for module in list(sys.modules.values()):
-        if getattr(module, "__name__", "").startswith("toolreplay") and (
-            getattr(module, "assess", None) is real
-        ):
-            monkeypatch.setattr(module, "assess", counted)
+        for module in list(sys.modules.values()):
+            if getattr(module, "__name__", "").startswith("toolreplay") and (
+                getattr(module, name, None) is real
+            ):
+                monkeypatch.setattr(module, name, counted)
 
 
 def _calls(log: Path) -> list[tuple[int, str, str]]:
@@ -91,6 +92,41 @@ def test_an_assessed_episode_pickles_as_it_was():
     for outcome in outcomes:
         assert isinstance(outcome, assessment.AssessedEpisode)
         assert outcome.others if outcome.trial == 1 else not outcome.others
+        if outcome.trial == 1:  # the narrow judge's pass rule, without its whole assessment
+            narrow = assessment.assess(outcome.episode, suite.question(outcome.episode.question_id), NARROW_JUDGE)
+            assert outcome.others == (narrow.passed,)
         assert pickle.loads(pickle.dumps(outcome)) == outcome
         question = suite.question(outcome.episode.question_id)
         assert outcome.assessment == assessment.assess(outcome.episode, question, FULL_JUDGE)
+
+
+def _collected(which: str):
+    from toolreplay.evaluation import SuiteCassettes
+
+    if which == "reference":
+        return ReplayedSet(REFERENCE, audit=False).collect(
+            load_eval(EVAL_FILE), Selection(), FULL_JUDGE, None
+        )
+    example = Path(__file__).resolve().parents[1] / "examples" / "stock_agent"
+    cassettes = [("test_agent", p) for p in sorted((example / "cassettes/test_agent").glob("*.yaml"))]
+    source = SuiteCassettes(example / "cassettes", cassettes, write_manifest=False)
+    return source.collect(load_eval(example / "eval.yaml"), Selection(), FULL_JUDGE, None)
+
+
+@pytest.mark.parametrize("which", ["reference", "stock_agent"])
+def test_passed_by_is_the_pass_rule_of_a_whole_assessment(which):
+    """``passed_by`` decides no more than the pass rule needs (no classification after a
+    failed verdict) and agrees with ``assess(...).passed`` on every episode, by every judge:
+    the reference set's (passes and failures of each kind) and an example's, whose questions
+    carry expectations (tool used, order, arguments)."""
+    collected = _collected(which)
+    seen: Counter[tuple[bool, bool]] = Counter()
+    for item in collected.episodes:
+        question = collected.suite.by_id.get(item.episode.question_id)
+        for judge in (FULL_JUDGE, NARROW_JUDGE):
+            whole = assessment.assess(item.episode, question, judge)
+            assert assessment.passed_by(item.episode, question, judge) is whole.passed
+            seen[whole.passed, whole.verdict.passed] += 1
+    assert seen[True, True] and seen[False, False]  # passes, and failures by the verdict
+    if which == "stock_agent":  # and verdicts that passed, failed by a mode or expectation
+        assert seen[False, True]

@@ -49,14 +49,17 @@ def test_objects_the_process_froze_itself_stay_frozen():
     to fork) keeps them frozen through a replay and a run's writing."""
     from toolreplay.runs.replay import collector_frozen
 
+    def kept(mine: int) -> bool:  # neither released nor added to (a frozen object may die)
+        return mine * 0.99 <= gc.get_freeze_count() <= mine
+
     gc.freeze()
     try:
         mine = gc.get_freeze_count()
         assert mine > 0
         with collector_frozen() as freeze:
             freeze()
-            assert gc.get_freeze_count() == mine
-        assert gc.get_freeze_count() == mine
+            assert kept(mine)
+        assert kept(mine)
     finally:
         gc.unfreeze()
     with collector_frozen() as freeze:  # nothing frozen before: frozen, then all released

@@ -92,7 +92,7 @@ def run_audit(
     assessments: Mapping[Key, Assessment] | None = None,
     progress: Progress | None = None,
     workers: int = 1,
-    narrow_assessments: Mapping[Key, Assessment] | None = None,
+    narrow_passed: Mapping[Key, bool] | None = None,
 ) -> Audit:
     """Run every check on the cassette set at ``set_dir``.
 
@@ -101,7 +101,7 @@ def run_audit(
     by ``workers`` processes (:func:`toolreplay.runs.replay.replay_outcomes`) and assessed by
     ``judge`` in the worker that replayed each; ``assessments`` (same keys) are the given
     episodes' assessments by ``judge``, read instead of judging them again;
-    ``narrow_assessments`` (same keys) their assessments by the narrow judge of the
+    ``narrow_passed`` (same keys) whether they pass by the narrow judge of the
     judge-breadth and near-miss checks (:data:`AUDIT_JUDGES`; another judgment, made here for
     an episode given without one, and in the worker for one replayed here). Replay failures
     are reported by the ``completeness`` check, not raised. Raises
@@ -114,11 +114,12 @@ def run_audit(
     if suite.reads_cassettes:  # a set recorded by the pytest plugin: its own checks
         return _suite_folder_audit(set_dir, suite, judge)
     try:
-        for by, given in ((judge, assessments), (NARROW_JUDGE, narrow_assessments)):
-            for key, assessment in (given or {}).items():
-                episode = (episodes or {}).get(key)
-                if episode is not None:
-                    VERDICTS[(id(by), id(episode))] = (episode, assessment.passed)
+        given = (episodes or {}).items()
+        for key, episode in given:
+            if assessments and key in assessments:
+                VERDICTS[(id(judge), id(episode))] = (episode, assessments[key].passed)
+            if narrow_passed and key in narrow_passed:
+                VERDICTS[(id(NARROW_JUDGE), id(episode))] = (episode, narrow_passed[key])
         return _run_audit(set_dir, suite, judge, episodes, progress, workers)
     finally:
         VERDICTS.clear()

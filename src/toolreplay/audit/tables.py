@@ -134,8 +134,8 @@ def replay_all(
         if isinstance(result, AssessedEpisode):  # judged where it was replayed
             ep = result.episode
             VERDICTS[(id(judge), id(ep))] = (ep, result.assessment.passed)
-            for other, assessment in zip(others, result.others, strict=True):
-                VERDICTS[(id(other), id(ep))] = (ep, assessment.passed)
+            for other, passed in zip(others, result.others, strict=True):
+                VERDICTS[(id(other), id(ep))] = (ep, passed)
             result = ep
         replayed[(job.configuration.name, job.question_id)] = result
     for config in configs:

@@ -194,7 +194,7 @@ class ReplayedSet:
         # the episodes replayed above (one that did not replay is replayed again to say why).
         have: dict[tuple[str, str], Episode] = {}
         assessed: dict[tuple[str, str], Assessment] = {}
-        narrow: dict[tuple[str, str], Assessment] = {}  # by the audit's narrow judge
+        narrow: dict[tuple[str, str], bool] = {}  # passes by the audit's narrow judge
         for job, outcome, a in zip(jobs, outcomes, [*episodes, *outcomes[n_trials:]], strict=True):
             if job.trial != 1 or isinstance(a, BaseException):
                 continue
@@ -204,7 +204,7 @@ class ReplayedSet:
                 narrow[key] = outcome.others[0]
         audit = run_audit(
             self.set_dir, whole, judge, episodes=have, assessments=assessed,
-            narrow_assessments=narrow,
+            narrow_passed=narrow,
         )  # fmt: skip
         return self._collected(manifest, suite, configs, whole, episodes, audit)
 

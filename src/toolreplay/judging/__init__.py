@@ -27,6 +27,7 @@ _EXPORTS: dict[str, str] = {
     "Verdict": "verdicts",
     "Vocabulary": "vocabulary",
     "assess": "assessment",
+    "passed_by": "assessment",
     "classify": "failures",
     "declared_vocabulary": "measures",
     "load_corpus": "phrasings",

@@ -70,13 +70,14 @@ class Assessment:
 class AssessedEpisode:
     """One episode (its ``trial`` and, once its set says so, ``cassette`` on it) with its
     :class:`Assessment`: what a replay worker sends back (the episode judged in the process
-    that replayed it) and what every consumer of a run reads. ``others``: the same episode's
-    assessments by the other judges a run asked for (the audit's narrow judge), in that
-    order; empty when none was. Pickles (frozen dataclasses of plain values)."""
+    that replayed it) and what every consumer of a run reads. ``others``: whether the same
+    episode passes by each of the other judges a run asked for (the audit's narrow judge), in
+    that order (:func:`passed_by`: only the pass rule, which is all the audit reads of them);
+    empty when none was. Pickles (frozen dataclasses of plain values)."""
 
     episode: Episode
     assessment: Assessment
-    others: tuple[Assessment, ...] = ()
+    others: tuple[bool, ...] = ()
 
     @property
     def trial(self) -> int:
@@ -96,4 +97,18 @@ def assess(episode: Episode, question: Any = None, judge: Judge = FULL_JUDGE) ->
     return Assessment(verdict, labels, checked)
 
 
-__all__ = ["FAILING_MODES", "AssessedEpisode", "Assessment", "assess"]
+def passed_by(episode: Episode, question: Any = None, judge: Judge = FULL_JUDGE) -> bool:
+    """``assess(episode, question, judge).passed``, deciding no more than the pass rule needs:
+    the verdict first, then the failure modes and the expectations only when it passed (an
+    episode the verdict fails is not classified). For the judges whose assessment only says
+    pass or fail (the audit's narrow judge). Never raises for a well-formed episode."""
+    with sharing():
+        if not judge.judge_episode(episode, question).passed:
+            return False
+        if any(f.mode in FAILING_MODES for f in classify(episode, judge, question)):
+            return False
+        expected = getattr(question, "expect", ())
+        return all(check_expectation(e, episode, question, judge).passed for e in expected)
+
+
+__all__ = ["FAILING_MODES", "AssessedEpisode", "Assessment", "assess", "passed_by"]

@@ -147,11 +147,11 @@ def _outcome(
         return episode
     from dataclasses import replace
 
-    from toolreplay.judging.assessment import AssessedEpisode, assess
+    from toolreplay.judging.assessment import AssessedEpisode, assess, passed_by
 
     episode = replace(episode, trial=job.trial)  # an assessed episode says which trial it is
     question = ctx.suite.question(job.question_id)
-    others = tuple(assess(episode, question, j) for j in ctx.others) if job.trial == 1 else ()
+    others = tuple(passed_by(episode, question, j) for j in ctx.others) if job.trial == 1 else ()
     return AssessedEpisode(episode, assess(episode, question, ctx.judge), others)
 
 
@@ -293,9 +293,10 @@ def replay_outcomes(
     :class:`~toolreplay.judging.assessment.AssessedEpisode`: assessed by ``judge`` for its
     question of ``suite`` (:func:`~toolreplay.judging.assessment.assess`), once, in the process
     that replayed it (a worker, or this one when ``workers`` is 1): the same assessments
-    whatever ``workers`` is. Each trial-1 episode is assessed by every judge of ``others``
-    too, there (:attr:`~toolreplay.judging.assessment.AssessedEpisode.others`: the audit's
-    narrow judge, a judgment of its own); ``others`` is ignored without ``judge``.
+    whatever ``workers`` is. Each trial-1 episode is judged pass or fail by every judge of
+    ``others`` too, there (:func:`~toolreplay.judging.assessment.passed_by`, into
+    :attr:`~toolreplay.judging.assessment.AssessedEpisode.others`: the audit's narrow judge, a
+    judgment of its own); ``others`` is ignored without ``judge``.
 
     ``workers`` > 1 replays in a process pool (fork on Linux) in chunks of a few episodes;
     fewer than 8 episodes a worker are replayed here (a pool would not pay for itself).
