@@ -121,3 +121,47 @@ def test_what_the_workers_sent_is_not_kept_past_a_failed_evaluation(suite, refer
     with pytest.raises(SourceError):
         evaluate(ReplayedSet(reference_copy, workers=2), suite)
     assert not weather_traffic._SENT and not traffic._FACTS
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_the_properties_check_is_made_while_the_workers_replay(workers, tmp_path, monkeypatch):
+    """``toolreplay run``: the baseline properties check, which reads no episode, is made once,
+    while the replay runs (``prepare_audit`` as ``replay_outcomes``' ``meanwhile``), not in the
+    serial tail after it; the audit then takes it (the same check as one made there), and
+    nothing of it is kept after the run."""
+    from typer.testing import CliRunner
+
+    from toolreplay.audit import run as audit_run
+    from toolreplay.cli.main import app
+    from toolreplay.runs import replay as replay_mod
+
+    study = load_study("weather")
+    real_check = type(study.baseline_audit).check_properties
+    real_replay = replay_mod.replay_outcomes
+    events: list[str] = []
+
+    def check(self):
+        events.append("properties")
+        return real_check(self)
+
+    def replay(*args, **kwargs):
+        events.append("replay " + ("meanwhile" if kwargs.get("meanwhile") else "plain"))
+        try:
+            return real_replay(*args, **kwargs)
+        finally:
+            events.append("replayed")
+
+    monkeypatch.setattr(type(study.baseline_audit), "check_properties", check)
+    monkeypatch.setattr(replay_mod, "replay_outcomes", replay)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", "--workers", workers, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert events.count("properties") == 1
+    start = events.index("replay meanwhile")
+    assert events[start + 1 : start + 3] == ["properties", "replayed"]
+    assert audit_run._PREPARED == {}
+    import json
+
+    checks = json.loads((out / "results.json").read_text(encoding="utf-8"))["fidelity"]["checks"]
+    made = next(c for c in checks if c["name"] == "baseline_properties")
+    assert made["passed"] and made["explanation"] == real_check(study.baseline_audit).explanation

@@ -93,7 +93,8 @@ def test_an_assessed_episode_pickles_as_it_was():
         assert isinstance(outcome, assessment.AssessedEpisode)
         assert outcome.others if outcome.trial == 1 else not outcome.others
         if outcome.trial == 1:  # the narrow judge's pass rule, without its whole assessment
-            narrow = assessment.assess(outcome.episode, suite.question(outcome.episode.question_id), NARROW_JUDGE)
+            question = suite.question(outcome.episode.question_id)
+            narrow = assessment.assess(outcome.episode, question, NARROW_JUDGE)
             assert outcome.others == (narrow.passed,)
         assert pickle.loads(pickle.dumps(outcome)) == outcome
         question = suite.question(outcome.episode.question_id)
@@ -108,7 +109,8 @@ def _collected(which: str):
             load_eval(EVAL_FILE), Selection(), FULL_JUDGE, None
         )
     example = Path(__file__).resolve().parents[1] / "examples" / "stock_agent"
-    cassettes = [("test_agent", p) for p in sorted((example / "cassettes/test_agent").glob("*.yaml"))]
+    module = example / "cassettes" / "test_agent"
+    cassettes = [("test_agent", p) for p in sorted(module.glob("*.yaml"))]
     source = SuiteCassettes(example / "cassettes", cassettes, write_manifest=False)
     return source.collect(load_eval(example / "eval.yaml"), Selection(), FULL_JUDGE, None)
 

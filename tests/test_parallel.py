@@ -388,3 +388,46 @@ def test_a_miss_on_a_body_that_is_not_json_says_the_body_differs(tmp_path: Path)
     text = str(explain_miss(miss, "demo/episode", "toolreplay record --only demo/episode"))
     assert "request body (not JSON) differs: sent 'a=2', recorded 'a=1'" in text
     assert "nothing the matchers compare differs" not in text
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_meanwhile_is_called_once_here_while_the_workers_replay(workers: int) -> None:
+    """``replay_outcomes(..., meanwhile=f)``: ``f`` runs once, in this process; with a pool,
+    after the workers have their episodes and before their results are taken (progress is
+    said as results are taken: only the episode replayed here before the fork comes first);
+    replayed here, after every episode. The outcomes are the same."""
+    import os
+
+    suite = load_eval(EVAL_FILE)
+    manifest = read_manifest(REFERENCE)
+    jobs = [Job(c, q.id) for c in study_configurations(suite) for q in suite.questions]
+    events: list[str] = []
+    calls: list[int] = []
+
+    def meanwhile() -> None:
+        calls.append(os.getpid())
+        events.append("meanwhile")
+
+    plain = replay_outcomes(REFERENCE, manifest, suite, jobs, workers=workers)
+    got = replay_outcomes(
+        REFERENCE, manifest, suite, jobs, workers=workers, progress=events.append,
+        meanwhile=meanwhile,
+    )  # fmt: skip
+    assert got == plain
+    assert calls == [os.getpid()]
+    assert events.index("meanwhile") == (1 if workers == 2 else len(jobs))
+
+
+def test_meanwhile_raising_stops_the_workers() -> None:
+    suite = load_eval(EVAL_FILE)
+    manifest = read_manifest(REFERENCE)
+    jobs = [Job(c, q.id) for c in study_configurations(suite) for q in suite.questions]
+
+    def broken() -> None:
+        raise RuntimeError("broken meanwhile")
+
+    with pytest.raises(RuntimeError, match="broken meanwhile"):
+        replay_outcomes(REFERENCE, manifest, suite, jobs, workers=2, meanwhile=broken)
+    import multiprocessing
+
+    assert multiprocessing.active_children() == []  # nothing left running

@@ -20,7 +20,8 @@ from toolreplay.cassettes.manifest import read_manifest
 from toolreplay.cli.main import app
 from toolreplay.evals import load_eval
 from toolreplay.runs.configuration import study_configurations
-from toolreplay.runs.replay import Job, WorkerDied, replay_outcomes
+from toolreplay.runs.pool import WorkerDied
+from toolreplay.runs.replay import Job, replay_outcomes
 
 from .conftest import EVAL_FILE, REFERENCE, REPO
 

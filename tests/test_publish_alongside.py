@@ -1,5 +1,6 @@
-"""``publish(..., alongside=...)``: a large report's transcripts page is written by a forked
-child while this process writes the other files (issue 33: the serial tail of a large run).
+"""``publish(..., alongside=...)``: a large report's transcripts page and results.json are each
+written by a forked child of its own while this process writes the other files (issue 33: the
+serial tail of a large run).
 The files are the same bytes either way; a child that dies or whose writer raises is made up
 for here (the writer's error raised here, nothing replaced); an error here stops and reaps the
 child and leaves no temporary file; with another thread running, nothing is forked."""
@@ -62,6 +63,52 @@ def test_the_same_bytes_with_and_without_the_child(tmp_path: Path, monkeypatch) 
     assert record.read_text(encoding="utf-8") == str(os.getpid())
     assert _files(forked) == _files(serial)
     assert len(_files(forked)) == 3  # no temporary file, no journal left
+    _no_child_left()
+
+
+def test_each_file_alongside_has_a_child_of_its_own(tmp_path: Path, monkeypatch) -> None:
+    forked, serial = tmp_path / "forked", tmp_path / "serial"
+    forked.mkdir(), serial.mkdir()
+    pids = tmp_path / "pids"
+    pids.mkdir()
+
+    def by(name, write):
+        def recorded(f):
+            (pids / name).write_text(str(os.getpid()), encoding="utf-8")
+            write(f)
+
+        return recorded
+
+    def writers():
+        return {name: by(name, w) for name, w in _writers().items()}
+
+    publish(forked, writers(), alongside=("index-transcripts.html", "results.json"))
+    who = {p.name: p.read_text(encoding="utf-8") for p in pids.iterdir()}
+    assert who["index.html"] == str(os.getpid())
+    assert len({who["index.html"], who["results.json"], who["index-transcripts.html"]}) == 3
+    monkeypatch.setattr(outputs, "_can_fork", lambda: False)
+    publish(serial, writers(), alongside=("index-transcripts.html", "results.json"))
+    assert set((pids / n).read_text(encoding="utf-8") for n in who) == {str(os.getpid())}
+    assert _files(forked) == _files(serial)
+    _no_child_left()
+
+
+def test_one_failed_child_of_two_is_made_up_for_here(tmp_path: Path) -> None:
+    parent = os.getpid()
+    writers = _writers()
+    json_writer = writers["results.json"]
+
+    def dies_in_the_child(f):
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        json_writer(f)
+
+    writers["results.json"] = dies_in_the_child
+    publish(tmp_path, writers, alongside=("index-transcripts.html", "results.json"))
+    files = _files(tmp_path)
+    assert files["results.json"] == b'{"a": 1}\n'
+    assert files["index-transcripts.html"].count(b"\n") == 20_000
+    assert len(files) == 3
     _no_child_left()
 
 

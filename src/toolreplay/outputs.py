@@ -304,36 +304,36 @@ def publish(
     another run. Every destination must be absent or a regular file
     (:func:`check_output_file`). Call while holding :func:`folder_lock` for ``folder``.
 
-    ``alongside``: names among ``writers`` written by a forked child process while this one
-    writes the others (two cores write a large report's pages in about the time of the
-    longest), where that is safe: on Linux, from a process with no other thread. Elsewhere,
-    or when the child does not finish its files (it died, a writer raised there), they are
-    written here, as without it: the same bytes either way, and a writer's error is raised
-    here."""
+    ``alongside``: names among ``writers`` each written by a forked child process of its own
+    while this one writes the others (the cores write a large report's files in about the
+    time of the longest), where that is safe: on Linux, from a process with no other thread.
+    Elsewhere, or when a child does not finish its file (it died, its writer raised there),
+    the file is written here, as without it: the same bytes either way, and a writer's error
+    is raised here."""
     folder = Path(folder)
     for name in writers:
         check_output_file(folder / name, name)
     temporary: dict[str, str] = {}
     journal = folder / JOURNAL
     journaled = False
-    child: int | None = None
+    children: dict[str, int] = {}  # file name → the pid of the child writing it
     try:
         for name in writers:
             fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
             os.close(fd)
             temporary[name] = tmp
         away = [n for n in writers if n in alongside] if _can_fork() else []
-        if away:
-            child = _write_in_child([(temporary[n], writers[n]) for n in away])
+        for name in away:
+            children[name] = _write_in_child([(temporary[name], writers[name])])
         for name, write in writers.items():
             if name not in away:
                 _write_file(temporary[name], write)
-        if child is not None:
-            succeeded = _child_succeeded(child)  # an interrupt here still kills and reaps it
-            child = None
+        while children:  # an interrupt here still kills and reaps those left
+            name, child = next(iter(children.items()))
+            succeeded = _child_succeeded(child)
+            del children[name]
             if not succeeded:  # written here instead, as without a child
-                for name in away:
-                    _write_file(temporary[name], writers[name])
+                _write_file(temporary[name], writers[name])
         entries = [[Path(tmp).name, name] for name, tmp in temporary.items()]
         with deferred_interrupts():  # the files change together, or not at all
             atomic_write_text(journal, json.dumps({"publish": entries}) + "\n")
@@ -343,7 +343,7 @@ def publish(
             fsync_folder(folder)
             os.unlink(journal)
     except BaseException:
-        if child is not None:  # stopped and reaped before its files are removed
+        for child in children.values():  # stopped and reaped before their files are removed
             with contextlib.suppress(OSError):
                 os.kill(child, signal.SIGKILL)
             _child_succeeded(child)

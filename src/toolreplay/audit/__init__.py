@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "clear_audit_caches": "traffic",
     "is_model_request": "traffic",
     "kept_until_audit_ends": "traffic",
+    "prepare_audit": "run",
     "read": "traffic",
     "recorded_tool_results": "traffic",
     "tool_results_of": "traffic",

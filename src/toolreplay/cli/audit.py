@@ -139,7 +139,7 @@ def audit(
     from toolreplay.cassettes.errors import CassetteError
     from toolreplay.judging.verdicts import FULL_JUDGE, NARROW_JUDGE
     from toolreplay.runs.configuration import ablation_configurations, study_configurations
-    from toolreplay.runs.replay import WorkerDied
+    from toolreplay.runs.pool import WorkerDied
 
     suite = load_suite(eval_path)
     set_dir = cassettes / set_name

@@ -308,8 +308,10 @@ def write_outputs(
         pages = report_pages(document, "index.html", results_href="results.json")
         stale = stale_pages(out_dir / "index.html", pages)  # a smaller run's leftovers, if ours
         writers = {"results.json": lambda f: write_json(document, f), **pages}
-        # the transcripts page, the largest, by a second process beside this one
-        publish(out_dir, writers, alongside=(transcripts_path(out_dir / "index.html").name,))
+        # the transcripts page, the largest, and results.json each by a process beside this
+        # one (which writes the report page and the rest)
+        away = (transcripts_path(out_dir / "index.html").name, "results.json")
+        publish(out_dir, writers, alongside=away)
         remove_stale(stale)
     return out_dir / "index.html"
 

@@ -99,7 +99,8 @@ def run(
     results.json and index.html; exits 1 when an episode does not replay or the audit fails.
     A folder your tests recorded (`--cassettes DIR`) is judged the same way."""
     from toolreplay.evaluation import ReplayedSet, SuiteCassettes, cassettes_folder
-    from toolreplay.runs.replay import WorkerDied, parse_shard
+    from toolreplay.runs.pool import WorkerDied
+    from toolreplay.runs.replay import parse_shard
     from toolreplay.runs.replay import shard as shard_of
 
     for option, value in (("--seed", seed), ("--budget", budget)):
@@ -299,7 +300,7 @@ def evaluate_and_publish(
     ``mutate_seed`` and at most ``mutate_budget`` mutants an episode, None: all) goes into the
     results' ``mutation`` section, hence the report, and is printed."""
     from toolreplay.evaluation import SelectionError, SourceError, evaluate
-    from toolreplay.runs.replay import WorkerDied
+    from toolreplay.runs.pool import WorkerDied
 
     try:
         with (

@@ -72,7 +72,8 @@ def evaluate_folder(
     from toolreplay.evaluation.replayed import ReplayedSet
     from toolreplay.evaluation.sources import SourceError
     from toolreplay.evaluation.wire import SuiteCassettes, folder_cassettes, suite_from_tests
-    from toolreplay.runs.replay import WorkerDied, default_workers
+    from toolreplay.runs.pool import WorkerDied
+    from toolreplay.runs.replay import default_workers
 
     tests_only = eval_path is None and holds_test_suite(folder)
     try:

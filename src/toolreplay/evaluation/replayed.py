@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from toolreplay.audit.run import AUDIT_JUDGES, run_audit
+from toolreplay.audit.run import AUDIT_JUDGES, prepare_audit, run_audit
 from toolreplay.audit.tables import CHECK_NAMES, Audit, Check
 from toolreplay.audit.traffic import FACTS_PROBE, clear_audit_caches
 from toolreplay.cassettes.errors import CassetteError
@@ -172,6 +172,7 @@ class ReplayedSet:
                 self.set_dir, manifest, whole, jobs, workers=self.workers, progress=progress,
                 judge=judge, others=AUDIT_JUDGES if self.audit else (),
                 probe=_audit_probe(jobs) if self.audit else None,
+                meanwhile=(lambda: prepare_audit(whole)) if self.audit else None,
             )  # fmt: skip
         else:  # from shard files: replayed elsewhere, assessed here (the audit judges its own)
             outcomes = [with_assessment(o, whole, judge) for o in self.outcomes]

@@ -28,6 +28,7 @@ _EXPORTS: dict[str, str] = {
     "Vocabulary": "vocabulary",
     "assess": "assessment",
     "passed_by": "assessment",
+    "sharing": "shared",
     "classify": "failures",
     "declared_vocabulary": "measures",
     "load_corpus": "phrasings",

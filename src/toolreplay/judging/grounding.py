@@ -21,18 +21,17 @@ from toolreplay.judging.bounds import (
     statement,
     vacuous_reason,
 )
-from toolreplay.judging.mentions import answer_mentions
+from toolreplay.judging.mentions import answer_places
 from toolreplay.judging.places import (
     CLAUSE,
     SENTENCE,
     PlaceSpec,
     attribute,
-    other_places,
 )
 from toolreplay.judging.presentation import plain
 from toolreplay.judging.shared import made_once
 from toolreplay.judging.toolvalues import DAY_WORDS as _DAY_WORDS
-from toolreplay.judging.toolvalues import ToolValue, tool_values
+from toolreplay.judging.toolvalues import ToolValue
 from toolreplay.judging.units import Unit, unit_named
 from toolreplay.judging.values import MeasuredValue, remap, scan_plain
 from toolreplay.judging.vocabulary import Vocabulary, resolve
@@ -460,9 +459,11 @@ def _ground(
     expect = Target.of(question).in_vocabulary(vocab)
     p = plain(answer)
     read = scan_plain(p.text, units, vocab)
-    pool = tool_values(transcript, vocab)
-    others = other_places(pool, expect.places, vocab.place_suffixes)
-    mentions = answer_mentions(p.text, expect.places, others, pool)
+    pool, others, mentions = made_once(  # the same whatever the units: shared by the judges
+        ("places", p.text, id(transcript), expect, vocab),
+        transcript,
+        lambda: answer_places(p.text, transcript, expect.places, vocab),
+    )
     stated = attribute(p.text, read.values, read.lists, mentions, expect.places)
     only = expect.places[0] if len(expect.places) == 1 else None
     returned = any(m.get("role") == "tool" for m in transcript)

@@ -8,9 +8,16 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from toolreplay.judging.places import Mention, PlaceSpec, distinct_places, find_mentions
+from toolreplay.judging.places import (
+    Mention,
+    PlaceSpec,
+    distinct_places,
+    find_mentions,
+    other_places,
+)
 from toolreplay.judging.romanisation import (
     GAZETTEER,
     has_cjk,
@@ -20,7 +27,8 @@ from toolreplay.judging.romanisation import (
     shadow,
     suffixed_names,
 )
-from toolreplay.judging.toolvalues import ToolValue
+from toolreplay.judging.toolvalues import ToolValue, tool_values
+from toolreplay.judging.vocabulary import Vocabulary
 
 #: A capitalised Latin word (with its syllable breaks), read in :func:`shadow` of a text.
 _CAPITALISED = re.compile(
@@ -63,8 +71,7 @@ def unknown_mentions(
             name = text[start:end]
             out.append(Mention(start, end, PlaceSpec(name, None, known=False)))
 
-    gazetteer = [PlaceSpec(n, None) for n in GAZETTEER]
-    for g in find_mentions(text, gazetteer):
+    for g in find_mentions(text, _gazetteer_places()):
         add(g.start, g.end)
     latin_keys = _gazetteer_keys()
     for w in _CAPITALISED.finditer(shadow(text)):
@@ -73,6 +80,11 @@ def unknown_mentions(
     for start, end in suffixed_names(text):
         add(start, end)
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=1)
+def _gazetteer_places() -> tuple[PlaceSpec, ...]:
+    return tuple(PlaceSpec(n, None) for n in GAZETTEER)
 
 
 @functools.lru_cache(maxsize=1)
@@ -107,4 +119,21 @@ def answer_mentions(
     return tuple(sorted((*known, *unknown), key=lambda m: m.start))
 
 
-__all__ = ["answer_mentions", "region_names", "unknown_mentions"]
+
+
+def answer_places(
+    text: str,
+    transcript: Sequence[Mapping[str, Any]],
+    asked: Sequence[PlaceSpec],
+    vocab: Vocabulary,
+) -> tuple[tuple[ToolValue, ...], tuple[PlaceSpec, ...], tuple[Mention, ...]]:
+    """What grounding an answer reads whatever the judge's units: the tool values of
+    ``transcript`` (:func:`~toolreplay.judging.toolvalues.tool_values`), the places of those
+    that no place of ``asked`` names (:func:`~toolreplay.judging.places.other_places`), and
+    the places the answer's plain ``text`` names (:func:`answer_mentions`)."""
+    pool = tool_values(transcript, vocab)
+    others = other_places(pool, asked, vocab.place_suffixes)
+    return pool, others, answer_mentions(text, asked, others, pool)
+
+
+__all__ = ["answer_mentions", "answer_places", "region_names", "unknown_mentions"]

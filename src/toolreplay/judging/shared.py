@@ -23,7 +23,12 @@ KEPT: contextvars.ContextVar[dict[Any, tuple[Any, Any]] | None] = contextvars.Co
 def sharing() -> Iterator[None]:
     """Within the block, a grounding asked for again with the same answer, transcript (the
     same object), target, units and vocabulary is the one already made (groundings are
-    immutable); what is kept is dropped when the block ends. Nests; per thread."""
+    immutable); what is kept is dropped when the block ends. A block inside another shares
+    the outer one's (the judges of one episode, each assessing in a block of its own, inside
+    the block its replay worker opens around them); per thread."""
+    if KEPT.get() is not None:  # inside a block already: share it
+        yield
+        return
     token = KEPT.set({})
     try:
         yield

@@ -23,7 +23,7 @@ _EXPORTS: dict[str, str] = {
     "SnapshotUpdateError": "snapshots",
     "SuiteFolder": "suite_folder",
     "SuiteFolderError": "suite_folder",
-    "WorkerDied": "replay",
+    "WorkerDied": "pool",
     "ablation_configurations": "configuration",
     "build_manifest": "suite_folder",
     "changed_cassettes": "suite_folder",

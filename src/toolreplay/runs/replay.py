@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from toolreplay.cassettes.transport import Player
 from toolreplay.cassettes.vcr import RecordMode
 from toolreplay.evals import EvalSuite
 from toolreplay.runs.episode import replay_episode
+from toolreplay.runs.pool import watched_map
 from toolreplay.wire.episode import Episode
 
 _T = TypeVar("_T")
@@ -148,11 +148,14 @@ def _outcome(
     from dataclasses import replace
 
     from toolreplay.judging.assessment import AssessedEpisode, assess, passed_by
+    from toolreplay.judging.shared import sharing
 
     episode = replace(episode, trial=job.trial)  # an assessed episode says which trial it is
     question = ctx.suite.question(job.question_id)
-    others = tuple(passed_by(episode, question, j) for j in ctx.others) if job.trial == 1 else ()
-    return AssessedEpisode(episode, assess(episode, question, ctx.judge), others)
+    with sharing():  # the judges ground the same answer once between them where they can
+        assessed = assess(episode, question, ctx.judge)
+        others = tuple(passed_by(episode, question, j) for j in ctx.others if job.trial == 1)
+    return AssessedEpisode(episode, assessed, others)
 
 
 def _init_worker(ctx: _Context, tell: Any = None) -> None:
@@ -196,38 +199,6 @@ def _cassette_of(ctx: _Context, job: Job) -> Path:
     return cassette_path(ctx.set_dir, job.configuration.name, job.question_id, job.trial)
 
 
-class WorkerDied(RuntimeError):
-    """A replay worker process ended abruptly (killed, out of memory, crashed); the message
-    names the episode it held and how it ended. The run stops: nothing is judged or written."""
-
-
-#: How often the parent looks at its workers while it waits for them (seconds).
-POLL_S = 0.5
-
-
-def _how(exitcode: int | None) -> str:
-    import signal
-
-    if exitcode is None:
-        return "ended"
-    if exitcode < 0:
-        try:
-            return f"was killed by {signal.Signals(-exitcode).name}"
-        except ValueError:
-            return f"was killed by signal {-exitcode}"
-    return f"exited with status {exitcode}"
-
-
-def _pool_context() -> Any:
-    import multiprocessing
-
-    # fork on Linux: the workers start with the openai SDK and the rest imported (~0.5 s a
-    # process otherwise); elsewhere the platform's default start method.
-    if sys.platform == "linux":
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context()
-
-
 @overload
 def replay_outcomes(
     set_dir: Path,
@@ -253,6 +224,7 @@ def replay_outcomes(
     judge: Judge,
     others: Sequence[Judge] = (),
     probe: CassetteProbe | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> list[AssessedEpisode | BaseException]: ...
 
 
@@ -268,6 +240,7 @@ def replay_outcomes(
     judge: Judge | None,
     others: Sequence[Judge] = (),
     probe: CassetteProbe | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> list[Episode | AssessedEpisode | BaseException]: ...
 
 
@@ -282,6 +255,7 @@ def replay_outcomes(
     judge: Judge | None = None,
     others: Sequence[Judge] = (),
     probe: CassetteProbe | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> list[Any]:
     """Replay ``jobs`` (episodes of the set at ``set_dir``) and return, in job order, each
     one's episode or its replay error (:class:`~toolreplay.cassettes.errors.CassetteMiss`,
@@ -302,7 +276,9 @@ def replay_outcomes(
     fewer than 8 episodes a worker are replayed here (a pool would not pay for itself).
     ``progress(key)`` is called once per job, in job order. With ``probe``, each job's
     cassette is read through it where it was replayed (a worker, or here) and this process
-    keeps what was read (:class:`CassetteProbe`)."""
+    keeps what was read (:class:`CassetteProbe`). ``meanwhile()`` (work of the caller that
+    needs no episode) is called once, here, while the workers replay, or after the episodes
+    when they are replayed here; what it raises is raised."""
     ctx = _Context(set_dir, manifest, suite, judge, tuple(others), probe)
     workers = max(1, min(workers, len(jobs) // 8 or 1))
     out: list[Episode | AssessedEpisode | BaseException] = []
@@ -316,13 +292,16 @@ def replay_outcomes(
             if probe is not None and (found := probe.read(_cassette_of(ctx, job), job)) is not None:
                 probe.keep(found)
     if workers == 1:
+        if meanwhile is not None:
+            meanwhile()
         return out
     rest = jobs[1:]
     size = max(1, min(16, len(rest) // (workers * 4)))
     chunks = [rest[i : i + size] for i in range(0, len(rest), size)]
     # frozen: forked workers leave the parent's objects alone (no copy-on-write)
     with collector_frozen() as freeze:
-        for chunk, (results, probed) in zip(chunks, _pool_map(ctx, workers, chunks), strict=True):
+        replayed = watched_map(_run_chunk, chunks, workers, _init_worker, (ctx,), meanwhile)
+        for chunk, (results, probed) in zip(chunks, replayed, strict=True):
             for found in probed:
                 if probe is not None:
                     probe.keep(found)
@@ -349,95 +328,6 @@ def collector_frozen() -> Iterator[Callable[[], None]]:
         yield gc.freeze
     finally:
         gc.unfreeze()
-
-
-def _pool_map(
-    ctx: _Context, workers: int, chunks: list[Sequence[Job]]
-) -> Iterator[tuple[list[Episode | AssessedEpisode | BaseException], list[Any]]]:
-    """Each chunk's outcomes, in order, from a pool of ``workers`` processes. The parent never
-    blocks for long (it waits :data:`POLL_S` at a time, so Ctrl-C and SIGTERM are answered at
-    once) and watches its workers: one that dies raises :class:`WorkerDied` naming the
-    episode it held, and the others are stopped; nothing is left running."""
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures import TimeoutError as FutureTimeout
-    from concurrent.futures.process import BrokenProcessPool
-
-    mp = _pool_context()
-    tell = mp.SimpleQueue()
-    held: dict[int, str] = {}
-    pool = ProcessPoolExecutor(workers, mp_context=mp, initializer=_init_worker,
-                               initargs=(ctx, tell))  # fmt: skip
-    clean = False
-    procs: dict[int, Any] = {}
-    try:
-        futures = [pool.submit(_run_chunk, chunk) for chunk in chunks]
-        procs.update(getattr(pool, "_processes", None) or {})
-        for future in futures:
-            while True:
-                _drain(tell, held)  # the workers' notes never fill the pipe
-                try:
-                    result = future.result(timeout=POLL_S)
-                    break
-                except FutureTimeout:
-                    procs.update(getattr(pool, "_processes", None) or {})
-                    dead = [p for p in procs.values() if p.exitcode is not None]
-                    if dead:
-                        raise _died(tell, held, dead) from None
-                except BrokenProcessPool:
-                    procs.update(getattr(pool, "_processes", None) or {})
-                    deadline = time.monotonic() + 2.0
-                    while True:  # the pool's own thread may be reaping it right now
-                        dead = [p for p in procs.values() if p.exitcode not in (None, -15)]
-                        if dead or time.monotonic() > deadline:
-                            break
-                        time.sleep(0.05)
-                    raise _died(tell, held, dead) from None
-            yield result
-        clean = True
-    finally:
-        if clean:
-            pool.shutdown(wait=True)
-        else:  # a dead worker, Ctrl-C, SIGTERM: stop every worker now
-            procs.update(getattr(pool, "_processes", None) or {})
-            for proc in procs.values():
-                with contextlib.suppress(Exception):
-                    proc.kill()
-            for proc in procs.values():
-                with contextlib.suppress(Exception):
-                    proc.join(timeout=5)
-            # the pool's thread sees its workers gone and ends: nothing waits at exit (and
-            # the interpreter's exit hook does not race that thread closing its pipes)
-            manager = getattr(pool, "_executor_manager_thread", None)
-            pool.shutdown(wait=False, cancel_futures=True)
-            if manager is not None:
-                manager.join(timeout=5)
-        with contextlib.suppress(Exception):
-            tell.close()
-
-
-def _drain(tell: Any, held: dict[int, str]) -> None:
-    """Read the workers' notes (pid, episode key) into ``held``: the last episode of each."""
-    with contextlib.suppress(Exception):
-        while not tell.empty():
-            pid, key = tell.get()
-            held[pid] = key
-
-
-def _died(tell: Any, held: dict[int, str], dead: list[Any]) -> WorkerDied:
-    """The error for workers ``dead``: which episode each held (from the workers' notes)."""
-    _drain(tell, held)
-    if not dead:
-        during = f" while replaying one of {', '.join(sorted(set(held.values())))}" if held else ""
-        return WorkerDied(
-            f"a replay worker ended abruptly{during}; the run was stopped and nothing was written"
-        )
-    p = dead[0]
-    key = held.get(p.pid)
-    episode = f"while replaying episode {key}" if key else "before it took an episode"
-    return WorkerDied(
-        f"a replay worker (pid {p.pid}) {_how(p.exitcode)} {episode}; the run was stopped "
-        "and nothing was written (replay it alone with --workers 1 to see if it fails again)"
-    )
 
 
 def replay_jobs(
