@@ -296,22 +296,24 @@ def write_outputs(
     from toolreplay.outputs import publish, recover_outputs
     from toolreplay.report.pages import remove_stale, stale_pages, transcripts_path
     from toolreplay.report.render import report_pages
-    from toolreplay.results.format import results_document
+    from toolreplay.results.format import as_results, results_document
 
     wait = LOCK_WAIT_S if wait is None else wait
-    # The document results.json holds (a mapping is validated first): plain JSON values, so
-    # the page is rendered from what the file holds, without the file's text held whole.
-    document = results_document(results)
+    # Validated first (a mapping); results.json holds its document (plain JSON values, made
+    # as it is written, beside the child writing the transcripts page, and written without
+    # the file's text held whole); the pages are rendered from the same model (not validated
+    # again from the document: seconds at 10,000 episodes).
+    model = as_results(results)
     with folder_lock(out_dir, wait=wait, inside=True, what="writing reports into"):
         for note in recover_outputs(out_dir):
             print_note(note)
-        pages = report_pages(document, "index.html", results_href="results.json")
+        pages = report_pages(model, "index.html", results_href="results.json")
         stale = stale_pages(out_dir / "index.html", pages)  # a smaller run's leftovers, if ours
-        writers = {"results.json": lambda f: write_json(document, f), **pages}
-        # the transcripts page, the largest, and results.json each by a process beside this
-        # one (which writes the report page and the rest)
-        away = (transcripts_path(out_dir / "index.html").name, "results.json")
-        publish(out_dir, writers, alongside=away)
+        writers = {"results.json": lambda f: write_json(results_document(model), f), **pages}
+        # the transcripts page, the largest, by a second process beside this one (results.json
+        # too in a third was slower on two cores: its encoding touches every object, and a
+        # child pays for copying the pages those live on)
+        publish(out_dir, writers, alongside=(transcripts_path(out_dir / "index.html").name,))
         remove_stale(stale)
     return out_dir / "index.html"
 
@@ -319,19 +321,13 @@ def write_outputs(
 def write_json(document: Any, f: Any, batch: int = 4096) -> None:
     """Write ``document`` to the text file ``f`` as :func:`toolreplay.results.format.
     results_json_text` gives it (2-space indent, ``ensure_ascii=False``, a final newline),
-    byte for byte, in pieces of ``batch`` encoder chunks: never the whole text in memory (at
-    10,000 episodes that text and its chunk list were more than half the run's peak). A
-    piece always ends between chunks, so a JSON string is never split across two writes."""
-    import json
+    byte for byte, in pieces of about ``batch`` tokens
+    (:func:`toolreplay.results.json_text.write_indented`): never the whole text in memory (at
+    10,000 episodes that text and its chunk list were more than half the run's peak)."""
+    from toolreplay.results.json_text import write_indented
 
-    pieces: list[str] = []
-    for chunk in json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(document):
-        pieces.append(chunk)
-        if len(pieces) >= batch:
-            f.write("".join(pieces))
-            pieces.clear()
-    pieces.append("\n")
-    f.write("".join(pieces))
+    write_indented(document, f.write, batch)
+    f.write("\n")
 
 
 def print_note(message: str) -> None:

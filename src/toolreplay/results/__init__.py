@@ -49,6 +49,7 @@ _EXPORTS: dict[str, str] = {
     "results_json_schema": "format",
     "results_document": "format",
     "results_json_text": "format",
+    "write_indented": "json_text",
     "trial_outcome": "trials",
     "write_results": "build",
 }
