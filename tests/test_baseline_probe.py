@@ -17,8 +17,10 @@ from toolreplay.judging.verdicts import GROUNDED_JUDGE
 from toolreplay.runs.configuration import ablation_configurations, study_configurations
 from toolreplay.runs.replay import Job, ProbeSet, replay_outcomes
 from toolreplay.studies import load_study
+from toolreplay.study.weather import calls as weather_calls
 from toolreplay.study.weather import traffic as weather_traffic
-from toolreplay.study.weather.baseline import check_baseline
+from toolreplay.study.weather.baseline import HEURISTICS, check_baseline
+from toolreplay.study.weather.calls import CallsProbe, audit_traffic
 from toolreplay.study.weather.traffic import RequestsProbe, recorded_requests
 
 
@@ -49,7 +51,7 @@ def test_the_check_reads_what_the_workers_sent_and_reaches_the_same_result(
         for t in range(1, manifest.trials + 1)
         if cassette_path(reference_copy, c.name, q.id, t).exists()
     ]
-    probe = ProbeSet([traffic.FACTS_PROBE, RequestsProbe("oneshot")])
+    probe = ProbeSet([traffic.FACTS_PROBE, CallsProbe("oneshot")])
     outcomes = replay_outcomes(reference_copy, manifest, suite, jobs, workers=2,
                                judge=GROUNDED_JUDGE, probe=probe)  # fmt: skip
     assert not [o for o in outcomes if isinstance(o, BaseException)]
@@ -67,8 +69,17 @@ def test_the_check_reads_what_the_workers_sent_and_reaches_the_same_result(
     def no_reading(*_a, **_k):
         raise AssertionError("a oneshot cassette's traffic was read again")
 
+    # every cassette's calls held against the reference by the heuristics of each
+    # configuration that recorded those bytes, made in the workers (not walked again here)
+    for job in jobs:
+        if job.configuration.toolset == "oneshot":
+            path = cassette_path(reference_copy, job.configuration.name, job.question_id, job.trial)
+            sent = weather_traffic.sent_traffic(path)
+            on = tuple(h for h in HEURISTICS if h != job.configuration.ablated)
+            assert sent.audits[on] == audit_traffic(sent.requests, sent.tool_results, on)
     monkeypatch.setattr(weather_traffic, "_requests_cached", no_reading)
     monkeypatch.setattr(weather_traffic, "recorded_tool_results", no_reading)
+    monkeypatch.setattr(weather_calls, "audit_traffic", no_reading)
     assert _check(reference_copy, suite, manifest) == expected
     traffic.clear_audit_caches()
     assert not weather_traffic._SENT  # kept only while the audit runs
@@ -107,7 +118,7 @@ def test_the_probe_reads_only_the_baseline_toolset_and_survives_a_broken_cassett
 
 def test_the_weather_study_offers_its_probe_to_the_replay():
     probe = load_study("weather").baseline_audit.cassette_probe
-    assert isinstance(probe, RequestsProbe) and probe.toolset == "oneshot"
+    assert isinstance(probe, CallsProbe) and probe.toolset == "oneshot"
 
 
 def test_what_the_workers_sent_is_not_kept_past_a_failed_evaluation(suite, reference_copy):

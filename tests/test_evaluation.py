@@ -572,3 +572,34 @@ def test_the_library_takes_paths_as_text(tmp_path: Path) -> None:
     evaluation = toolreplay.evaluate(toolreplay.SuiteCassettes(folder, write_manifest=False), suite)
     assert len(evaluation.results.episodes) == 4
     assert ReplayedSet(str(REPO / "cassettes" / "reference")).set_dir.is_dir()
+
+
+def test_shown_path_with_kept_folders_is_shown_path(tmp_path: Path, monkeypatch) -> None:
+    """A caller showing many paths keeps the folders' resolutions (``resolved_dirs``): the
+    same text for each path as without, a path through a linked folder or that is itself a
+    link included."""
+    from toolreplay.evaluation.wire import shown_path
+
+    real = tmp_path / "real"
+    (real / "loop+atomic").mkdir(parents=True)
+    (real / "loop+atomic" / "a.yaml").write_text("x", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere.yaml"
+    elsewhere.write_text("y", encoding="utf-8")
+    (real / "loop+atomic" / "link.yaml").symlink_to(elsewhere)
+    linked = tmp_path / "linked"
+    linked.symlink_to(real, target_is_directory=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    paths = [
+        real / "loop+atomic" / "a.yaml",
+        linked / "loop+atomic" / "a.yaml",
+        real / "loop+atomic" / "link.yaml",
+        real / "loop+atomic" / ".." / "loop+atomic" / "a.yaml",
+    ]
+    for cwd in (tmp_path, work):
+        monkeypatch.chdir(cwd)
+        for folder in (None, real, linked):
+            kept: dict[str, Path] = {}
+            for path in paths:
+                assert shown_path(path, folder, kept) == shown_path(path, folder), (path, folder)
+    assert shown_path(paths[2], real, {}) == "elsewhere.yaml"

@@ -13,6 +13,7 @@ one document built whole). Nothing is judged here: every consumer reads the asse
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from toolreplay.audit.tables import Audit
 from toolreplay.evals import EvalSuite
@@ -72,6 +73,7 @@ def evaluate(
     trial_one = [a for a in collected.episodes if a.trial == 1]
     later = [a for a in collected.episodes if a.trial > 1]
     outcomes = [trial_outcome(a.trial, a.episode, a.assessment) for a in collected.episodes]
+    dirs: dict[str, Path] = {}  # the folders' resolved paths, for every episode's origin
     results = build_results(
         collected.manifest,
         [a.episode for a in trial_one],
@@ -84,21 +86,24 @@ def evaluate(
             outcomes, [q.id for q in collected.suite.questions], collected.trials
         ),
         fidelity=collected.audit.to_fidelity(),
-        origins=[origin_of(collected, a.episode) for a in trial_one],
+        origins=[origin_of(collected, a.episode, dirs) for a in trial_one],
         later=LaterTrials(
             [a.episode for a in later],
             [a.assessment for a in later],
-            [origin_of(collected, a.episode) for a in later],
+            [origin_of(collected, a.episode, dirs) for a in later],
         ),
     )
     return Evaluation(results, collected.audit, collected)
 
 
-def origin_of(collected: Collected, episode: Episode) -> Origin | None:
+def origin_of(
+    collected: Collected, episode: Episode, resolved_dirs: dict[str, Path] | None = None
+) -> Origin | None:
     """Where ``episode`` came from, as its results record says (:class:`~toolreplay.results.
-    build.Origin`): its cassette (:func:`~toolreplay.evaluation.wire.shown_path`) and, in a
-    test suite's set (provenance ``pytest``), the test that recorded it
-    (:func:`~toolreplay.evaluation.wire.test_id_of`). None when the source does not say."""
+    build.Origin`): its cassette (:func:`~toolreplay.evaluation.wire.shown_path`, with
+    ``resolved_dirs`` as it takes it) and, in a test suite's set (provenance ``pytest``), the
+    test that recorded it (:func:`~toolreplay.evaluation.wire.test_id_of`). None when the
+    source does not say."""
     if collected.folder is None or not episode.cassette:
         return None
     from toolreplay.evaluation.wire import shown_path, test_id_of
@@ -107,4 +112,4 @@ def origin_of(collected: Collected, episode: Episode) -> Origin | None:
     test_id = None
     if collected.manifest.provenance == "pytest":
         test_id = test_id_of(collected.folder, episode.cassette, collected.test_ids)
-    return Origin(cassette=shown_path(path, collected.folder), test_id=test_id)
+    return Origin(cassette=shown_path(path, collected.folder, resolved_dirs), test_id=test_id)

@@ -265,18 +265,37 @@ def test_id_of(folder: Path, cassette: str, test_ids: Mapping[str, str] | None =
 test_id_of.__test__ = False  # type: ignore[attr-defined]  # not a test for pytest
 
 
-def shown_path(path: Path, folder: Path | None = None) -> str:
+def shown_path(
+    path: Path, folder: Path | None = None, resolved_dirs: dict[str, Path] | None = None
+) -> str:
     """``path`` as results show it: relative to the working folder when under it, else
     ``<folder's name>/<path relative to folder>`` (or its name alone), so results do not
-    depend on where a temporary folder lies."""
-    resolved = Path(path).resolve()
+    depend on where a temporary folder lies. ``resolved_dirs``: a dict a caller showing many
+    paths at once passes to each call, where the folders' resolved paths are kept (the
+    working folder, ``folder``, each path's folder: one resolution each, not one per path;
+    a path that is itself a link is still resolved whole)."""
+
+    def resolve(p: Path) -> Path:
+        if resolved_dirs is None:
+            return p.resolve()
+        key = str(p)
+        found = resolved_dirs.get(key)
+        if found is None:
+            found = resolved_dirs[key] = p.resolve()
+        return found
+
+    path = Path(path)
+    if resolved_dirs is None or path.is_symlink() or path.name in ("", ".", ".."):
+        resolved = path.resolve()
+    else:
+        resolved = resolve(path.parent) / path.name
     try:
-        return resolved.relative_to(Path.cwd().resolve()).as_posix()
+        return resolved.relative_to(resolve(Path.cwd())).as_posix()
     except ValueError:
         pass
     if folder is not None:
         try:
-            return f"{Path(folder).name}/{resolved.relative_to(Path(folder).resolve()).as_posix()}"
+            return f"{Path(folder).name}/{resolved.relative_to(resolve(Path(folder))).as_posix()}"
         except ValueError:
             pass
     return resolved.name

@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from toolreplay.study.weather import reference as ref
-from toolreplay.study.weather.traffic import OpenMeteoRequest, recorded_requests, tool_results
+from toolreplay.study.weather.traffic import (
+    BaselineTraffic,
+    OpenMeteoRequest,
+    RequestsProbe,
+    recorded_requests,
+    sent_by_sha256,
+    sent_traffic,
+    tool_results,
+)
 
 
 @dataclass(frozen=True)
@@ -94,11 +102,25 @@ def audit_calls(path: Path, on: tuple[str, ...] = ref.HEURISTICS) -> CallAudit:
 
     The calls are read from the recorded tool messages, their Open-Meteo requests from the
     recorded interactions: a host stores the requests of one model reply's calls in call order,
-    so each call's requests follow the previous call's."""
-    requests = recorded_requests(path)
+    so each call's requests follow the previous call's. What the replay worker that replayed
+    the cassette made of it (:class:`CallsProbe`) is taken instead when it has ``on``."""
+    sent = sent_traffic(path)
+    if sent is not None and on in sent.audits:
+        audit: CallAudit = sent.audits[on]
+        return audit
+    return audit_traffic(recorded_requests(path), tool_results(path), on)
+
+
+def audit_traffic(
+    requests: list[OpenMeteoRequest],
+    results: Sequence[tuple[str, Any, Any]],
+    on: tuple[str, ...] = ref.HEURISTICS,
+) -> CallAudit:
+    """:func:`audit_calls` of one cassette's Open-Meteo ``requests`` and executed tool calls
+    (``results``: ``(name, arguments, result)``)."""
     calls = [
         (str(args["city"]), returned_place(result))
-        for name, args, result in tool_results(path)
+        for name, args, result in results
         if name == "get_weather"
         and isinstance(args, Mapping)
         and isinstance(args.get("city"), str)
@@ -378,3 +400,31 @@ def same_place(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool
 
 def place_label(c: Mapping[str, Any]) -> str:
     return f"{c.get('name')} ({c.get('admin1', '?')} {c.get('feature_code', '?')})"
+
+class CallsProbe(RequestsProbe):
+    """:class:`~toolreplay.study.weather.traffic.RequestsProbe` that also holds the calls of
+    each cassette it reads against the reference, there, in the replay worker: with the
+    heuristics its configuration keeps (all but the one an ablated configuration removes),
+    as the baseline check asks (:func:`audit_calls`), so the check's walk over every
+    baseline cassette leaves the run's serial tail."""
+
+    def read(self, path: Path, job: Any) -> BaselineTraffic | None:
+        found = super().read(path, job)
+        if found is None:
+            return None
+        ablated = getattr(job.configuration, "ablated", None)
+        on = tuple(h for h in ref.HEURISTICS if h != ablated)
+        try:
+            audit = audit_traffic(found.requests, found.tool_results, on)
+        except Exception:  # the check makes it again and says what is wrong
+            return found
+        return replace(found, audits={on: audit})
+
+    def keep(self, found: BaselineTraffic) -> None:
+        """Kept by the sha256 of the bytes, with the audits already kept for the same bytes
+        (a trial or an ablated configuration recorded the same cassette)."""
+        kept = sent_by_sha256(found.sha256)
+        if kept is not None:
+            found = replace(found, audits={**kept.audits, **found.audits})
+        super().keep(found)
+

@@ -81,10 +81,11 @@ class _BaselineAudit:
 
     @property
     def cassette_probe(self) -> Any:
-        """The replay workers read each oneshot cassette's Open-Meteo traffic for the check."""
-        from toolreplay.study.weather.traffic import RequestsProbe
+        """The replay workers read each oneshot cassette's Open-Meteo traffic for the check,
+        and hold its calls against the reference there."""
+        from toolreplay.study.weather.calls import CallsProbe
 
-        return RequestsProbe("oneshot")
+        return CallsProbe("oneshot")
 
 
 @contextmanager

@@ -6,7 +6,7 @@ cassette (:class:`RequestsProbe`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -84,11 +84,26 @@ def _requests_of(interactions: list[dict[str, Any]]) -> list[OpenMeteoRequest]:
 class BaselineTraffic:
     """What the baseline check reads of one cassette: its Open-Meteo ``requests``
     (:func:`recorded_requests`) and its executed tool calls' ``tool_results``
-    (:func:`tool_results`), keyed by ``sha256``, the hex digest of the bytes read."""
+    (:func:`tool_results`), keyed by ``sha256``, the hex digest of the bytes read; and
+    ``audits``, what the check makes of them, made where they were read
+    (:class:`toolreplay.study.weather.calls.CallsProbe`): the calls held against the
+    reference, by the heuristics on (a ``CallAudit`` by tuple of heuristic names)."""
 
     sha256: str
     requests: list[OpenMeteoRequest]
     tool_results: list[tuple[str, Any, Any]]
+    audits: Mapping[tuple[str, ...], Any] = field(default_factory=dict)
+
+
+def sent_by_sha256(sha256: str) -> BaselineTraffic | None:
+    """What a replay worker sent of a cassette whose bytes have this sha256 (hex), if any."""
+    return _SENT.get(sha256)
+
+
+def sent_traffic(path: Path) -> BaselineTraffic | None:
+    """What a replay worker sent of the cassette at ``path`` as its bytes are now (by their
+    sha256), None when none did (or no audit is running)."""
+    return _sent(path)
 
 
 _SENT: dict[str, BaselineTraffic] = kept_until_audit_ends()
@@ -105,8 +120,9 @@ class RequestsProbe:
         self.toolset = toolset
 
     def read(self, path: Path, job: Any) -> BaselineTraffic | None:
-        """The :class:`BaselineTraffic` of a baseline toolset's cassette; None for another
-        toolset's or one that cannot be read (the check reads it and says why)."""
+        """The :class:`BaselineTraffic` of a baseline toolset's cassette (no ``audits``);
+        None for another toolset's or one that cannot be read (the check reads it and says
+        why)."""
         if getattr(job.configuration, "toolset", None) != self.toolset:
             return None
         try:
