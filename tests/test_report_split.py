@@ -243,6 +243,36 @@ def test_the_pages_of_a_report_share_one_view_and_read_as_if_each_built_its_own(
         assert buffer.getvalue() == shared[name], name
 
 
+def test_the_transcripts_page_needs_only_its_own_part_of_the_view(
+    small_thresholds: pytest.MonkeyPatch,
+) -> None:
+    """The transcripts page (written by another process beside the run) is built from its own
+    part of the view (``transcripts_page_view``: the same values as the whole view's), so it
+    need not wait for the whole view; the same bytes as when built alone."""
+    import io
+
+    doc = committed()
+    results = render.as_results(doc)
+    whole = render.build_page(results)
+    view = render.transcripts_page_view(results)
+    def plain(v: dict[str, Any]) -> dict[str, Any]:  # transcripts are made as they are read
+        groups = [{**g, "episodes": list(g["episodes"])} for g in v["transcripts"]]
+        return {**v, "transcripts": groups}
+
+    assert plain(view) == plain({k: whole[k] for k in view})
+    alone = io.StringIO()
+    render.stream_transcripts(doc, alone.write, "index.html")
+
+    def refused(*_a: Any, **_k: Any) -> Any:
+        raise AssertionError("the whole view was built for the transcripts page")
+
+    small_thresholds.setattr(render, "build_page", refused)
+    pages = render.report_pages(doc, "index.html")  # builds nothing yet
+    buffer = io.StringIO()
+    pages["index-transcripts.html"](buffer)
+    assert buffer.getvalue() == alone.getvalue()
+
+
 def test_every_path_written_is_printed_on_one_line_however_narrow_the_output(
     small_thresholds: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -275,15 +275,15 @@ def report_pages(
         return built[0]
 
     side = transcripts_path(Path(page_name)).name if splits_transcripts(results) else None
-    if side is not None:
-        pages[side] = lambda f: stream_transcripts(results, f.write, page_name, shared())
+    if side is not None:  # its own part of the view: another process may write it meanwhile
+        pages[side] = lambda f: stream_transcripts(
+            results, f.write, page_name, transcripts_page_view(results)
+        )
     rows = episodes_path(Path(page_name)).name if splits_table(results) else None
     if rows is not None:
         pages[rows] = lambda f: stream_episodes(
             results, f.write, page_name, side, downloads, shared()
         )
-    if side is not None or rows is not None:
-        shared()  # built now, once: a page written by another process finds it built
     table = csv_path(Path(page_name)).name
     pages[table] = lambda f: f.write(episodes_csv(results))
     downloads = {"csv": quote(table)}
@@ -397,6 +397,28 @@ def stream_episodes(
     write_in_chunks(template.generate(page=page, **_static()), write)
 
 
+def transcripts_page_view(results: Results) -> dict[str, Any]:
+    """What the transcripts page reads of :func:`build_page`'s view, the same values, built
+    without the rest (the table, the charts, the audit...): ``title``, ``header``, ``lean``,
+    ``system``, ``transcripts``, ``trial_transcripts`` (the template refuses any other)."""
+    episodes = list(results.episodes)
+    anchors = episode_anchors(episodes)
+    kept = kept_trials(episodes, anchors, results.trial_episodes or [])
+    lean = splits_transcripts(results)
+    system = shared_system([*episodes, *(t.record for t in kept.values())]) if lean else None
+    return {
+        "title": f"toolreplay report: {results.cassette_set} ({results.provenance.provenance})",
+        "header": header_view(results),
+        "transcripts": transcripts_view(
+            episodes, list(results.configurations), anchors, lean, system, results=results,
+            kept=kept,
+        ),
+        "trial_transcripts": bool(kept),
+        "lean": lean,
+        "system": None if system is None else text_view(system),
+    }
+
+
 def build_page(
     results: Results | Mapping[str, Any], compare: Run | None = None, *, table: bool = True
 ) -> dict[str, Any]:
@@ -421,7 +443,6 @@ def build_page(
     episodes = list(results.episodes)
     anchors = episode_anchors(episodes)
     kept = kept_trials(episodes, anchors, results.trial_episodes or [])
-    lean = splits_transcripts(results)
     configurations = list(results.configurations)
     prov = results.provenance
     modes = mode_counts_view(episodes)
@@ -429,7 +450,6 @@ def build_page(
     stand_in = prov.provenance == "stand-in"
     trials = over_trials_view(results)
     large = len(episodes) > LARGE_RUN
-    system = shared_system([*episodes, *(t.record for t in kept.values())]) if lean else None
     trials_view_ = trials_view(results)
     verdict = verdict_view(
         configurations,
@@ -441,8 +461,7 @@ def build_page(
         unmet_counts(episodes),
     )
     return {
-        "title": f"toolreplay report: {results.cassette_set} ({prov.provenance})",
-        "header": header_view(results),
+        **transcripts_page_view(results),  # title, header, transcripts, lean, system...
         "verdict": verdict,
         "scorecard": scorecard_view(
             verdict, None if results.selection is None else results.selection.eval_file
@@ -465,11 +484,7 @@ def build_page(
         "matrix": matrix(episodes, configurations, anchors, detail=not large) if table else None,
         "gallery": gallery(episodes, configurations, anchors),
         "fidelity": fidelity,
-        "transcripts": transcripts_view(
-            episodes, configurations, anchors, lean, system, results=results, kept=kept
-        ),
         "transcript_count": len(episodes) + len(kept),
-        "trial_transcripts": bool(kept),
         # "Consistency over trials" (trials.py); left out for a one-trial set
         "trials": trials_view_ if trials_view_ and trials_view_["trials"] > 1 else None,
         "filters": filters_view(episodes, configurations),
@@ -477,8 +492,6 @@ def build_page(
         # "Mutation score" (mutation.py); only when results carry one (run --mutate)
         "mutation": mutation_view(results, episodes, anchors, kept),
         "large": large,
-        "lean": lean,
-        "system": None if system is None else text_view(system),
         "tx": "",  # the transcripts page's file name when they are not in this page
         "table": "",  # the episodes page's file name when the table is not in this page
     }
