@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 
 from toolreplay.cassettes import store
+from toolreplay.cassettes.cache_key import KEY_FILE
 from toolreplay.cassettes.manifest import cassette_path
-from toolreplay.cassettes.store import KEY_FILE, ParseCache, load_cassette
+from toolreplay.cassettes.store import ParseCache, load_cassette
 
 from .conftest import REFERENCE, replay_reference_episode
 

@@ -90,3 +90,37 @@ def test_replay_prepares_each_content_once_and_an_edit_is_a_new_content(
     assert edited is not first and edited != first
     path.write_text(text, encoding="utf-8")
     assert store.load_prepared(path, None, prepare) is first
+
+
+def test_the_probes_share_what_replay_just_parsed_and_read_an_edited_file_again(
+    cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``load_cassette_digest`` right after ``load_prepared`` of the same bytes gives the
+    interactions replay parsed (one unmarshal for the replay and its probes), the same as a
+    load of their own; other bytes (the file edited meanwhile, another cassette) are read and
+    parsed again."""
+    path = tmp_path / "a.yaml"
+    shutil.copyfile(cassette_path(REFERENCE, *A), path)
+    other = cassette_path(REFERENCE, *B)
+    _new_process()
+    gets: list[str] = []
+    real_get = ParseCache.get
+
+    def counted(self: ParseCache, digest: str):  # type: ignore[no-untyped-def]
+        gets.append(digest)
+        return real_get(self, digest)
+
+    monkeypatch.setattr(ParseCache, "get", counted)
+    prepared = store.load_prepared(path, None, lambda interactions: len(interactions))
+    assert len(gets) == 1
+    digest, interactions = store.load_cassette_digest(path)
+    assert len(gets) == 1  # not unmarshalled again
+    assert digest == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert interactions == load_cassette(path) and prepared == len(interactions)
+    assert store.load_cassette_digest(path)[1] is interactions  # a second probe: the same
+    store.load_cassette_digest(other)
+    assert gets[-1] == hashlib.sha256(other.read_bytes()).hexdigest()
+    path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    edited_digest, edited = store.load_cassette_digest(path)
+    assert edited_digest != digest and edited_digest == gets[-1]
+    assert edited == interactions and edited is not interactions

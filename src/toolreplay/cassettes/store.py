@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import stat
 import sys
 import threading
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from toolreplay.cassettes.cache_key import entry_mac, folder_key
 from toolreplay.cassettes.errors import CassetteError
 from toolreplay.cassettes.format import json_problem
 from toolreplay.inputs import InputFileError, parse_checked, read_input_bytes
@@ -141,9 +141,18 @@ def load_cassette(path: Path, expected_sha256: str | None = None) -> list[dict[s
 def load_cassette_digest(path: Path) -> tuple[str, list[dict[str, Any]]]:
     """``(sha256 hex of its bytes, interactions)`` of the cassette at ``path``, the file read
     and hashed once: :func:`load_cassette` (its checks, its parse cache) with the digest it
-    computed, for a caller that keys what it reads by the bytes."""
+    computed, for a caller that keys what it reads by the bytes (a replay worker's probes).
+    The interactions are those last parsed here or for :func:`load_prepared` when the bytes
+    are the same (not unmarshalled again for each probe of a cassette just replayed): shared,
+    never change them."""
     data, digest = _read_checked(path, None)
-    return digest, _interactions(path, data, digest)
+    if _LAST[0] != digest:
+        _LAST[:] = [digest, _interactions(path, data, digest)]
+    return digest, _LAST[1]
+
+
+#: ``[sha256, interactions]`` last parsed by :func:`load_cassette_digest` or :func:`load_prepared`.
+_LAST: list[Any] = ["", None]
 
 
 _T = TypeVar("_T")
@@ -158,7 +167,12 @@ def load_prepared(
     :meth:`ParseCache.prepared`). ``prepare`` must be a pure function of the interactions and
     its result is shared by every caller: never change it."""
     data, digest = _read_checked(path, expected_sha256)
-    return parse_cache().prepared(digest, prepare, lambda: _interactions(path, data, digest))
+
+    def parsed() -> list[dict[str, Any]]:
+        _LAST[:] = [digest, _interactions(path, data, digest)]
+        return _LAST[1]
+
+    return parse_cache().prepared(digest, prepare, parsed)
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -269,7 +283,7 @@ class ParseCache:
             if len(stored) > 64 and stored[:32] == bytes.fromhex(digest):
                 key, payload = self._folder_key(), stored[64:]
                 if key is not None and hmac.compare_digest(
-                    _mac(key, stored[:32], payload), stored[32:64]
+                    entry_mac(key, stored[:32], payload), stored[32:64]
                 ):
                     blob = payload
                     self._remember(digest, blob)
@@ -300,7 +314,7 @@ class ParseCache:
             try:
                 with os.fdopen(fd, "wb") as f:
                     head = bytes.fromhex(digest)
-                    f.write(head + _mac(key, head, blob) + blob)
+                    f.write(head + entry_mac(key, head, blob) + blob)
                 os.replace(tmp, self.folder / f"{digest}.marshal")
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
@@ -349,71 +363,6 @@ class ParseCache:
                 self._size -= len(self._memory.pop(next(iter(self._memory))))
             self._memory[digest] = blob
             self._size += len(blob)
-
-
-def _mac(key: bytes, head: bytes, payload: bytes) -> bytes:
-    """The HMAC-SHA256 (32 bytes) of a disk entry: over its head (the cassette's sha256) and
-    its payload, with the folder's key."""
-    mac = hmac.new(key, head, "sha256")
-    mac.update(payload)
-    return mac.digest()
-
-
-#: The parse cache folder's HMAC key file (32 random bytes, mode 0600).
-KEY_FILE = ".key"
-
-
-def _read_key(path: Path) -> bytes | None:
-    """The key in ``path`` when it is a regular file (not a link) of 32 bytes that only its
-    owner, the user running, can read or write; None otherwise."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size != 32:
-            return None
-        if hasattr(os, "geteuid") and (info.st_uid != os.geteuid() or info.st_mode & 0o077):
-            return None
-        key = os.read(fd, 33)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return key if len(key) == 32 else None
-
-
-def folder_key(folder: Path) -> bytes | None:
-    """The HMAC key of the parse cache in ``folder``: read from ``folder/.key``, else 32 new
-    random bytes written there (mode 0600, created whole: a temporary file linked into place,
-    so a concurrent process's key wins and is used; a key file that is not a valid key, a
-    link or someone else's, is replaced). None when no key can be read or written there."""
-    import tempfile
-
-    path = folder / KEY_FILE
-    key = _read_key(path)
-    if key is not None:
-        return key
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".key")  # mode 0600
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(os.urandom(32))
-            try:
-                os.link(tmp, path)  # only when there is none
-            except FileExistsError:
-                if _read_key(path) is None:  # not a key: ours replaces it
-                    os.replace(tmp, path)
-            except OSError:  # no hard links here
-                os.replace(tmp, path)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
-    except OSError:
-        return None
-    return _read_key(path)
 
 
 _parse_caches: dict[Path | None, ParseCache] = {}
