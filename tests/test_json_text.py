@@ -104,3 +104,28 @@ def test_the_text_is_written_in_pieces_never_whole():
     assert len(pieces) > 100
     assert max(map(len, pieces)) < 2000
     assert "".join(pieces) == _reference(document)
+
+
+def test_a_run_and_a_report_of_its_results_file_show_the_same_arguments(tmp_path: Path) -> None:
+    """A model's arguments may hold ``NaN`` or ``Infinity`` (Python's JSON reader takes them):
+    results.json writes them as null, and the run's pages, rendered from its results in
+    memory, show them as the report of that results.json does."""
+    from toolreplay.cli.common import write_outputs
+    from toolreplay.report.render import report_pages
+    from toolreplay.results.format import as_results, load_results
+
+    document = json.loads((REPO / "examples/stock_agent/report/results.json").read_text("utf-8"))
+    episode = next(e for e in document["episodes"] if e.get("calls"))
+    call = episode["calls"][0]
+    call["arguments"] = {**call["arguments"], "qty": math.nan, "more": [math.inf, 1]}
+    assert as_results(document).episodes[0].calls is not None
+    write_outputs(tmp_path, document)
+    again = load_results(tmp_path / "results.json")
+    written = json.loads((tmp_path / "results.json").read_text("utf-8"))
+    shown = next(e for e in written["episodes"] if e["question_id"] == episode["question_id"]
+                 and e["configuration"] == episode["configuration"])  # fmt: skip
+    assert shown["calls"][0]["arguments"]["qty"] is None
+    assert shown["calls"][0]["arguments"]["more"] == [None, 1]
+    out = io.StringIO()
+    report_pages(again, "index.html", results_href="results.json")["index.html"](out)
+    assert (tmp_path / "index.html").read_text(encoding="utf-8") == out.getvalue()

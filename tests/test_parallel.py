@@ -431,3 +431,25 @@ def test_meanwhile_raising_stops_the_workers() -> None:
     import multiprocessing
 
     assert multiprocessing.active_children() == []  # nothing left running
+
+
+def test_an_error_in_the_callers_loop_stops_the_workers_at_once() -> None:
+    """Ctrl-C while the replay takes its workers' results (here, in ``progress``): the workers
+    are stopped before the error reaches the caller, not when the caller drops it (one that
+    keeps it, a log or a test report, would leave them running)."""
+    import multiprocessing
+
+    suite = load_eval(EVAL_FILE)
+    manifest = read_manifest(REFERENCE)
+    jobs = [Job(c, q.id) for c in study_configurations(suite) for q in suite.questions] * 4
+    taken = []
+
+    def progress(key: str) -> None:
+        taken.append(key)
+        if len(taken) == 20:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt) as kept:
+        replay_outcomes(REFERENCE, manifest, suite, jobs, workers=2, progress=progress)
+    assert kept.value is not None  # still held here
+    assert multiprocessing.active_children() == []

@@ -141,8 +141,11 @@ def write_indented(document: Any, write: Callable[[str], object], batch: int = 4
     text file's ``write``), in pieces of about ``batch`` tokens: never the whole text in
     memory. ``document``: a tree of JSON values (dicts, lists and tuples, strings, numbers,
     booleans, None; subclasses written as their base type, as the standard encoder does); no
-    final newline. Raises ``TypeError`` for a value or key the standard encoder refuses
-    (a circular document is not detected: it exhausts the recursion limit)."""
+    final newline. Raises ``TypeError`` for a value or key the standard encoder refuses.
+    Not for documents the standard encoder takes in ways of its own: a circular one is not
+    detected (it exhausts the recursion limit, as does nesting deeper than about 400 levels;
+    a results document nests about 10), and a container whose length and items disagree is
+    written as its items are."""
     writer = _Writer(write, batch)
     writer.value(document, 0)
     writer.flush()

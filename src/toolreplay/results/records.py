@@ -9,9 +9,17 @@ and dumped back (:func:`toolreplay.results.format.results_document`) keeps its k
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    WithJsonSchema,
+)
 from pydantic_core import PydanticCustomError
 
 __all__ = [
@@ -43,14 +51,32 @@ class RecordModel(BaseModel):
 Span = Annotated[list[int], Field(min_length=2, max_length=2)]
 
 
+def _as_json_holds_it(value: Any) -> Any:
+    """``value`` as its JSON text holds it: a number that is not finite (``NaN``,
+    ``Infinity``: Python's JSON reader takes them from a model's arguments) as null, as the
+    results file writes it, so a report rendered from a run's results in memory and one
+    rendered from its results.json show the same."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _as_json_holds_it(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_json_holds_it(v) for v in value]
+    return value
+
+
+#: A tool call's arguments parsed from their JSON string (or that string when it is not JSON).
+Arguments = Annotated[Any, AfterValidator(_as_json_holds_it)]
+
+
 class ToolCallRecord(RecordModel):
     """A tool call as results store it: the name and the arguments parsed from JSON."""
 
     name: str = Field(description="Tool name, as the model called it.")
-    arguments: Any = Field(
+    arguments: Arguments = Field(
         None,
         description="The call's arguments parsed from their JSON string (the raw string when it "
-        "is not valid JSON).",
+        "is not valid JSON; a number that is not finite as null).",
     )
 
 
@@ -59,10 +85,10 @@ class CallRecord(RecordModel):
 
     round: int = Field(description="The round (1-based model request) that made the call.")
     name: str = Field(description="Tool name, as the model called it.")
-    arguments: Any = Field(
+    arguments: Arguments = Field(
         None,
         description="The call's arguments parsed from their JSON string (the raw string when it "
-        "is not valid JSON).",
+        "is not valid JSON; a number that is not finite as null).",
     )
 
 

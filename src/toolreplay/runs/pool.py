@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any, TypeVar
 
 _C = TypeVar("_C")
@@ -53,7 +53,7 @@ def watched_map(
     initializer: Callable[..., object],
     initargs: tuple[Any, ...],
     meanwhile: Callable[[], object] | None = None,
-) -> Iterator[_R]:
+) -> Generator[_R, None, None]:
     """``run(chunk)`` of each chunk, in order, from a pool of ``workers`` processes (each
     started by ``initializer(*initargs, tell)``: ``tell``, a queue on which a worker puts
     ``(its pid, the key of the episode it takes)``), ``meanwhile()`` called here once they

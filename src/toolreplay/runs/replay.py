@@ -278,7 +278,9 @@ def replay_outcomes(
     cassette is read through it where it was replayed (a worker, or here) and this process
     keeps what was read (:class:`CassetteProbe`). ``meanwhile()`` (work of the caller that
     needs no episode) is called once, here, while the workers replay, or after the episodes
-    when they are replayed here; what it raises is raised."""
+    when they are replayed here; what it raises is raised. Keep it short: meanwhile the
+    workers' notes of the episodes they take wait in a pipe, and a pipe full (about 900
+    episodes) holds them until it returns."""
     ctx = _Context(set_dir, manifest, suite, judge, tuple(others), probe)
     workers = max(1, min(workers, len(jobs) // 8 or 1))
     out: list[Episode | AssessedEpisode | BaseException] = []
@@ -300,16 +302,21 @@ def replay_outcomes(
     chunks = [rest[i : i + size] for i in range(0, len(rest), size)]
     # frozen: forked workers leave the parent's objects alone (no copy-on-write)
     with collector_frozen() as freeze:
-        replayed = watched_map(_run_chunk, chunks, workers, _init_worker, (ctx,), meanwhile)
-        for chunk, (results, probed) in zip(chunks, replayed, strict=True):
-            for found in probed:
-                if probe is not None:
-                    probe.keep(found)
-            for job, result in zip(chunk, results, strict=True):
-                if progress:
-                    progress(job.key)
-                out.append(result)
-            freeze()  # and the outcomes gathered: full collections walk none of them
+        # closed however the loop ends: an error here (Ctrl-C in progress()) stops the workers
+        # now, not when the error is dropped
+        replayed = contextlib.closing(
+            watched_map(_run_chunk, chunks, workers, _init_worker, (ctx,), meanwhile)
+        )
+        with replayed as pieces:
+            for chunk, (results, probed) in zip(chunks, pieces, strict=True):
+                for found in probed:
+                    if probe is not None:
+                        probe.keep(found)
+                for job, result in zip(chunk, results, strict=True):
+                    if progress:
+                        progress(job.key)
+                    out.append(result)
+                freeze()  # and the outcomes gathered: full collections walk none of them
     return out
 
 
