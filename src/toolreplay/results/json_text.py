@@ -80,17 +80,25 @@ class _Writer:
                 raise TypeError(f"Object of type {kind.__name__} is not JSON serializable")
             self.pieces.append(text)
 
-    def mapping(self, value: dict[Any, Any], level: int) -> None:
+    def _opened(self, value: Any, brackets: str, level: int) -> str | None:
+        """The container's opening bracket (or ``[]``/``{}`` whole, and None, when empty);
+        the separator of its members."""
         if not value:
-            self.pieces.append("{}")
+            self.pieces.append(brackets)
+            return None
+        inner = "\n" + "  " * (level + 1)
+        self.pieces.append(brackets[0] + inner)
+        return "," + inner
+
+    def mapping(self, value: dict[Any, Any], level: int) -> None:
+        separator = self._opened(value, "{}", level)
+        if separator is None:
             return
         pieces = self.pieces
-        inner = "\n" + "  " * (level + 1)
-        pieces.append("{" + inner)
         first = True
         for key, member in value.items():
             if not first:
-                pieces.append("," + inner)
+                pieces.append(separator)
             first = False
             head = (_string(key) if type(key) is str else _key(key)) + ": "
             kind = type(member)
@@ -111,16 +119,14 @@ class _Writer:
         pieces.append("\n" + "  " * level + "}")
 
     def sequence(self, value: list[Any] | tuple[Any, ...], level: int) -> None:
-        if not value:
-            self.pieces.append("[]")
+        separator = self._opened(value, "[]", level)
+        if separator is None:
             return
         pieces = self.pieces
-        inner = "\n" + "  " * (level + 1)
-        pieces.append("[" + inner)
         first = True
         for member in value:
             if not first:
-                pieces.append("," + inner)
+                pieces.append(separator)
             first = False
             if type(member) is str:
                 pieces.append(_string(member))
