@@ -324,7 +324,7 @@ def publish(
             temporary[name] = tmp
         away = [n for n in writers if n in alongside] if _can_fork() else []
         for name in away:
-            children[name] = _write_in_child([(temporary[name], writers[name])])
+            children[name] = _write_in_child(temporary[name], writers[name])
         for name, write in writers.items():
             if name not in away:
                 _write_file(temporary[name], write)
@@ -374,9 +374,10 @@ def _can_fork() -> bool:
     return sys.platform == "linux" and threading.active_count() == 1
 
 
-def _write_in_child(files: list[tuple[str, Callable[[IO[str]], object]]]) -> int:
-    """Fork a child that writes ``files`` (temporary path, writer) and exits 0 when all are
-    written, 1 otherwise (it never returns, nor runs this process's exit handlers); its pid."""
+def _write_in_child(tmp: str, write: Callable[[IO[str]], object]) -> int:
+    """Fork a child that writes the temporary file ``tmp`` through ``write`` and exits 0 when
+    it is written, 1 otherwise (it never returns, nor runs this process's exit handlers); its
+    pid."""
     import sys
 
     for stream in (sys.stdout, sys.stderr):
@@ -391,8 +392,7 @@ def _write_in_child(files: list[tuple[str, Callable[[IO[str]], object]]]) -> int
                 import ctypes
 
                 ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-            for tmp, write in files:
-                _write_file(tmp, write)
+            _write_file(tmp, write)
             code = 0
         except BaseException:
             pass

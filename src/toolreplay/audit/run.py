@@ -84,8 +84,8 @@ from toolreplay.wire.episode import Episode
 AUDIT_JUDGES = (NARROW_JUDGE,)
 
 
-#: Checks made before the audit runs (:func:`prepare_audit`), by ``(study, check name)``: read
-#: by the audit instead of made then, and emptied when it ends.
+#: Baseline properties checks made before the audit runs (:func:`prepare_audit`), by study
+#: name: taken by the audit instead of made then, and emptied when it ends.
 _PREPARED: dict[str, Any] = kept_until_audit_ends()
 
 
@@ -98,9 +98,8 @@ def prepare_audit(suite: EvalSuite) -> None:
     if suite.reads_cassettes:
         return
     domain = load_study(suite.study)
-    key = f"{domain.name}/baseline_properties"
-    if domain.baseline_audit is not None and key not in _PREPARED:
-        _PREPARED[key] = domain.baseline_audit.check_properties()
+    if domain.baseline_audit is not None and domain.name not in _PREPARED:
+        _PREPARED[domain.name] = domain.baseline_audit.check_properties()
 
 
 def run_audit(
@@ -134,8 +133,7 @@ def run_audit(
     if suite.reads_cassettes:  # a set recorded by the pytest plugin: its own checks
         return _suite_folder_audit(set_dir, suite, judge)
     try:
-        given = (episodes or {}).items()
-        for key, episode in given:
+        for key, episode in (episodes or {}).items():
             if assessments and key in assessments:
                 VERDICTS[(id(judge), id(episode))] = (episode, assessments[key].passed)
             if narrow_passed and key in narrow_passed:
@@ -183,7 +181,7 @@ def _run_audit(
         c1 = domain.baseline_audit.check_baseline(set_dir, suite, manifest, oneshot, ablated)
         # 1b. the same heuristics on generated tool answers: needs no lucky question (made
         # while the workers replayed, when the run did: prepare_audit)
-        c1b = _PREPARED.pop(f"{domain.name}/baseline_properties", None)
+        c1b = _PREPARED.pop(domain.name, None)
         if c1b is None:
             c1b = domain.baseline_audit.check_properties()
     else:

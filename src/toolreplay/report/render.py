@@ -404,14 +404,17 @@ def transcripts_page_view(results: Results) -> dict[str, Any]:
     episodes = list(results.episodes)
     anchors = episode_anchors(episodes)
     kept = kept_trials(episodes, anchors, results.trial_episodes or [])
+    return _transcripts_part(results, episodes, anchors, kept)
+
+
+def _transcripts_part(results: Results, episodes: Any, anchors: Any, kept: Any) -> dict[str, Any]:
     lean = splits_transcripts(results)
     system = shared_system([*episodes, *(t.record for t in kept.values())]) if lean else None
     return {
         "title": f"toolreplay report: {results.cassette_set} ({results.provenance.provenance})",
         "header": header_view(results),
         "transcripts": transcripts_view(
-            episodes, list(results.configurations), anchors, lean, system, results=results,
-            kept=kept,
+            episodes, results.configurations, anchors, lean, system, results=results, kept=kept
         ),
         "trial_transcripts": bool(kept),
         "lean": lean,
@@ -461,7 +464,7 @@ def build_page(
         unmet_counts(episodes),
     )
     return {
-        **transcripts_page_view(results),  # title, header, transcripts, lean, system...
+        **_transcripts_part(results, episodes, anchors, kept),  # title, header, transcripts...
         "verdict": verdict,
         "scorecard": scorecard_view(
             verdict, None if results.selection is None else results.selection.eval_file

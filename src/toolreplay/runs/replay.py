@@ -309,8 +309,8 @@ def replay_outcomes(
         )
         with replayed as pieces:
             for chunk, (results, probed) in zip(chunks, pieces, strict=True):
-                for found in probed:
-                    if probe is not None:
+                if probe is not None:
+                    for found in probed:
                         probe.keep(found)
                 for job, result in zip(chunk, results, strict=True):
                     if progress:
