@@ -72,3 +72,39 @@ def test_a_missing_shard_file_says_which_files_to_give(tmp_path: Path) -> None:
     code, said = _cli("merge", str(tmp_path / "shard-1-of-2.json"))
     assert code != 0
     assert "shard file not found" in said and "toolreplay run --shard I/N" in said
+
+
+def test_a_run_with_selected_episodes_missing_says_so_before_replaying(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Selected episodes that were never recorded (questions added to the eval file since)
+    end the run before anything is replayed, not after every other episode replayed: the
+    first one's error (where it was looked for, how to record it) and how many lack one."""
+    text = (REPO / "evals" / "weather.yaml").read_text(encoding="utf-8")
+    added = "".join(
+        f"  - id: {qid}\n    text: {words}今天天气怎么样？\n    measure: temperature\n"
+        f"    day: today\n    places:\n      - {{query: {words}, region: {region}}}\n"
+        for qid, words, region in [("fuzhou", "福州", "福建省"), ("xiamen", "厦门", "福建省")]
+    )
+    eval_file = tmp_path / "weather.yaml"
+    eval_file.write_text(text.replace("questions:\n", "questions:\n" + added, 1), "utf-8")
+    import toolreplay.runs.replay as replay
+
+    replayed: list[int] = []
+    real = replay.replay_outcomes
+
+    def counting(*args: object, **kwargs: object) -> list[object]:
+        replayed.append(len(args[3]))  # type: ignore[arg-type]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replay, "replay_outcomes", counting)
+    code, said = _cli("run", "--eval", str(eval_file), "--cassettes", str(REPO / "cassettes"),
+                      "--configurations", "loop+atomic", "--out", str(tmp_path / "out"))  # fmt: skip
+    assert code == 1, said
+    first = REPO / "cassettes" / "reference" / "loop+atomic" / "fuzhou"
+    assert f"cassette not found: {first}" in said, said
+    assert "record it: toolreplay record" in said
+    trials = len(list((REPO / "cassettes/reference/loop+atomic/ningde").glob("trial-*.yaml")))
+    assert f"({2 * trials:,} of the {6 * trials:,} selected episodes have no cassette)" in said
+    assert replayed == [1]  # the one that says why; nothing else
+    assert not (tmp_path / "out").exists()

@@ -133,15 +133,23 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def check_writable(folder: Path) -> None:
-    """Create ``folder`` if needed and prove a file can be made in it (made and removed at
-    once); ``OSError`` otherwise, for the caller to report before any work starts."""
+    """Prove a file can be made in ``folder`` (made and removed at once), creating it and
+    its missing parents for the proof and removing those again, so a run that fails later
+    leaves no empty folder behind (the writer makes them when it writes); ``OSError``
+    otherwise, for the caller to report before any work starts."""
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(folder))
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".writable-", dir=folder)
-    os.close(fd)
-    os.unlink(tmp)
+    made = [p for p in (folder, *folder.parents) if not p.exists()]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".writable-", dir=folder)
+        os.close(fd)
+        os.unlink(tmp)
+    finally:
+        for made_here in made:  # innermost first; one another process filled stays
+            with contextlib.suppress(OSError):
+                made_here.rmdir()
 
 
 

@@ -151,6 +151,7 @@ def mutate(
 
         text = json.dumps(result.to_dict(), ensure_ascii=False, indent=1) + "\n"
         try:
+            json_path.parent.mkdir(parents=True, exist_ok=True)  # the check made it and left none
             atomic_write_text(json_path, text)
         except OSError as exc:
             raise fail(cannot_write(json_path, exc, "--json")) from None

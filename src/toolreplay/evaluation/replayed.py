@@ -23,7 +23,7 @@ from toolreplay.audit.run import AUDIT_JUDGES, prepare_audit, run_audit
 from toolreplay.audit.tables import CHECK_NAMES, Audit, Check
 from toolreplay.audit.traffic import FACTS_PROBE, clear_audit_caches
 from toolreplay.cassettes.errors import CassetteError
-from toolreplay.cassettes.manifest import Manifest, episode_key, read_manifest
+from toolreplay.cassettes.manifest import Manifest, cassette_path, episode_key, read_manifest
 from toolreplay.evals import EvalSuite
 from toolreplay.evaluation.sources import (
     Collected,
@@ -168,6 +168,7 @@ class ReplayedSet:
         if self.outcomes is None:
             from toolreplay.runs.replay import replay_outcomes  # looked up at each call
 
+            self._refuse_missing(whole, manifest, jobs[:n_trials])
             outcomes = replay_outcomes(
                 self.set_dir, manifest, whole, jobs, workers=self.workers, progress=progress,
                 judge=judge, others=AUDIT_JUDGES if self.audit else (),
@@ -208,6 +209,32 @@ class ReplayedSet:
             narrow_passed=narrow,
         )  # fmt: skip
         return self._collected(manifest, suite, configs, whole, episodes, audit)
+
+    def _refuse_missing(self, whole: EvalSuite, manifest: Manifest, jobs: Sequence[Job]) -> None:
+        """:class:`SourceError` before anything is replayed when a selected episode has no
+        cassette file: the error its replay gives (where it was looked for, the command that
+        records it) and how many of ``jobs`` have none, so a run that cannot pass does not
+        first replay the rest (the audit's own episodes are left to its completeness check)."""
+        from toolreplay.runs.replay import replay_outcomes
+
+        missing = [
+            job
+            for job in jobs
+            if not cassette_path(
+                self.set_dir, job.configuration.name, job.question_id, job.trial
+            ).is_file()
+        ]
+        if not missing:
+            return
+        [outcome] = replay_outcomes(self.set_dir, manifest, whole, missing[:1])
+        if not isinstance(outcome, BaseException):  # it appeared meanwhile: replay as usual
+            return
+        more = (
+            f" ({len(missing):,} of the {len(jobs):,} selected episodes have no cassette)"
+            if len(missing) > 1
+            else ""
+        )
+        raise SourceError(f"{outcome}{more}") from outcome
 
     def _collected(
         self,
