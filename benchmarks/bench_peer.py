@@ -172,6 +172,54 @@ class Floor:
         self.other = {k: list(v) for k, v in other.items()}
 
 
+def floor_cpu(set_dir: Path, eval_file: Path, limit: int = 400, passes: int = 3) -> list[float]:
+    """The floor alone on a set's own episodes: ms of CPU time of this process per episode,
+    one figure per pass, over trial 1 of the first ``limit`` episodes of the set's manifest
+    (the host code, the SDK over ``httpx.MockTransport`` and a trivial ``requests`` adapter,
+    as in :func:`measure`; no cassette read, nothing judged, audited or written), after one
+    warm-up pass over a few of them. What the live code path costs on those episodes, which
+    no change of toolreplay's can take off a whole run's CPU per episode."""
+    from toolreplay.cassettes.manifest import cassette_path, read_manifest
+    from toolreplay.evals import load_eval
+    from toolreplay.models.base import ModelSettings
+    from toolreplay.models.openai_chat import OpenAIChatModel
+    from toolreplay.runs.configuration import ablation_configurations, study_configurations
+    from toolreplay.runs.episode import run_episode
+
+    suite = load_eval(eval_file)
+    manifest = read_manifest(set_dir)
+    configs = {c.name: c for c in [*study_configurations(suite), *ablation_configurations(suite)]}
+    jobs = []
+    for key in manifest.episodes:
+        name, question_id, *trial = key.split("/")
+        if trial in ([], ["trial-1"]) and name in configs:
+            jobs.append((configs[name], suite.question(question_id)))
+    jobs = jobs[:limit]
+    replies = [_recorded_replies(cassette_path(set_dir, c.name, q.id, 1)) for c, q in jobs]
+    settings = ModelSettings(
+        base_url=manifest.model_base_url, model=manifest.model, api_key=None,
+        temperature=suite.experiment.temperature,
+    )  # fmt: skip
+    floor = Floor()
+    model = OpenAIChatModel(settings, floor.http, tool_choice=suite.experiment.tool_choice)
+
+    def run(some: list[tuple[Any, Any]], recorded: list[Any]) -> None:
+        for (config, question), reply in zip(some, recorded, strict=True):
+            floor.load(reply)
+            client = config.study_.tool_client(floor.session, manifest.tool_urls)
+            run_episode(suite, config, question, model=model, tool_client=client,
+                        today=manifest.today)  # fmt: skip
+
+    run(jobs[:20], replies[:20])
+    found = []
+    for _ in range(passes):
+        gc.collect()
+        cpu = time.process_time()
+        run(jobs, replies)
+        found.append((time.process_time() - cpu) / max(1, len(jobs)) * 1000)
+    return found
+
+
 def measure(
     set_dir: Path = REFERENCE,
     eval_file: Path = EVAL,

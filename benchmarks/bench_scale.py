@@ -44,7 +44,11 @@ Figures:
    with an empty parse cache, then again with the cache it left: by phase, the serial tail's
    share (target ≤ 10 %), CPU per episode (targets ≤ 12 ms empty, ≤ 9 ms warm), peak RSS
    (target ≤ 1 GiB), and t(largest)/t(smallest) with an empty cache, paired by repetition
-   (target ≤ 1.1 × the ratio of episodes: ≤ 11 from 1,000 to 10,000). The generated sets
+   (target ≤ 1.1 × the ratio of episodes: ≤ 11 from 1,000 to 10,000); beside each set's runs,
+   in the same repetition, the floor on its first :data:`FLOOR_SAMPLE` episodes
+   (``bench_peer.floor_cpu``, a fresh process: the host code with the SDK over
+   ``httpx.MockTransport``, nothing read, judged or written), the CPU per episode no change
+   of toolreplay's can take off a run, and each run's CPU per episode ÷ it. The generated sets
    have no ablated configurations, so their audit fails its ``ablation`` and ``near_miss``
    checks (exit 1, printed at the end): expected;
 5. the report (``report.write_report``) on the results files of those runs: time and size.
@@ -94,6 +98,8 @@ TARGET_RSS_MIB = 1024.0
 TARGET_TAIL_PERCENT = 10.0
 TARGET_LINEARITY = 1.1
 TARGET_COLD_WARM = 1.5
+#: Episodes of each generated set the floor is measured on (figure 4's live-path row).
+FLOOR_SAMPLE = 1000
 PHASES = ("import", "replay", "judge+audit", "write", "exit")
 TOOLREPLAY = (
     [str(_SCRIPT)]
@@ -383,13 +389,29 @@ def run_phases_hooks() -> tuple[tuple[str, str], tuple[str, str]]:
 
 def peer_figures(reps: int) -> dict[str, Any]:
     """:func:`bench_peer.measure` in a fresh process (its own parse cache)."""
+    result: dict[str, Any] = _in_fresh_process("measure", f"reps={reps}")
+    return result
+
+
+def floor_figures(eval_file: Path, set_dir: Path, limit: int = FLOOR_SAMPLE) -> list[float]:
+    """:func:`bench_peer.floor_cpu` on the first ``limit`` episodes of a set, in a fresh
+    process: ms of CPU per episode of the live code path alone, one figure per pass."""
+    found: list[float] = _in_fresh_process(
+        "floor_cpu", f"Path({str(set_dir)!r}), Path({str(eval_file)!r}), {limit}, passes=2"
+    )
+    return found
+
+
+def _in_fresh_process(function: str, arguments: str) -> Any:
+    """``bench_peer.<function>(<arguments>)`` in a fresh interpreter (its own parse cache),
+    its JSON result; SystemExit when it fails."""
     code = (
-        "import json, sys; sys.path.insert(0, sys.argv[1]); import bench_peer; "
-        "print(json.dumps(bench_peer.measure(reps=int(sys.argv[2]))))"
+        "import json, sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
+        f"import bench_peer; print(json.dumps(bench_peer.{function}({arguments})))"
     )
     tmp = tempfile.mkdtemp(prefix="bench-peer-cache-")
     out = subprocess.run(
-        [sys.executable, "-c", code, str(Path(__file__).resolve().parent), str(reps)],
+        [sys.executable, "-c", code, str(Path(__file__).resolve().parent)],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -397,9 +419,8 @@ def peer_figures(reps: int) -> dict[str, Any]:
     )
     shutil.rmtree(tmp, ignore_errors=True)
     if out.returncode != 0:
-        raise SystemExit(f"bench_peer.measure failed ({out.returncode}):\n{out.stderr}")
-    result: dict[str, Any] = json.loads(out.stdout.splitlines()[-1])
-    return result
+        raise SystemExit(f"bench_peer.{function} failed ({out.returncode}):\n{out.stderr}")
+    return json.loads(out.stdout.splitlines()[-1])
 
 
 def add_phase_rows(
@@ -493,6 +514,7 @@ def main() -> None:
     measured: dict[str, list[float]] = {}
     runs: dict[str, list[dict[str, Any]]] = {}
     audits: dict[str, set[str]] = {}
+    floors: dict[int, list[float]] = {}  # the live path alone, ms of CPU per episode
 
     def fresh_cache() -> Path:
         return Path(tempfile.mkdtemp(prefix="cache-", dir=tmp))
@@ -530,6 +552,9 @@ def main() -> None:
                 run = run_args(eval_file, set_dir, tmp / f"x{n}", None)
                 whole_run(f"x{n}_cold", run, cache, n)
                 whole_run(f"x{n}_warm", run, cache, n)
+                floor = floor_figures(eval_file, set_dir)
+                floors.setdefault(n, []).append(statistics.median(floor))
+                print(f"    floor: CPU {statistics.median(floor):.1f} ms per episode", flush=True)
         for old in tmp.glob("cache-*"):
             shutil.rmtree(old, ignore_errors=True)
 
@@ -574,7 +599,9 @@ def main() -> None:
         TARGET_COLD_WARM,
     )  # fmt: skip
     if large:
-        add_large_rows(table, large, distinct, runs, report_times, report_sizes, report_counts)
+        add_large_rows(
+            table, large, distinct, runs, floors, report_times, report_sizes, report_counts
+        )
     table.print()
     print()
     for name, seen in sorted(audits.items()):
@@ -587,6 +614,7 @@ def add_large_rows(
     large: dict[int, tuple[Path, Path]],
     distinct: dict[int, tuple[int, int]],
     runs: dict[str, list[dict[str, Any]]],
+    floors: dict[int, list[float]],
     report_times: dict[int, list[float]],
     report_sizes: dict[int, float],
     report_counts: dict[int, int],
@@ -604,6 +632,15 @@ def add_large_rows(
             add_phase_rows(
                 table, f"  toolreplay run, {n:,} episodes, {words}", runs[f"x{n}_{kind}"],
                 cpu_target, TARGET_RSS_MIB, TARGET_TAIL_PERCENT,
+            )  # fmt: skip
+        table.add(
+            f"  the floor alone, first {min(n, FLOOR_SAMPLE):,} of these episodes "
+            "(CPU per episode, one process)", floors[n], " ms", fmt="{:.1f}",
+        )  # fmt: skip
+        for kind in ("cold", "warm"):
+            add_paired_ratio(
+                table, f"    {kind} run's CPU per episode ÷ the floor's",
+                [r["cpu_ms"] for r in runs[f"x{n}_{kind}"]], floors[n],
             )  # fmt: skip
     small, big = min(large), max(large)
     if big > small:

@@ -98,8 +98,9 @@ def test_a_run_with_selected_episodes_missing_says_so_before_replaying(
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(replay, "replay_outcomes", counting)
+    out = tmp_path / "out"
     code, said = _cli("run", "--eval", str(eval_file), "--cassettes", str(REPO / "cassettes"),
-                      "--configurations", "loop+atomic", "--out", str(tmp_path / "out"))  # fmt: skip
+                      "--configurations", "loop+atomic", "--out", str(out))  # fmt: skip
     assert code == 1, said
     first = REPO / "cassettes" / "reference" / "loop+atomic" / "fuzhou"
     assert f"cassette not found: {first}" in said, said
