@@ -174,7 +174,9 @@ class Floor:
 
 def floor_cpu(set_dir: Path, eval_file: Path, limit: int = 400, passes: int = 3) -> list[float]:
     """The floor alone on a set's own episodes: ms of CPU time of this process per episode,
-    one figure per pass, over trial 1 of the first ``limit`` episodes of the set's manifest
+    one figure per pass, over trial 1 of at most ``limit`` episodes spread evenly over the
+    set's manifest (every episode when it holds no more; a generated set lists one
+    configuration's episodes, then the other's, so a prefix would hold only the first)
     (the host code, the SDK over ``httpx.MockTransport`` and a trivial ``requests`` adapter,
     as in :func:`measure`; no cassette read, nothing judged, audited or written), after one
     warm-up pass over a few of them. What the live code path costs on those episodes, which
@@ -194,7 +196,7 @@ def floor_cpu(set_dir: Path, eval_file: Path, limit: int = 400, passes: int = 3)
         name, question_id, *trial = key.split("/")
         if trial in ([], ["trial-1"]) and name in configs:
             jobs.append((configs[name], suite.question(question_id)))
-    jobs = jobs[:limit]
+    jobs = jobs[:: -(-len(jobs) // limit) or 1][:limit]
     replies = [_recorded_replies(cassette_path(set_dir, c.name, q.id, 1)) for c, q in jobs]
     settings = ModelSettings(
         base_url=manifest.model_base_url, model=manifest.model, api_key=None,

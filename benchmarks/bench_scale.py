@@ -45,10 +45,11 @@ Figures:
    share (target ≤ 10 %), CPU per episode (targets ≤ 12 ms empty, ≤ 9 ms warm), peak RSS
    (target ≤ 1 GiB), and t(largest)/t(smallest) with an empty cache, paired by repetition
    (target ≤ 1.1 × the ratio of episodes: ≤ 11 from 1,000 to 10,000); beside each set's runs,
-   in the same repetition, the floor on its first :data:`FLOOR_SAMPLE` episodes
-   (``bench_peer.floor_cpu``, a fresh process: the host code with the SDK over
-   ``httpx.MockTransport``, nothing read, judged or written), the CPU per episode no change
-   of toolreplay's can take off a run, and each run's CPU per episode ÷ it. The generated sets
+   in the same repetition, the floor on :data:`FLOOR_SAMPLE` of its episodes, spread evenly
+   over both configurations (``bench_peer.floor_cpu``, a fresh process: the host code with
+   the SDK over ``httpx.MockTransport``, nothing read, judged or written), the CPU per
+   episode no change of toolreplay's can take off a run, and each run's CPU per episode ÷ it.
+   The generated sets
    have no ablated configurations, so their audit fails its ``ablation`` and ``near_miss``
    checks (exit 1, printed at the end): expected;
 5. the report (``report.write_report``) on the results files of those runs: time and size.
@@ -394,7 +395,7 @@ def peer_figures(reps: int) -> dict[str, Any]:
 
 
 def floor_figures(eval_file: Path, set_dir: Path, limit: int = FLOOR_SAMPLE) -> list[float]:
-    """:func:`bench_peer.floor_cpu` on the first ``limit`` episodes of a set, in a fresh
+    """:func:`bench_peer.floor_cpu` on ``limit`` episodes of a set, spread over it, in a fresh
     process: ms of CPU per episode of the live code path alone, one figure per pass."""
     found: list[float] = _in_fresh_process(
         "floor_cpu", f"Path({str(set_dir)!r}), Path({str(eval_file)!r}), {limit}, passes=2"
@@ -634,7 +635,7 @@ def add_large_rows(
                 cpu_target, TARGET_RSS_MIB, TARGET_TAIL_PERCENT,
             )  # fmt: skip
         table.add(
-            f"  the floor alone, first {min(n, FLOOR_SAMPLE):,} of these episodes "
+            f"  the floor alone, {min(n, FLOOR_SAMPLE):,} of these episodes "
             "(CPU per episode, one process)", floors[n], " ms", fmt="{:.1f}",
         )  # fmt: skip
         for kind in ("cold", "warm"):

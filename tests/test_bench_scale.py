@@ -52,7 +52,7 @@ def test_quick_benchmark_runs_end_to_end(tmp_path: Path) -> None:
         "CPU per episode (user+sys, process tree)",
         "peak RSS, largest process",
         "8 episodes: 8 cassettes, 8 distinct contents",
-        "the floor alone, first 8 of these episodes (CPU per episode, one process)",
+        "the floor alone, 8 of these episodes (CPU per episode, one process)",
         "warm run's CPU per episode ÷ the floor's (paired",
         "ref_cold: exit 0; fidelity: all",  # the reference set passes its audit
     ):
