@@ -106,6 +106,6 @@ def test_a_run_with_selected_episodes_missing_says_so_before_replaying(
     assert f"cassette not found: {first}" in said, said
     assert "record it: toolreplay record" in said
     trials = len(list((REPO / "cassettes/reference/loop+atomic/ningde").glob("trial-*.yaml")))
-    assert f"({2 * trials:,} of the {6 * trials:,} selected episodes have no cassette)" in said
+    assert f"({2 * trials:,} of the {6 * trials:,} episodes to replay have no cassette)" in said
     assert replayed == [1]  # the one that says why; nothing else
     assert not (tmp_path / "out").exists()

@@ -11,6 +11,7 @@ import os
 import socket
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -140,3 +141,41 @@ def test_a_refused_shard_creates_no_output_folder(tmp_path):
     result = CliRunner().invoke(app, ["run", "--shard", "2/99999", "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
     assert not (tmp_path / "o").exists()
+
+
+def test_check_writable_removes_only_the_folders_it_made(tmp_path: Path) -> None:
+    """The proof leaves no folder it made (a run that fails later leaves nothing behind) and
+    never removes one that was there, even when the path reaches it through a folder that was
+    not (``new/../existing``)."""
+    from toolreplay.outputs import check_writable
+
+    (tmp_path / "existing").mkdir()
+    check_writable(tmp_path / "a" / "b" / "c")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["existing"]
+    check_writable(tmp_path / "new" / ".." / "existing")
+    assert (tmp_path / "existing").is_dir() and not (tmp_path / "new").exists()
+    check_writable(tmp_path / "existing")
+    assert (tmp_path / "existing").is_dir() and not list((tmp_path / "existing").iterdir())
+
+
+def test_check_writable_makes_again_a_folder_another_process_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs checking the same new folder at once: one may remove it between the other's
+    making it and its proof file; the other makes it again rather than failing."""
+    import tempfile as tempfile_module
+
+    from toolreplay.outputs import check_writable
+
+    real = tempfile_module.mkstemp
+    removed: list[str] = []
+
+    def once_removed(*args: Any, **kwargs: Any) -> Any:
+        if not removed:
+            removed.append(kwargs["dir"])
+            os.rmdir(kwargs["dir"])  # the other process's check, done meanwhile
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile_module, "mkstemp", once_removed)
+    check_writable(tmp_path / "shards")
+    assert removed and not (tmp_path / "shards").exists()

@@ -134,23 +134,39 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 def check_writable(folder: Path) -> None:
     """Prove a file can be made in ``folder`` (made and removed at once), creating it and
-    its missing parents for the proof and removing those again, so a run that fails later
-    leaves no empty folder behind (the writer makes them when it writes); ``OSError``
-    otherwise, for the caller to report before any work starts."""
+    its missing parents for the proof and removing again only the folders this call made, so
+    a run that fails later leaves no empty folder behind (the writer makes them when it
+    writes); a folder that was there is never removed. ``OSError`` otherwise, for the caller
+    to report before any work starts."""
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(folder))
-    made = [p for p in (folder, *folder.parents) if not p.exists()]
+    # the folder the system would make (``new/../old`` is ``old``), outermost part first
+    target = Path(os.path.realpath(folder))
+    parts = [*reversed(target.parents), target]
+    made: list[Path] = []
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".writable-", dir=folder)
-        os.close(fd)
-        os.unlink(tmp)
+        for attempt in range(3):
+            try:
+                for part in parts:
+                    if not part.is_dir():
+                        try:
+                            part.mkdir()
+                            made.append(part)
+                        except FileExistsError:
+                            pass  # made meanwhile by another process: not ours
+                fd, tmp = tempfile.mkstemp(prefix=".writable-", dir=target)
+            except FileNotFoundError:  # another process's check removed a folder meanwhile
+                if attempt == 2:
+                    raise
+                continue
+            os.close(fd)
+            os.unlink(tmp)
+            return
     finally:
-        for made_here in made:  # innermost first; one another process filled stays
+        for made_here in reversed(made):  # innermost first; one filled meanwhile stays
             with contextlib.suppress(OSError):
                 made_here.rmdir()
-
 
 
 # ---- outputs --------------------------------------------------------------------------------

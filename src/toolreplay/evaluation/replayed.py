@@ -147,10 +147,12 @@ class ReplayedSet:
         progress: Progress | None = None,
     ) -> Collected:
         """Replay (or take from shards) every episode, each assessed once (by the worker that
-        replayed it), and audit the whole eval file. :class:`SourceError` for the first
-        selected episode that does not replay (the audit's own episodes are reported by its
-        completeness check instead). What the replay workers sent for the audit is not kept
-        past a failure (:func:`~toolreplay.audit.traffic.clear_audit_caches`)."""
+        replayed it), and audit the whole eval file. :class:`SourceError` before anything
+        replays when selected episodes have no cassette file (the first one's error and how
+        many), else for the first selected episode that does not replay (the audit's own
+        episodes are reported by its completeness check instead). What the replay workers
+        sent for the audit is not kept past a failure
+        (:func:`~toolreplay.audit.traffic.clear_audit_caches`)."""
         try:
             return self._collect(whole, selection, judge, progress)
         except BaseException:
@@ -230,7 +232,7 @@ class ReplayedSet:
         if not isinstance(outcome, BaseException):  # it appeared meanwhile: replay as usual
             return
         more = (
-            f" ({len(missing):,} of the {len(jobs):,} selected episodes have no cassette)"
+            f" ({len(missing):,} of the {len(jobs):,} episodes to replay have no cassette)"
             if len(missing) > 1
             else ""
         )
