@@ -49,9 +49,8 @@ Figures:
    over both configurations (``bench_peer.floor_cpu``, a fresh process: the host code with
    the SDK over ``httpx.MockTransport``, nothing read, judged or written), the CPU per
    episode no change of toolreplay's can take off a run, and each run's CPU per episode ÷ it.
-   The generated sets
-   have no ablated configurations, so their audit fails its ``ablation`` and ``near_miss``
-   checks (exit 1, printed at the end): expected;
+   The generated sets have no ablated configurations, so their audit fails its ``ablation``
+   and ``near_miss`` checks (exit 1, printed at the end): expected;
 5. the report (``report.write_report``) on the results files of those runs: time and size.
 
 ``--quick`` runs every figure once: one repetition, no start-up warm-up, figure 4 on sets of
