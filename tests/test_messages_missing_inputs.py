@@ -102,8 +102,9 @@ def test_a_run_with_selected_episodes_missing_says_so_before_replaying(
     code, said = _cli("run", "--eval", str(eval_file), "--cassettes", str(REPO / "cassettes"),
                       "--configurations", "loop+atomic", "--out", str(out))  # fmt: skip
     assert code == 1, said
-    first = REPO / "cassettes" / "reference" / "loop+atomic" / "fuzhou"
-    assert f"cassette not found: {first}" in said, said
+    # where recording this several-trial set puts it, not the one-trial layout's file
+    first = REPO / "cassettes" / "reference" / "loop+atomic" / "fuzhou" / "trial-1.yaml"
+    assert f"cassette not found: {first} (episode loop+atomic/fuzhou)" in said, said
     assert "record it: toolreplay record" in said
     trials = len(list((REPO / "cassettes/reference/loop+atomic/ningde").glob("trial-*.yaml")))
     assert f"({2 * trials:,} of the {6 * trials:,} episodes to replay have no cassette)" in said
