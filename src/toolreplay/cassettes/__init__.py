@@ -45,6 +45,7 @@ _EXPORTS: dict[str, str] = {
     "replay_cassette": "vcr",
     "sha256_json": "manifest",
     "trial_cassette_path": "manifest",
+    "recorded_cassette_path": "manifest",
     "unpatch_always": "vcr",
     "use_cassette": "vcr",
     "write_manifest": "manifest",

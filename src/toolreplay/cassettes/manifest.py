@@ -314,6 +314,17 @@ def cassette_path(set_dir: Path, configuration: str, question_id: str, trial: in
     return set_dir / configuration / f"{question_id}.yaml"
 
 
+def recorded_cassette_path(
+    set_dir: Path, configuration: str, question_id: str, trial: int, trials: int
+) -> Path:
+    """Where recording a set of ``trials`` trials writes an episode's ``trial``: the one-trial
+    layout's ``<question-id>.yaml`` when ``trials`` is 1, else ``<question-id>/trial-<i>.yaml``
+    (:func:`cassette_path` reads either)."""
+    if trials == 1:
+        return cassette_path(set_dir, configuration, question_id)
+    return trial_cassette_path(set_dir, configuration, question_id, trial)
+
+
 def episode_usage(record: EpisodeRecord | None) -> Mapping[str, int]:
     if record is None:
         return {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}

@@ -17,7 +17,7 @@ from toolreplay.cassettes.manifest import (
     Manifest,
     cassette_path,
     episode_key,
-    trial_cassette_path,
+    recorded_cassette_path,
 )
 from toolreplay.cassettes.vcr import RecordMode, replay_cassette
 from toolreplay.evals import EvalSuite, Question
@@ -149,8 +149,8 @@ def replay_episode(
     client = config.study_.tool_client(session, manifest.tool_urls)
     record = manifest.episodes.get(key)
     path = cassette_path(set_dir, config.name, question.id, trial)
-    if manifest.trials > 1 and not path.exists():  # named where a recording of the set puts it
-        path = trial_cassette_path(set_dir, config.name, question.id, trial)
+    if manifest.trials > 1 and not path.exists():  # named where recording the set puts it
+        path = recorded_cassette_path(set_dir, config.name, question.id, trial, manifest.trials)
     expected = record.cassette_sha256 if record else None
     episode = None
     try:

@@ -38,13 +38,12 @@ from toolreplay.cassettes.format import LOOPBACK
 from toolreplay.cassettes.manifest import (
     EpisodeRecord,
     Manifest,
-    cassette_path,
     check_set_name,
     episode_key,
     manifest_path,
     read_manifest,
+    recorded_cassette_path,
     redact_url,
-    trial_cassette_path,
     write_manifest,
 )
 from toolreplay.cassettes.vcr import make_vcr, one_request_at_a_time, use_cassette
@@ -107,10 +106,7 @@ def _record_episodes(
         key = episode_key(config.name, question_id, trial)
         if progress:
             progress(key)
-        if trials == 1:
-            path = cassette_path(folder, config.name, question_id)
-        else:
-            path = trial_cassette_path(folder, config.name, question_id, trial)
+        path = recorded_cassette_path(folder, config.name, question_id, trial, trials)
         path.parent.mkdir(parents=True, exist_ok=True)
         with requests.Session() as session:
             session.trust_env = (
@@ -269,9 +265,7 @@ def _record_and_commit(
     try:
         if previous is not None:
             redo = {
-                cassette_path(set_dir, c.name, q)
-                if trials == 1
-                else trial_cassette_path(set_dir, c.name, q, t)
+                recorded_cassette_path(set_dir, c.name, q, t, trials)
                 for c, q in wanted
                 for t in range(1, trials + 1)
             }
