@@ -24,6 +24,38 @@ HEAD = "version: 1\nname: x\nsystem_prompt: s\nquestions:\n"
 Q = " - {{id: {id}, text: {text}, measure: {measure}, places: [{{query: q, region: r}}]}}\n"
 
 
+def _many(tmp_path, n, *, repeat=()):
+    path = tmp_path / "many.yaml"
+    ids = [f"q{i}" for i in range(n)] + list(repeat)
+    path.write_text(
+        HEAD
+        + "".join(Q.format(id=i, text=f"t{k}", measure="temperature") for k, i in enumerate(ids)),
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_a_large_eval_file_answers_lookups_by_id_and_text_and_pickles(tmp_path):
+    import pickle
+
+    suite = load_eval(_many(tmp_path, 3000))
+    assert suite.question("q2999") is suite.questions[-1]
+    assert suite.question_for_text("t1500") is suite.questions[1500]
+    assert suite.question_for_text("absent") is None
+    assert suite.measures["q7"] == "temperature" and suite.by_id["q7"] is suite.questions[7]
+    shipped = pickle.loads(pickle.dumps(suite))  # as a worker gets it
+    assert shipped == suite and shipped.question("q2999") == suite.questions[-1]
+    with pytest.raises(KeyError) as missing:
+        suite.question("nope")
+    # the known ids are named up to a point, then counted: not 3,000 of them in one line
+    assert "known: q0, q1, q2" in str(missing.value) and "… 2980 more" in str(missing.value)
+
+
+def test_repeated_question_ids_are_named_once_each_in_a_large_file(tmp_path):
+    with pytest.raises(EvalFileError, match="duplicate question ids: q10, q2000"):
+        load_eval(_many(tmp_path, 2500, repeat=("q2000", "q10", "q2000")))
+
+
 @pytest.mark.parametrize(
     "text, needle",
     [

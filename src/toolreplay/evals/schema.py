@@ -9,12 +9,18 @@ Only what any domain needs is here. A question's study-owned block (the weather 
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from toolreplay.evals.boundary import STRICT
 from toolreplay.evals.suite import DEFAULT_REPEAT_WINDOW, Measure
+
+
+def _repeated(values: list[str]) -> list[str]:
+    """The values listed more than once, sorted (one count over the list, not one a value)."""
+    return sorted(v for v, n in Counter(values).items() if n > 1)
 
 
 class _Strict(BaseModel):
@@ -84,7 +90,7 @@ class ExperimentModel(_Strict):
     def _no_repeats(cls, value: list[str] | None) -> list[str] | None:
         if value is None:
             return value
-        repeated = sorted({v for v in value if value.count(v) > 1})
+        repeated = _repeated(value)
         if repeated:
             raise ValueError(f"listed more than once: {', '.join(repeated)}")
         return value
@@ -128,7 +134,7 @@ class EvalModel(_Strict):
     @field_validator("arms")
     @classmethod
     def _arms_are_a_comparison(cls, value: list[str]) -> list[str]:
-        dupes = sorted({a for a in value if value.count(a) > 1})
+        dupes = _repeated(value)
         if dupes:
             raise ValueError(f"an arm named twice: {', '.join(dupes)}")
         if len(value) == 1:
@@ -139,7 +145,7 @@ class EvalModel(_Strict):
     @classmethod
     def _unique_ids(cls, value: list[QuestionModel]) -> list[QuestionModel]:
         ids = [q.id for q in value]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        dupes = _repeated(ids)
         if dupes:
             raise ValueError(f"duplicate question ids: {', '.join(dupes)}")
         return value

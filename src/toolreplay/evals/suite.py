@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from toolreplay.evals.expectations import EpisodeExpectation
@@ -31,6 +32,8 @@ from toolreplay.evals.measures import MeasureDeclaration
 Measure = str
 NO_MEASURE = "none"
 DEFAULT_REPEAT_WINDOW = 2
+#: How many known ids :meth:`EvalSuite.question`'s error names before it says how many more.
+KNOWN_SHOWN = 20
 #: The wire protocols an eval file's ``experiment.protocol`` may name (the model clients'
 #: :data:`toolreplay.models.base.MODEL_PROTOCOLS`), and the default.
 PROTOCOLS = ("chat_completions", "responses", "anthropic_messages")
@@ -158,24 +161,45 @@ class EvalSuite:
         return self.system_prompt_template.replace("{today}", today)
 
     def question(self, question_id: str) -> Question:
-        """The question with this id; :class:`KeyError` naming the known ids otherwise."""
-        for q in self.questions:
-            if q.id == question_id:
-                return q
-        known = ", ".join(q.id for q in self.questions)
-        raise KeyError(f"no question {question_id!r} in {self.path} (known: {known})")
+        """The question with this id; :class:`KeyError` naming the known ids otherwise (the
+        first :data:`KNOWN_SHOWN` of them when there are more). A dictionary look-up: the
+        index is built once per suite (:attr:`by_id`)."""
+        try:
+            return self.by_id[question_id]
+        except KeyError:
+            ids = [q.id for q in self.questions]
+            known = ", ".join(ids[:KNOWN_SHOWN])
+            if len(ids) > KNOWN_SHOWN:
+                known += f", … {len(ids) - KNOWN_SHOWN} more"
+            raise KeyError(f"no question {question_id!r} in {self.path} (known: {known})") from None
 
-    @property
-    def measures(self) -> dict[str, str]:
+    @cached_property
+    def measures(self) -> Mapping[str, str]:
         """Question id → declared measure (``temperature``, ``precipitation``, ``comparison``,
-        ``wind``, ``none``)."""
+        ``wind``, ``none``); built once per suite, not to be changed."""
         return {q.id: q.measure for q in self.questions}
 
-    @property
-    def by_id(self) -> dict[str, Question]:
-        """Question id → :class:`Question` (what the judge grounds each answer against)."""
+    @cached_property
+    def by_id(self) -> Mapping[str, Question]:
+        """Question id → :class:`Question` (what the judge grounds each answer against); built
+        once per suite, not to be changed."""
         return {q.id: q for q in self.questions}
 
+    @cached_property
+    def _by_text(self) -> Mapping[str, Question]:
+        found: dict[str, Question] = {}
+        for q in self.questions:
+            found.setdefault(q.text, q)
+        return found
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The indexes above are rebuilt where needed, not shipped to a worker with the suite.
+        return {k: v for k, v in self.__dict__.items() if k not in _INDEXES}
+
     def question_for_text(self, text: str) -> Question | None:
-        """The question whose text is exactly ``text``, or None."""
-        return next((q for q in self.questions if q.text == text), None)
+        """The (first) question whose text is exactly ``text``, or None."""
+        return self._by_text.get(text)
+
+
+#: The attributes :class:`EvalSuite` builds once (:func:`functools.cached_property`).
+_INDEXES = frozenset({"measures", "by_id", "_by_text"})
