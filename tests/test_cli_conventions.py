@@ -93,3 +93,36 @@ def test_help_cuts_no_word_at_80_columns(command: str) -> None:
     assert result.exit_code == 0
     assert "…" not in result.output
     assert max(len(line) for line in result.output.splitlines()) <= 80
+
+
+def test_printed_text_with_brackets_is_shown_as_it_is(capsys) -> None:
+    """What the commands print (a check's explanation, a test id ``test_x[a-b]``, a path,
+    ``[redacted]``) is never read as rich markup: nothing in brackets vanishes; only the
+    marks the CLI styles on purpose are styled."""
+    from toolreplay.audit.tables import Audit, Check
+    from toolreplay.cli import audit as audit_cli
+    from toolreplay.cli.common import fail, out, print_note
+
+    checks = (
+        Check("arm_parity", False, "declare them with `arms: [module, ...]` in the eval file"),
+        Check("completeness", True, "test_x[List three fruits-output_types3-list] replayed"),
+        Check.not_applicable("near_miss", "no [baseline] here; [redacted] stays"),
+    )
+    audit_cli._print_audit(Audit(checks, {}, ()))
+    audit_cli._print_audit_summary(Audit(checks, {}, ()))
+    out.print("wrote reports/[run-1]/results.json")
+    fail("cannot read cassettes/[bold]/x.yaml")
+    print_note("see [link=x]here[/link]")
+    got = capsys.readouterr()
+    for text in (
+        "`arms: [module, ...]` in the eval file",
+        "test_x[List three fruits-output_types3-list] replayed",
+        "no [baseline] here; [redacted] stays",
+        "wrote reports/[run-1]/results.json",
+        "FAIL arm_parity:",
+        "N/A  near_miss:",
+        "fidelity: 1 of 2 checks failed: arm_parity; not applicable: near_miss",
+    ):
+        assert text in got.out, text
+    assert "error: cannot read cassettes/[bold]/x.yaml" in got.err
+    assert "note: see [link=x]here[/link]" in got.err

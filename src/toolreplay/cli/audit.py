@@ -7,6 +7,7 @@
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
 from toolreplay.cli.app import app
 from toolreplay.cli.common import (
@@ -83,13 +84,14 @@ def _print_audit_summary(audit: "Audit") -> None:
     if failed:
         out.print(
             f"[red]fidelity: {len(failed)} of {applied} checks failed:[/] "
-            + ", ".join(c.name for c in failed)
-            + na
+            + escape(", ".join(c.name for c in failed) + na),
+            markup=True,
         )
     elif skipped:
-        out.print(f"[green]fidelity: the {applied} applicable checks passed[/]{na}")
+        passed = f"[green]fidelity: the {applied} applicable checks passed[/]"
+        out.print(passed + escape(na), markup=True)
     else:
-        out.print(f"[green]fidelity: all {len(audit.checks)} checks passed[/]")
+        out.print(f"[green]fidelity: all {len(audit.checks)} checks passed[/]", markup=True)
 
 
 def _print_audit(audit: "Audit") -> None:
@@ -104,8 +106,9 @@ def _print_audit(audit: "Audit") -> None:
             else "[bold red]FAIL[/]"
         )
         out.print(
-            f"{mark} [bold]{check.name}[/]: {check.explanation}", highlight=False, soft_wrap=True
-        )
+            f"{mark} [bold]{escape(check.name)}[/]: {escape(check.explanation)}",
+            highlight=False, soft_wrap=True, markup=True,
+        )  # fmt: skip
         for line in check.evidence:
             out.print(f"       - {line}", highlight=False, markup=False, soft_wrap=True)
     tables = audit.tables

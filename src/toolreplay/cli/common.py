@@ -73,10 +73,13 @@ def _width(stream: object) -> int | None:
     return None if shutil.get_terminal_size().columns >= MIN_WIDTH else MIN_WIDTH
 
 
-out = Console(width=_width(sys.stdout))
+#: Where results go. ``markup=False``: what is printed (paths, names, explanations, test ids
+#: such as ``test_x[a-b]``, ``[redacted]``) is shown as it is; a line styled on purpose says
+#: ``markup=True`` and escapes what it interpolates (:func:`rich.markup.escape`).
+out = Console(width=_width(sys.stdout), markup=False)
 
 
-err = Console(stderr=True, width=_width(sys.stderr))
+err = Console(stderr=True, width=_width(sys.stderr), markup=False)
 
 
 EvalOpt = Annotated[Path, typer.Option("--eval", help="Eval file.")]
@@ -179,7 +182,7 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     """Print ``error: message`` on stderr; exit 1 (an operational failure or a failed check).
     Usage errors are raised as typer usage errors instead (exit 2)."""
     # soft_wrap: a command in the message stays on one line, ready to copy
-    err.print("[bold red]error:[/] ", end="", highlight=False)
+    err.print("[bold red]error:[/] ", end="", highlight=False, markup=True)
     err.print(message, highlight=False, markup=False, soft_wrap=True)
     return typer.Exit(code)
 
@@ -217,7 +220,7 @@ def progress(total: int, label: str, delay: float = 0.0) -> Iterator[Progress_]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     bar = Progress(
-        TextColumn(f"{label} [progress.description]{{task.description}}"),
+        TextColumn(f"{label} {{task.description}}", markup=False),  # a key as it is
         BarColumn(),
         MofNCompleteColumn(),
         console=err,
