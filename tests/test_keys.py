@@ -15,6 +15,7 @@ from toolreplay.cassettes.vcr import make_vcr
 from toolreplay.cli.main import app
 from toolreplay.models.base import DEFAULT_BASE_URL, ModelSettings
 from toolreplay.models.endpoint import OPENAI_API_URL, EndpointError, resolve_endpoint
+from toolreplay.redaction import strip_url_credentials, url_secrets
 
 from .conftest import EVAL_FILE
 
@@ -285,3 +286,28 @@ def test_a_base_url_that_could_never_replay_is_refused_up_front(url, tmp_path):
 def test_a_base_url_without_query_is_kept():
     endpoint = resolve_endpoint("http://127.0.0.1:9/compatible-mode/v1/", "m", env={})
     assert endpoint.settings.base_url == "http://127.0.0.1:9/compatible-mode/v1/"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "appid",  # OpenWeatherMap
+        "app_id", "app_key",  # Edamam, Nutritionix
+        "X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token",  # AWS presigned URLs
+        "AWSAccessKeyId", "Signature",  # S3 query-string authentication
+        "subscription-key", "api-key", "apiKey", "key",  # Azure, Gemini
+        "access_token", "private_token", "jwt", "sessionid", "client_secret", "password",
+    ],
+)  # fmt: skip
+def test_credential_query_parameters_of_public_apis_are_dropped(name):
+    url = f"https://api.example/data/2.5/weather?q=Boston&{name}={KEY}&units=metric"
+    assert strip_secret_query(url) == "https://api.example/data/2.5/weather?q=Boston&units=metric"
+    assert KEY in url_secrets(url) and KEY not in strip_url_credentials(url)
+
+
+@pytest.mark.parametrize(
+    "name", ["q", "name", "latitude", "count", "format", "units", "lang", "page", "client_id"]
+)
+def test_ordinary_query_parameters_are_kept(name):
+    url = f"https://api.example/v1/search?{name}=abcdefghijkl"
+    assert strip_secret_query(url) == url and url_secrets(url) == []

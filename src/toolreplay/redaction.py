@@ -35,7 +35,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import IO, Any
-from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
 
 #: Shorter values are not searched for (they would match ordinary text).
 MIN_SECRET = 8
@@ -49,10 +49,25 @@ SECRET_ENV = re.compile(r"(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)$", re.IGNORE
 #: Environment variables holding base URLs whose userinfo is a secret.
 URL_ENV = ("OPENAI_BASE_URL", "TOOLREPLAY_BASE_URL")
 
-#: Query parameter names (lower-cased) whose values are credentials.
+#: What the name of a query parameter whose value is a credential ends with, once lower-cased
+#: and stripped of everything but letters and digits (:func:`secret_query_name`): ``key``
+#: (``api_key``, ``apiKey``, ``x-api-key``, ``subscription-key``), ``keyid``
+#: (``AWSAccessKeyId``), ``token`` (``access_token``, ``X-Amz-Security-Token``), ``secret``,
+#: passwords, ``signature``/``sig``, ``auth``, ``credential(s)``, ``appid`` (OpenWeatherMap's
+#: ``appid``, ``app_id``), ``jwt``, ``bearer``, session ids.
 SECRET_QUERY = re.compile(
-    r"(?:key|token|secret|passw(?:or)?d|pwd|signature|sig|auth|authorization|credentials?)$"
+    r"(?:key|keyid|token|secret|passw(?:or)?d|passphrase|pwd|signature|sig|auth|authorization"
+    r"|credentials?|appid|jwt|bearer|sessionid|sessid)$"
 )
+
+
+def secret_query_name(name: str) -> bool:
+    """Whether a query parameter called ``name`` (as sent, percent-decoded) carries a credential
+    (:data:`SECRET_QUERY`): ``secret_query_name("appid")``, ``("X-Amz-Signature")``,
+    ``("api-key")`` are true; ``("q")``, ``("latitude")`` false. The one rule for what is
+    dropped before a cassette is written, when a URL is shown, and when a secret is looked
+    for."""
+    return SECRET_QUERY.search(re.sub(r"[^a-z0-9]", "", name.lower())) is not None
 
 _registered: set[str] = set()
 
@@ -86,7 +101,7 @@ def url_secrets(url: str | None) -> list[str]:
             if len(value) >= MIN_SECRET:
                 found.append(value)
     for name, value in parse_qsl(parts.query, keep_blank_values=False):
-        if SECRET_QUERY.search(name.lower()) and len(value) >= MIN_SECRET:
+        if secret_query_name(name) and len(value) >= MIN_SECRET:
             found.append(value)
     return found
 
@@ -107,7 +122,7 @@ def strip_url_credentials(url: str) -> str:
     query = "&".join(
         pair
         for pair in parts.query.split("&")
-        if pair and not SECRET_QUERY.search(unquote(pair.partition("=")[0]).lower())
+        if pair and not secret_query_name(unquote_plus(pair.partition("=")[0]))
     )
     return urlunsplit(parts._replace(netloc=netloc, query=query))
 

@@ -5,13 +5,13 @@ typed JSON equality and the credential filter for URIs.
 from __future__ import annotations
 
 import json
-import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 import yaml
 
 from toolreplay.inputs import load_yaml
+from toolreplay.redaction import secret_query_name
 
 if TYPE_CHECKING:  # vcrpy is imported when recording (or a test's cassette) needs it
     pass
@@ -26,10 +26,6 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 MATCH_ON = ("method", "path", "query", "json_body")
 
 
-#: Query parameter names (lower-cased) that carry credentials; dropped before recording.
-SECRET_QUERY = re.compile(
-    r"(?:key|token|secret|passw(?:or)?d|pwd|signature|sig|auth|authorization|credentials?)$"
-)
 
 
 def parse_json_body(body: Any) -> Any:
@@ -217,15 +213,16 @@ def json_body_matcher(r1: Any, r2: Any) -> None:
 
 
 def strip_secret_query(url: str) -> str:
-    """``url`` without the query parameters :data:`SECRET_QUERY` names (order and the rest of
-    the query kept as sent)."""
+    """``url`` without the query parameters that carry credentials
+    (:func:`toolreplay.redaction.secret_query_name`; order and the rest of the query kept as
+    sent)."""
     parts = urlsplit(url)
     if not parts.query:
         return url
     kept = [
         pair
         for pair in parts.query.split("&")
-        if not SECRET_QUERY.search(unquote_plus(pair.partition("=")[0]).lower())
+        if not secret_query_name(unquote_plus(pair.partition("=")[0]))
     ]
     return urlunsplit(parts._replace(query="&".join(kept)))
 
