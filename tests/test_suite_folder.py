@@ -447,3 +447,25 @@ def test_a_folder_that_cannot_be_written_is_judged_without_a_manifest(
     checks = json.loads((out / "results.json").read_text(encoding="utf-8"))["fidelity"]["checks"]
     completeness = next(c for c in checks if c["name"] == "completeness")
     assert any("manifest.json missing" in e for e in completeness["evidence"])
+
+
+def test_the_audit_table_counts_each_module_over_its_own_questions(
+    copied: Path, tmp_path: Path
+) -> None:
+    """Two test modules that ask different questions: the audit's table of the episodes read
+    agrees with the scorecard (of 2, not of 4 with 2 'missing')."""
+    cassettes = copied / "cassettes"
+    other = cassettes / "test_other"
+    other.mkdir()
+    for cassette in (cassettes / "test_agent").glob("test_price*"):
+        cassette.rename(other / cassette.name)
+    for cassette in (cassettes / "test_agent").glob("test_unknown_sku*"):
+        cassette.rename(other / cassette.name)
+    out = tmp_path / "out"
+    result = _run("run", "--eval", str(copied / "eval.yaml"), "--out", str(out))
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    scorecard = {c["name"]: (c["passed"], c["total"]) for c in results["configurations"]}
+    assert [total for _, total in scorecard.values()] == [2, 2], result.output
+    rows = results["fidelity"]["tables"]["faithful"]["rows"]
+    table = {r["name"]: (r["passed"], r["total"]) for r in rows}
+    assert table == scorecard and all(r["missing"] == 0 for r in rows)

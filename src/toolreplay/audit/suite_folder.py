@@ -53,17 +53,20 @@ _NO_STUDY = (
 def _rows(
     found: SuiteFolder, suite: EvalSuite, judge: Judge, passed: Mapping[str, bool]
 ) -> AuditTable:
+    """One row per configuration (test module) over the questions its tests asked, as the
+    scorecard counts them: a question another module's tests ask is not missing from it."""
     rows = []
     for name in found.configurations:
         eps = [e for e in found.episodes if e.trial == 1 and e.configuration == name]
         by_q = {e.question_id: e for e in eps}
+        asked = [q for q in suite.questions if q.id in by_q]
         rows.append(
             TableRow(
                 name=name,
                 source=name,
-                passed=sum(1 for q in suite.questions if q.id in by_q and passed[key(by_q[q.id])]),
-                total=len(suite.questions),
-                missing=sum(1 for q in suite.questions if q.id not in by_q),
+                passed=sum(1 for q in asked if passed[key(by_q[q.id])]),
+                total=len(asked),
+                missing=0,
             )
         )
     return AuditTable(
