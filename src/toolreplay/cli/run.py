@@ -267,9 +267,14 @@ def check_cassettes_folder(folder: Path, set_name: str) -> None:
         )
 
 
+#: What a test suite's cassette may be called, compressed ones included (read or not, they
+#: make ``--cassettes DIR`` a test suite's folder, so what is wrong with them is said).
+CASSETTE_LIKE = (".yaml", ".yml", ".yaml.gz", ".yml.gz")
+
+
 def recorded_by_tests(cassettes: Path, set_name: str) -> bool:
     """Whether ``--cassettes DIR`` is a folder of cassettes a test suite recorded, for an eval
-    file that does not name it with ``cassettes:``: YAML files, and no cassette set of
+    file that does not name it with ``cassettes:``: YAML files (compressed too), and no set of
     ``toolreplay record`` (``DIR/SET``, or a ``DIR/*/manifest.json`` of another provenance
     than ``pytest``: the manifest a run writes into a test module's folder does not make its
     parent a set of sets) in it."""
@@ -277,7 +282,7 @@ def recorded_by_tests(cassettes: Path, set_name: str) -> bool:
         return False
     if any(not written_for_tests(m) for m in cassettes.glob("*/manifest.json")):
         return False
-    return any(cassettes.rglob("*.yaml")) or any(cassettes.rglob("*.yml"))
+    return any(any(cassettes.rglob(f"*{suffix}")) for suffix in CASSETTE_LIKE)
 
 
 def evaluate_and_publish(

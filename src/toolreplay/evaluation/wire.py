@@ -41,6 +41,7 @@ from toolreplay.runs.suite_folder import (
     ensure_manifest,
     key,
     read_suite_folder,
+    unread_cassettes,
 )
 
 
@@ -166,7 +167,7 @@ class SuiteCassettes:
                 f"--configurations: unknown {', '.join(bad)}; {self.folder} holds "
                 f"{', '.join(found.configurations)}"
             )
-        notes: list[str] = []
+        notes = _unread_notes(self.folder)
         try:
             if not (self.write_manifest or manifest_path(self.folder).exists()):
                 raise FileNotFoundError  # not asked to write one
@@ -230,6 +231,24 @@ class SuiteCassettes:
             folder=self.folder,
             test_ids=self.test_ids,
         )
+
+
+def _unread_notes(folder: Path) -> list[str]:
+    """A note for each kind of cassette-like file under ``folder`` that was not read
+    (:func:`~toolreplay.runs.suite_folder.unread_cassettes`), so no test drops out silently."""
+    deeper, compressed = unread_cassettes(folder)
+    notes = []
+    if deeper:
+        notes.append(
+            f"{len(deeper)} YAML file(s) below {folder}/<module>/ not read as cassettes (e.g. "
+            f"{deeper[0]}): a test module's cassettes are read from its own folder only"
+        )
+    if compressed:
+        notes.append(
+            f"{len(compressed)} compressed cassette(s) not read (e.g. {compressed[0]}): "
+            "decompress copies of them (gunzip -k FILE) to have them judged"
+        )
+    return notes
 
 
 def folder_cassettes(folder: Path) -> list[Path]:

@@ -53,6 +53,8 @@ from toolreplay.wire.reader import model_endpoint, no_episode_error, read_wire_e
 PYTEST: Literal["pytest"] = "pytest"
 
 _SUFFIXES = (".yaml", ".yml")
+#: Compressed cassettes (a suite's own persister: langchain's ``*.yaml.gz``), not read.
+_COMPRESSED = (".yaml.gz", ".yml.gz")
 
 
 class SuiteFolderError(ValueError):
@@ -117,11 +119,47 @@ def discover(folder: Path) -> list[tuple[str, Path]]:
         )
         found += [(sub.name, p) for p in files]
     if not found:
+        deeper, compressed = unread_cassettes(folder)
+        todo = "record the tests first (pytest --record-mode=rewrite)"
+        if deeper:
+            homes = sorted({str(p.parent.parent) for p in deeper}, key=_natural)
+            more = f" (and {len(homes) - 3} more)" if len(homes) > 3 else ""
+            files = "1 YAML file lies" if len(deeper) == 1 else f"{len(deeper)} YAML files lie"
+            todo = (
+                f"{files} deeper (e.g. {deeper[0]}): give the folder whose subfolders are "
+                f"the test modules, {', '.join(homes[:3])}{more}"
+            )
+        elif compressed:
+            files = "1 cassette is" if len(compressed) == 1 else f"{len(compressed)} cassettes are"
+            todo = (
+                f"{files} compressed (e.g. {compressed[0]}), which toolreplay does "
+                "not read: decompress copies of them (gunzip -k FILE) and give their folder"
+            )
         raise SuiteFolderError(
-            f"no cassette (*.yaml) in {folder} or its subfolders: record the tests first "
-            "(pytest --record-mode=rewrite)"
+            f"no cassette (*.yaml) in {folder} or in its subfolders ({folder}/<module>/): {todo}"
         )
     return found
+
+
+def unread_cassettes(folder: Path) -> tuple[list[Path], list[Path]]:
+    """What :func:`discover` does not read under ``folder`` that looks like a cassette:
+    ``(deeper, compressed)``, the ``*.yaml``/``*.yml`` files below ``folder/<module>/``
+    (``folder/cassettes/test_m/x.yaml``, ``folder/test_m/sub/x.yaml``) and the compressed
+    ``*.yaml.gz``/``*.yml.gz`` ones at any depth, each list in path order (hidden folders
+    skipped). For a clear error when nothing else is there, and a note when something is."""
+    import os
+
+    deeper: list[Path] = []
+    compressed: list[Path] = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        depth = len(Path(root).relative_to(folder).parts)
+        for name in sorted(files):
+            if name.endswith(_COMPRESSED):
+                compressed.append(Path(root) / name)
+            elif depth >= 2 and name.endswith(_SUFFIXES):
+                deeper.append(Path(root) / name)
+    return deeper, compressed
 
 
 def _not_regular(folder: Path) -> list[str]:

@@ -1,0 +1,72 @@
+"""Cassettes a test suite's folder holds where they are not read (deeper than
+``FOLDER/<module>/``, as pytest-recording's ``tests/cassettes/<module>/`` is below ``tests/``;
+compressed ``*.yaml.gz``, as some suites keep them) are said: a clear error when nothing else
+is there (which folder to give, or how to decompress), a note when something is, so no test
+drops out of a run silently. Nothing is written either way when the run is refused."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from toolreplay.cli.main import app
+
+from .conftest import REPO
+
+STOCK = REPO / "examples" / "stock_agent" / "cassettes"
+
+
+def _run(folder: Path, out: Path):
+    result = CliRunner().invoke(app, ["run", "--cassettes", str(folder), "--out", str(out)])
+    return result, " ".join(result.output.split())
+
+
+def _copy(target: Path) -> Path:
+    shutil.copytree(STOCK, target)
+    (target / "manifest.json").unlink()
+    return target
+
+
+def test_a_tests_folder_names_its_cassettes_folder(tmp_path: Path) -> None:
+    _copy(tmp_path / "tests" / "cassettes")
+    result, text = _run(tmp_path / "tests", tmp_path / "out")
+    assert result.exit_code == 2, result.output
+    assert "12 YAML files lie deeper" in text
+    home = tmp_path / "tests" / "cassettes"
+    assert f"give the folder whose subfolders are the test modules, {home}" in text
+    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "tests" / "cassettes" / "manifest.json").exists()
+
+
+def test_compressed_cassettes_are_named_not_mistaken_for_a_missing_eval_file(
+    tmp_path: Path,
+) -> None:
+    module = tmp_path / "gz" / "test_agent"
+    module.mkdir(parents=True)
+    for cassette in (STOCK / "test_agent").glob("test_price*.yaml"):
+        (module / f"{cassette.name}.gz").write_bytes(gzip.compress(cassette.read_bytes()))
+    result, text = _run(tmp_path / "gz", tmp_path / "out")
+    assert result.exit_code == 2, result.output
+    assert "3 cassettes are compressed" in text and "gunzip -k FILE" in text
+    assert "eval file not found" not in text
+    assert not (tmp_path / "out").exists()
+    assert sorted(p.name for p in module.iterdir()) == [
+        "test_price[1].yaml.gz", "test_price[2].yaml.gz", "test_price[3].yaml.gz",
+    ]  # fmt: skip
+
+
+def test_cassettes_not_read_beside_read_ones_are_noted(tmp_path: Path) -> None:
+    folder = _copy(tmp_path / "cassettes")
+    old = folder / "test_agent" / "old"
+    old.mkdir()
+    shutil.copy(folder / "test_agent" / "test_price[1].yaml", old / "test_price[1].yaml")
+    gz = folder / "test_agent" / "test_extra.yaml.gz"
+    gz.write_bytes(gzip.compress((folder / "test_agent" / "test_price[2].yaml").read_bytes()))
+    result, text = _run(folder, tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert f"1 YAML file(s) below {folder}/<module>/ not read as cassettes" in text
+    assert f"(e.g. {old}/test_price[1].yaml)" in text
+    assert f"1 compressed cassette(s) not read (e.g. {gz})" in text
