@@ -124,15 +124,15 @@ def discover(folder: Path) -> list[tuple[str, Path]]:
         if deeper:
             homes = sorted({str(p.parent.parent) for p in deeper}, key=_natural)
             more = f" (and {len(homes) - 3} more)" if len(homes) > 3 else ""
-            files = "1 YAML file lies" if len(deeper) == 1 else f"{len(deeper)} YAML files lie"
+            count = "1 YAML file lies" if len(deeper) == 1 else f"{len(deeper)} YAML files lie"
             todo = (
-                f"{files} deeper (e.g. {deeper[0]}): give the folder whose subfolders are "
+                f"{count} deeper (e.g. {deeper[0]}): give the folder whose subfolders are "
                 f"the test modules, {', '.join(homes[:3])}{more}"
             )
         elif compressed:
-            files = "1 cassette is" if len(compressed) == 1 else f"{len(compressed)} cassettes are"
+            count = "1 cassette is" if len(compressed) == 1 else f"{len(compressed)} cassettes are"
             todo = (
-                f"{files} compressed (e.g. {compressed[0]}), which toolreplay does "
+                f"{count} compressed (e.g. {compressed[0]}), which toolreplay does "
                 "not read: decompress copies of them (gunzip -k FILE) and give their folder"
             )
         raise SuiteFolderError(
