@@ -7,6 +7,7 @@ drops out of a run silently. Nothing is written either way when the run is refus
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 from pathlib import Path
 
@@ -70,3 +71,22 @@ def test_cassettes_not_read_beside_read_ones_are_noted(tmp_path: Path) -> None:
     assert f"1 YAML file(s) below {folder}/<module>/ not read as cassettes" in text
     assert f"(e.g. {old}/test_price[1].yaml)" in text
     assert f"1 compressed cassette(s) not read (e.g. {gz})" in text
+
+
+def test_a_suite_that_tests_several_providers_names_each_model_and_host(tmp_path: Path) -> None:
+    """One folder of cassettes from three wire protocols' providers (the examples' Anthropic,
+    Gemini and Chat Completions agents): the manifest and the table name every model and host,
+    not the first request's alone (their hosts likewise, here all loopback)."""
+    folder = tmp_path / "cassettes"
+    for example in ("anthropic_agent", "gemini_agent", "stock_agent"):
+        for module in (REPO / "examples" / example / "cassettes").iterdir():
+            if module.is_dir():
+                shutil.copytree(module, folder / module.name)
+    result, text = _run(folder, tmp_path / "out")
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    models = {
+        json.loads((REPO / "examples" / e / "cassettes" / "manifest.json").read_text())["model"]
+        for e in ("anthropic_agent", "gemini_agent", "stock_agent")
+    }
+    assert len(models) == 3 and set(manifest["model"].split(", ")) == models, manifest["model"]
+    assert manifest["model"] in text, result.output

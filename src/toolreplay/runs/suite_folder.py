@@ -256,28 +256,32 @@ def _sha256(path: Path) -> str:
 
 def build_manifest(found: SuiteFolder, suite: EvalSuite) -> Manifest:
     """The manifest of a plugin-recorded set (provenance ``pytest``): the model and endpoint
-    of its first model request (any protocol), each episode's record keyed ``CONFIG/QUESTION``
-    (``/trial-<i>`` after the first), the eval file it was first judged with; ``recorded_on``
-    is the day the manifest is written (a cassette does not say when it was recorded)."""
-    model, base_url = "unknown", ""
-    for e in found.episodes:
-        path = found.folder / e.cassette
-        for w in read_wire_episodes(_interactions(path)):
-            base_url, found_model = model_endpoint(w.rounds[0].exchange)
-            model = found_model or model
-            break
-        if base_url:
-            break
-    url, host = redact_url(base_url) if base_url else ("", "")
+    its episodes' first model requests name (any protocol; several, as ``"a, b, c and 2
+    more"`` and ``"h1, h2"``, for a suite that tests several providers), each episode's record
+    keyed ``CONFIG/QUESTION`` (``/trial-<i>`` after the first), the eval file it was first
+    judged with; ``recorded_on`` is the day the manifest is written (a cassette does not say
+    when it was recorded)."""
+    models: dict[str, None] = {}
+    urls: dict[str, str] = {}  # redacted base URL → its host, in the order first seen
+    for cassette in dict.fromkeys(e.cassette for e in found.episodes):
+        for w in read_wire_episodes(_interactions(found.folder / cassette)):
+            base_url, model = model_endpoint(w.rounds[0].exchange)
+            if model:
+                models.setdefault(model)
+            if base_url:
+                url, host = redact_url(base_url)
+                urls.setdefault(url, host)
+    url = next(iter(urls), "")
+    hosts = list(dict.fromkeys(urls.values()))
     from importlib.metadata import version
 
     return Manifest(
         cassette_set=found.folder.name,
         trials=found.trials,
         provenance=PYTEST,
-        model=model,
+        model=_several(list(models)) or "unknown",
         model_base_url=url,
-        endpoint_host=host,
+        endpoint_host=", ".join(hosts),
         recorded_on=datetime.now(UTC).date().isoformat(),
         today="",
         eval_file=Path(suite.path).as_posix(),
@@ -300,6 +304,12 @@ def build_manifest(found: SuiteFolder, suite: EvalSuite) -> Manifest:
             for e in found.episodes
         },
     )
+
+
+def _several(names: list[str], shown: int = 3) -> str:
+    """``"a"``, ``"a, b, c"``, ``"a, b, c and 2 more"`` (at most ``shown`` named); ``""``."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
 
 
 def ensure_manifest(found: SuiteFolder, suite: EvalSuite) -> tuple[Manifest, bool]:
