@@ -43,6 +43,36 @@ SCIPY = [
 ]  # fmt: skip
 
 
+# scipy 1.17.1, the same calls, where math.comb(n, i) no longer fits a float (n ≳ 1,030):
+# k, n, p-value, exact interval
+SCIPY_LARGE = [
+    (560, 1200, 0.022536627567509532, (0.4381345412161703, 0.4953625141299505)),
+    (600, 1200, 1.0, (0.47132320911732933, 0.5286767908826706)),
+    (1, 2000, 0.0, (1.265882387067635e-05, 0.002782639834672444)),
+    (1499, 3000, 0.9854339014842048, (0.4816157653553459, 0.5177182187560467)),
+    (3000, 3000, 0.0, (0.9987711291961745, 1.0)),
+    (4000, 10000, 1.7404316412268293e-89, (0.39037846558303124, 0.4096798111103393)),
+    (5100, 10000, 0.04658552770494645, (0.5001504268210744, 0.519843746304514)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("k", "n", "p", "exact"), SCIPY_LARGE)
+def test_exact_methods_hold_on_thousands_of_discordant_questions(
+    k: int, n: int, p: float, exact: tuple[float, float]
+) -> None:
+    assert binomial_two_sided_p(k, n) == pytest.approx(p, rel=1e-9, abs=1e-300)
+    assert clopper_pearson(k, n) == pytest.approx(exact, abs=1e-9)
+
+
+def test_mcnemar_on_more_than_a_thousand_flips_gives_a_finite_answer() -> None:
+    """A diff of two 10,000-episode runs with 1,200 changed verdicts in one configuration
+    (it raised OverflowError: int too large to convert to float)."""
+    pairs = [(True, False)] * 500 + [(False, True)] * 700 + [(True, True)] * 3800
+    result = mcnemar(pairs)
+    assert result.regressions == 500 and result.improvements == 700
+    assert 0 < result.p < 1e-7 and result.low < 0.04 < result.high
+
+
 @pytest.mark.parametrize(("k", "n", "p", "wil", "exact"), SCIPY)
 def test_exact_methods_agree_with_scipy(
     k: int, n: int, p: float, wil: tuple[float, float], exact: tuple[float, float]

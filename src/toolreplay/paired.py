@@ -113,7 +113,22 @@ def p_text(p: float) -> str:
 
 
 def _binom_cdf(k: int, n: int, p: float) -> float:
-    return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))
+    """P(X ≤ k), X ~ Binomial(n, p), summed in logarithms (each term from ``lgamma``, scaled
+    by the largest), so no term overflows or underflows whatever ``n`` (``math.comb(n, i)``
+    is past a float's range from n ≈ 1,030); O(k)."""
+    if k < 0:
+        return 0.0
+    if k >= n or p <= 0.0:
+        return 1.0
+    if p >= 1.0:
+        return 0.0
+    lp, lq, top = math.log(p), math.log1p(-p), math.lgamma(n + 1)
+    logs = [
+        top - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq
+        for i in range(k + 1)
+    ]
+    peak = max(logs)
+    return min(1.0, math.exp(peak) * math.fsum(math.exp(t - peak) for t in logs))
 
 
 def clopper_pearson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
