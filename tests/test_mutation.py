@@ -329,3 +329,32 @@ def test_fail_under_without_a_score_says_there_is_none_to_compare() -> None:
     assert ("no mutation score to compare with --fail-under 50%: no passing episode to mutate "
             "(20 failing ones skipped)") in " ".join(result.output.split())  # fmt: skip
     assert runner.invoke(app, args).exit_code == 0
+
+
+def test_the_names_a_mutation_draws_on_are_the_other_questions_in_first_order(tmp_path) -> None:
+    """Written from what the catalogue promises, not from contexts_of: for each question, the
+    names a place mutation may choose (``others`` less the question's own ``places``) are the
+    other questions' names in the order they first appear among those questions; a name the
+    question shares with a later one is never offered. The weather eval file shares 北京
+    between two questions; a generated one has 300 questions sharing names."""
+    from toolreplay.evals import load_eval
+    from toolreplay.mutation.run import contexts_of
+
+    lines = ["version: 1", "name: x", "system_prompt: s", "questions:"]
+    for i in range(300):
+        places = ", ".join(f"{{query: p{(i * 7 + j) % 120}, region: r}}" for j in range(3))
+        lines.append(f" - {{id: q{i}, text: t{i}, measure: temperature, places: [{places}]}}")
+    path = tmp_path / "many.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for suite in (load_suite(REPO / "evals" / "weather.yaml"), load_eval(path)):
+        contexts = contexts_of(suite, [q.id for q in suite.questions])
+        for q in suite.questions:
+            own = [n for p in q.places for n in (p.query, *p.names)]
+            expected: list[str] = []
+            for other in suite.questions:
+                for n in (n for p in other.places for n in (p.query, *p.names)):
+                    if other.id != q.id and n not in expected and n not in own:
+                        expected.append(n)
+            c = contexts[q.id]
+            assert [o for o in c.others if o not in c.places] == expected
+            assert list(c.places) == list(dict.fromkeys(own))

@@ -167,11 +167,15 @@ class EvalSuite:
         try:
             return self.by_id[question_id]
         except KeyError:
-            ids = [q.id for q in self.questions]
-            known = ", ".join(ids[:KNOWN_SHOWN])
-            if len(ids) > KNOWN_SHOWN:
-                known += f", … {len(ids) - KNOWN_SHOWN} more"
+            known = self.known_ids()
             raise KeyError(f"no question {question_id!r} in {self.path} (known: {known})") from None
+
+    def known_ids(self) -> str:
+        """The question ids for a message: ``"ningde, beijing"``, or the first
+        :data:`KNOWN_SHOWN` and ``", … 4980 more"``."""
+        ids = [q.id for q in self.questions[: KNOWN_SHOWN + 1]]
+        more = len(self.questions) - KNOWN_SHOWN
+        return ", ".join(ids[:KNOWN_SHOWN]) + (f", … {more} more" if more > 0 else "")
 
     @cached_property
     def measures(self) -> Mapping[str, str]:

@@ -78,18 +78,16 @@ def select(whole: EvalSuite, selection: Selection) -> tuple[EvalSuite, list[Conf
         raise SelectionError(
             f"--configurations: unknown {', '.join(bad)}; this eval runs {', '.join(known_c)}"
         )
-    known_q = [q.id for q in whole.questions]
-    if bad := [q for q in selection.questions if q not in known_q]:
+    if bad := [q for q in selection.questions if q not in whole.by_id]:
         raise SelectionError(
-            f"--questions: unknown {', '.join(bad)}; {whole.path} has {', '.join(known_q)}"
+            f"--questions: unknown {', '.join(bad)}; {whole.path} has {whole.known_ids()}"
         )
     suite = whole
     if selection.configurations:
         configs = [c for c in configs if c.name in selection.configurations]
     if selection.questions:
-        suite = replace(
-            whole, questions=tuple(q for q in whole.questions if q.id in selection.questions)
-        )
+        chosen = set(selection.questions)
+        suite = replace(whole, questions=tuple(q for q in whole.questions if q.id in chosen))
     return suite, configs
 
 

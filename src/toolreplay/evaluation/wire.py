@@ -157,10 +157,9 @@ class SuiteCassettes:
             found = read_suite_folder(self.folder, whole, self.cassettes)
         except (SuiteFolderError, CassetteError) as exc:
             raise SourceError(str(exc)) from None
-        known_q = [q.id for q in whole.questions]
-        if bad := [q for q in selection.questions if q not in known_q]:
+        if bad := [q for q in selection.questions if q not in whole.by_id]:
             raise SelectionError(
-                f"--questions: unknown {', '.join(bad)}; {whole.path} has {known_q}"
+                f"--questions: unknown {', '.join(bad)}; {whole.path} has {whole.known_ids()}"
             )
         if bad := [c for c in selection.configurations if c not in found.configurations]:
             raise SelectionError(
@@ -185,10 +184,8 @@ class SuiteCassettes:
             found = replace(found, errors=(*found.errors, f"manifest.json: {exc}"))
         suite = whole
         if selection.questions:
-            suite = replace(
-                whole,
-                questions=tuple(q for q in whole.questions if q.id in selection.questions),
-            )
+            asked = set(selection.questions)
+            suite = replace(whole, questions=tuple(q for q in whole.questions if q.id in asked))
         names = [c for c in found.configurations if c in (selection.configurations or [c])]
         qids = {q.id for q in suite.questions}
         chosen = tuple(

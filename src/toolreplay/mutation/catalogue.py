@@ -91,8 +91,9 @@ class Mutant:
 @dataclass(frozen=True)
 class Context:
     """What the answer and argument mutations draw names from: ``places`` the episode's
-    question is about (its places' queries and names, its entities) and ``others``, those of the
-    eval file's other questions, in file order."""
+    question is about (its places' queries and names, its entities) and ``others``, the names
+    of the eval file's questions in file order, of which a mutation takes only those not in
+    ``places`` (so the names of the other questions; one tuple shared by every context)."""
 
     places: tuple[str, ...] = ()
     others: tuple[str, ...] = ()

@@ -183,22 +183,27 @@ def _score_dict(s: Score) -> dict[str, Any]:
 def context_of(suite: EvalSuite, question_id: str) -> Context:
     """The names the answer and argument mutations draw on for ``question_id``: its places
     (queries, names) and the other questions' (:class:`~toolreplay.mutation.catalogue.Context`)."""
+    return contexts_of(suite, (question_id,))[question_id]
 
-    def names(q: Any) -> list[str]:
-        return [n for p in q.places for n in (p.query, *getattr(p, "names", ()))]
 
-    mine: list[str] = []
-    others: list[str] = []
-    for q in suite.questions:
-        for n in names(q):
-            bucket = mine if q.id == question_id else others
-            if n not in bucket:
-                bucket.append(n)
-    befores = [
+def contexts_of(suite: EvalSuite, question_ids: Iterable[str]) -> dict[str, Context]:
+    """:func:`context_of` for each of ``question_ids``, the suite read once. Every context
+    shares one ``others``, the names of every question in file order (each mutation draws only
+    on those not among the question's own ``places``: the other questions' names, in the order
+    they first appear there), so a context costs its question's names, not the file's."""
+
+    def names(q: Any) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(
+            n for p in q.places for n in (p.query, *getattr(p, "names", ()))
+        ))  # fmt: skip
+
+    own = {q.id: names(q) for q in suite.questions}
+    every = tuple(dict.fromkeys(n for names_ in own.values() for n in names_))
+    befores = tuple(dict.fromkeys(
         b for q in suite.questions for m in q.declared_measures for u in m.units
         for b in getattr(u, "before", ())
-    ]  # fmt: skip
-    return Context(tuple(mine), tuple(others), tuple(dict.fromkeys(befores)))
+    ))  # fmt: skip
+    return {qid: Context(own.get(qid, ()), every, befores) for qid in dict.fromkeys(question_ids)}
 
 
 def _checks(a: Assessment) -> tuple[str, ...]:
@@ -307,13 +312,11 @@ def mutate_collected(
     :class:`~toolreplay.evaluation.Evaluation`'s ``collected``); ``workers`` processes judge
     the episodes' mutants (the outcomes are the same whatever the number)."""
     suite = collected.suite
-    contexts: dict[str, Context] = {}
     jobs: list[_Job] = []
     passing = [a for a in collected.episodes if a.assessment.passed]
+    contexts = contexts_of(suite, (a.episode.question_id for a in passing))
     for a in passing:
         qid = a.episode.question_id
-        if qid not in contexts:
-            contexts[qid] = context_of(suite, qid)
         jobs.append(
             (a.episode, a.assessment, suite.by_id.get(qid), contexts[qid], judge, seed, budget)
         )
@@ -360,6 +363,6 @@ def summary_rows(run: MutationRun, key: str) -> Sequence[tuple[str, Score]]:
 
 __all__ = [
     "EQUIVALENT", "FAILURE_MODE", "KILLED", "SURVIVED", "VERDICT", "MutantOutcome",
-    "MutationRun", "Score", "context_of", "mutate", "mutate_collected", "mutate_episode",
-    "percent", "summary_rows",
+    "MutationRun", "Score", "context_of", "contexts_of", "mutate", "mutate_collected",
+    "mutate_episode", "percent", "summary_rows",
 ]  # fmt: skip

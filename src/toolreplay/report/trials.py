@@ -109,12 +109,11 @@ def trials_view(results: Results) -> dict[str, Any] | None:
                 ],
             }
         )
-    qids: list[str] = []
+    qids: dict[str, None] = {}  # in the order first met
     cells: dict[tuple[str, str], str] = {}
     for c in configurations:
         for q in c.questions or []:
-            if q.question_id not in qids:
-                qids.append(q.question_id)
+            qids.setdefault(q.question_id)
             cells[(q.question_id, c.name)] = f"{q.passes}/{q.trials}"
     questions = [
         {"id": qid, "cells": [cells.get((qid, c.name), "–") for c in configurations]}

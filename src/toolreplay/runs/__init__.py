@@ -37,6 +37,7 @@ _EXPORTS: dict[str, str] = {
     "read_shards": "shards",
     "read_spec": "shards",
     "read_suite_folder": "suite_folder",
+    "unread_cassettes": "suite_folder",
     "record_live": "record",
     "record_stand_in": "record",
     "replay_outcomes": "replay",
