@@ -31,6 +31,7 @@ reader's output. The hand-written events and bodies follow the API reference's s
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -699,3 +700,25 @@ def test_a_prompt_comes_after_the_instructions_and_before_the_input_and_is_not_r
     assert RESPONSES.request(no_variables, {}).messages == (
         {"role": "user", "prompt": {"id": "pmpt_2"}, "content": ""},
     )
+
+
+def test_a_handoff_to_an_agent_without_tools_converges():
+    """The OpenAI Agents SDK hands off (``transfer_to_agent2``) and agent2, with instructions of
+    its own and no tools, answers: the conversation ended on its own, no limit was hit. The
+    same last request from the same agent (its instructions unchanged) is tools withheld at
+    a round limit, as the study's single host sends it: ``max_rounds``."""
+    interactions = _yaml("logfire-agents-handoff.yaml")
+    (wire,) = read_wire_episodes(interactions)
+    episode = wire.episode
+    assert [c.name for c in episode.rounds[0].reply.tool_calls] == [
+        "random_number", "transfer_to_agent2",
+    ]  # fmt: skip
+    assert not episode.rounds[1].tools_offered and episode.answer
+    assert episode.stop_reason == "converged"
+    same_agent = copy.deepcopy(interactions)
+    request = same_agent[1]["request"]
+    body = json.loads(request["body"])
+    del body["instructions"]  # the first request sent none either
+    request["body"] = json.dumps(body)
+    (wire,) = read_wire_episodes(same_agent)
+    assert wire.episode.stop_reason == "max_rounds"

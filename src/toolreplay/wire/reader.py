@@ -226,20 +226,39 @@ def _question_text(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False)
 
 
-def _stop_reason(rounds: Sequence[Round], replies_ok: bool) -> str:
+#: How the agent frameworks name the tool that hands a conversation to another agent
+#: (``transfer_to_agent2`` in the OpenAI Agents SDK, Swarm and LangGraph's supervisor and
+#: swarm; ``transfer_to_agent`` in Google's ADK), lower-cased.
+HANDOFF_PREFIX = "transfer_to"
+
+
+def _system(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A request's system prompt and instructions (its ``system`` and ``developer`` messages),
+    each as canonical JSON: which agent sent it."""
+    return [
+        json.dumps(m.get("content"), sort_keys=True, ensure_ascii=False)
+        for m in messages
+        if m.get("role") in ("system", "developer")
+    ]
+
+
+def _stop_reason(rounds: Sequence[Round], replies_ok: bool, handed_off: bool = False) -> str:
     """The stop reason as the wire shows it: ``error`` (the last reply unusable, or none
     usable), ``truncated``
     or ``filtered`` (its finish reason), ``converged`` (no tool calls, tools offered),
-    ``converged`` also when no request offered tools at all (a plain chat), ``repeated``
+    ``converged`` also when no request offered tools at all (a plain chat) and when the last
+    request came from another agent (``handed_off``: the round before called a handoff tool,
+    :data:`HANDOFF_PREFIX`, and the system prompt or instructions changed: an agent with no
+    tools answered), ``repeated``
     (tools withheld after a round repeating the calls of one of the two before it),
-    ``max_rounds`` otherwise (calls left unanswered, or tools withheld)."""
+    ``max_rounds`` otherwise (calls left unanswered, or tools withheld from the same agent)."""
     if not replies_ok or not rounds:
         return "error"
     last = rounds[-1]
     if (stop := FINISH_STOP_REASONS.get(last.reply.finish_reason)) is not None:
         return stop
     if not last.reply.tool_calls and (
-        last.tools_offered or not any(r.tools_offered for r in rounds)
+        last.tools_offered or not any(r.tools_offered for r in rounds) or handed_off
     ):
         return "converged"
     if not last.reply.tool_calls and len(rounds) >= 3:
@@ -287,7 +306,13 @@ def _episode(
     transcript = [dict(m) for m in last.request.messages]
     if final is not None and error is None:
         transcript.append(final.to_message())
-    stop = _stop_reason(rounds, error is None)
+    handed_off = (
+        len(rounds) > 1
+        and any(c.name.lower().startswith(HANDOFF_PREFIX) for c in rounds[-2].reply.tool_calls)
+        and _system(last.request.messages)
+        != _system(read[group[-2].exchange.number].request.messages)
+    )
+    stop = _stop_reason(rounds, error is None, handed_off)
     answer = "" if error or final is None else (final.content or "")
     streamed = any(read[r.exchange.number].request.streamed for r in group)
     user = _first_user(transcript)
