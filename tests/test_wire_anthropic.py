@@ -33,6 +33,7 @@ from typing import Any
 import pytest
 import yaml
 
+from toolreplay.judging.failures import classify
 from toolreplay.wire.anthropic_messages import (
     ANTHROPIC_MESSAGES,
     assemble_message_stream,
@@ -514,13 +515,20 @@ def test_a_refusal_is_filtered_with_its_text():
         [_interaction({"max_tokens": 9, "messages": MESSAGES}, _message([], "refusal"))]
     )
     assert episode.stop_reason == "filtered"
-    assert episode.rounds[0].reply.refusal == "the model refused (stop_reason: refusal)"
+    # refused without a word: the refusal is empty, not words of toolreplay's given as the
+    # model's; the failure mode says it refused, in toolreplay's own voice
+    assert episode.rounds[0].reply.refusal == ""
+    assert episode.transcript[-1]["refusal"] == ""
+    (mode,) = classify(episode)
+    assert (mode.mode, mode.explanation) == (
+        "refusal", "the model refused (stop reason filtered), saying nothing more",
+    )  # fmt: skip
 
 
-def test_a_refusal_without_text_names_its_stop_details():
+def test_a_refusal_without_text_keeps_what_its_stop_details_say():
     details = {"type": "refusal", "category": "cyber", "explanation": "Exploit development."}
     reply = ANTHROPIC_MESSAGES.reply(_exchange(None, _message([], "refusal", stop_details=details)))
-    assert reply.refusal == "the model refused (stop_reason: refusal): cyber; Exploit development."
+    assert reply.refusal == "cyber; Exploit development."
 
 
 def test_usage_counts_cached_input_tokens_as_input():

@@ -233,10 +233,11 @@ def classify(
     index = final_index(episode)
     answer = episode.answer
     refusal = episode.rounds[-1].reply.refusal if episode.rounds else None
-    if refusal:
+    if refusal is not None:  # "": the API said it refused, and nothing more
+        said = f": {refusal}" if refusal else ", saying nothing more"
         refused = FailureMode(
             REFUSAL,
-            f"the model refused (stop reason {episode.stop_reason}): {refusal}",
+            f"the model refused (stop reason {episode.stop_reason}){said}",
             Evidence(index, None, refusal, None),
         )
         if not answer.strip():

@@ -218,14 +218,14 @@ def conversation(body: Mapping[str, Any]) -> tuple[Message, ...]:
     return tuple(messages)
 
 
-def _refusal_note(message: Mapping[str, Any]) -> str:
+def _refusal_said(message: Mapping[str, Any]) -> str:
+    """What the API said of a refusal that came without text: its ``stop_details``'
+    ``category`` and ``explanation`` (``"cyber; …"``), else ``""`` (it said nothing; the
+    reply's ``refusal`` is then empty, never words of toolreplay's put in the model's mouth)."""
     details = message.get("stop_details")
-    note = "the model refused (stop_reason: refusal)"
-    if isinstance(details, dict):
-        told = [str(details[k]) for k in ("category", "explanation") if details.get(k)]
-        if told:
-            note += ": " + "; ".join(told)
-    return note
+    if not isinstance(details, dict):
+        return ""
+    return "; ".join(str(details[k]) for k in ("category", "explanation") if details.get(k))
 
 
 _CACHE_COUNTS = ("cache_creation_input_tokens", "cache_read_input_tokens")
@@ -252,7 +252,7 @@ def message_reply(message: Mapping[str, Any]) -> ModelReply:
     finish = FINISH_REASONS.get(str(stop), "tool_calls" if turn.calls else "stop")
     content, refusal = turn.text, None
     if stop == "refusal":
-        content, refusal = None, turn.text or _refusal_note(message)
+        content, refusal = None, turn.text or _refusal_said(message)
     return ModelReply(
         content=content,
         tool_calls=turn.calls,
