@@ -50,24 +50,46 @@ SECRET_ENV = re.compile(r"(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)$", re.IGNORE
 URL_ENV = ("OPENAI_BASE_URL", "TOOLREPLAY_BASE_URL")
 
 #: What the name of a query parameter whose value is a credential ends with, once lower-cased
-#: and stripped of everything but letters and digits (:func:`secret_query_name`): ``key``
-#: (``api_key``, ``apiKey``, ``x-api-key``, ``subscription-key``), ``keyid``
-#: (``AWSAccessKeyId``), ``token`` (``access_token``, ``X-Amz-Security-Token``), ``secret``,
-#: passwords, ``signature``/``sig``, ``auth``, ``credential(s)``, ``appid`` (OpenWeatherMap's
-#: ``appid``, ``app_id``), ``jwt``, ``bearer``, session ids.
+#: and without ``-`` and ``_`` (:func:`secret_query`): ``key`` (``api_key``, ``apiKey``,
+#: ``x-api-key``, ``subscription-key``), ``token`` (``access_token``,
+#: ``X-Amz-Security-Token``), ``secret``, passwords, ``signature``/``sig``, ``auth``,
+#: ``credential(s)``, ``jwt``, ``bearer``. A name with brackets (``filter[key]``) is data.
 SECRET_QUERY = re.compile(
-    r"(?:key|keyid|token|secret|passw(?:or)?d|passphrase|pwd|signature|sig|auth|authorization"
-    r"|credentials?|appid|jwt|bearer|sessionid|sessid)$"
+    r"(?:key|token|secret|passw(?:or)?d|passphrase|pwd|signature|sig|auth|authorization"
+    r"|credentials?|jwt|bearer)$"
 )
 
+#: Names (normalised as above) that are a credential on some APIs and data on others:
+#: OpenWeatherMap's ``appid`` is its key, Steam's ``appid=440`` the game asked about; a
+#: session id. One of them is a credential when its value looks like a key
+#: (:data:`KEY_LIKE`), and kept (matched, recorded) otherwise.
+AMBIGUOUS_QUERY = frozenset({"appid", "sessionid", "sessid"})
 
-def secret_query_name(name: str) -> bool:
-    """Whether a query parameter called ``name`` (as sent, percent-decoded) carries a credential
-    (:data:`SECRET_QUERY`): ``secret_query_name("appid")``, ``("X-Amz-Signature")``,
-    ``("api-key")`` are true; ``("q")``, ``("latitude")`` false. The one rule for what is
-    dropped before a cassette is written, when a URL is shown, and when a secret is looked
-    for."""
-    return SECRET_QUERY.search(re.sub(r"[^a-z0-9]", "", name.lower())) is not None
+#: A value that looks like a key: 16 or more letters, digits and ``-_.~+/=``, both letters
+#: and digits among them (``f3b1…`` of 32 hex digits, not ``440`` nor ``english``).
+KEY_LIKE = re.compile(r"(?=[^\d]*\d)(?=[^a-z]*[a-z])[a-z0-9\-_.~+/=]{16,}", re.IGNORECASE)
+
+
+def secret_query(name: str, value: str = "") -> bool:
+    """Whether the query parameter ``name=value`` (percent-decoded) carries a credential:
+    its name ends as :data:`SECRET_QUERY` says, or is one of :data:`AMBIGUOUS_QUERY` with a
+    :data:`KEY_LIKE` value. ``("api-key", …)``, ``("X-Amz-Signature", …)``,
+    ``("appid", "f3b1c2d4e5f60718293a4b5c6d7e8f90")`` are; ``("q", …)``, ``("appid",
+    "440")``, ``("filter[key]", "name")`` are not. The one rule for what is dropped before a
+    cassette is written (and so before a request is matched), when a URL is shown, and when a
+    secret is looked for."""
+    normal = re.sub(r"[-_]", "", name.lower())
+    if SECRET_QUERY.search(normal):
+        return True
+    return normal in AMBIGUOUS_QUERY and KEY_LIKE.fullmatch(value) is not None
+
+
+def secret_query_pair(pair: str) -> bool:
+    """:func:`secret_query` of one ``name=value`` of a query string as sent (percent-encoded,
+    ``+`` for spaces)."""
+    name, _, value = pair.partition("=")
+    return secret_query(unquote_plus(name), unquote_plus(value))
+
 
 _registered: set[str] = set()
 
@@ -101,7 +123,7 @@ def url_secrets(url: str | None) -> list[str]:
             if len(value) >= MIN_SECRET:
                 found.append(value)
     for name, value in parse_qsl(parts.query, keep_blank_values=False):
-        if secret_query_name(name) and len(value) >= MIN_SECRET:
+        if secret_query(name, value) and len(value) >= MIN_SECRET:
             found.append(value)
     return found
 
@@ -122,7 +144,7 @@ def strip_url_credentials(url: str) -> str:
     query = "&".join(
         pair
         for pair in parts.query.split("&")
-        if pair and not secret_query_name(unquote_plus(pair.partition("=")[0]))
+        if pair and not secret_query_pair(pair)
     )
     return urlunsplit(parts._replace(netloc=netloc, query=query))
 

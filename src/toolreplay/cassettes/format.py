@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote_plus, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
 from toolreplay.inputs import load_yaml
-from toolreplay.redaction import secret_query_name
+from toolreplay.redaction import secret_query_pair
 
 if TYPE_CHECKING:  # vcrpy is imported when recording (or a test's cassette) needs it
     pass
@@ -214,7 +214,7 @@ def json_body_matcher(r1: Any, r2: Any) -> None:
 
 def strip_secret_query(url: str) -> str:
     """``url`` without the query parameters that carry credentials
-    (:func:`toolreplay.redaction.secret_query_name`; order and the rest of the query kept as
+    (:func:`toolreplay.redaction.secret_query`; order and the rest of the query kept as
     sent)."""
     parts = urlsplit(url)
     if not parts.query:
@@ -222,7 +222,7 @@ def strip_secret_query(url: str) -> str:
     kept = [
         pair
         for pair in parts.query.split("&")
-        if not secret_query_name(unquote_plus(pair.partition("=")[0]))
+        if not secret_query_pair(pair)
     ]
     return urlunsplit(parts._replace(query="&".join(kept)))
 

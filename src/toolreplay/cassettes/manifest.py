@@ -10,8 +10,8 @@ several trials (``manifest.trials > 1``) keeps each episode's trials in a folder
 - Storage: JSON bodies are stored parsed (``parsed_body``), Chinese unescaped; only
   ``content-type`` headers are kept (authorization, api keys, cookies, ``x-stainless-*``,
   dates and request ids never reach a cassette); query parameters that carry credentials
-  (:func:`~toolreplay.redaction.secret_query_name`: ``apikey``, ``key``, ``access_token``,
-  ``signature``, ``appid``...) are dropped from URIs, and so are loopback ports.
+  (:func:`~toolreplay.redaction.secret_query`: ``apikey``, ``key``, ``access_token``,
+  ``signature``, a key-like ``appid``...) are dropped from URIs, and so are loopback ports.
 - Replay: record mode ``none``; a request that is not recorded raises :class:`CassetteMiss`
   (what differs from the closest recorded request, and how to re-record); an interaction left
   unplayed raises :class:`UnplayedInteractions`; a malformed file raises
