@@ -722,3 +722,34 @@ def test_a_handoff_to_an_agent_without_tools_converges():
     request["body"] = json.dumps(body)
     (wire,) = read_wire_episodes(same_agent)
     assert wire.episode.stop_reason == "max_rounds"
+
+
+def test_an_ordinary_transfer_tool_before_a_reprompt_at_a_limit_is_still_max_rounds():
+    """A banking agent's ``transfer_to_savings(amount=100)``, then the framework withholds
+    tools and re-prompts with a system prompt of its own (as smolagents does after its last
+    step, or a prompt with a timestamp): a limit, not a handoff."""
+    uri = "https://api.openai.com/v1/chat/completions"
+
+    def interaction(body: dict[str, Any], message: dict[str, Any], finish: str) -> dict:
+        reply = {"id": "c", "object": "chat.completion", "created": 0, "model": "gpt-4o",
+                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+        return {"request": {"method": "POST", "uri": uri, "parsed_body": body,
+                            "headers": {"content-type": ["application/json"]}},
+                "response": {"status": {"code": 200, "message": "OK"}, "body": {"parsed_body": reply},
+                             "headers": {"content-type": ["application/json"]}}}  # fmt: skip
+
+    tool = {"type": "function", "function": {"name": "transfer_to_savings",
+            "parameters": {"type": "object", "properties": {"amount": {"type": "number"}}}}}
+    call = {"role": "assistant", "content": None, "tool_calls": [{"id": "t1", "type": "function",
+            "function": {"name": "transfer_to_savings", "arguments": '{"amount": 100}'}}]}
+    user = {"role": "user", "content": "Move 100 EUR to savings, then tell me my balance"}
+    first = interaction({"model": "gpt-4o", "tools": [tool], "messages": [
+        {"role": "system", "content": "You are a bank agent. Now: 10:00:00"}, user,
+    ]}, call, "tool_calls")
+    last = interaction({"model": "gpt-4o", "messages": [
+        {"role": "system", "content": "An agent got stuck; answer now. Now: 10:00:05"}, user, call,
+        {"role": "tool", "tool_call_id": "t1", "content": "error: insufficient funds"},
+    ]}, {"role": "assistant", "content": "I could not finish."}, "stop")  # fmt: skip
+    (wire,) = read_wire_episodes([first, last])
+    assert wire.episode.stop_reason == "max_rounds"

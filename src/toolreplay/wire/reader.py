@@ -228,8 +228,20 @@ def _question_text(content: Any) -> str:
 
 #: How the agent frameworks name the tool that hands a conversation to another agent
 #: (``transfer_to_agent2`` in the OpenAI Agents SDK, Swarm and LangGraph's supervisor and
-#: swarm; ``transfer_to_agent`` in Google's ADK), lower-cased.
+#: swarm, called with no arguments; ``transfer_to_agent`` in Google's ADK, with the agent's
+#: name), lower-cased.
 HANDOFF_PREFIX = "transfer_to"
+ADK_HANDOFF = "transfer_to_agent"
+
+
+def _hands_off(call: ToolCall) -> bool:
+    """Whether a tool call is a handoff to another agent: named :data:`HANDOFF_PREFIX`… with
+    no arguments (``{}``), or ADK's :data:`ADK_HANDOFF`; a ``transfer_to_savings(amount=…)``
+    of a banking agent's is an ordinary tool."""
+    name = call.name.lower()
+    if name == ADK_HANDOFF:
+        return True
+    return name.startswith(HANDOFF_PREFIX) and call.parsed_arguments() in ({}, "")
 
 
 def _system(messages: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -248,7 +260,7 @@ def _stop_reason(rounds: Sequence[Round], replies_ok: bool, handed_off: bool = F
     or ``filtered`` (its finish reason), ``converged`` (no tool calls, tools offered),
     ``converged`` also when no request offered tools at all (a plain chat) and when the last
     request came from another agent (``handed_off``: the round before called a handoff tool,
-    :data:`HANDOFF_PREFIX`, and the system prompt or instructions changed: an agent with no
+    :func:`_hands_off`, and the system prompt or instructions changed: an agent with no
     tools answered), ``repeated``
     (tools withheld after a round repeating the calls of one of the two before it),
     ``max_rounds`` otherwise (calls left unanswered, or tools withheld from the same agent)."""
@@ -277,6 +289,7 @@ def _episode(
     usage = Usage()
     error: str | None = None
     final: ModelReply | None = None
+    asked: list[int] = []
     for i, wire_round in enumerate(group):
         this = read[wire_round.exchange.number]
         reply = this.reply
@@ -293,6 +306,7 @@ def _episode(
             read[group[i + 1].exchange.number].request.messages if i + 1 < len(group) else ()
         )
         reply = _sent_back(reply, messages, following)
+        asked.append(wire_round.exchange.number)  # the request of each round
         rounds.append(
             Round(
                 i + 1,
@@ -308,9 +322,8 @@ def _episode(
         transcript.append(final.to_message())
     handed_off = (
         len(rounds) > 1
-        and any(c.name.lower().startswith(HANDOFF_PREFIX) for c in rounds[-2].reply.tool_calls)
-        and _system(last.request.messages)
-        != _system(read[group[-2].exchange.number].request.messages)
+        and any(_hands_off(c) for c in rounds[-2].reply.tool_calls)
+        and _system(read[asked[-1]].request.messages) != _system(read[asked[-2]].request.messages)
     )
     stop = _stop_reason(rounds, error is None, handed_off)
     answer = "" if error or final is None else (final.content or "")
