@@ -90,3 +90,16 @@ def test_a_suite_that_tests_several_providers_names_each_model_and_host(tmp_path
     }
     assert len(models) == 3 and set(manifest["model"].split(", ")) == models, manifest["model"]
     assert manifest["model"] in text, result.output
+
+
+def test_the_loopback_note_holds_only_when_every_host_is_on_loopback() -> None:
+    """A suite recorded against a provider and a local server names both hosts; the report's
+    "on loopback" note, read from the first model URL, would otherwise be said of both."""
+    from toolreplay.report.summary import header_view
+    from toolreplay.results.format import as_results
+
+    page = REPO / "examples" / "stock_agent" / "report" / "results.json"
+    results = json.loads(page.read_text(encoding="utf-8"))
+    assert header_view(as_results(results))["model_on_loopback"] is True
+    results["provenance"]["endpoint_host"] = "127.0.0.1, api.openai.com"
+    assert header_view(as_results(results))["model_on_loopback"] is False

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from toolreplay.cassettes.format import LOOPBACK
 from toolreplay.report.labels import FAILURE_MODES, HOSTS, METRICS, SOURCES, toolset_labels
 from toolreplay.report.reasons import UNMET, UNMET_LABEL
 from toolreplay.report.text import format_number
@@ -71,7 +72,11 @@ def header_view(results: Results) -> dict[str, Any]:
         "model": prov.model,
         "endpoint_host": prov.endpoint_host,
         "endpoints": endpoints,
-        "model_on_loopback": model is not None and model["loopback"],
+        # a set that names several hosts (a suite testing several providers) is on loopback
+        # only when every one of them is
+        "model_on_loopback": model is not None
+        and model["loopback"]
+        and all(h.strip() in LOOPBACK for h in prov.endpoint_host.split(",")),
         "recorded_on": prov.recorded_on or "unknown",
         "today": prov.today or "unknown",
         "judge": "unknown" if results.judge is None else results.judge,
