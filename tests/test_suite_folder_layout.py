@@ -92,7 +92,7 @@ def test_a_suite_that_tests_several_providers_names_each_model_and_host(tmp_path
     assert manifest["model"] in text, result.output
 
 
-def test_the_loopback_note_holds_only_when_every_host_is_on_loopback() -> None:
+def test_the_loopback_note_is_not_said_of_several_hosts() -> None:
     """A suite recorded against a provider and a local server names both hosts; the report's
     "on loopback" note, read from the first model URL, would otherwise be said of both."""
     from toolreplay.report.summary import header_view

@@ -7,7 +7,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from toolreplay.cassettes.format import LOOPBACK
 from toolreplay.report.labels import FAILURE_MODES, HOSTS, METRICS, SOURCES, toolset_labels
 from toolreplay.report.reasons import UNMET, UNMET_LABEL
 from toolreplay.report.text import format_number
@@ -72,11 +71,11 @@ def header_view(results: Results) -> dict[str, Any]:
         "model": prov.model,
         "endpoint_host": prov.endpoint_host,
         "endpoints": endpoints,
-        # a set that names several hosts (a suite testing several providers) is on loopback
-        # only when every one of them is
+        # a set that names several hosts (a suite testing several providers) is not said to
+        # be on loopback: the endpoint read is the first model URL's alone
         "model_on_loopback": model is not None
         and model["loopback"]
-        and all(h.strip() in LOOPBACK for h in prov.endpoint_host.split(",")),
+        and "," not in prov.endpoint_host,
         "recorded_on": prov.recorded_on or "unknown",
         "today": prov.today or "unknown",
         "judge": "unknown" if results.judge is None else results.judge,
