@@ -173,9 +173,9 @@ class EvalSuite:
     def known_ids(self) -> str:
         """The question ids for a message: ``"ningde, beijing"``, or the first
         :data:`KNOWN_SHOWN` and ``", … 4980 more"``."""
-        ids = [q.id for q in self.questions[: KNOWN_SHOWN + 1]]
+        ids = ", ".join(q.id for q in self.questions[:KNOWN_SHOWN])
         more = len(self.questions) - KNOWN_SHOWN
-        return ", ".join(ids[:KNOWN_SHOWN]) + (f", … {more} more" if more > 0 else "")
+        return ids + (f", … {more} more" if more > 0 else "")
 
     @cached_property
     def measures(self) -> Mapping[str, str]:
@@ -206,4 +206,4 @@ class EvalSuite:
 
 
 #: The attributes :class:`EvalSuite` builds once (:func:`functools.cached_property`).
-_INDEXES = frozenset({"measures", "by_id", "_by_text"})
+_INDEXES = frozenset(k for k, v in vars(EvalSuite).items() if isinstance(v, cached_property))
