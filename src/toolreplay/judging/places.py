@@ -100,8 +100,13 @@ class PlaceSpec:
         )
 
     def matches(self, place: ToolPlace | None) -> bool:
-        """Whether a tool result's place is this one: same name and region."""
-        return self.named(place) and place is not None and place.region == self.region
+        """Whether a tool result's place is this one: same name, and same region unless the
+        result gives none (:attr:`~toolreplay.judging.toolvalues.ToolPlace.regionless`)."""
+        return (
+            self.named(place)
+            and place is not None
+            and (place.regionless or place.region == self.region)
+        )
 
     def names(self) -> tuple[str, ...]:
         """The names an answer may call it by: its query with the first suffix and without,

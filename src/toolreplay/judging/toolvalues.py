@@ -54,6 +54,12 @@ class ToolPlace(Mapping[str, Any]):
         return str(self._data.get(self._keys[0], ""))
 
     @property
+    def regionless(self) -> bool:
+        """True for a place the result gives no region key for (an entity, or a place named
+        only by a field or an argument: :attr:`Vocabulary.place_arguments`)."""
+        return not self._keys[1]
+
+    @property
     def region(self) -> Any:
         """The place's region (``admin1`` in Open-Meteo); None when the result gives none."""
         return self._data.get(self._keys[1])
@@ -144,7 +150,12 @@ def _is_number(value: Any) -> TypeGuard[int | float]:
 
 
 def _walk(
-    node: Any, key: str, path: str, day: int | None, vocab: Vocabulary
+    node: Any,
+    key: str,
+    path: str,
+    day: int | None,
+    vocab: Vocabulary,
+    beside: Mapping[str, str] | None = None,
 ) -> Iterator[tuple[float, str, str, int | None]]:
     if isinstance(node, Mapping):
         value_key, unit_key = vocab.value_keys
@@ -152,9 +163,10 @@ def _walk(
         if _is_number(value) and isinstance(unit, str):
             yield float(value), unit, path, day
             return
+        units = _sibling_units(node, vocab)
         for k, v in node.items():
             child = f"{path}.{k}"
-            yield from _walk(v, str(k), child, vocab.day_keys.get(child, day), vocab)
+            yield from _walk(v, str(k), child, vocab.day_keys.get(child, day), vocab, units)
     elif isinstance(node, list):
         for n, item in enumerate(node):
             d = n if (path in vocab.day_lists and day is None) else day
@@ -168,19 +180,73 @@ def _walk(
             if isinstance(nested, Mapping | list):
                 yield from _walk(nested, key, path, day, vocab)
                 return
+        if _BARE_NUMBER.fullmatch(node):  # {"temperature": "75"}: a number kept as a string
+            number = float(node.strip().replace("\u2212", "-"))
+            if math.isfinite(number):
+                yield from _bare(number, key, path, day, vocab, beside)
+            return
         for mv in find_measured_values(node, vocabulary=vocab):  # text: "12 units on hand"
             yield mv.value, mv.unit, path, day
     elif _is_number(node):
-        declared = _path_unit(path, vocab)
-        if declared is not None:
-            yield float(node), declared, path, day
-            return
-        k = key.lower()
-        if k in vocab.ignored_keys or k.endswith(vocab.ignored_suffixes):
-            return
-        unit = next((u for word, u in vocab.key_units if word in k), None)
-        if unit is not None:
-            yield float(node), unit, path, day
+        yield from _bare(float(node), key, path, day, vocab, beside)
+
+
+#: A string that is a number alone (``"75"``, ``"-3.5"``, ``"−3"``).
+_BARE_NUMBER = re.compile(r"\s*[-+\u2212]?\d+(?:\.\d+)?\s*")
+
+
+def _bare(
+    number: float,
+    key: str,
+    path: str,
+    day: int | None,
+    vocab: Vocabulary,
+    beside: Mapping[str, str] | None,
+) -> Iterator[tuple[float, str, str, int | None]]:
+    """A bare number's unit: the vocabulary's ``path_units``, else its key's ``key_units``
+    (or ``key_tokens``), in the unit a sibling ``unit`` field or a unit letter of the key
+    names when it is of the same kind (``{"temperature": 65, "unit": "fahrenheit"}``,
+    ``temp_F``, ``tempC``)."""
+    declared = _path_unit(path, vocab)
+    if declared is not None:
+        yield number, declared, path, day
+        return
+    k = key.lower()
+    if k in vocab.ignored_keys or k.endswith(vocab.ignored_suffixes):
+        return
+    unit = next((u for word, u in vocab.key_units if word in k), None)
+    tokens = _key_tokens(key)
+    if unit is None:
+        unit = next((u for t in tokens for word, u in vocab.key_tokens if t.endswith(word)), None)
+    if unit is None:
+        return
+    kind = unit_named(unit, vocab.units)
+    if kind is not None:
+        lettered = [t.upper() if len(t) == 1 else t for t in tokens[1:]]
+        for said in (*lettered, *(beside or {}).values()):
+            found = unit_named(said, vocab.units)
+            if found is not None and found.kind == kind.kind:
+                unit = said
+                break
+    yield number, unit, path, day
+
+
+def _key_tokens(key: str) -> list[str]:
+    """``maxtempC`` → ``["maxtemp", "c"]``, ``temp_F`` → ``["temp", "f"]``."""
+    return re.findall(r"[a-z]+|\d+", re.sub(r"([a-z])([A-Z])", r"\1_\2", key).lower())
+
+
+def _sibling_units(node: Mapping[str, Any], vocab: Vocabulary) -> dict[str, str]:
+    """The units an object's ``unit``-named string fields give its bare numbers (``{"unit":
+    "fahrenheit"}``; ``temperature_unit``, ``units``): key → unit text; empty for none."""
+    _, unit_key = vocab.value_keys
+    out = {}
+    for k, v in node.items():
+        name = str(k).lower()
+        if isinstance(v, str) and (name.endswith(unit_key) or name.endswith(unit_key + "s")):
+            if unit_named(v, vocab.units) is not None:
+                out[name] = v
+    return out
 
 
 @functools.lru_cache(maxsize=16)
@@ -277,11 +343,12 @@ def _tool_values(
         if not isinstance(content, str):
             continue
         payload = read_tool_result(content)  # JSON, a Python literal, key: value lines
-        if payload is None:
-            for mv in find_measured_values(content, vocabulary=vocab):
-                found.append(ToolValue(mv.value, mv.unit, mv.kind, index, "$"))
-            continue
         _, args = calls.get(str(message.get("tool_call_id")), ("", None))
+        if payload is None:
+            named = _named_place(None, args, vocab)
+            for mv in find_measured_values(content, vocabulary=vocab):
+                found.append(ToolValue(mv.value, mv.unit, mv.kind, index, "$", None, named))
+            continue
         raw: Mapping[str, Any] | None = None
         place_key, candidates_key = vocab.place_key, vocab.candidates_key
         if (
@@ -298,12 +365,15 @@ def _tool_values(
                 (payload[k] for k in vocab.entity_keys if isinstance(payload.get(k), str)), None
             )
             raw, region_key = (None, region_key) if entity is None else ({"name": entity}, "")
+        if raw is None:
+            named = _named_place(payload, args, vocab)
+            raw, region_key = (None, region_key) if named is None else (named, "")
         if candidates_key and isinstance(payload, Mapping) and candidates_key in payload:
             geocoded += _candidates(payload.get(candidates_key), candidate_keys)
         name_key = vocab.place_name if region_key else "name"
         place = (
-            None
-            if raw is None
+            raw
+            if isinstance(raw, ToolPlace) or raw is None
             else ToolPlace(
                 raw, name_key, region_key, vocab.place_alternates,
                 vocab.place_context if region_key else (),
@@ -315,6 +385,30 @@ def _tool_values(
                 continue
             found.append(ToolValue(value, unit_text, unit.kind, index, path, day, place))
     return tuple(found)
+
+
+def _place_names(node: Any, pattern: str) -> list[str]:
+    if not isinstance(node, Mapping):
+        return []
+    return [
+        v.strip() for k, v in node.items()
+        if isinstance(v, str) and v.strip() and re.fullmatch(pattern, str(k).lower())
+    ]  # fmt: skip
+
+
+def _named_place(payload: Any, args: Any, vocab: Vocabulary) -> ToolPlace | None:
+    """The place a result without a place object is about (:attr:`Vocabulary.place_arguments`):
+    the one name its top-level fields give, else the one name its call's arguments give; a
+    place without a region (None when there is no such name, or several)."""
+    if not vocab.place_arguments:
+        return None
+    for node in (payload, args):
+        names = list(dict.fromkeys(_place_names(node, vocab.place_arguments)))
+        if len(names) == 1:
+            return ToolPlace({"name": names[0]}, "name", "")
+        if names:
+            return None
+    return None
 
 
 def _place_at(

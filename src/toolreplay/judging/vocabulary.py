@@ -142,6 +142,14 @@ class FieldWord:
     clause_only: bool = False
 
 
+#: The keys (lower-cased, matched in full) whose string value names the place a tool call or a
+#: result without a place object is about (:attr:`Vocabulary.place_arguments`).
+PLACE_ARGUMENTS = (
+    r"q|query|name|city|city_?name|location|location_?name|place|place_?name|town|locality"
+    r"|address|area"
+)
+
+
 @dataclass(frozen=True, eq=False)
 class Vocabulary:
     """Everything domain-specific the judge reads with (see the module docstring for shapes).
@@ -171,6 +179,11 @@ class Vocabulary:
 
     - ``value_keys``: the ``(value, unit)`` keys of a measured value's object;
       ``key_units``: ``(substring of a key, unit name)`` for a bare number (first match wins);
+      ``key_tokens``: ``(ending of a word of a key, unit name)`` for the keys none of those
+      fit (``temp``: ``tempC``, ``temp_max``, ``maxtempF``); a unit letter of the key (``C``,
+      ``F``) or a sibling field named ``unit`` (``{"temperature": 65, "unit": "fahrenheit"}``;
+      ``temperature_unit``, ``units``) naming a unit of the same kind is the number's unit;
+      a number written as a string (``{"temperature": "75"}``) counts as the number;
       ``path_units``: ``(regex, unit name)`` for a bare number whose whole JSON path
       (``$.items[0].on_hand``) the regex matches, before ``key_units`` and the ignored keys
       (a declared measure's fields, :mod:`toolreplay.judging.measures`);
@@ -185,6 +198,13 @@ class Vocabulary:
       ``entity_keys``: top-level keys whose string value names what a result is about when it
       has no place (a SKU: ``{"sku": "ABC-1", "on_hand": 12}``), its entity, judged as a place
       without a region (a question's ``entities``).
+    - ``place_arguments``: a regex a key must match in full (lower-cased) to name a place by
+      its string value, for a result that names none of the ways above: a top-level field of
+      the result (``{"location": "Paris", "temperature": 22}``, OpenWeatherMap's ``name``),
+      else an argument of the call it answers (``get_weather({"city": "Hangzhou"})`` →
+      ``24℃``); used only when exactly one such name is found. Such a place has no region:
+      it is the asked place when its name is (a result that gives no region cannot be another
+      region's place of that name). Empty: none.
     - ``place_suffixes``: endings a place name may have or lack and still be the same place
       (the weather study's ``("市",)``: 宁德 and 宁德市 name one city); an answer may name a
       place with or without the first of them.
@@ -214,6 +234,7 @@ class Vocabulary:
     difference_after: str = ""
     value_keys: tuple[str, str] = ("value", "unit")
     key_units: tuple[tuple[str, str], ...] = ()
+    key_tokens: tuple[tuple[str, str], ...] = ()
     path_units: tuple[tuple[str, str], ...] = ()
     ignored_keys: frozenset[str] = frozenset()
     ignored_suffixes: tuple[str, ...] = ()
@@ -225,6 +246,7 @@ class Vocabulary:
     place_region: str = "region"
     coordinate_keys: tuple[str, str] = ("latitude", "longitude")
     entity_keys: tuple[str, ...] = ()
+    place_arguments: str = PLACE_ARGUMENTS
     place_suffixes: tuple[str, ...] = ()
     place_alternates: tuple[str, ...] = (
         "alternate_names", "alternateNames", "alternatenames", "namedetails",

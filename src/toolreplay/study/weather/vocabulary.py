@@ -207,6 +207,7 @@ WEATHER_WORDS = Vocabulary(
     difference_after=r"warmer|cooler|colder|hotter|higher|lower|more|less|below|above",
     value_keys=("value", "unit"),
     key_units=KEY_UNITS,
+    key_tokens=(("temp", "°C"),),  # tempC, temp_max, maxtempF (wttr.in, OpenWeatherMap)
     ignored_keys=IGNORED_KEYS,
     ignored_suffixes=("_id", "_code"),
     day_keys={"$.current": 0},
