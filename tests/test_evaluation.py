@@ -5,6 +5,7 @@ rule); a test suite's audit is scoped to what the eval file declares and to the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import textwrap
@@ -31,6 +32,7 @@ from .stock_domain import episode
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "stock_agent"
+FOREIGN = Path(__file__).parent / "data" / "foreign"
 
 
 def _question(measure: str = "none") -> Question:
@@ -124,6 +126,13 @@ def test_an_unknown_selection_is_a_selection_error() -> None:
         ("test_x[2-paris]", "test_x[paris]"),
         ("test_x[paris-2-rome]", "test_x[paris-rome]"),
         ("test_x[v1.2]", "test_x[v1.2]"),
+        # a run of numbers is a name (a model's), not a repeat (Mirascope's, ldp's test ids)
+        ("test_x[claude-haiku-4-5-20251001]", "test_x[claude-haiku-4-5-20251001]"),
+        ("test_x[claude-3-7-sonnet-20250219]", "test_x[claude-3-7-sonnet-20250219]"),
+        ("test_x[claude-sonnet-4-0]", "test_x[claude-sonnet-4-0]"),
+        ("test_x[text-embedding-3-large-32-256]", "test_x[text-embedding-large-32-256]"),
+        ("test_x[model-20251001]", "test_x[model-20251001]"),
+        ("test_x[o1-2024-12-17-3]", "test_x[o1-2024-12-17-3]"),
     ],
 )
 def test_each_test_id_is_a_question_and_numbered_repeats_its_trials(
@@ -141,6 +150,31 @@ def test_a_suite_from_tests_maps_every_cassette(tmp_path: Path) -> None:
     assert price.tests == ("test_price[1]", "test_price[2]", "test_price[3]")
     assert price.text == "What does ABC-1 cost?"
     assert [e.kind for e in price.expect] == ["max_rounds"]
+
+
+def test_without_an_eval_file_an_answer_stating_values_passes(tmp_path: Path) -> None:
+    """A test's question declares no measure (``any``): crewAI's Anthropic streaming test
+    (crewAIInc/crewAI lib/crewai/tests/cassettes/llms/TestAnthropicToolCallStreaming.
+    test_anthropic_streaming_emits_tool_call_events.yaml) answers "72°F" from its tool's
+    "72°F"; it passes, where a ``none`` question (nothing to measure) fails it."""
+    from toolreplay.cassettes import load_recorded
+    from toolreplay.evals import ANY_MEASURE
+    from toolreplay.wire.reader import read_wire_episodes
+
+    cassette = tmp_path / "test_stream.yaml"
+    shutil.copy(FOREIGN / "crewai-anthropic-stream-72f.yaml", cassette)
+    [question] = suite_from_tests([cassette]).questions
+    assert question.measure == ANY_MEASURE
+    [record] = read_wire_episodes(load_recorded(cassette))
+    assert "72°F" in record.episode.answer
+    judged = assess(record.episode, question)
+    assert judged.verdict.passed and judged.failure_modes == (), judged.verdict.explanation
+    strict = assess(record.episode, dataclasses.replace(question, measure="none"))
+    assert not strict.verdict.passed and "nothing to measure" in strict.verdict.explanation
+    fabricated = dataclasses.replace(
+        record.episode, answer=record.episode.answer.replace("72°F", "91°F")
+    )
+    assert [m.mode for m in assess(fabricated, question).failure_modes] == ["fabricated_value"]
 
 
 @pytest.mark.slow

@@ -41,6 +41,7 @@ from toolreplay.evals.measures import (
 )
 from toolreplay.evals.schema import PlaceModel
 from toolreplay.evals.suite import (
+    ANY_MEASURE,
     DEFAULT_PROTOCOL,
     DEFAULT_REPEAT_WINDOW,
     NO_MEASURE,
@@ -53,11 +54,12 @@ from toolreplay.evals.suite import (
 )
 
 __all__ = [
-    "DEFAULT_PROTOCOL", "DEFAULT_REPEAT_WINDOW", "EVAL_FILE_LIMIT", "EXPECTATION_KINDS",
-    "NO_MEASURE", "PROTOCOLS", "SEQUENCE_MODES", "AnswerContains", "AnswerMatches",
-    "AnswerNotContains", "DeclarationError", "EpisodeExpectation", "EvalFileError", "EvalSuite",
-    "ExperimentSpec", "Grounded", "MaxRounds", "MaxToolCalls", "Measure", "MeasureDeclaration",
-    "Place", "PlaceModel", "Question", "StopReason", "StrictGrounding", "ToolArguments",
-    "ToolCalled", "ToolNotCalled", "ToolSequence", "UnitDeclaration", "field_pattern", "load_eval",
-    "parse_expectation", "parse_expectations", "parse_measures",
+    "ANY_MEASURE", "DEFAULT_PROTOCOL", "DEFAULT_REPEAT_WINDOW", "EVAL_FILE_LIMIT",
+    "EXPECTATION_KINDS", "NO_MEASURE", "PROTOCOLS", "SEQUENCE_MODES", "AnswerContains",
+    "AnswerMatches", "AnswerNotContains", "DeclarationError", "EpisodeExpectation",
+    "EvalFileError", "EvalSuite", "ExperimentSpec", "Grounded", "MaxRounds", "MaxToolCalls",
+    "Measure", "MeasureDeclaration", "Place", "PlaceModel", "Question", "StopReason",
+    "StrictGrounding", "ToolArguments", "ToolCalled", "ToolNotCalled", "ToolSequence",
+    "UnitDeclaration", "field_pattern", "load_eval", "parse_expectation", "parse_expectations",
+    "parse_measures",
 ]  # fmt: skip

@@ -27,7 +27,14 @@ from toolreplay.evals.expectations import (
 )
 from toolreplay.evals.measures import MeasureDeclaration, parse_measures
 from toolreplay.evals.schema import NO_PROMPT_HINT, EvalModel, NamedToolChoice
-from toolreplay.evals.suite import NO_MEASURE, EvalSuite, ExperimentSpec, Place, Question
+from toolreplay.evals.suite import (
+    ANY_MEASURE,
+    NO_MEASURE,
+    EvalSuite,
+    ExperimentSpec,
+    Place,
+    Question,
+)
 from toolreplay.inputs import InputFileError, read_checked
 from toolreplay.studies import Study, StudyError, load_study
 
@@ -85,7 +92,7 @@ def load_eval(path: str | Path) -> EvalSuite:
         if name not in known
     ]
     declared, default_expect, expects = _declarations(p, model, study_measures)
-    measures = [*study_measures, *(d.name for d in declared), NO_MEASURE]
+    measures = [*study_measures, *(d.name for d in declared), NO_MEASURE, ANY_MEASURE]
     problems += [  # a study's measure is of places or entities (a declared one may be of none)
         f"  questions.{i}: a {q.measure} question needs at least one place"
         for i, q in enumerate(model.questions)

@@ -28,9 +28,15 @@ from toolreplay.evals.measures import MeasureDeclaration
 
 #: A question's measure: one its study's judge vocabulary declares (the weather study's:
 #: ``temperature``, ``precipitation``, ``comparison``, ``wind``), one its eval file declares
-#: (``measures:``), or ``none``.
+#: (``measures:``), ``none`` or ``any``.
 Measure = str
+#: A question with nothing to measure (an unknown place, a question that needs no tool): an
+#: answer that states a measured value fails it.
 NO_MEASURE = "none"
+#: A question that declares no measure to judge its answer by (a test's question when no eval
+#: file is given): any non-empty answer passes the verdict, whatever values it states; failure
+#: modes and expectations still fail an episode.
+ANY_MEASURE = "any"
 DEFAULT_REPEAT_WINDOW = 2
 #: How many known ids :meth:`EvalSuite.question`'s error names before it says how many more.
 KNOWN_SHOWN = 20

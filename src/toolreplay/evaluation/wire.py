@@ -23,7 +23,7 @@ from typing import Any
 from toolreplay.audit.suite_folder import audit_suite_folder
 from toolreplay.cassettes.errors import CassetteError
 from toolreplay.cassettes.manifest import manifest_path
-from toolreplay.evals import EvalSuite, ExperimentSpec, Question
+from toolreplay.evals import ANY_MEASURE, EvalSuite, ExperimentSpec, Question
 from toolreplay.evaluation.sources import (
     AssessedEpisode,
     Collected,
@@ -47,14 +47,25 @@ from toolreplay.runs.suite_folder import (
 
 def test_question(stem: str) -> str:
     """The question a recorded test answers, from its cassette's name (the test id): the id
-    less its purely numeric parametrisation parts, which number repeats (``test_x[3]`` →
-    ``test_x``; ``test_x[paris-2]`` and ``test_x[2-paris]`` → ``test_x[paris]``, as
+    less a purely numeric parametrisation part of at most four digits that stands alone (no
+    numeric part beside it), which numbers repeats (``test_x[3]`` → ``test_x``;
+    ``test_x[paris-2]`` and ``test_x[2-paris]`` → ``test_x[paris]``, as
     ``@pytest.mark.parametrize("trial", range(3))`` beside another parameter writes them;
-    ``test_x[paris]`` and ``test_x[v1.2]`` unchanged)."""
+    ``test_x[paris]`` and ``test_x[v1.2]`` unchanged). A run of numeric parts is part of a
+    name, not a repeat: ``test_x[claude-haiku-4-5-20251001]`` and ``test_x[o1-2024-12-17]``
+    are kept whole."""
     name, bracket, params = stem.partition("[")
     if not bracket or not params.endswith("]"):
         return stem
-    kept = [p for p in params[:-1].split("-") if p and not p.isdigit()]
+    parts = params[:-1].split("-")
+
+    def numeric(i: int) -> bool:
+        return 0 <= i < len(parts) and parts[i].isdigit()
+
+    kept = [
+        p for i, p in enumerate(parts)
+        if p and not (numeric(i) and len(p) <= 4 and not numeric(i - 1) and not numeric(i + 1))
+    ]  # fmt: skip
     return f"{name}[{'-'.join(kept)}]" if kept else name
 
 
@@ -100,7 +111,7 @@ def suite_from_tests(
             Question(
                 id=_question_id(question),
                 text=text,
-                measure="none",
+                measure=ANY_MEASURE,
                 places=(),
                 day_index=0,  # a value of a day series is read for its first day
                 expect=parse_expectations(list(expect), f"{function} expect"),

@@ -63,6 +63,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from toolreplay.evals import ANY_MEASURE
 from toolreplay.judging.episode_errors import EpisodeError
 from toolreplay.judging.grounding import Target, ground_answer
 from toolreplay.judging.intent import find_promise, sentences
@@ -254,7 +255,7 @@ def classify(
     relevant = tuple(v for v in relevant if id(v) not in vacuous)
     pending = episode.pending_tool_calls
     labels: list[FailureMode] = []
-    of = f" of {expect.measure}" if expect.measure and expect.measure != NO_VALUE else ""
+    of = f" of {expect.measure}" if expect.measure not in (None, NO_VALUE, ANY_MEASURE) else ""
     if not relevant:
         promise = find_promise(answer)
         if pending:
@@ -289,7 +290,7 @@ def classify(
                     Evidence(index, c.span, c.text, None),
                 )
             )
-        elif expect.measure != NO_VALUE:  # a `none` question needs no measured value
+        elif expect.measure not in (NO_VALUE, ANY_MEASURE):  # they need no measured value
             labels.append(
                 FailureMode(
                     NO_MEASUREMENT,

@@ -79,7 +79,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from toolreplay.evals import MeasureDeclaration
+from toolreplay.evals import ANY_MEASURE, MeasureDeclaration
 from toolreplay.judging.comparisons import Conclusion, check_conclusion
 from toolreplay.judging.grounding import (
     PlaceSpec,
@@ -202,7 +202,7 @@ class FormatJudge:
 
     def accepts(self, measure: str) -> bool:
         """Whether this judge can ever pass an answer about ``measure``."""
-        if measure == NO_VALUE:
+        if measure in (NO_VALUE, ANY_MEASURE):
             return True
         kinds = self.resolved_vocabulary().kinds(measure)
         return bool(kinds & {u.kind for u in self.resolved_units()})
@@ -213,6 +213,8 @@ class FormatJudge:
             return Verdict(False, "empty answer", judge=self.name)
         if measure == NO_VALUE:
             return judge_no_value(self, answer)
+        if measure == ANY_MEASURE:
+            return any_answer(self)
         if measure is not None and not self.accepts(measure):
             return Verdict(
                 False, f"the {self.name} judge accepts no unit for {measure}", judge=self.name
@@ -264,6 +266,12 @@ def judge_no_value(judge: FormatJudge, answer: str) -> Verdict:
     return Verdict(True, "no value needed, none stated", judge=judge.name)
 
 
+def any_answer(judge: FormatJudge) -> Verdict:
+    """The verdict for an ``any`` question (no measure declared): a non-empty answer passes,
+    whatever it states; what fails such an episode is a failure mode or an expectation."""
+    return Verdict(True, "an answer (no measure declared to judge it by)", judge=judge.name)
+
+
 @dataclass(frozen=True)
 class GroundedJudge(FormatJudge):
     """Passes an episode whose answer states, for the question's place and day, a value of
@@ -295,6 +303,8 @@ class GroundedJudge(FormatJudge):
             return Verdict(False, "empty answer", judge=j)
         if expect.measure == NO_VALUE:
             return judge_no_value(self, answer)
+        if expect.measure == ANY_MEASURE:
+            return any_answer(self)
         if expect.measure is not None and not self.accepts(expect.measure):
             return Verdict(False, f"the {j} judge accepts no unit for {expect.measure}", judge=j)
         vocab = self.resolved_vocabulary()
