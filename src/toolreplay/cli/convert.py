@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import cannot_write, fail, out
+from toolreplay.cli.common import cannot_write, err, fail, out
 
 
 @app.command()
@@ -63,18 +63,28 @@ def convert(
             "written",
             2,
         )
-    converted = []
+    # one file that cannot be converted does not stop the others: each is named with why,
+    # left as it was, and the exit status says some were not converted
+    skipped: list[Path] = []
     for source, target in pairs:
         try:
             n = convert_file(source, target)
         except CassetteError as exc:
-            raise fail(str(exc)) from None
+            reason = str(exc)
         except OSError as exc:
-            raise fail(cannot_write(target, exc, "--out")) from None
-        converted.append((target, n))
-    for target, n in converted:
-        out.print(
-            f"wrote {target} ({n} interaction{'s' if n != 1 else ''})",
-            highlight=False,
-            soft_wrap=True,
+            reason = cannot_write(target, exc, "--out")
+        else:
+            out.print(
+                f"wrote {target} ({n} interaction{'s' if n != 1 else ''})",
+                highlight=False,
+                soft_wrap=True,
+            )
+            continue
+        skipped.append(source)
+        reason = reason.removeprefix(f"{source}: ")  # the file is named once
+        err.print(f"skipped {source}: {reason}", highlight=False, markup=False, soft_wrap=True)
+    if skipped:
+        raise fail(
+            f"{len(skipped)} of {len(pairs)} cassette{'s' if len(pairs) != 1 else ''} not "
+            f"converted (named above, each left as it was); {len(pairs) - len(skipped)} written"
         )

@@ -18,6 +18,8 @@ _EXPORTS: dict[str, str] = {
     "ANTHROPIC_MESSAGES": "anthropic_messages",
     "RESPONSES": "responses",
     "exchange_status_error": "replies",
+    "decode_body": "content_encoding",
+    "header_text": "interactions",
     "Episode": "episode",
     "Exchange": "interactions",
     "FINISH_STOP_REASONS": "episode",

@@ -137,17 +137,30 @@ def _response_bytes(response: Mapping[str, Any]) -> bytes:
     return bytes(body) if isinstance(body, (bytes, bytearray)) else b""
 
 
+def header_text(value: Any) -> str:
+    """A recorded header name or value as text: bytes (botocore's, stored as ``!!binary``)
+    decoded as UTF-8, else as Latin-1 (HTTP's historical header charset); anything else as
+    ``str`` gives it."""
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            return bytes(value).decode("latin-1")
+    return str(value)
+
+
 def _header(headers: Any, name: str, every: bool = False) -> str:
     """The value of header ``name`` (lower case): the first one recorded, or (``every``)
-    all of them joined by commas, as HTTP folds a header given twice."""
+    all of them joined by commas, as HTTP folds a header given twice; names and values
+    recorded as bytes are read as text (:func:`header_text`)."""
     if not isinstance(headers, Mapping):
         return ""
     for key, value in headers.items():
-        if str(key).lower() == name:
+        if header_text(key).lower() == name:
             if isinstance(value, list):
-                values = [str(v) for v in value]
+                values = [header_text(v) for v in value]
                 return ", ".join(values) if every else (values[0] if values else "")
-            return str(value)
+            return header_text(value)
     return ""
 
 
@@ -189,4 +202,11 @@ def read_exchanges(interactions: Sequence[Mapping[str, Any]]) -> list[Exchange]:
     return exchanges
 
 
-__all__ = ["Exchange", "WireEpisodeError", "WireRecord", "WireRound", "read_exchanges"]
+__all__ = [
+    "Exchange",
+    "WireEpisodeError",
+    "WireRecord",
+    "WireRound",
+    "header_text",
+    "read_exchanges",
+]
