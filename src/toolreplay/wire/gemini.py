@@ -44,18 +44,22 @@ as google-genai's Vertex mode sends them): both are read, everywhere.
   **streamed** reply is server-sent events (``?alt=sse``), each ``data:`` one
   ``GenerateContentResponse`` chunk, or without ``alt=sse`` a JSON array of chunks: their
   parts are read in order as one reply (texts joined), the last ``finishReason`` and the
-  last ``usageMetadata`` kept.
+  last ``usageMetadata`` kept. A call whose arguments Vertex AI streams in pieces
+  (``partialArgs`` by JSON path, ``willContinue``: asked by
+  ``toolConfig.functionCallingConfig.streamFunctionCallArguments``) is one call, in its
+  head's place, its arguments assembled from the pieces
+  (:mod:`~toolreplay.wire.gemini_partial_args`).
 
 :class:`~toolreplay.wire.replies.ModelReplyError` for an error status, a body that is not
 JSON, an ``error`` object (in the body or in any chunk), no candidate and no block reason, an
-enum integer the API's proto does not name (named in the error, never guessed), or a stream
-that ends without a ``finishReason`` (cut off).
+enum integer the API's proto does not name (named in the error, never guessed), a stream
+that ends without a ``finishReason`` (cut off), or streamed arguments a piece of which cannot
+be applied (its call, piece and path named).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +67,8 @@ from urllib.parse import unquote
 
 from toolreplay.wire.episode import Message, ModelReply, ToolCall, Usage
 from toolreplay.wire.gemini_enums import Api, EnumError, api_of, enum_name
+from toolreplay.wire.gemini_partial_args import PartialArgsError, joined_calls
+from toolreplay.wire.gemini_partial_args import field_of as _field
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
@@ -78,17 +84,6 @@ FILTER_REASONS = frozenset(
 
 #: Finish reasons after which the candidate's function calls stand.
 CALL_REASONS = frozenset({"STOP", "UNEXPECTED_TOOL_CALL"})
-
-_CAMEL_HUMP = re.compile(r"(?<!^)(?=[A-Z])")
-
-
-def _field(obj: Any, name: str) -> Any:
-    """``obj``'s field ``name`` (camelCase) or its snake_case twin; None when absent."""
-    if not isinstance(obj, Mapping):
-        return None
-    if name in obj:
-        return obj[name]
-    return obj.get(_CAMEL_HUMP.sub("_", name).lower())
 
 
 def _json(value: Any) -> str:
@@ -379,7 +374,11 @@ class GeminiWire(RequestCarriesAll):
         if merged.finish is None and _streamed(exchange):
             problem = "the streamed reply ends without a finishReason (cut off)"
             raise ModelReplyError(_endpoint(exchange), exchange.status, problem)
-        parts = _read_parts(merged.parts)
+        try:
+            parts = _read_parts(joined_calls(merged.parts))
+        except PartialArgsError as exc:
+            problem = f"the streamed function call arguments are unusable: {exc}"
+            raise ModelReplyError(_endpoint(exchange), exchange.status, problem) from None
         contents = exchange.request_body["contents"]
         calls = _tool_calls(parts, len(contents)) if merged.finish in CALL_REASONS else ()
         if merged.finish is None:  # an unstreamed reply without finishReason: as sent
