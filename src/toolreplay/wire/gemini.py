@@ -30,7 +30,9 @@ as google-genai's Vertex mode sends them): both are read, everywhere.
   ``functionResponse`` answers the previous ``model`` content's first unanswered call of its
   name unless its own ``id`` names one of them. A reply's call without id takes
   ``turn = len(contents)``: the index its content will have in the next request.
-- the **reply**: ``candidates[0]``, its parts read as above (texts joined, thoughts apart);
+- the **reply**: candidate 0 (the candidate whose ``index`` is 0, by its position when it
+  has none: with ``candidateCount`` > 1 a streamed chunk may hold another one only), its
+  parts read as above (texts joined, thoughts apart);
   ``finishReason`` in Chat Completions terms: ``STOP`` (and ``UNEXPECTED_TOOL_CALL``, a call
   of a tool not offered, which the program answers) → ``tool_calls`` when the reply holds
   calls, else ``stop``; ``MAX_TOKENS`` → ``length``; ``SAFETY``, ``RECITATION``,
@@ -288,8 +290,7 @@ def _merged(exchange: Exchange) -> _Merged:
         if "error" in chunk:
             problem = f"{where}the reply reports an error: {_snippet(_json(chunk['error']))}"
             raise ModelReplyError(_endpoint(exchange), exchange.status, problem)
-        candidates = chunk.get("candidates")
-        first = candidates[0] if isinstance(candidates, list) and candidates else None
+        first = _candidate_zero(chunk.get("candidates"))
         if isinstance(first, Mapping):
             merged.candidates = True
             parts = _field(_field(first, "content"), "parts")
@@ -302,6 +303,17 @@ def _merged(exchange: Exchange) -> _Merged:
             blocked = _field(feedback, "blockReason")
             merged.blocked = _enum(exchange, where, "blockReason", blocked, api)
     return merged
+
+
+def _candidate_zero(candidates: Any) -> Any:
+    """Candidate 0 of a chunk: the candidate whose ``index`` is 0, by its position when it
+    has none (with ``candidateCount`` > 1 a chunk may hold another candidate only); None
+    when the chunk holds none."""
+    for position, candidate in enumerate(candidates if isinstance(candidates, list) else ()):
+        index = candidate.get("index", position) if isinstance(candidate, Mapping) else position
+        if index == 0 and not isinstance(index, bool):
+            return candidate
+    return None
 
 
 def _enum(exchange: Exchange, where: str, name: str, value: Any, api: Api) -> str | None:
