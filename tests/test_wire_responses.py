@@ -773,14 +773,21 @@ def test_xai_server_side_tool_calls_already_completed_are_not_the_programs_to_ru
     ``completed``; the request offered no function or custom tool: they are read as hosted
     tools' items, as OpenAI's ``web_search_call`` items are, not as calls left pending."""
     (interaction,) = _yaml("vercel-xai-responses-server-side-tools.yaml")
-    response = _sdk_stream(interaction["response"]["body"]["string"])
-    custom = [(i.name, i.status) for i in response.output if i.type == "custom_tool_call"]
-    assert custom == [("x_keyword_search", "completed"), ("view_x_video", "completed")]
+    events = interaction["response"]["body"]["string"].split("\n\n")
+    (completed,) = [e for e in events if e.startswith("event: response.completed\n")]
+    output = json.loads(completed.split("\ndata: ", 1)[1])["response"]["output"]
+    assert [(i["type"], i.get("name"), i["status"]) for i in output] == [
+        ("custom_tool_call", "x_keyword_search", "completed"),
+        ("custom_tool_call", "view_x_video", "completed"),
+        *[("web_search_call", None, "completed")] * 4,
+        ("message", None, "completed"),
+    ]
+    (text,) = [p["text"] for p in output[-1]["content"] if p["type"] == "output_text"]
     (episode,) = episodes_from_interactions([interaction])
     (only,) = episode.rounds
     assert only.reply.tool_calls == () and only.reply.finish_reason == "stop"
-    assert only.reply.content == _output_text(response)
-    assert only.reply.content.startswith("### Latest Videos and Images from xAI on X")
+    assert only.reply.content == text
+    assert text.startswith("### Latest Videos and Images from xAI on X")
     assert episode.stop_reason == "converged"
 
 
