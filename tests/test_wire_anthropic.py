@@ -17,6 +17,16 @@ Recorded traffic: four of pydantic-ai's test cassettes (MIT licence), copied who
   ``tests/cassettes/test_tool_search/test_tool_search_eval[anthropic].yaml`` (four
   conversations in one cassette, a ``tool_result`` with ``is_error: true``).
 
+And two of vercel/ai's recorded streams (Apache-2.0, Copyright 2023 Vercel, Inc.;
+``packages/anthropic/src/__fixtures__/`` at ``ed857f50f112``), their events kept verbatim as
+one cassette's reply each (a placeholder request around them):
+
+- ``vercel-anthropic-spliced-message-start.yaml``: ``spliced-message-start.chunks.txt``
+  (vercel/ai#18402: a second generation's ``message_start`` while the first one's
+  ``tool_use`` block is still open);
+- ``vercel-anthropic-duplicate-message-start.yaml``: ``duplicate-message-start.chunks.txt``
+  (the same ``message_start`` sent twice, then one text block).
+
 Expected values are read from the cassette files themselves (the blocks the program sent
 back, the ``usage`` the server sent) or from the anthropic SDK's own types and stream
 accumulation (``anthropic.types.beta.BetaMessage``, ``accumulate_event``), never from this
@@ -709,3 +719,21 @@ def test_a_broken_or_exception_bedrock_frame_is_a_named_fault() -> None:
     body = raw["body"]["string"]
     with pytest.raises(StreamError, match="AWS event stream is broken"):
         assemble_bedrock_stream(body[:-7])
+
+
+def test_a_second_generation_spliced_into_the_stream_makes_it_unusable():
+    """Read merged, the two generations' streamed inputs gave one broken input,
+    ``{"value":"Spark{"value":"Sparkle Day"}``; the stream is refused instead."""
+    (episode,) = episodes_from_interactions(_yaml("vercel-anthropic-spliced-message-start.yaml"))
+    assert episode.stop_reason == "error" and not episode.rounds
+    assert "the streamed reply is unusable: chunk 7: a second message_start" in (
+        episode.error or ""
+    )
+    assert "message 'msg_second' while 'msg_first' was read" in (episode.error or "")
+
+
+def test_a_message_start_sent_twice_is_read_once():
+    (episode,) = episodes_from_interactions(_yaml("vercel-anthropic-duplicate-message-start.yaml"))
+    (only,) = episode.rounds
+    assert episode.error is None and episode.stop_reason == "converged"
+    assert only.reply.content == "Hello, World!" and only.reply.finish_reason == "stop"

@@ -10,7 +10,10 @@ cassettes of other projects (``tests/data/foreign/``):
 - **content as a JSON object** (a structured reply): Cloudflare Workers AI in chatlas's
   ``test_cloudflare_data_extraction.yaml``;
 - **arguments streamed as ``""``** for a tool without parameters: Databricks in chatlas's
-  ``test_databricks_tool_variations.yaml``.
+  ``test_databricks_tool_variations.yaml``;
+- **choices out of order** (``n: 2``, ``index`` 1 listed before ``index`` 0): not recorded
+  by a program but written from OpenAI's reference (``choices[].index``), in
+  ``spec-chat-n2-choices-reversed.yaml``.
 
 Expected values come from the openai SDK's own types (``ChatCompletion``, the message param
 types) and its stream accumulation (``ChatCompletionStreamState``, the chunks built as its
@@ -46,6 +49,7 @@ CUSTOM = FOREIGN / "dd-trace-py-chat-custom-tool-call.yaml"
 NO_DONE = FOREIGN / "chatlas-huggingface-no-done.yaml"
 CONTENT_OBJECT = FOREIGN / "chatlas-cloudflare-content-object.yaml"
 EMPTY_ARGUMENTS = FOREIGN / "chatlas-databricks-empty-arguments.yaml"
+REVERSED = FOREIGN / "spec-chat-n2-choices-reversed.yaml"
 
 
 def _interactions(path: Path) -> list[dict[str, Any]]:
@@ -421,3 +425,17 @@ def test_the_responses_reader_keeps_the_same_arguments_rule(
     from toolreplay.wire.responses import tool_call
 
     assert tool_call(item).arguments == expected
+
+
+def test_the_choice_read_is_choice_0_by_its_index_not_its_place() -> None:
+    body = json.loads(
+        yaml.safe_load(REVERSED.read_text())["interactions"][0]["response"]["body"]["string"]
+    )
+    assert [(c["index"], c["message"]["content"]) for c in body["choices"]] == [
+        (1, "Second"),
+        (0, "First"),
+    ]
+    (episode,) = episodes_from_cassette(REVERSED)
+    (only,) = episode.rounds
+    assert (only.reply.content, only.reply.finish_reason) == ("First", "stop")
+    assert episode.stop_reason == "converged"

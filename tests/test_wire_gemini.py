@@ -13,6 +13,10 @@ Recorded traffic, copied from pydantic/pydantic-ai (MIT), tests/models/cassettes
 - ``pydantic-ai-gemini-safety.yaml``: test_google/test_google_model_safety_settings.yaml
   (``finishReason: SAFETY``, no content).
 
+``spec-gemini-two-candidates-stream.yaml`` is not recorded by a program but written from the
+reference (``generationConfig.candidateCount: 2``, ``Candidate.index``): a stream whose chunks
+each hold one candidate, 0 then 1.
+
 And from Arize-ai/openinference (Apache-2.0), ``openinference-gemini-int-enums-stream.yaml``:
 langchain-google-vertexai on Vertex AI asking for enums as integers (``"finishReason": 1``),
 streamed as a JSON array.
@@ -49,6 +53,7 @@ STREAM = FOREIGN / "pydantic-ai-gemini-iter-stream.yaml"
 VERTEX = FOREIGN / "pydantic-ai-gemini-vertex-tool-error.yaml"
 SAFETY = FOREIGN / "pydantic-ai-gemini-safety.yaml"
 INT_ENUMS = FOREIGN / "openinference-gemini-int-enums-stream.yaml"
+TWO_CANDIDATES = FOREIGN / "spec-gemini-two-candidates-stream.yaml"
 URL = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash"
 VERTEX_URL = (
     "https://us-central1-aiplatform.googleapis.com/v1beta1/projects/p/locations/us-central1"
@@ -546,3 +551,12 @@ def test_a_boolean_is_no_enum_integer():
     # JSON true is no enum value: the reply reads as one without finishReason (as sent)
     (exchange,) = read_exchanges([_exchange([_user("x")], _reply([{"text": "y"}], True))])
     assert GEMINI.reply(exchange).finish_reason == "stop"
+
+
+def test_the_candidate_read_is_candidate_0_by_its_index_in_every_chunk():
+    chunks = _sse_chunks(_interactions(TWO_CANDIDATES)[0]["response"]["body"]["string"])
+    assert [[c.index for c in _sdk(chunk).candidates] for chunk in chunks] == [[0], [1]]
+    episode = episode_from_cassette(TWO_CANDIDATES)
+    (only,) = episode.rounds
+    assert (only.reply.content, only.reply.finish_reason) == ("A", "stop")
+    assert only.reply.usage.prompt_tokens == 4 and episode.stop_reason == "converged"

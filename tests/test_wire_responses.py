@@ -22,6 +22,15 @@ And from DataDog/dd-trace-py (BSD-3-Clause / Apache-2.0), ``tests/contrib/openai
 ``ddtrace-responses-prompt.yaml`` (``response_with_prompt.yaml``): a request holding only a
 stored ``prompt`` template (no ``input``), answered by a completed Response.
 
+And from vercel/ai (Apache-2.0, Copyright 2023 Vercel, Inc.), at ``ed857f50f112``:
+``vercel-xai-responses-server-side-tools.yaml`` holds
+``packages/xai/src/responses/__fixtures__/xai-x-search-tool.chunks.txt``, xAI's grok-4-fast
+streaming a reply after running its own ``x_search`` and ``web_search`` tools (reported as
+``custom_tool_call`` items, ``status: completed``, and ``web_search_call`` items), as one
+cassette reply to the request vercel/ai's test makes; to keep the file small, 1,698 of its
+1,701 ``response.output_text.delta`` events and its 20 ``annotation.added`` events are left
+out (the reply is read from ``response.completed``, kept whole).
+
 Expected values are read from the recorded bodies through the openai SDK's own types
 (``Response`` built as the SDK builds a body it receives, ``construct_type``) and its own
 stream accumulation (``ResponseStreamState``), or by eye from the files, never from this
@@ -753,3 +762,53 @@ def test_an_ordinary_transfer_tool_before_a_reprompt_at_a_limit_is_still_max_rou
     ]}, {"role": "assistant", "content": "I could not finish."}, "stop")  # fmt: skip
     (wire,) = read_wire_episodes([first, last])
     assert wire.episode.stop_reason == "max_rounds"
+
+
+# -- xAI's server-side tools ---------------------------------------------------------------
+
+
+def test_xai_server_side_tool_calls_already_completed_are_not_the_programs_to_run():
+    """xAI reports the calls its server-side tools made (``x_keyword_search``,
+    ``view_x_video`` for the ``x_search`` tool) as ``custom_tool_call`` items already
+    ``completed``; the request offered no function or custom tool: they are read as hosted
+    tools' items, as OpenAI's ``web_search_call`` items are, not as calls left pending."""
+    (interaction,) = _yaml("vercel-xai-responses-server-side-tools.yaml")
+    events = interaction["response"]["body"]["string"].split("\n\n")
+    (completed,) = [e for e in events if e.startswith("event: response.completed\n")]
+    output = json.loads(completed.split("\ndata: ", 1)[1])["response"]["output"]
+    assert [(i["type"], i.get("name"), i["status"]) for i in output] == [
+        ("custom_tool_call", "x_keyword_search", "completed"),
+        ("custom_tool_call", "view_x_video", "completed"),
+        *[("web_search_call", None, "completed")] * 4,
+        ("message", None, "completed"),
+    ]
+    (text,) = [p["text"] for p in output[-1]["content"] if p["type"] == "output_text"]
+    (episode,) = episodes_from_interactions([interaction])
+    (only,) = episode.rounds
+    assert only.reply.tool_calls == () and only.reply.finish_reason == "stop"
+    assert only.reply.content == text
+    assert text.startswith("### Latest Videos and Images from xAI on X")
+    assert episode.stop_reason == "converged"
+
+
+@pytest.mark.parametrize(
+    ("tools", "status", "read_as_call"),
+    [
+        ([{"type": "custom", "name": "x_keyword_search"}], "completed", True),
+        ([{"type": "function", "name": "x_keyword_search", "parameters": {}}], "completed", True),
+        ([{"type": "x_search"}], None, True),
+        ([{"type": "x_search"}], "in_progress", True),
+        ([{"type": "x_search"}], "completed", False),
+        ([{"type": "custom", "name": "sql"}], "completed", False),
+    ],
+)
+def test_only_a_completed_custom_call_of_a_tool_not_offered_is_the_servers(
+    tools: list[dict[str, Any]], status: str | None, read_as_call: bool
+) -> None:
+    item = {"type": "custom_tool_call", "call_id": "xs_1", "name": "x_keyword_search", "input": "q"}
+    if status is not None:
+        item["status"] = status
+    body = {"model": "grok-4-fast", "input": "latest?", "tools": tools}
+    reply = _reply(body, _response("r1", [item, _text("Done.")]))
+    assert [c.name for c in reply.tool_calls] == (["x_keyword_search"] if read_as_call else [])
+    assert reply.content == "Done."

@@ -51,6 +51,9 @@ class _Stream:
             start = event.get("message")
             if not isinstance(start, dict):
                 raise StreamError("message_start holds no message object", n, snippet(text))
+            if self.message is not None:
+                self._again(start, n, text)
+                return
             usage = start.get("usage")
             self.message = {**start, "usage": dict(usage) if isinstance(usage, dict) else {}}
             held = start.get("content")
@@ -63,6 +66,21 @@ class _Stream:
             self._delta(event)
         elif kind == "message_stop":
             self.ended = True
+
+    def _again(self, start: dict[str, Any], n: int, text: str) -> None:
+        """A second ``message_start``: the same message's start sent twice (its ``id``
+        repeated) is skipped; another message's start in the same stream (spliced
+        generations, vercel/ai#18402) makes the stream unusable rather than merged."""
+        assert self.message is not None
+        held, given = self.message.get("id"), start.get("id")
+        if isinstance(given, str) and given and given == held:
+            return
+        raise StreamError(
+            f"a second message_start (message {given!r} while {held!r} was read): one "
+            "stream holds one message, two would be merged",
+            n,
+            snippet(text),
+        )
 
     def _block(self, kind: str, event: dict[str, Any], n: int, text: str) -> None:
         index = event.get("index")
@@ -128,13 +146,14 @@ def assemble_message_stream(body: str | bytes) -> dict[str, Any]:
     ``tool_use`` input parsed from its joined JSON (kept as the text when it does not parse);
     ``message_delta``'s ``stop_reason``, ``stop_sequence``, ``stop_details`` and usage counts
     (cumulative: each one sent replaces the one held). ``ping`` and unknown events (and
-    unknown delta types) are skipped.
+    unknown delta types) are skipped, and so is a ``message_start`` repeating the message's
+    own ``id``.
 
     Raises :class:`~toolreplay.wire.stream.StreamError` naming the event (0-based index,
     snippet) for an ``error`` event, an event whose data is not a JSON object, an event before
-    ``message_start``, a delta to a block never started, an empty stream, and a stream cut
-    off: it ends with neither ``message_stop`` nor a ``message_delta`` giving the stop
-    reason."""
+    ``message_start``, a second ``message_start`` of another message (or without an id), a
+    delta to a block never started, an empty stream, and a stream cut off: it ends with
+    neither ``message_stop`` nor a ``message_delta`` giving the stop reason."""
     events = split_events(body)
     if not events:
         raise StreamError("the event stream is empty: no message_start, no message_stop")

@@ -30,7 +30,9 @@ as google-genai's Vertex mode sends them): both are read, everywhere.
   ``functionResponse`` answers the previous ``model`` content's first unanswered call of its
   name unless its own ``id`` names one of them. A reply's call without id takes
   ``turn = len(contents)``: the index its content will have in the next request.
-- the **reply**: ``candidates[0]``, its parts read as above (texts joined, thoughts apart);
+- the **reply**: candidate 0 (the candidate whose ``index`` is 0, by its position when it
+  has none: with ``candidateCount`` > 1 a streamed chunk may hold another one only), its
+  parts read as above (texts joined, thoughts apart);
   ``finishReason`` in Chat Completions terms: ``STOP`` (and ``UNEXPECTED_TOOL_CALL``, a call
   of a tool not offered, which the program answers) → ``tool_calls`` when the reply holds
   calls, else ``stop``; ``MAX_TOKENS`` → ``length``; ``SAFETY``, ``RECITATION``,
@@ -44,18 +46,22 @@ as google-genai's Vertex mode sends them): both are read, everywhere.
   **streamed** reply is server-sent events (``?alt=sse``), each ``data:`` one
   ``GenerateContentResponse`` chunk, or without ``alt=sse`` a JSON array of chunks: their
   parts are read in order as one reply (texts joined), the last ``finishReason`` and the
-  last ``usageMetadata`` kept.
+  last ``usageMetadata`` kept. A call whose arguments Vertex AI streams in pieces
+  (``partialArgs`` by JSON path, ``willContinue``: asked by
+  ``toolConfig.functionCallingConfig.streamFunctionCallArguments``) is one call, in its
+  head's place, its arguments assembled from the pieces
+  (:mod:`~toolreplay.wire.gemini_partial_args`).
 
 :class:`~toolreplay.wire.replies.ModelReplyError` for an error status, a body that is not
 JSON, an ``error`` object (in the body or in any chunk), no candidate and no block reason, an
-enum integer the API's proto does not name (named in the error, never guessed), or a stream
-that ends without a ``finishReason`` (cut off).
+enum integer the API's proto does not name (named in the error, never guessed), a stream
+that ends without a ``finishReason`` (cut off), or streamed arguments a piece of which cannot
+be applied (its call, piece and path named).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +69,8 @@ from urllib.parse import unquote
 
 from toolreplay.wire.episode import Message, ModelReply, ToolCall, Usage
 from toolreplay.wire.gemini_enums import Api, EnumError, api_of, enum_name
+from toolreplay.wire.gemini_partial_args import PartialArgsError, joined_calls
+from toolreplay.wire.gemini_partial_args import field_of as _field
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
@@ -78,17 +86,6 @@ FILTER_REASONS = frozenset(
 
 #: Finish reasons after which the candidate's function calls stand.
 CALL_REASONS = frozenset({"STOP", "UNEXPECTED_TOOL_CALL"})
-
-_CAMEL_HUMP = re.compile(r"(?<!^)(?=[A-Z])")
-
-
-def _field(obj: Any, name: str) -> Any:
-    """``obj``'s field ``name`` (camelCase) or its snake_case twin; None when absent."""
-    if not isinstance(obj, Mapping):
-        return None
-    if name in obj:
-        return obj[name]
-    return obj.get(_CAMEL_HUMP.sub("_", name).lower())
 
 
 def _json(value: Any) -> str:
@@ -293,8 +290,7 @@ def _merged(exchange: Exchange) -> _Merged:
         if "error" in chunk:
             problem = f"{where}the reply reports an error: {_snippet(_json(chunk['error']))}"
             raise ModelReplyError(_endpoint(exchange), exchange.status, problem)
-        candidates = chunk.get("candidates")
-        first = candidates[0] if isinstance(candidates, list) and candidates else None
+        first = _candidate_zero(chunk.get("candidates"))
         if isinstance(first, Mapping):
             merged.candidates = True
             parts = _field(_field(first, "content"), "parts")
@@ -307,6 +303,17 @@ def _merged(exchange: Exchange) -> _Merged:
             blocked = _field(feedback, "blockReason")
             merged.blocked = _enum(exchange, where, "blockReason", blocked, api)
     return merged
+
+
+def _candidate_zero(candidates: Any) -> Any:
+    """Candidate 0 of a chunk: the candidate whose ``index`` is 0, by its position when it
+    has none (with ``candidateCount`` > 1 a chunk may hold another candidate only); None
+    when the chunk holds none."""
+    for position, candidate in enumerate(candidates if isinstance(candidates, list) else ()):
+        index = candidate.get("index", position) if isinstance(candidate, Mapping) else position
+        if index == 0 and not isinstance(index, bool):
+            return candidate
+    return None
 
 
 def _enum(exchange: Exchange, where: str, name: str, value: Any, api: Api) -> str | None:
@@ -379,7 +386,11 @@ class GeminiWire(RequestCarriesAll):
         if merged.finish is None and _streamed(exchange):
             problem = "the streamed reply ends without a finishReason (cut off)"
             raise ModelReplyError(_endpoint(exchange), exchange.status, problem)
-        parts = _read_parts(merged.parts)
+        try:
+            parts = _read_parts(joined_calls(merged.parts))
+        except PartialArgsError as exc:
+            problem = f"the streamed function call arguments are unusable: {exc}"
+            raise ModelReplyError(_endpoint(exchange), exchange.status, problem) from None
         contents = exchange.request_body["contents"]
         calls = _tool_calls(parts, len(contents)) if merged.finish in CALL_REASONS else ()
         if merged.finish is None:  # an unstreamed reply without finishReason: as sent

@@ -284,6 +284,21 @@ def _streamed_body(response: httpx.Response, endpoint: str) -> Any:
         ) from None
 
 
+def _choice_zero_first(body: Any) -> Any:
+    """``body`` with its choice 0 first: the choice whose ``index`` is 0, or when a choice
+    has no ``index`` the one at position 0 (``n`` > 1 may send them in any order); as sent
+    when none is."""
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(choices, list):
+        return body
+    for position, choice in enumerate(choices):
+        index = choice.get("index", position) if isinstance(choice, dict) else position
+        if index == 0 and not isinstance(index, bool):
+            rest = choices[:position] + choices[position + 1 :]
+            return {**body, "choices": [choice, *rest]} if position else body
+    return body
+
+
 def _filtered_without_message(body: Any) -> Any:
     """``body`` with an empty message in its first choice when that choice was withheld by a
     content filter and holds no ``message`` (or a null one), as Azure OpenAI sends it
@@ -324,7 +339,9 @@ def parse_chat_reply(response: httpx.Response) -> ModelReply:
       :attr:`ModelReply.reasoning` when present and not null;
     - a tool call without ``function.arguments`` (or null, or empty text) gets ``"{}"``;
     - a choice withheld by a content filter without any ``message`` (Azure OpenAI) is a reply
-      with no content and finish reason ``content_filter``.
+      with no content and finish reason ``content_filter``;
+    - the choice read is choice 0: by its ``index`` (``n`` > 1 may list the choices in any
+      order), by its position when it has none.
 
     A streamed reply (an event stream, ``text/event-stream``) to a request that asked for one
     (``"stream": true`` in its body) is assembled first
@@ -349,7 +366,7 @@ def parse_chat_reply(response: httpx.Response) -> ModelReply:
     except ValueError:
         raise ModelReplyError(endpoint, status, _describe_unparsable(response)) from None
     try:
-        wire = _WireReply.model_validate(_filtered_without_message(body))
+        wire = _WireReply.model_validate(_filtered_without_message(_choice_zero_first(body)))
     except ValidationError as exc:
         raise ModelReplyError(endpoint, status, _describe_invalid(body, exc)) from None
     choice = wire.choices[0]

@@ -48,15 +48,11 @@ from typing import Any
 
 import httpx
 
-from toolreplay.wire.episode import Message, ModelReply, ToolCall, Usage
+from toolreplay.wire.episode import Message, ModelReply, Usage
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest
-from toolreplay.wire.replies import (
-    ModelReplyError,
-    arguments_text,
-    custom_input_text,
-    exchange_status_error,
-)
+from toolreplay.wire.replies import ModelReplyError, exchange_status_error
+from toolreplay.wire.responses_items import TEXT_PARTS, Turn, reasoning_details, tool_call
 from toolreplay.wire.responses_stream import (
     assemble_response,
     error_text,
@@ -69,9 +65,6 @@ _MODEL_ITEMS = ("reasoning", "function_call", "custom_tool_call")
 
 #: Tool outputs sent back: each a ``tool`` message.
 _TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output")
-
-#: Content-part types that are text, by the field holding it.
-_TEXT_PARTS = ("input_text", "output_text", "text", "summary_text", "reasoning_text")
 
 #: ``incomplete_details.reason`` -> finish reason; any other reason (``max_messages``, none
 #: given) is a reply cut short: ``length``. ``steered`` (stopped at a safe boundary after a
@@ -88,90 +81,6 @@ def _snippet(text: str, limit: int = 80) -> str:
     return repr(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
-def tool_call(item: dict[str, Any]) -> ToolCall:
-    """A ``function_call`` item (``call_id``, ``name``, ``arguments``: the arguments rule,
-    :func:`~toolreplay.wire.replies.arguments_text`) or a ``custom_tool_call`` one
-    (``input``: free text, kept as sent, :func:`~toolreplay.wire.replies.custom_input_text`)
-    as a :class:`ToolCall` whose id is the ``call_id`` (the item's ``id`` when it has none)."""
-    call_id = item.get("call_id") or item.get("id") or ""
-    if item.get("type") == "custom_tool_call":
-        arguments = custom_input_text(item.get("input"))
-    else:
-        arguments = arguments_text(item.get("arguments"))
-    return ToolCall(str(call_id), str(item.get("name") or ""), arguments)
-
-
-def reasoning_details(item: dict[str, Any]) -> list[dict[str, Any]]:
-    """A ``reasoning`` item as ``reasoning_details`` entries (OpenRouter's
-    ``openai-responses-v1`` form): each ``summary_text`` of ``summary`` as
-    ``reasoning.summary``, each ``reasoning_text`` of ``content`` as ``reasoning.text``,
-    ``encrypted_content`` as ``reasoning.encrypted`` (under ``data``); each with the item's
-    ``id``. Empty when the item holds none of them."""
-    details: list[dict[str, Any]] = []
-    for key, kind, field in (
-        ("summary", "reasoning.summary", "summary"),
-        ("content", "reasoning.text", "text"),
-    ):
-        parts = item.get(key)
-        for part in parts if isinstance(parts, list) else []:
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                details.append({"type": kind, field: part["text"]})
-    if isinstance(item.get("encrypted_content"), str) and item["encrypted_content"]:
-        details.append({"type": "reasoning.encrypted", "data": item["encrypted_content"]})
-    for detail in details:
-        detail["format"] = "openai-responses-v1"
-        if isinstance(item.get("id"), str):
-            detail["id"] = item["id"]
-    return details
-
-
-class _Turn:
-    """The model's own items of one turn (output items, or their copies in a later input),
-    gathered into one assistant message."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-        self.refusals: list[str] = []
-        self.calls: list[ToolCall] = []
-        self.details: list[dict[str, Any]] = []
-
-    def add(self, item: dict[str, Any]) -> None:
-        kind = item.get("type")
-        if kind in ("function_call", "custom_tool_call"):
-            self.calls.append(tool_call(item))
-        elif kind == "reasoning":
-            self.details.extend(reasoning_details(item))
-        elif kind in (None, "message"):
-            content = item.get("content")
-            if isinstance(content, str):
-                self.texts.append(content)
-            for part in content if isinstance(content, list) else []:
-                if not isinstance(part, dict):
-                    continue
-                if part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
-                    self.refusals.append(part["refusal"])
-                elif part.get("type") in _TEXT_PARTS and isinstance(part.get("text"), str):
-                    self.texts.append(part["text"])
-
-    @property
-    def content(self) -> str | None:
-        return "".join(self.texts) if self.texts else None
-
-    @property
-    def refusal(self) -> str | None:
-        return "".join(self.refusals) if self.refusals else None
-
-    @property
-    def reasoning(self) -> dict[str, Any]:
-        return {"reasoning_details": self.details} if self.details else {}
-
-    def message(self) -> Message:
-        """The assistant message, shaped as :meth:`ModelReply.to_message` shapes a reply."""
-        return ModelReply(
-            self.content, tuple(self.calls), refusal=self.refusal, reasoning=self.reasoning
-        ).to_message()
-
-
 def _content(content: Any) -> Any:
     """A message's or a tool output's content in Chat Completions form: a string as is; a
     list of parts that are all text, joined; a list holding other parts (images, files) kept
@@ -183,7 +92,7 @@ def _content(content: Any) -> Any:
         return json.dumps(content, ensure_ascii=False, default=str)
     parts = [
         {"type": "text", "text": p["text"]}
-        if isinstance(p, dict) and p.get("type") in _TEXT_PARTS and isinstance(p.get("text"), str)
+        if isinstance(p, dict) and p.get("type") in TEXT_PARTS and isinstance(p.get("text"), str)
         else p
         for p in content
     ]
@@ -198,13 +107,13 @@ def conversation(items: Any) -> list[Message]:
     if isinstance(items, str):
         return [{"role": "user", "content": items}]
     messages: list[Message] = []
-    turn: _Turn | None = None
+    turn: Turn | None = None
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict):
             continue
         kind, role = item.get("type"), item.get("role")
         if kind in _MODEL_ITEMS or (kind in (None, "message") and role == "assistant"):
-            turn = turn or _Turn()
+            turn = turn or Turn()
             turn.add(item)
             continue
         if kind in _TOOL_OUTPUTS:
@@ -246,7 +155,7 @@ def prompt_turn(prompt: Any) -> Message | None:
     for name, value in variables.items() if isinstance(variables, dict) else ():
         if isinstance(value, str):
             part: dict[str, Any] = {"type": "text", "text": value}
-        elif isinstance(value, dict) and value.get("type") in _TEXT_PARTS:
+        elif isinstance(value, dict) and value.get("type") in TEXT_PARTS:
             part = {"type": "text", "text": value.get("text")}
         elif isinstance(value, dict):
             part = dict(value)
@@ -295,13 +204,45 @@ def _unparsable(exchange: Exchange) -> str:
     return f"the body is not JSON, not a Response object: {_snippet(text)}"
 
 
-def reply_from_response(response: Any, endpoint: str, status: int) -> ModelReply:
+def client_tools(body: Any) -> frozenset[str]:
+    """The names of the function and custom tools a request offers (``tools`` items of type
+    ``function`` or ``custom``, their ``name``): the tools the program runs itself."""
+    tools = body.get("tools") if isinstance(body, dict) else None
+    names = set()
+    for tool in tools if isinstance(tools, list) else ():
+        if isinstance(tool, dict) and tool.get("type") in ("function", "custom"):
+            inner = tool.get("function")
+            name = tool.get("name") or (inner.get("name") if isinstance(inner, dict) else None)
+            if isinstance(name, str):
+                names.add(name)
+    return frozenset(names)
+
+
+def _hosted(item: dict[str, Any], offered: frozenset[str] | None) -> bool:
+    """Whether an output item is a call the server ran itself: a ``custom_tool_call``
+    already ``completed`` of a tool the request did not offer (xAI reports its server-side
+    tools, ``x_search``'s ``x_keyword_search`` and the like, so), read as a hosted tool's
+    item. Never when ``offered`` is None (the request not known)."""
+    return (
+        offered is not None
+        and item.get("type") == "custom_tool_call"
+        and item.get("status") == "completed"
+        and item.get("name") not in offered
+    )
+
+
+def reply_from_response(
+    response: Any, endpoint: str, status: int, offered: frozenset[str] | None = None
+) -> ModelReply:
     """A ``Response`` object (a JSON-shaped dict) as a :class:`ModelReply`:
 
     - ``output``: the ``output_text`` parts of ``message`` items joined as the content (as the
       SDK's ``Response.output_text`` joins them), ``refusal`` parts as the refusal,
       ``function_call``/``custom_tool_call`` items as tool calls, ``reasoning`` items as
-      ``reasoning_details`` (:func:`reasoning_details`); hosted tools' items are skipped;
+      ``reasoning_details`` (:func:`reasoning_details`); hosted tools' items are skipped, and
+      so is a ``custom_tool_call`` already ``completed`` of a tool not among ``offered`` (the
+      request's function and custom tools, :func:`client_tools`, when given): a server-side
+      tool's call, as xAI reports them;
     - finish reason: ``status: incomplete`` with ``incomplete_details.reason``
       ``max_output_tokens`` is ``length``, ``content_filter`` is ``content_filter`` (another
       reason: ``length``); otherwise ``tool_calls`` when the output holds a call, else
@@ -327,11 +268,12 @@ def reply_from_response(response: Any, endpoint: str, status: int) -> ModelReply
         raise ModelReplyError(
             endpoint, status, "'output' is missing or not a list: the body holds no reply"
         )
-    turn = _Turn()
+    turn = Turn()
     for item in output:
         is_message = isinstance(item, dict) and item.get("type") == "message"
         if isinstance(item, dict) and (item.get("type") in _MODEL_ITEMS or is_message):
-            turn.add(item)
+            if not _hosted(item, offered):
+                turn.add(item)
     finish = "tool_calls" if turn.calls else "stop"
     if state == "incomplete":
         details = response.get("incomplete_details")
@@ -420,7 +362,8 @@ class ResponsesWire:
                 response = json.loads(exchange.response_body)
             except ValueError:
                 raise ModelReplyError(endpoint, exchange.status, _unparsable(exchange)) from None
-        return reply_from_response(response, endpoint, exchange.status)
+        offered = client_tools(exchange.request_body)
+        return reply_from_response(response, endpoint, exchange.status, offered)
 
     def reply_id(self, exchange: Exchange) -> str | None:
         """The id a later request continues this reply's conversation by: the request's
@@ -475,6 +418,7 @@ RESPONSES = ResponsesWire()
 __all__ = [
     "RESPONSES",
     "ResponsesWire",
+    "client_tools",
     "conversation",
     "prompt_turn",
     "reasoning_details",
