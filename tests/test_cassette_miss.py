@@ -128,3 +128,28 @@ def test_a_changed_tool_result_names_the_tool_message(
     text = miss(suite, "loop+oneshot", "beijing")
     assert "message 4 (tool result of get_weather, call_1_1) content differs" in text
     assert "多云转阴" in text
+
+
+def test_a_miss_never_prints_a_credential_nor_lists_it_as_a_difference(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A request whose key travels in the query (``?api_key=…``): recording drops it and the
+    matcher ignores it, so the explanation neither lists it nor prints its value (nor a key
+    set in the environment, in any form)."""
+    from types import SimpleNamespace
+
+    from toolreplay.cassettes.miss import ReplayMiss, explain_miss
+
+    key = "sk-SECRETKEY123456789abcdef"
+    monkeypatch.setenv("WEATHER_API_KEY", "envsecret-0123456789abcdef")
+    recorded = SimpleNamespace(method="GET", uri="https://api.example.com/v1/w?q=a", body=None)
+    cassette = SimpleNamespace(requests=[recorded], play_counts={0: 0}, _path="c.yaml")
+    sent = SimpleNamespace(
+        method="GET",
+        uri=f"https://api.example.com/v1/w?api_key={key}&q=b&note=envsecret-0123456789abcdef",
+        body=None,
+    )
+    text = str(explain_miss(ReplayMiss("miss", cassette, sent), "e", "toolreplay record"))
+    assert "query `q`: sent 'b', recorded 'a'" in text
+    assert "api_key" not in text and key not in text
+    assert "envsecret-0123456789abcdef" not in text and "query `note`" in text

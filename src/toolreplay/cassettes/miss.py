@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 import sys
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from toolreplay.cassettes.errors import CassetteMiss
-from toolreplay.cassettes.format import json_equal, parse_json_body
+from toolreplay.cassettes.format import json_equal, parse_json_body, strip_secret_query
+from toolreplay.redaction import known_secrets, redact_text, url_secrets
 
 if TYPE_CHECKING:  # vcrpy is imported when recording (or a test's cassette) needs it
     pass
@@ -207,7 +208,7 @@ def explain_miss(
                 return sum(
                     1 for k in set(sent) | set(rec) if not json_equal(sent.get(k), rec.get(k))
                 )
-            return 0 if item[1].query == req.query else 1
+            return 0 if _matched_query(item[1].uri) == _matched_query(req.uri) else 1
 
         index, closest = min(candidates, key=distance)
         if not unplayed:
@@ -226,8 +227,8 @@ def explain_miss(
                 if mine != theirs
                 else []
             )
-        if closest.query != req.query:
-            rq, sq = dict(closest.query), dict(req.query)
+        rq, sq = _matched_query(closest.uri), _matched_query(req.uri)
+        if rq != sq:
             for key in sorted(set(rq) | set(sq)):
                 if rq.get(key) != sq.get(key):
                     diffs.append(f"query `{key}`: sent {sq.get(key)!r}, recorded {rq.get(key)!r}")
@@ -238,7 +239,14 @@ def explain_miss(
         lines.append(f"If the change is intended, re-record this episode: {rerecord}")
     else:  # the prompt, a tool schema or a setting changed: every episode is affected
         lines.append(f"If the change is intended, the whole set is stale; re-record it: {rerecord}")
-    return CassetteMiss("\n".join(lines))
+    # never print a secret: the request's credential query values, the keys known to be set
+    secrets = sorted({*url_secrets(req.uri), *known_secrets()}, key=lambda s: (-len(s), s))
+    return CassetteMiss(redact_text("\n".join(lines), secrets))
+
+
+def _matched_query(uri: str) -> dict[str, str]:
+    """The query as the matcher compares it: credentials dropped (recording drops them)."""
+    return dict(parse_qsl(urlsplit(strip_secret_query(uri)).query))
 
 
 class ReplayMiss(Exception):
