@@ -322,6 +322,26 @@ def test_the_streamed_example_rerecords_to_the_same_interactions(
         assert _interactions(fresh) == _interactions(committed), committed.name
 
 
+def test_a_truncated_cassette_is_not_said_to_match_the_manifest(
+    copied: Path, tmp_path: Path
+) -> None:
+    """A cassette cut short after the manifest was written yields no episode; completeness
+    names it as changed, and never says every cassette matches."""
+    first = _run("run", "--eval", str(copied / "eval.yaml"), "--out", str(tmp_path / "a"))
+    assert first.exit_code == 0, first.output
+    cassette = copied / "cassettes" / "test_agent" / "test_price[1].yaml"
+    cassette.write_bytes(cassette.read_bytes()[:3000])
+    out = tmp_path / "b"
+    result = _run("run", "--eval", str(copied / "eval.yaml"), "--out", str(out))
+    assert result.exit_code == 1, result.output
+    checks = json.loads((out / "results.json").read_text(encoding="utf-8"))["fidelity"]
+    completeness = next(c for c in checks["checks"] if c["name"] == "completeness")
+    assert completeness["passed"] is False
+    evidence = "\n".join(completeness["evidence"])
+    assert "sha256 matches" not in evidence
+    assert "test_agent/test_price[1].yaml: changed since the manifest was written" in evidence
+
+
 def test_run_audit_on_a_folder_without_manifest_does_not_crash(copied: Path) -> None:
     from toolreplay.audit.run import run_audit
     from toolreplay.evals import load_eval

@@ -329,8 +329,10 @@ def changed_cassettes(found: SuiteFolder, manifest: Manifest) -> list[str]:
     """What differs from the manifest, compared cassette by cassette (whatever eval file
     wrote it, so another eval file's question ids never make a cassette look new): episodes
     whose cassette's sha256 differs (edited or re-recorded since), cassettes the manifest does
-    not know (recorded since), as ``"KEY (CASSETTE)"``, and cassettes the manifest lists that
-    are gone (``"CASSETTE: in the manifest, no longer in the folder"``)."""
+    not know (recorded since), as ``"KEY (CASSETTE)"``, cassettes no episode was read from
+    whose sha256 differs (``"CASSETTE: changed since the manifest was written; no episode
+    read"``: a truncated file is not a match) and cassettes the manifest lists that are gone
+    (``"CASSETTE: in the manifest, no longer in the folder"``)."""
     recorded = {r.cassette: r.cassette_sha256 for r in manifest.episodes.values()}
     out = []
     seen: dict[str, str] = {}
@@ -342,6 +344,11 @@ def changed_cassettes(found: SuiteFolder, manifest: Manifest) -> list[str]:
         elif recorded[e.cassette] != seen[e.cassette]:
             out.append(f"{key(e)} ({e.cassette})")
     present = {c for _, p in discover(found.folder) for c in [_rel(found.folder, p)]}
+    out += [
+        f"{c}: changed since the manifest was written; no episode read"
+        for c in sorted(present - set(seen))
+        if c in recorded and recorded[c] != _sha256(found.folder / c)
+    ]
     out += [
         f"{c}: in the manifest, no longer in the folder"
         for c in sorted(recorded)
