@@ -637,3 +637,20 @@ def test_shown_path_with_kept_folders_is_shown_path(tmp_path: Path, monkeypatch)
             for path in paths:
                 assert shown_path(path, folder, kept) == shown_path(path, folder), (path, folder)
     assert shown_path(paths[2], real, {}) == "elsewhere.yaml"
+
+
+@pytest.mark.parametrize("damage", ["{}", "truncated"])
+def test_a_damaged_manifest_in_a_test_folder_says_so_not_that_the_folder_is_a_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    """``--cassettes DIR`` whose manifest.json was damaged: its reading's message (and what
+    to do: delete it for a folder tests recorded), never advice that leads back to it."""
+    shutil.copytree(EXAMPLE / "cassettes", tmp_path / "cassettes")
+    manifest = tmp_path / "cassettes" / "manifest.json"
+    manifest.write_text("{}" if damage == "{}" else manifest.read_text("utf-8")[:200], "utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["run", "--cassettes", "cassettes", "--out", "out"])
+    assert result.exit_code == 1, result.output
+    assert "is a cassette set itself" not in result.output
+    assert "manifest.json" in result.output and "delete it" in result.output
+    assert not (tmp_path / "out").exists()

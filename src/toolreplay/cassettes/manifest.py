@@ -151,6 +151,14 @@ def manifest_path(set_dir: Path) -> Path:
     return set_dir / "manifest.json"
 
 
+def _damaged_advice(path: Path, set_dir: Path) -> str:
+    return (
+        f"restore it (`git checkout -- {path}`), else record the set again (`toolreplay "
+        f"record ... --set {set_dir.name} --force`), or for a folder your tests recorded "
+        "delete it (the next `toolreplay run` writes it anew)"
+    )
+
+
 def read_manifest(set_dir: Path, *, check: bool = True) -> Manifest:
     """Load and validate ``manifest.json``; :class:`CassetteError` naming the file otherwise
     (no manifest at all is its own message), and :class:`SetDamaged` when the set's files
@@ -164,7 +172,7 @@ def read_manifest(set_dir: Path, *, check: bool = True) -> Manifest:
         raw = read_checked(path, what="manifest", limit=CASSETTE_LIMIT, parse="json")
     except InputFileError as exc:
         if not exc.missing:
-            raise CassetteError(str(exc)) from None
+            raise CassetteError(f"{exc}; {_damaged_advice(path, set_dir)}") from None
         left = leftovers(set_dir)
         if left and not set_dir.exists():
             raise CassetteError(
@@ -188,10 +196,8 @@ def read_manifest(set_dir: Path, *, check: bool = True) -> Manifest:
             else f"{where}: {err['msg']}"
         )
         raise CassetteError(
-            f"{path}: {what}; the manifest was edited or damaged: restore it (`git checkout "
-            f"-- {path}`), else record the set again (`toolreplay record ... --set "
-            f"{set_dir.name} --force`), or for a folder your tests recorded delete it (the "
-            "next `toolreplay run` writes it anew)"
+            f"{path}: {what}; the manifest was edited or damaged: "
+            + _damaged_advice(path, set_dir)
         ) from None
     if check:
         check_set(set_dir, manifest)

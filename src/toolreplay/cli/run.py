@@ -260,6 +260,13 @@ def check_cassettes_folder(folder: Path, set_name: str) -> None:
         )
     own = folder / "manifest.json"
     if own.is_file() and not written_for_tests(own) and not (folder / set_name).exists():
+        from toolreplay.cassettes import CassetteError
+        from toolreplay.cassettes.manifest import read_manifest
+
+        try:  # a damaged manifest says what is wrong with it, not that the folder is a set
+            read_manifest(folder, check=False)
+        except CassetteError as exc:
+            raise fail(str(exc)) from None
         raise fail(
             f"--cassettes {folder}: is a cassette set itself; give the folder holding it: "
             f"--cassettes {folder.parent} --set {folder.name}",
