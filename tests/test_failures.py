@@ -749,3 +749,24 @@ def test_phrasings_from_outside(text: str, promise: bool) -> None:
     assert (find_promise(text) is not None) is promise
     expected = UNFULFILLED_PROMISE if promise else NO_MEASUREMENT
     assert modes(classify(answered(text), measure="temperature")) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("text", "promise"),
+    [
+        # crewAI's Bedrock parallel-tools cassette (TestBedrockNativeToolCalling): a report
+        (
+            "The three parallel searches were executed simultaneously across all tools, "
+            "querying the latest release notes for OpenAI, Anthropic, and Gemini models "
+            "respectively.",
+            False,
+        ),
+        ("I checked the forecast, finding 12°C in Beijing.", False),
+        # after a failure, or with a re- verb, the -ing clause is the next attempt
+        ("Searching for 北京 returned nothing, trying 北京市.", True),
+        ("The lookup was done, re-checking with 北京市.", True),
+        ("Searching the forecast now.", True),
+    ],
+)
+def test_an_ing_clause_after_a_finite_past_goes_on_in_that_past(text: str, promise: bool) -> None:
+    assert (find_promise(text) is not None) is promise

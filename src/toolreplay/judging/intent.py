@@ -139,10 +139,13 @@ _CLAUSE_BREAK = re.compile(r"[，,；;：:]")
 _OPENING = " \t\"'“”‘’*-–—…>#"
 
 
-def _read_clause(clause: str) -> tuple[int | None, bool]:
-    """``(offset, conditional)`` for one clause: the offset of the look-up verb (or waiting
-    form) that makes it a promise, or None; and whether it states a condition on the user
-    (which makes its whole sentence an offer, not a promise)."""
+def _read_clause(clause: str, after_past: bool = False) -> tuple[int | None, bool, bool]:
+    """``(offset, conditional, past)`` for one clause: the offset of the look-up verb (or
+    waiting form) that makes it a promise, or None; whether it states a condition on the user
+    (which makes its whole sentence an offer, not a promise); and whether it is a finite past
+    with no mark of intent. ``after_past``: an earlier clause of the sentence was such a past,
+    so a clause opening with an -ing verb goes on in that past ("The searches were run,
+    querying the release notes"), not an announcement."""
     subject_me = addressed = blocked = intent = gerund = past = temporal = False
     verb_at: int | None = None
     wait_at: int | None = None
@@ -161,7 +164,7 @@ def _read_clause(clause: str) -> tuple[int | None, bool]:
             if verb_at is not None:
                 break  # the rest is the thing to be checked
         elif kind == "cond":
-            return None, True
+            return None, True, False
         elif kind == "when":
             temporal = True
         elif kind == "wait":
@@ -185,15 +188,17 @@ def _read_clause(clause: str) -> tuple[int | None, bool]:
             elif word.isascii() and not (subject_me or intent):
                 addressed = True  # an English imperative ("Try again later") is advice
         previous = m
+    finite_past = past and not intent and wait_at is None
     if temporal and not subject_me:
-        return None, True
+        return None, True, False
     if wait_at is not None:
-        return wait_at, False
-    if gerund and not past:
+        return wait_at, False, False
+    retry = verb_at is not None and clause[verb_at : verb_at + 2].lower() == "re"
+    if gerund and not past and (not after_past or retry):
         intent = True
     if verb_at is None or addressed or blocked or not intent:
-        return None, False
-    return verb_at, False
+        return None, False, finite_past
+    return verb_at, False, finite_past
 
 
 # A sentence ends at Chinese or English end punctuation or a line break. A full stop ends one
@@ -250,6 +255,15 @@ def _advice_item(text: str, start: int) -> bool:
     return False
 
 
+#: What makes a past clause a failure, after which an -ing clause is the next attempt
+#: ("Searching for 北京 returned nothing, trying 北京市"), not the past going on.
+_FAILED = re.compile(
+    _en("nothing", "no", "none", "failed", "fails", "empty", "error", "errors", "unsuccessful")
+    + r"|n[’']t|\bnot\b",
+    re.IGNORECASE,
+)
+
+
 def find_promise(text: str) -> tuple[int, int] | None:
     """The span of the first sentence of ``text`` that announces a look-up still to be taken
     (the grammar above), or None. Questions, sentences with a clause that puts a condition
@@ -259,13 +273,14 @@ def find_promise(text: str) -> tuple[int, int] | None:
         sentence = text[start:end]
         if sentence.rstrip().endswith(("?", "？")) or _advice_item(text, start):
             continue
-        promised = False
+        promised = after_past = False
         for part in _CLAUSE_BREAK.split(sentence):
-            at, conditional = _read_clause(part)
+            at, conditional, past = _read_clause(part, after_past)
             if conditional:
                 promised = False
                 break
             promised = promised or at is not None
+            after_past = after_past or (past and not _FAILED.search(part))
         if promised:
             return start, end
     return None
