@@ -133,6 +133,7 @@ def test_an_unknown_selection_is_a_selection_error() -> None:
         ("test_x[text-embedding-3-large-32-256]", "test_x[text-embedding-large-32-256]"),
         ("test_x[model-20251001]", "test_x[model-20251001]"),
         ("test_x[o1-2024-12-17-3]", "test_x[o1-2024-12-17-3]"),
+        ("test_x[claude-haiku-4-5-20251001-2]", "test_x[claude-haiku-4-5-20251001]"),
     ],
 )
 def test_each_test_id_is_a_question_and_numbered_repeats_its_trials(
@@ -653,4 +654,15 @@ def test_a_damaged_manifest_in_a_test_folder_says_so_not_that_the_folder_is_a_se
     assert result.exit_code == 1, result.output
     assert "is a cassette set itself" not in result.output
     assert "manifest.json" in result.output and "delete it" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_folder_without_any_cassette_is_named_not_taken_for_a_missing_eval_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "empty" / "module").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["run", "--cassettes", "empty", "--out", "out"])
+    assert result.exit_code == 1, result.output
+    assert "no cassettes in empty" in result.output and "eval file" not in result.output
     assert not (tmp_path / "out").exists()

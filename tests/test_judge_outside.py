@@ -168,3 +168,25 @@ def test_abbreviated_temperature_keys_and_their_unit_letters() -> None:
     ]  # fmt: skip
     # words that merely contain the letters are not temperatures
     assert values({"attempts": 3, "template": 2, "contemporary": 1}) == []
+
+
+def test_a_place_only_asked_for_never_makes_a_quoted_value_fabricated() -> None:
+    """A call's search phrase, coordinates or another name for the place (``NYC``) is no
+    evidence of another place: a value quoted from its result is never called made up, and
+    beside a result with a place object it grounds the answer."""
+    sf = case("It is 18°C in San Francisco.", {"temperature": 18}, {"q": "37.77,-122.42"})
+    assert judged(sf)[1] == set()
+    nyc = case("It is 18°C in San Francisco.", "18°C", {"city": "SF"})
+    assert judged(nyc)[1] == set()
+    paris = {
+        "id": "t", "question": "Weather in Paris?", "measure": "temperature",
+        "places": [{"query": "Paris", "region": "Île-de-France"}],
+        "answer": "20°C in Paris now, dropping to 14°C tonight.",
+        "tools": [
+            {"name": "get_weather", "args": {"city": "Paris"}, "result": {
+                "place": {"name": "Paris", "admin1": "Île-de-France"}, "temperature": 20}},
+            {"name": "web_search", "args": {"query": "weather in Paris tonight"},
+             "result": "Tonight: low of 14°C"},
+        ],
+    }  # fmt: skip
+    assert judged(paris)[:2] == (True, set())

@@ -228,7 +228,7 @@ def explain_miss(
                 else []
             )
         rq, sq = _matched_query(closest.uri), _matched_query(req.uri)
-        if rq != sq:
+        if rq != sq:  # a repeated name's values compared as a list, as the matcher does
             for key in sorted(set(rq) | set(sq)):
                 if rq.get(key) != sq.get(key):
                     diffs.append(f"query `{key}`: sent {sq.get(key)!r}, recorded {rq.get(key)!r}")
@@ -244,9 +244,14 @@ def explain_miss(
     return CassetteMiss(redact_text("\n".join(lines), secrets))
 
 
-def _matched_query(uri: str) -> dict[str, str]:
-    """The query as the matcher compares it: credentials dropped (recording drops them)."""
-    return dict(parse_qsl(urlsplit(strip_secret_query(uri)).query))
+def _matched_query(uri: str) -> dict[str, str | list[str]]:
+    """The query as the matcher compares it: credentials dropped (recording drops them); a
+    name given more than once maps to its values in order."""
+    out: dict[str, str | list[str]] = {}
+    for name, value in sorted(parse_qsl(urlsplit(strip_secret_query(uri)).query)):
+        had = out.get(name)
+        out[name] = value if had is None else [*([had] if isinstance(had, str) else had), value]
+    return out
 
 
 class ReplayMiss(Exception):

@@ -120,6 +120,11 @@ def run(
     by_tests = recorded_by_tests(cassettes, set_name)
     if by_tests and eval_path is None:  # a test suite's folder judged without an eval file
         whole = suite_of_folder(cassettes)
+    elif cassettes_given is not None and eval_path is None and holds_nothing(cassettes, set_name):
+        raise fail(
+            f"no cassettes in {cassettes}: neither cassettes your tests recorded (*.yaml in it "
+            f"or its subfolders) nor a recorded set ({cassettes}/{set_name}/manifest.json)"
+        )
     else:
         whole = load_suite(eval_path or DEFAULT_EVAL)
     source: EpisodeSource
@@ -277,6 +282,14 @@ def check_cassettes_folder(folder: Path, set_name: str) -> None:
 #: What a test suite's cassette may be called, compressed ones included (read or not, they
 #: make ``--cassettes DIR`` a test suite's folder, so what is wrong with them is said).
 CASSETTE_LIKE = (".yaml", ".yml", ".yaml.gz", ".yml.gz")
+
+
+def holds_nothing(cassettes: Path, set_name: str) -> bool:
+    """Whether ``--cassettes DIR`` holds neither a test's cassette nor any recorded set (no
+    ``DIR/SET`` and no ``DIR/*/manifest.json``): nothing a run could read."""
+    if (cassettes / set_name).exists() or any(cassettes.glob("*/manifest.json")):
+        return False
+    return not any(any(cassettes.rglob(f"*{suffix}")) for suffix in CASSETTE_LIKE)
 
 
 def recorded_by_tests(cassettes: Path, set_name: str) -> bool:

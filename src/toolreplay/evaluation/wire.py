@@ -53,7 +53,8 @@ def test_question(stem: str) -> str:
     ``@pytest.mark.parametrize("trial", range(3))`` beside another parameter writes them;
     ``test_x[paris]`` and ``test_x[v1.2]`` unchanged). A run of numeric parts is part of a
     name, not a repeat: ``test_x[claude-haiku-4-5-20251001]`` and ``test_x[o1-2024-12-17]``
-    are kept whole."""
+    are kept whole; a last part after an eight-digit date stamp is a repeat
+    (``test_x[claude-haiku-4-5-20251001-2]``)."""
     name, bracket, params = stem.partition("[")
     if not bracket or not params.endswith("]"):
         return stem
@@ -62,10 +63,13 @@ def test_question(stem: str) -> str:
     def numeric(i: int) -> bool:
         return 0 <= i < len(parts) and parts[i].isdigit()
 
-    kept = [
-        p for i, p in enumerate(parts)
-        if p and not (numeric(i) and len(p) <= 4 and not numeric(i - 1) and not numeric(i + 1))
-    ]  # fmt: skip
+    def repeat(i: int) -> bool:
+        if not numeric(i) or len(parts[i]) > 4 or numeric(i + 1):
+            return False
+        # alone, or last after a date stamp (claude-haiku-4-5-20251001-0: trial 0)
+        return not numeric(i - 1) or (i == len(parts) - 1 and len(parts[i - 1]) == 8)
+
+    kept = [p for i, p in enumerate(parts) if p and not repeat(i)]
     return f"{name}[{'-'.join(kept)}]" if kept else name
 
 

@@ -335,7 +335,7 @@ def check_value(
             return (
                 (day is None or tv.day is None or tv.day == day)
                 and _field_ok(field_word, tv, vocab)
-                and (p is None or tv.place is None or p.named(tv.place))
+                and (p is None or tv.place is None or tv.place.weak or p.named(tv.place))
             )
 
         found = [tv for tv in equal if fits(tv)]

@@ -22,7 +22,9 @@ from toolreplay.wire.tool_results import read_tool_result
 class ToolPlace(Mapping[str, Any]):
     """The place a tool result is about: the result's place object as a read-only mapping,
     with its ``name`` and ``region`` read under the vocabulary's ``place_name`` and
-    ``place_region`` keys. Equal to any mapping with the same items."""
+    ``place_region`` keys. Equal to any mapping with the same items. ``weak``: named only by
+    what the call asked for or a field of a result without a place object, so it grounds a
+    value stated for any place, and is an asked place only when named like it."""
 
     def __init__(
         self,
@@ -31,7 +33,10 @@ class ToolPlace(Mapping[str, Any]):
         region_key: str,
         alternate_keys: tuple[str, ...] = (),
         context_keys: tuple[str, ...] = (),
+        *,
+        weak: bool = False,
     ) -> None:
+        self.weak = weak
         self._data = data
         self._keys = (name_key, region_key)
         self._more = (alternate_keys, context_keys)
@@ -392,20 +397,28 @@ def _place_names(node: Any, pattern: str) -> list[str]:
         return []
     return [
         v.strip() for k, v in node.items()
-        if isinstance(v, str) and v.strip() and re.fullmatch(pattern, str(k).lower())
+        if isinstance(v, str) and _PLACE_LIKE.fullmatch(v.strip())
+        and re.fullmatch(pattern, str(k).lower())
     ]  # fmt: skip
+
+
+#: A value that may be a place's name: no digits (not coordinates, a station code or an id),
+#: no underscore (not a tool's name), at most six words (Salt Lake City, Utah, United States).
+_PLACE_LIKE = re.compile(r"[^\d_\s,]+(?:[\s,]+[^\d_\s,]+){0,5}")
 
 
 def _named_place(payload: Any, args: Any, vocab: Vocabulary) -> ToolPlace | None:
     """The place a result without a place object is about (:attr:`Vocabulary.place_arguments`):
     the one name its top-level fields give, else the one name its call's arguments give; a
-    place without a region (None when there is no such name, or several)."""
+    place without a region, and ``weak``: named by what was asked for, it never makes a
+    value another place's (the judge takes its values as any place's unless its name is an
+    asked place's). None when there is no such name, or several."""
     if not vocab.place_arguments:
         return None
     for node in (payload, args):
         names = list(dict.fromkeys(_place_names(node, vocab.place_arguments)))
         if len(names) == 1:
-            return ToolPlace({"name": names[0]}, "name", "")
+            return ToolPlace({"name": names[0]}, "name", "", weak=True)
         if names:
             return None
     return None
