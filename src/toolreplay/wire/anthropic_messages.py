@@ -50,6 +50,7 @@ from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
 from toolreplay.wire.stream import StreamError, is_event_stream
+from toolreplay.wire.tool_choice import calls_forbidden
 
 #: ``stop_reason`` values and the Chat Completions ``finish_reason`` each reads as
 #: (``end_turn``, ``stop_sequence`` and ``pause_turn`` read as ``stop``, or ``tool_calls`` when
@@ -334,11 +335,10 @@ class AnthropicMessagesWire(RequestCarriesAll):
 
     def request(self, exchange: Exchange, history: History) -> ModelRequest:
         body = exchange.request_body
-        choice = body.get("tool_choice")  # {"type": "none"}: tools declared, none callable
-        withheld = isinstance(choice, dict) and choice.get("type") == "none"
         return ModelRequest(
             messages=conversation(body),
-            tools_offered=bool(body.get("tools")) and not withheld,
+            # {"type": "none"}: tools declared, none callable
+            tools_offered=bool(body.get("tools")) and not calls_forbidden(body),
             streamed=body.get("stream") is True or exchange.path.endswith(_STREAM_PATHS),
         )
 

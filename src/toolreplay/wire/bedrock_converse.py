@@ -58,6 +58,7 @@ from toolreplay.wire.episode import Message, ModelReply, ToolCall, Usage
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
+from toolreplay.wire.tool_choice import calls_forbidden
 
 #: ``stopReason`` → ``finish_reason`` (any other value: ``stop``).
 STOP_REASONS = {
@@ -311,7 +312,7 @@ class BedrockConverseWire(RequestCarriesAll):
         tools = config.get("tools") if isinstance(config, Mapping) else None
         return ModelRequest(
             messages=tuple(_messages(body)),
-            tools_offered=isinstance(tools, list) and bool(tools),
+            tools_offered=isinstance(tools, list) and bool(tools) and not calls_forbidden(body),
             streamed=exchange.path.rstrip("/").endswith("converse-stream"),
         )
 

@@ -22,7 +22,9 @@ as google-genai's Vertex mode sends them): both are read, everywhere.
   ``is_error``, with the error as content, when it holds ``error`` and no ``output``), then a
   ``user`` message of its other parts (one text part as a string, else a list of parts;
   ``inlineData``/``fileData`` kept as ``inline_data``/``file_data`` parts without their
-  bytes). Tools are offered when ``tools`` holds any tool; it is streamed when the path holds
+  bytes). Tools are offered when ``tools`` holds any tool and
+  ``toolConfig.functionCallingConfig.mode`` is not ``NONE``
+  (:mod:`toolreplay.wire.tool_choice`); it is streamed when the path holds
   ``:streamGenerateContent``.
 - **call ids**: Gemini often sends none. A ``functionCall`` without ``id`` gets
   ``f"{name}#{turn}.{index}"`` (``turn``: its content's index in ``contents``; ``index``: its
@@ -75,6 +77,7 @@ from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
 from toolreplay.wire.stream import StreamError, split_events
+from toolreplay.wire.tool_choice import calls_forbidden
 
 #: Finish reasons of a candidate withheld or cut by a filter (Gemini API and Vertex AI).
 FILTER_REASONS = frozenset(
@@ -363,7 +366,7 @@ class GeminiWire(RequestCarriesAll):
         tools = body.get("tools")
         return ModelRequest(
             messages=tuple(_messages(body)),
-            tools_offered=isinstance(tools, list) and any(tools),
+            tools_offered=isinstance(tools, list) and any(tools) and not calls_forbidden(body),
             streamed=_streamed(exchange),
         )
 

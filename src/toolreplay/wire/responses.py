@@ -59,6 +59,7 @@ from toolreplay.wire.responses_stream import (
     stream_response_id,
 )
 from toolreplay.wire.stream import StreamError, is_event_stream
+from toolreplay.wire.tool_choice import calls_forbidden
 
 #: Input items and output items that are the model's own turn (one assistant message).
 _MODEL_ITEMS = ("reasoning", "function_call", "custom_tool_call")
@@ -316,7 +317,8 @@ class ResponsesWire:
 
     def request(self, exchange: Exchange, history: History) -> ModelRequest:
         """The request's whole conversation (the stored one it continues, its prompt
-        template's turn, then its input); ``tools_offered`` when ``tools`` is non-empty;
+        template's turn, then its input); ``tools_offered`` when ``tools`` is non-empty and
+        ``tool_choice`` is not ``"none"``;
         ``streamed`` when ``"stream": true``."""
         body = exchange.request_body
         earlier = history.get(_continued(body) or "", ())
@@ -329,7 +331,7 @@ class ResponsesWire:
             messages.insert(0, {"role": "system", "content": instructions})
         return ModelRequest(
             messages=tuple(messages),
-            tools_offered=bool(body.get("tools")),
+            tools_offered=bool(body.get("tools")) and not calls_forbidden(body),
             streamed=body.get("stream") is True,
         )
 
