@@ -20,7 +20,10 @@ What is read:
 - **episodes**: a request whose conversation does not continue the previous request's
   (fewer messages, or a different first user message) starts a new episode. A Responses API
   request naming a ``previous_response_id`` (or a Conversations API ``conversation``)
-  continues the conversation that reply ended.
+  continues the conversation that reply ended. A request sending again the conversation of
+  one whose reply was unusable (an SDK's retry after a 429, 500 or 503, or a stream cut off)
+  is a retry, not a new episode: the failed reply is named in :attr:`Episode.faults`
+  (``"...; the request was sent again"``), not a round.
 
 The interactions are read by :func:`toolreplay.wire.interactions.read_exchanges` (the shapes
 it knows are listed there). Reading a cassette file:
@@ -100,6 +103,16 @@ def _continues(previous: Sequence[Any], current: Sequence[Any]) -> bool:
     return len(current) > len(previous) and _first_user(current) == _first_user(previous)
 
 
+def _retries(previous: _Read, current: _Read) -> bool:
+    """Whether ``current`` is the program sending ``previous`` again because its reply was
+    unusable (an error status such as 429, 500 or 503, a stream cut off...): the same
+    conversation, re-sent after a reply that is a fault. An SDK's retry, not a new
+    episode."""
+    return isinstance(previous.reply, ModelReplyError) and (
+        current.request.messages == previous.request.messages
+    )
+
+
 def _read(exchanges: Sequence[Exchange]) -> tuple[dict[int, _Read], set[int]]:
     """Every model exchange read, by exchange number, in order (a Responses request's
     history resolved from the replies before it; a background response read from the poll
@@ -141,8 +154,11 @@ def _group(
             else:
                 pending.append(exchange)
             continue
-        messages = read[exchange.number].request.messages
-        if groups and _continues(read[groups[-1][-1].exchange.number].request.messages, messages):
+        this = read[exchange.number]
+        before = read[groups[-1][-1].exchange.number] if groups else None
+        if before is not None and (
+            _continues(before.request.messages, this.request.messages) or _retries(before, this)
+        ):
             groups[-1].append(WireRound(exchange))
         else:
             groups.append([WireRound(exchange, tuple(pending))])
@@ -296,7 +312,9 @@ def _episode(
         if isinstance(reply, ModelReplyError):
             if i + 1 < len(group):  # the program recovered: a later request continues
                 where = f"request {i + 1} (interaction {wire_round.exchange.number})"
-                faults.append(f"{where}: {reply}")
+                again = _retries(this, read[group[i + 1].exchange.number])
+                sent = "; the request was sent again" if again else ""
+                faults.append(f"{where}: {reply}{sent}")
                 continue
             error = str(reply)
             break
@@ -416,9 +434,9 @@ def episodes_from_interactions(
       ``filtered`` or ``error`` as the wire shows it (``budget`` cannot be told from the wire
       and reads as ``max_rounds``); ``error`` holds the last reply's fault (an error status,
       a stream cut off...), the rounds before it kept. An unusable reply that the program
-      recovered from (a later request continues) is skipped, and named in
-      :attr:`Episode.faults` (:func:`read_wire_episodes`); round numbers count requests,
-      so they then skip it too;
+      recovered from (a later request continues it, or sends its conversation again: a
+      retry after an error status) is skipped, and named in :attr:`Episode.faults`
+      (:func:`read_wire_episodes`); round numbers count requests, so they then skip it too;
     - ``streamed``: whether any of its requests asked for a streamed reply;
     - ``configuration``/``question_id``: as given; ``wall_time_s``: 0.
 
