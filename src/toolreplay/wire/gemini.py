@@ -39,7 +39,9 @@ as google-genai's Vertex mode sends them): both are read, everywhere.
   of a tool not offered, which the program answers) → ``tool_calls`` when the reply holds
   calls, else ``stop``; ``MAX_TOKENS`` → ``length``; ``SAFETY``, ``RECITATION``,
   ``BLOCKLIST``, ``PROHIBITED_CONTENT``, ``SPII``, ``IMAGE_SAFETY``... → ``content_filter``;
-  ``MALFORMED_FUNCTION_CALL`` and any other value → ``stop``, its calls dropped. No
+  ``MALFORMED_FUNCTION_CALL`` and any other value → ``stop``, its calls dropped; an
+  unstreamed reply without ``finishReason`` → ``unknown``
+  (:data:`~toolreplay.wire.episode.NO_FINISH_REASON`), its calls kept. No
   candidate but a ``promptFeedback.blockReason``: a reply with no content, filtered. An enum
   sent as an integer (``$alt=json;enum-encoding=int``: ``"finishReason": 2``) is read by its
   name in the proto definition of the API the request URL names (Vertex AI and the Gemini API
@@ -69,7 +71,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from toolreplay.wire.episode import Message, ModelReply, ToolCall, Usage
+from toolreplay.wire.episode import NO_FINISH_REASON, Message, ModelReply, ToolCall, Usage
 from toolreplay.wire.gemini_enums import Api, EnumError, api_of, enum_name
 from toolreplay.wire.gemini_partial_args import PartialArgsError, joined_calls
 from toolreplay.wire.gemini_partial_args import field_of as _field
@@ -338,6 +340,8 @@ def _count(usage: Any, name: str) -> int:
 
 
 def _finish_reason(reason: str | None, has_calls: bool) -> str:
+    if reason is None:  # an unstreamed candidate without finishReason: finished or cut off
+        return NO_FINISH_REASON
     if reason in FILTER_REASONS:
         return "content_filter"
     if reason == "MAX_TOKENS":
@@ -402,7 +406,7 @@ class GeminiWire(RequestCarriesAll):
         return ModelReply(
             "".join(parts.texts) or None,
             calls,
-            _finish_reason(merged.finish or "STOP", bool(calls)),
+            _finish_reason(merged.finish, bool(calls)),
             usage,
             reasoning=reasoning,
         )

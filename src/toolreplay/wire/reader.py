@@ -51,6 +51,7 @@ from toolreplay.wire.episode import (
     ToolCall,
     ToolResult,
     Usage,
+    ended_stop_reason,
 )
 from toolreplay.wire.gemini import GEMINI
 from toolreplay.wire.interactions import (
@@ -279,7 +280,9 @@ def _stop_reason(rounds: Sequence[Round], replies_ok: bool, handed_off: bool = F
     :func:`_hands_off`, and the system prompt or instructions changed: an agent with no
     tools answered), ``repeated``
     (tools withheld after a round repeating the calls of one of the two before it),
-    ``max_rounds`` otherwise (calls left unanswered, or tools withheld from the same agent)."""
+    ``max_rounds`` otherwise (calls left unanswered, or tools withheld from the same agent).
+    ``unknown`` in place of ``converged`` when the last reply named no finish reason
+    (:data:`~toolreplay.wire.episode.NO_FINISH_REASON`): finished or cut off, not told."""
     if not replies_ok or not rounds:
         return "error"
     last = rounds[-1]
@@ -288,7 +291,7 @@ def _stop_reason(rounds: Sequence[Round], replies_ok: bool, handed_off: bool = F
     if not last.reply.tool_calls and (
         last.tools_offered or not any(r.tools_offered for r in rounds) or handed_off
     ):
-        return "converged"
+        return ended_stop_reason(last.reply)
     if not last.reply.tool_calls and len(rounds) >= 3:
         previous = sorted(c.signature() for c in rounds[-2].reply.tool_calls)
         earlier = [sorted(c.signature() for c in r.reply.tool_calls) for r in rounds[-4:-2]]
@@ -431,12 +434,14 @@ def episodes_from_interactions(
       final reply's assistant message (none when that reply is unusable);
     - ``answer``: the final reply's text (``""`` when none); ``usage``: summed;
     - ``stop_reason``: ``converged``, ``max_rounds``, ``repeated``, ``truncated``,
-      ``filtered`` or ``error`` as the wire shows it (``budget`` cannot be told from the wire
-      and reads as ``max_rounds``); ``error`` holds the last reply's fault (an error status,
-      a stream cut off...), the rounds before it kept. An unusable reply that the program
-      recovered from (a later request continues it, or sends its conversation again: a
-      retry after an error status) is skipped, and named in :attr:`Episode.faults`
-      (:func:`read_wire_episodes`); round numbers count requests, so they then skip it too;
+      ``filtered``, ``error`` or ``unknown`` (it would be ``converged``, but the last reply
+      named no finish reason: it may have been cut off) as the wire shows it (``budget``
+      cannot be told from the wire and reads as ``max_rounds``); ``error`` holds the last
+      reply's fault (an error status, a stream cut off...), the rounds before it kept. An
+      unusable reply that the program recovered from (a later request continues it, or
+      sends its conversation again: a retry after an error status) is skipped, and named in
+      :attr:`Episode.faults` (:func:`read_wire_episodes`); round numbers count requests, so
+      they then skip it too;
     - ``streamed``: whether any of its requests asked for a streamed reply;
     - ``configuration``/``question_id``: as given; ``wall_time_s``: 0.
 

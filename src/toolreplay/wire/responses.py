@@ -48,7 +48,7 @@ from typing import Any
 
 import httpx
 
-from toolreplay.wire.episode import Message, ModelReply, Usage
+from toolreplay.wire.episode import NO_FINISH_REASON, Message, ModelReply, Usage
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
@@ -246,8 +246,9 @@ def reply_from_response(
       tool's call, as xAI reports them;
     - finish reason: ``status: incomplete`` with ``incomplete_details.reason``
       ``max_output_tokens`` is ``length``, ``content_filter`` is ``content_filter`` (another
-      reason: ``length``); otherwise ``tool_calls`` when the output holds a call, else
-      ``stop``;
+      reason: ``length``); no ``status`` at all is
+      :data:`~toolreplay.wire.episode.NO_FINISH_REASON`; otherwise ``tool_calls`` when the
+      output holds a call, else ``stop``;
     - usage: ``usage.input_tokens`` and ``usage.output_tokens``.
 
     Raises :class:`ModelReplyError` (``endpoint``, ``status``, what was wrong) for a body
@@ -276,6 +277,8 @@ def reply_from_response(
             if not _hosted(item, offered):
                 turn.add(item)
     finish = "tool_calls" if turn.calls else "stop"
+    if state is None:  # no status: finished or cut off, not told
+        finish = NO_FINISH_REASON
     if state == "incomplete":
         details = response.get("incomplete_details")
         reason = details.get("reason") if isinstance(details, dict) else None
