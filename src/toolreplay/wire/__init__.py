@@ -23,6 +23,8 @@ _EXPORTS: dict[str, str] = {
     "Episode": "episode",
     "Exchange": "interactions",
     "FINISH_STOP_REASONS": "episode",
+    "NO_FINISH_REASON": "episode",
+    "ended_stop_reason": "episode",
     "Message": "episode",
     "ModelReply": "episode",
     "ModelReplyError": "replies",
