@@ -506,7 +506,8 @@ def test_a_reply_cut_by_the_token_limit_is_truncated(stop):
         ("pause_turn", [{"type": "server_tool_use", "id": "s", "name": "web_search"}], "stop"),
         ("tool_use", [{"type": "tool_use", "id": "t", "name": "f", "input": {}}], "tool_calls"),
         ("end_turn", [{"type": "tool_use", "id": "t", "name": "f", "input": {}}], "tool_calls"),
-        (None, [{"type": "text", "text": "Hi"}], "stop"),
+        (None, [{"type": "text", "text": "Hi"}], "unknown"),  # none sent: not told
+        (None, [{"type": "tool_use", "id": "t", "name": "f", "input": {}}], "unknown"),
     ],
 )
 def test_stop_reasons_in_chat_completions_terms(stop, content, finish):

@@ -548,9 +548,10 @@ def test_the_api_is_told_by_the_request_url(uri, api):
 
 
 def test_a_boolean_is_no_enum_integer():
-    # JSON true is no enum value: the reply reads as one without finishReason (as sent)
+    # JSON true is no enum value: the reply reads as one without finishReason (as sent),
+    # whose finish is not told
     (exchange,) = read_exchanges([_exchange([_user("x")], _reply([{"text": "y"}], True))])
-    assert GEMINI.reply(exchange).finish_reason == "stop"
+    assert GEMINI.reply(exchange).finish_reason == "unknown"
 
 
 def test_the_candidate_read_is_candidate_0_by_its_index_in_every_chunk():

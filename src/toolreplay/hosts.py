@@ -17,7 +17,9 @@ Both return an :class:`~toolreplay.wire.episode.Episode`. Protocol rules hold by
   makes up from the round and the call's position (``call_r{round}_{i}``), so no
   ``tool_call_id`` is ever null and replay sends the same ids;
 - a reply cut off by the server (``finish_reason`` ``length`` or ``content_filter``) ends the
-  episode with stop reason ``truncated`` or ``filtered``, its calls unexecuted.
+  episode with stop reason ``truncated`` or ``filtered``, its calls unexecuted; a last reply
+  that named no finish reason (``finish_reason`` null or missing) ends it ``unknown`` where it
+  would end ``converged``: whether the model finished or was cut off cannot be told.
 
 Model API errors (:class:`~toolreplay.wire.replies.ModelReplyError`: an error status or a reply that
 is no usable chat completion; ``openai.APIError``: connection failures) end the episode with
@@ -47,6 +49,7 @@ from toolreplay.wire.episode import (
     ToolCall,
     ToolResult,
     Usage,
+    ended_stop_reason,
 )
 from toolreplay.wire.replies import ModelReplyError
 
@@ -258,7 +261,7 @@ def run_single(model: ChatModel, toolset: Toolset, messages: Sequence[Message]) 
             run.rounds.append(Round(2, True, reply))
         else:
             run.rounds.append(Round(1, True, reply))
-        stop = "max_rounds" if reply.tool_calls else "converged"
+        stop = "max_rounds" if reply.tool_calls else ended_stop_reason(reply)
         return run.finish(stop, reply.content or "", reply)
 
     return _guard(body, _Run(model, toolset, messages))
@@ -292,7 +295,7 @@ def run_loop(
             if not reply.tool_calls or not offer:
                 # Tool calls in a reply to a request without tools cannot be honoured.
                 run.rounds.append(Round(index, offer, reply))
-                stop = "converged" if offer else (forced or "max_rounds")
+                stop = ended_stop_reason(reply) if offer else (forced or "max_rounds")
                 return run.finish(stop, reply.content or "", reply)
             results = run.execute(reply)
             run.rounds.append(Round(index, offer, reply, results))

@@ -100,8 +100,9 @@ def chat_form(interaction: Mapping[str, Any]) -> dict[str, Any] | None:
     ``tool_choice``, ``parallel_tool_calls`` as the body sent them (absent when not sent),
     ``messages`` as its protocol's wire reader reads them
     (:meth:`toolreplay.wire.protocol.WireProtocol.request`), and ``tools`` as sent when the
-    request offers the model a tool (Anthropic's tools declared with ``tool_choice: {"type":
-    "none"}`` offer none). None when no wire reader reads it as a model request."""
+    request offers the model a tool (tools declared with a tool choice of ``none``, in any
+    protocol's form, offer none: :mod:`toolreplay.wire.tool_choice`). None when no wire
+    reader reads it as a model request."""
     try:
         (exchange,) = read_exchanges([interaction])
     except WireEpisodeError:

@@ -117,7 +117,8 @@ class MaxToolCalls:
 @dataclass(frozen=True)
 class StopReason:
     """The episode's stop reason is one of ``reasons`` (``converged``, ``repeated``,
-    ``max_rounds``, ``budget``, ``truncated``, ``filtered``, ``error``)."""
+    ``max_rounds``, ``budget``, ``truncated``, ``filtered``, ``error``, ``unknown``: no finish
+    reason named where it would be ``converged``)."""
 
     reasons: tuple[str, ...]
     kind = "stop_reason"
@@ -230,7 +231,10 @@ class _LimitModel(_Strict):
 
 class _StopReasonModel(_Strict):
     reasons: list[
-        Literal["converged", "repeated", "max_rounds", "budget", "truncated", "filtered", "error"]
+        Literal[
+            "converged", "repeated", "max_rounds", "budget", "truncated", "filtered", "error",
+            "unknown",
+        ]
     ] = Field(min_length=1)
 
 

@@ -4,9 +4,11 @@ through the study's hosts.
 
 Each test module is a configuration, each question of the eval file takes the episodes of
 the tests it names (or whose first user message is its text), repeated tests are its trials.
-Without an eval file, :func:`suite_from_tests` makes one: each test id a question (its purely
-numeric parametrisation parts, ``test_x[3]`` as ``@pytest.mark.parametrize("trial",
-range(5))`` writes it, number repeats of ``test_x``: trials, not other questions).
+Without an eval file, :func:`suite_from_tests` makes one: each conversation of a test id a
+question (its purely numeric parametrisation parts, ``test_x[3]`` as
+``@pytest.mark.parametrize("trial", range(5))`` writes it, number repeats of ``test_x``:
+trials, not other questions; a test that runs two different conversations gives two
+questions, the same conversation run twice two trials).
 
 The audit (:func:`toolreplay.audit.suite_folder.audit_suite_folder`) applies the checks such a
 set allows; the study's are not applicable. The set's ``manifest.json`` (provenance ``pytest``)
@@ -88,13 +90,17 @@ def suite_from_tests(
     expectations: Mapping[str, Sequence[Any]] | None = None,
     name: str = "pytest-session",
 ) -> EvalSuite:
-    """An eval file for test-recorded cassettes without one: one question per test id (see
-    :func:`test_question`), its text the first user message of its first cassette, nothing
-    to measure (so an answer passes unless a failure mode fails it: an empty answer, an
-    unfulfilled promise, a fabricated value...), its expectations from ``expectations``
-    (keyed by test function name or by question, in the eval file's ``expect:`` forms, e.g. a
-    test's ``@pytest.mark.toolreplay_expect`` marker). :class:`SourceError` for a cassette that
-    cannot be read."""
+    """An eval file for test-recorded cassettes without one: one question per conversation of
+    each test id (see :func:`test_question`): per distinct first user message of its
+    cassettes' episodes, in order, the first named as the test (``test_x``), the next
+    ``test_x~2``, ``test_x~3``..., its text that message (the test id when no cassette of
+    the test can be read), so that two different conversations of one test are never
+    trials of one question (:func:`toolreplay.runs.suite_folder.conversation_questions`
+    gives each its own); nothing to measure (so an answer passes unless a failure mode
+    fails it: an empty answer, an unfulfilled promise, a fabricated value...), its
+    expectations from ``expectations`` (keyed by test function name or by question, in the
+    eval file's ``expect:`` forms, e.g. a test's ``@pytest.mark.toolreplay_expect``
+    marker). :class:`SourceError` for a cassette that cannot be read."""
     from toolreplay.cassettes import load_recorded
     from toolreplay.evals import parse_expectations
     from toolreplay.wire.reader import read_wire_episodes
@@ -104,24 +110,27 @@ def suite_from_tests(
         by_question.setdefault(test_question(path.stem), []).append(path)
     questions = []
     for question, paths in by_question.items():
-        try:
-            wire = read_wire_episodes(load_recorded(paths[0]))
-        except (CassetteError, ValueError):
-            wire = []
-        text = wire[0].episode.question if wire else question
+        texts: dict[str, None] = {}  # the test's conversations, by question, in order
+        for path in paths:
+            try:
+                wire = read_wire_episodes(load_recorded(path))
+            except (CassetteError, ValueError):
+                wire = []
+            texts.update(dict.fromkeys(w.episode.question for w in wire))
         function = question.split("[", 1)[0]
         expect = (expectations or {}).get(question) or (expectations or {}).get(function) or ()
-        questions.append(
-            Question(
-                id=_question_id(question),
-                text=text,
-                measure=ANY_MEASURE,
-                places=(),
-                day_index=0,  # a value of a day series is read for its first day
-                expect=parse_expectations(list(expect), f"{function} expect"),
-                tests=tuple(sorted({p.stem for p in paths})),
+        for n, text in enumerate(texts or [question], start=1):
+            questions.append(
+                Question(
+                    id=_question_id(question) + (f"~{n}" if n > 1 else ""),
+                    text=text,
+                    measure=ANY_MEASURE,
+                    places=(),
+                    day_index=0,  # a value of a day series is read for its first day
+                    expect=parse_expectations(list(expect), f"{function} expect"),
+                    tests=tuple(sorted({p.stem for p in paths})),
+                )
             )
-        )
     spec = ExperimentSpec(("loop",), (), 6, 20000, 0.0, ())
     return EvalSuite(name, "", tuple(questions), spec, name)
 

@@ -192,6 +192,11 @@ def _empty(episode: Episode, index: int | None) -> FailureMode:
             f"tools were withheld in the final round (stop reason {episode.stop_reason}) and "
             "the model returned no text"
         )
+    elif episode.stop_reason == "unknown":
+        why = (
+            "the model's final reply has neither text nor tool calls and named no finish "
+            "reason (stop reason unknown): it may have been cut off"
+        )
     else:
         why = "the model's final reply has neither text nor tool calls"
     return FailureMode(

@@ -268,6 +268,14 @@ def stop_view(configuration: str, reason: str) -> dict[str, str]:
             "title": "stop reason max_rounds: the single host always stops after round 2 "
             "(one tool round and one answer request), by design; no cap was hit",
         }
+    if reason == "unknown":
+        return {
+            "reason": reason,
+            "label": "unknown (no finish reason)",
+            "title": "stop reason unknown: the last reply named no finish reason "
+            "(finish_reason, stop_reason or finishReason missing or null), so whether the "
+            "model finished or was cut off cannot be told; it is not counted as converged",
+        }
     return {"reason": reason, "label": reason, "title": "stop reason"}
 
 

@@ -291,13 +291,14 @@ class EpisodeResult(RecordModel):
         None, description="Tool calls of the last reply that the host never executed."
     )
     stop_reason: str = Field(
-        description="converged, repeated, max_rounds, budget, truncated, filtered or error (see "
-        "the hosts)."
+        description="converged, repeated, max_rounds, budget, truncated, filtered, error or "
+        "unknown (the last reply named no finish reason where it would be converged; see the "
+        "hosts)."
     )
     finish_reason: str | None = Field(
         None,
-        description="The last reply's finish_reason as the API gave it; null when there was "
-        "no reply.",
+        description="The last reply's finish_reason as the API gave it (in Chat Completions "
+        "terms; unknown when it named none); null when there was no reply.",
     )
     streamed: bool | None = Field(
         None,

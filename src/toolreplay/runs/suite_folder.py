@@ -7,15 +7,20 @@ study's hosts. Layout, as pytest-recording writes it::
     FOLDER/<test module>/<test name>.yaml      configuration = the test module (its folder)
     FOLDER/<test name>.yaml                    configuration = FOLDER's own name
 
-Each cassette may hold several episodes (a test that runs its agent more than once). Every
-episode is mapped to a question of the eval file: a question's ``tests:`` (test names:
-``test_stock`` for every parametrisation, ``test_stock[2]``, ``test_stock[*]``, or shell
-patterns, see :func:`names_test`) take the episodes of the cassettes they name; any
-other episode goes to the question whose ``text`` is its first user message. **Trials** are
-the episodes of one configuration × question in cassette order (natural order, so
-``test_x[2]`` before ``test_x[10]``), then episode order: parametrised repeats of a test
-(``@pytest.mark.parametrize("trial", range(5))``) are its trials, and pass^k is read from
-them. Episodes no question takes are listed (:attr:`SuiteFolder.unmatched`), never judged.
+Each cassette may hold several episodes (a test that runs its agent more than once). Its
+**conversations** are its episodes told apart by their question (first user message): the
+same conversation recorded again is a repeat, another one is another question. Every
+conversation is mapped to a question of the eval file (:func:`conversation_questions`): a
+question's ``tests:`` (test names: ``test_stock`` for every parametrisation,
+``test_stock[2]``, ``test_stock[*]``, or shell patterns, see :func:`names_test`) take the
+conversations of the cassettes they name, by their ``text`` when it is the conversation's
+question, else one conversation each in order; any other conversation goes to the question
+whose ``text`` is its question. **Trials** are the episodes of one configuration × question
+in cassette order (natural order, so ``test_x[2]`` before ``test_x[10]``), then episode
+order: parametrised repeats of a test (``@pytest.mark.parametrize("trial", range(5))``) and
+a conversation run again in one test are its trials, and pass^k is read from them; two
+conversations of one test are never trials of one question. Episodes no question takes are
+listed (:attr:`SuiteFolder.unmatched`), never judged.
 
 The set's ``manifest.json`` (provenance ``pytest``) is written when missing, inside FOLDER
 only (:func:`ensure_manifest`): the model and endpoint read from the first request, every
@@ -194,11 +199,26 @@ def names_test(pattern: str, stem: str) -> bool:
     return fnmatch.fnmatchcase(stem, literal)
 
 
-def _by_tests(questions: Sequence[Question], stem: str) -> Question | None:
-    for q in questions:
-        if any(names_test(pattern, stem) for pattern in q.tests):
-            return q
-    return None
+def conversation_questions(
+    suite: EvalSuite, stem: str, conversations: Sequence[str]
+) -> dict[str, Question | None]:
+    """The question each conversation of the cassette ``stem`` answers, by its question text
+    (``conversations``: the episodes' questions, in order, each once): among the questions
+    whose ``tests:`` name the test (:func:`names_test`), the one whose ``text`` is the
+    conversation's, else the first not taken by text or by an earlier conversation; else the
+    suite's question of that text (:meth:`EvalSuite.question_for_text`); None when none.
+    A question naming the test takes one conversation of it, never two: two different
+    conversations are two questions, not trials of one."""
+    named = [q for q in suite.questions if any(names_test(p, stem) for p in q.tests)]
+    by_text = {t: next((q for q in named if q.text == t), None) for t in conversations}
+    free = [q for q in named if q not in by_text.values()]
+    out: dict[str, Question | None] = {}
+    for text in conversations:
+        question = by_text[text]
+        if question is None and free:
+            question = free.pop(0)
+        out[text] = question or suite.question_for_text(text)
+    return out
 
 
 def read_suite_folder(
@@ -222,9 +242,10 @@ def read_suite_folder(
         except (CassetteError, WireEpisodeError) as exc:
             errors.append(f"{rel}: {str(exc).removeprefix(f'{path}: ')}")
             continue
-        named = _by_tests(suite.questions, path.stem)
+        texts = list(dict.fromkeys(w.episode.question for w in wire))
+        questions = conversation_questions(suite, path.stem, texts)
         for index, w in enumerate(wire, start=1):
-            question = named or suite.question_for_text(w.episode.question)
+            question = questions[w.episode.question]
             if question is None:
                 unmatched.append(f"{rel} episode {index}: {w.episode.question[:80]!r}")
                 continue

@@ -45,11 +45,12 @@ from toolreplay.wire.anthropic_stream import (
     is_bedrock_stream,
     snippet,
 )
-from toolreplay.wire.episode import Message, ModelReply, ToolCall, Usage
+from toolreplay.wire.episode import NO_FINISH_REASON, Message, ModelReply, ToolCall, Usage
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
 from toolreplay.wire.stream import StreamError, is_event_stream
+from toolreplay.wire.tool_choice import calls_forbidden
 
 #: ``stop_reason`` values and the Chat Completions ``finish_reason`` each reads as
 #: (``end_turn``, ``stop_sequence`` and ``pause_turn`` read as ``stop``, or ``tool_calls`` when
@@ -244,12 +245,15 @@ def message_reply(message: Mapping[str, Any]) -> ModelReply:
     """A ``Message`` object (``{"type": "message", "content": [...], "stop_reason",
     "usage"}``) as a :class:`ModelReply`: text, tool calls and reasoning as
     :func:`conversation` reads an assistant turn; ``finish_reason`` from ``stop_reason``
-    (:data:`FINISH_REASONS`); ``refusal`` set for ``stop_reason: refusal`` (the reply's text,
+    (:data:`FINISH_REASONS`; :data:`~toolreplay.wire.episode.NO_FINISH_REASON` when it is
+    null or missing); ``refusal`` set for ``stop_reason: refusal`` (the reply's text,
     which is then not its content, or a note naming ``stop_details``); usage by
     :func:`message_usage`."""
     turn = _assistant(message.get("content"))
     stop = message.get("stop_reason")
     finish = FINISH_REASONS.get(str(stop), "tool_calls" if turn.calls else "stop")
+    if stop is None:  # none sent: finished or cut off, not told
+        finish = NO_FINISH_REASON
     content, refusal = turn.text, None
     if stop == "refusal":
         content, refusal = None, turn.text or _refusal_said(message)
@@ -334,11 +338,10 @@ class AnthropicMessagesWire(RequestCarriesAll):
 
     def request(self, exchange: Exchange, history: History) -> ModelRequest:
         body = exchange.request_body
-        choice = body.get("tool_choice")  # {"type": "none"}: tools declared, none callable
-        withheld = isinstance(choice, dict) and choice.get("type") == "none"
         return ModelRequest(
             messages=conversation(body),
-            tools_offered=bool(body.get("tools")) and not withheld,
+            # {"type": "none"}: tools declared, none callable
+            tools_offered=bool(body.get("tools")) and not calls_forbidden(body),
             streamed=body.get("stream") is True or exchange.path.endswith(_STREAM_PATHS),
         )
 

@@ -54,12 +54,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolreplay.wire.episode import Message, ModelReply, ToolCall, Usage
+from toolreplay.wire.episode import NO_FINISH_REASON, Message, ModelReply, ToolCall, Usage
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
+from toolreplay.wire.tool_choice import calls_forbidden
 
-#: ``stopReason`` → ``finish_reason`` (any other value: ``stop``).
+#: ``stopReason`` → ``finish_reason`` (any other value: ``stop``; none sent:
+#: :data:`~toolreplay.wire.episode.NO_FINISH_REASON`).
 STOP_REASONS = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -311,7 +313,7 @@ class BedrockConverseWire(RequestCarriesAll):
         tools = config.get("tools") if isinstance(config, Mapping) else None
         return ModelRequest(
             messages=tuple(_messages(body)),
-            tools_offered=isinstance(tools, list) and bool(tools),
+            tools_offered=isinstance(tools, list) and bool(tools) and not calls_forbidden(body),
             streamed=exchange.path.rstrip("/").endswith("converse-stream"),
         )
 
@@ -342,6 +344,8 @@ class BedrockConverseWire(RequestCarriesAll):
         finish = STOP_REASONS.get(str(body.get("stopReason")), "stop")
         if finish in ("stop", "tool_calls"):
             finish = "tool_calls" if calls else "stop"
+        if body.get("stopReason") is None:  # none sent: finished or cut off, not told
+            finish = NO_FINISH_REASON
         usage = body.get("usage")
         return ModelReply(
             text,

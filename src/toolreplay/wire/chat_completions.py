@@ -8,7 +8,9 @@ Completions, a hand-written openai SDK loop), streamed replies or not.
   openai's ``ChatCompletionMessageCustomToolCallParam``) read as function calls whose
   arguments are the ``input`` as sent, as the reply's are read (their ``tool`` messages
   answer them by ``tool_call_id`` like any other); tools are offered when the body holds
-  ``tools`` (or the legacy ``functions``); it is streamed when it asks ``"stream": true``;
+  ``tools`` (or the legacy ``functions``) and ``tool_choice`` (or the legacy
+  ``function_call``) is not ``"none"`` (:mod:`toolreplay.wire.tool_choice`); it is streamed
+  when it asks ``"stream": true``;
 - its **reply** is read by :func:`toolreplay.wire.replies.parse_chat_reply` (an event
   stream, when the request asked for one, assembled as the openai SDK does), the parser the
   hosts' model client uses.
@@ -27,6 +29,7 @@ from toolreplay.wire.episode import Message, ModelReply, ToolCall
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import custom_input_text, exchange_status_error, parse_chat_reply
+from toolreplay.wire.tool_choice import calls_forbidden
 
 
 def _function_call(call: Any) -> Any:
@@ -67,7 +70,9 @@ class ChatCompletionsWire(RequestCarriesAll):
         body = exchange.request_body
         return ModelRequest(
             messages=tuple(_history(m) for m in body["messages"]),
-            tools_offered=bool(body.get("tools") or body.get("functions")),
+            tools_offered=bool(body.get("tools") or body.get("functions"))
+            and not calls_forbidden(body)
+            and body.get("function_call") != "none",
             streamed=body.get("stream") is True,
         )
 

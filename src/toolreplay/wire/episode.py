@@ -18,11 +18,27 @@ Message = dict[str, Any]
 
 STOP_REASONS = (
     "converged", "repeated", "max_rounds", "budget", "truncated", "filtered", "error",
+    "unknown",
 )  # fmt: skip
 
 
 #: ``finish_reason`` values that end an episode, and the stop reason each gives.
 FINISH_STOP_REASONS = {"length": "truncated", "content_filter": "filtered"}
+
+#: The :attr:`ModelReply.finish_reason` of a reply that named none: a Chat Completions choice
+#: without ``finish_reason`` (or null: some OpenAI-compatible servers, a stream ending in
+#: ``[DONE]`` before any), an Anthropic ``Message`` with ``stop_reason`` null, a Gemini
+#: candidate without ``finishReason``, a Bedrock reply without ``stopReason``, a Responses
+#: API response without ``status``. Such a reply may have been finished or cut off: it is
+#: never read as ``stop``.
+NO_FINISH_REASON = "unknown"
+
+
+def ended_stop_reason(reply: ModelReply) -> str:
+    """The stop reason of an episode that ends on ``reply`` because the model called no tool
+    while it could: ``converged``, or ``unknown`` when the reply named no finish reason
+    (:data:`NO_FINISH_REASON`: whether the model finished or was cut off cannot be told)."""
+    return "unknown" if reply.finish_reason == NO_FINISH_REASON else "converged"
 
 #: Assistant-message fields in which OpenAI-compatible providers send the model's reasoning:
 #: ``reasoning_content`` (DeepSeek, and servers that copy it), ``reasoning`` (Groq, Ollama,
@@ -121,7 +137,8 @@ class Usage:
 @dataclass(frozen=True)
 class ModelReply:
     """One assistant reply: ``content`` (None when the model wrote no text), its tool calls,
-    the API's ``finish_reason``, token usage, ``refusal`` (the model's refusal text, None
+    the API's ``finish_reason`` (in Chat Completions terms; :data:`NO_FINISH_REASON` when the
+    reply named none), token usage, ``refusal`` (the model's refusal text, None
     unless it refused) and ``reasoning``: the reasoning fields the provider sent (see
     :data:`REASONING_FIELDS`), by name, each value as sent; empty when it sent none."""
 

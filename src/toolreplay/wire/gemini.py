@@ -22,7 +22,9 @@ as google-genai's Vertex mode sends them): both are read, everywhere.
   ``is_error``, with the error as content, when it holds ``error`` and no ``output``), then a
   ``user`` message of its other parts (one text part as a string, else a list of parts;
   ``inlineData``/``fileData`` kept as ``inline_data``/``file_data`` parts without their
-  bytes). Tools are offered when ``tools`` holds any tool; it is streamed when the path holds
+  bytes). Tools are offered when ``tools`` holds any tool and
+  ``toolConfig.functionCallingConfig.mode`` is not ``NONE``
+  (:mod:`toolreplay.wire.tool_choice`); it is streamed when the path holds
   ``:streamGenerateContent``.
 - **call ids**: Gemini often sends none. A ``functionCall`` without ``id`` gets
   ``f"{name}#{turn}.{index}"`` (``turn``: its content's index in ``contents``; ``index``: its
@@ -37,7 +39,9 @@ as google-genai's Vertex mode sends them): both are read, everywhere.
   of a tool not offered, which the program answers) → ``tool_calls`` when the reply holds
   calls, else ``stop``; ``MAX_TOKENS`` → ``length``; ``SAFETY``, ``RECITATION``,
   ``BLOCKLIST``, ``PROHIBITED_CONTENT``, ``SPII``, ``IMAGE_SAFETY``... → ``content_filter``;
-  ``MALFORMED_FUNCTION_CALL`` and any other value → ``stop``, its calls dropped. No
+  ``MALFORMED_FUNCTION_CALL`` and any other value → ``stop``, its calls dropped; an
+  unstreamed reply without ``finishReason`` → ``unknown``
+  (:data:`~toolreplay.wire.episode.NO_FINISH_REASON`), its calls kept. No
   candidate but a ``promptFeedback.blockReason``: a reply with no content, filtered. An enum
   sent as an integer (``$alt=json;enum-encoding=int``: ``"finishReason": 2``) is read by its
   name in the proto definition of the API the request URL names (Vertex AI and the Gemini API
@@ -67,7 +71,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from toolreplay.wire.episode import Message, ModelReply, ToolCall, Usage
+from toolreplay.wire.episode import NO_FINISH_REASON, Message, ModelReply, ToolCall, Usage
 from toolreplay.wire.gemini_enums import Api, EnumError, api_of, enum_name
 from toolreplay.wire.gemini_partial_args import PartialArgsError, joined_calls
 from toolreplay.wire.gemini_partial_args import field_of as _field
@@ -75,6 +79,7 @@ from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
 from toolreplay.wire.stream import StreamError, split_events
+from toolreplay.wire.tool_choice import calls_forbidden
 
 #: Finish reasons of a candidate withheld or cut by a filter (Gemini API and Vertex AI).
 FILTER_REASONS = frozenset(
@@ -335,6 +340,8 @@ def _count(usage: Any, name: str) -> int:
 
 
 def _finish_reason(reason: str | None, has_calls: bool) -> str:
+    if reason is None:  # an unstreamed candidate without finishReason: finished or cut off
+        return NO_FINISH_REASON
     if reason in FILTER_REASONS:
         return "content_filter"
     if reason == "MAX_TOKENS":
@@ -363,7 +370,7 @@ class GeminiWire(RequestCarriesAll):
         tools = body.get("tools")
         return ModelRequest(
             messages=tuple(_messages(body)),
-            tools_offered=isinstance(tools, list) and any(tools),
+            tools_offered=isinstance(tools, list) and any(tools) and not calls_forbidden(body),
             streamed=_streamed(exchange),
         )
 
@@ -399,7 +406,7 @@ class GeminiWire(RequestCarriesAll):
         return ModelReply(
             "".join(parts.texts) or None,
             calls,
-            _finish_reason(merged.finish or "STOP", bool(calls)),
+            _finish_reason(merged.finish, bool(calls)),
             usage,
             reasoning=reasoning,
         )

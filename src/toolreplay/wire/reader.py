@@ -20,7 +20,10 @@ What is read:
 - **episodes**: a request whose conversation does not continue the previous request's
   (fewer messages, or a different first user message) starts a new episode. A Responses API
   request naming a ``previous_response_id`` (or a Conversations API ``conversation``)
-  continues the conversation that reply ended.
+  continues the conversation that reply ended. A request sending again the conversation of
+  one whose reply was unusable (an SDK's retry after a 429, 500 or 503, or a stream cut off)
+  is a retry, not a new episode: the failed reply is named in :attr:`Episode.faults`
+  (``"...; the request was sent again"``), not a round.
 
 The interactions are read by :func:`toolreplay.wire.interactions.read_exchanges` (the shapes
 it knows are listed there). Reading a cassette file:
@@ -48,6 +51,7 @@ from toolreplay.wire.episode import (
     ToolCall,
     ToolResult,
     Usage,
+    ended_stop_reason,
 )
 from toolreplay.wire.gemini import GEMINI
 from toolreplay.wire.interactions import (
@@ -100,6 +104,16 @@ def _continues(previous: Sequence[Any], current: Sequence[Any]) -> bool:
     return len(current) > len(previous) and _first_user(current) == _first_user(previous)
 
 
+def _retries(previous: _Read, current: _Read) -> bool:
+    """Whether ``current`` is the program sending ``previous`` again because its reply was
+    unusable (an error status such as 429, 500 or 503, a stream cut off...): the same
+    conversation, re-sent after a reply that is a fault. An SDK's retry, not a new
+    episode."""
+    return isinstance(previous.reply, ModelReplyError) and (
+        current.request.messages == previous.request.messages
+    )
+
+
 def _read(exchanges: Sequence[Exchange]) -> tuple[dict[int, _Read], set[int]]:
     """Every model exchange read, by exchange number, in order (a Responses request's
     history resolved from the replies before it; a background response read from the poll
@@ -141,8 +155,11 @@ def _group(
             else:
                 pending.append(exchange)
             continue
-        messages = read[exchange.number].request.messages
-        if groups and _continues(read[groups[-1][-1].exchange.number].request.messages, messages):
+        this = read[exchange.number]
+        before = read[groups[-1][-1].exchange.number] if groups else None
+        if before is not None and (
+            _continues(before.request.messages, this.request.messages) or _retries(before, this)
+        ):
             groups[-1].append(WireRound(exchange))
         else:
             groups.append([WireRound(exchange, tuple(pending))])
@@ -263,7 +280,9 @@ def _stop_reason(rounds: Sequence[Round], replies_ok: bool, handed_off: bool = F
     :func:`_hands_off`, and the system prompt or instructions changed: an agent with no
     tools answered), ``repeated``
     (tools withheld after a round repeating the calls of one of the two before it),
-    ``max_rounds`` otherwise (calls left unanswered, or tools withheld from the same agent)."""
+    ``max_rounds`` otherwise (calls left unanswered, or tools withheld from the same agent).
+    ``unknown`` in place of ``converged`` when the last reply named no finish reason
+    (:data:`~toolreplay.wire.episode.NO_FINISH_REASON`): finished or cut off, not told."""
     if not replies_ok or not rounds:
         return "error"
     last = rounds[-1]
@@ -272,7 +291,7 @@ def _stop_reason(rounds: Sequence[Round], replies_ok: bool, handed_off: bool = F
     if not last.reply.tool_calls and (
         last.tools_offered or not any(r.tools_offered for r in rounds) or handed_off
     ):
-        return "converged"
+        return ended_stop_reason(last.reply)
     if not last.reply.tool_calls and len(rounds) >= 3:
         previous = sorted(c.signature() for c in rounds[-2].reply.tool_calls)
         earlier = [sorted(c.signature() for c in r.reply.tool_calls) for r in rounds[-4:-2]]
@@ -296,7 +315,9 @@ def _episode(
         if isinstance(reply, ModelReplyError):
             if i + 1 < len(group):  # the program recovered: a later request continues
                 where = f"request {i + 1} (interaction {wire_round.exchange.number})"
-                faults.append(f"{where}: {reply}")
+                again = _retries(this, read[group[i + 1].exchange.number])
+                sent = "; the request was sent again" if again else ""
+                faults.append(f"{where}: {reply}{sent}")
                 continue
             error = str(reply)
             break
@@ -413,12 +434,14 @@ def episodes_from_interactions(
       final reply's assistant message (none when that reply is unusable);
     - ``answer``: the final reply's text (``""`` when none); ``usage``: summed;
     - ``stop_reason``: ``converged``, ``max_rounds``, ``repeated``, ``truncated``,
-      ``filtered`` or ``error`` as the wire shows it (``budget`` cannot be told from the wire
-      and reads as ``max_rounds``); ``error`` holds the last reply's fault (an error status,
-      a stream cut off...), the rounds before it kept. An unusable reply that the program
-      recovered from (a later request continues) is skipped, and named in
-      :attr:`Episode.faults` (:func:`read_wire_episodes`); round numbers count requests,
-      so they then skip it too;
+      ``filtered``, ``error`` or ``unknown`` (it would be ``converged``, but the last reply
+      named no finish reason: it may have been cut off) as the wire shows it (``budget``
+      cannot be told from the wire and reads as ``max_rounds``); ``error`` holds the last
+      reply's fault (an error status, a stream cut off...), the rounds before it kept. An
+      unusable reply that the program recovered from (a later request continues it, or
+      sends its conversation again: a retry after an error status) is skipped, and named in
+      :attr:`Episode.faults` (:func:`read_wire_episodes`); round numbers count requests, so
+      they then skip it too;
     - ``streamed``: whether any of its requests asked for a streamed reply;
     - ``configuration``/``question_id``: as given; ``wall_time_s``: 0.
 

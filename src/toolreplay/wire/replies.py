@@ -10,7 +10,13 @@ from typing import Annotated, Any, Protocol
 import httpx
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from toolreplay.wire.episode import REASONING_FIELDS, ModelReply, ToolCall, Usage
+from toolreplay.wire.episode import (
+    NO_FINISH_REASON,
+    REASONING_FIELDS,
+    ModelReply,
+    ToolCall,
+    Usage,
+)
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.stream import (
     StreamError,
@@ -333,7 +339,8 @@ def parse_chat_reply(response: httpx.Response) -> ModelReply:
     - a field typed as a string given as another JSON value (``content`` as an object, as
       Cloudflare Workers AI sends a structured reply, or as an array of items that are not
       content parts) is read as its JSON text;
-    - ``finish_reason`` is kept as sent (``"stop"`` when absent);
+    - ``finish_reason`` is kept as sent (:data:`~toolreplay.wire.episode.NO_FINISH_REASON`,
+      ``"unknown"``, when absent or null: never taken for ``stop``);
     - the reasoning fields (``reasoning_content``, ``reasoning``, ``reasoning_details``: see
       :data:`~toolreplay.wire.episode.REASONING_FIELDS`) are kept as sent in
       :attr:`ModelReply.reasoning` when present and not null;
@@ -384,7 +391,7 @@ def parse_chat_reply(response: httpx.Response) -> ModelReply:
     return ModelReply(
         text,
         calls,
-        choice.finish_reason or "stop",
+        choice.finish_reason or NO_FINISH_REASON,
         Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0),
         refusal=refusal,
         reasoning=reasoning,

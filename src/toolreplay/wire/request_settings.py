@@ -1,5 +1,6 @@
 """What a recorded model request sent, in every protocol's terms alike: the model, the
-temperature, the system prompt and the tool schemas (:func:`sent_settings`). The audit of a
+temperature, the system prompt, the tool schemas and whether the model could call them
+(:func:`sent_settings`). The audit of a
 test suite's arms compares these between configurations, whatever wire each spoke."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import Any
 
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.reader import model_endpoint, protocol_of
+from toolreplay.wire.tool_choice import ToolChoiceMode, tool_choice_mode
 
 
 @dataclass(frozen=True)
@@ -16,13 +18,24 @@ class SentSettings:
     """``model`` (the body's, else the one the path names; ``""`` when neither), ``temperature``
     (None when not sent), ``system`` (the system messages' contents, in order: Chat Completions
     ``system``/``developer`` messages, Responses ``instructions``, Anthropic ``system``, Gemini
-    ``systemInstruction``, Bedrock ``system``) and ``tools`` (the tool schemas as sent, None
-    when none were)."""
+    ``systemInstruction``, Bedrock ``system``), ``tools`` (the tool schemas as sent, None
+    when none were) and ``tool_choice``: the tool choice sent, as one word whatever the
+    protocol (``"none"``, ``"auto"``, ``"required"``, ``"named"``:
+    :func:`~toolreplay.wire.tool_choice.tool_choice_mode`; None when not sent). The schemas
+    of a request whose ``tool_choice`` is ``"none"`` are declared but offer the model
+    nothing (:attr:`tools_offered`)."""
 
     model: str
     temperature: Any
     system: tuple[Any, ...]
     tools: Any
+    tool_choice: ToolChoiceMode | None = None
+
+    @property
+    def tools_offered(self) -> bool:
+        """Whether the model could call a tool: schemas sent and a tool choice other than
+        ``"none"``."""
+        return bool(self.tools) and self.tool_choice != "none"
 
 
 def _temperature(body: dict[str, Any]) -> Any:
@@ -49,7 +62,13 @@ def sent_settings(exchange: Exchange) -> SentSettings:
         )
     config = body.get("toolConfig")
     tools = body.get("tools") or (config.get("tools") if isinstance(config, dict) else None)
-    return SentSettings(model_endpoint(exchange)[1], _temperature(body), system, tools or None)
+    return SentSettings(
+        model_endpoint(exchange)[1],
+        _temperature(body),
+        system,
+        tools or None,
+        tool_choice_mode(body),
+    )
 
 
 __all__ = ["SentSettings", "sent_settings"]

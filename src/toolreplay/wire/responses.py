@@ -48,7 +48,7 @@ from typing import Any
 
 import httpx
 
-from toolreplay.wire.episode import Message, ModelReply, Usage
+from toolreplay.wire.episode import NO_FINISH_REASON, Message, ModelReply, Usage
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
@@ -59,6 +59,7 @@ from toolreplay.wire.responses_stream import (
     stream_response_id,
 )
 from toolreplay.wire.stream import StreamError, is_event_stream
+from toolreplay.wire.tool_choice import calls_forbidden
 
 #: Input items and output items that are the model's own turn (one assistant message).
 _MODEL_ITEMS = ("reasoning", "function_call", "custom_tool_call")
@@ -245,8 +246,9 @@ def reply_from_response(
       tool's call, as xAI reports them;
     - finish reason: ``status: incomplete`` with ``incomplete_details.reason``
       ``max_output_tokens`` is ``length``, ``content_filter`` is ``content_filter`` (another
-      reason: ``length``); otherwise ``tool_calls`` when the output holds a call, else
-      ``stop``;
+      reason: ``length``); no ``status`` at all is
+      :data:`~toolreplay.wire.episode.NO_FINISH_REASON`; otherwise ``tool_calls`` when the
+      output holds a call, else ``stop``;
     - usage: ``usage.input_tokens`` and ``usage.output_tokens``.
 
     Raises :class:`ModelReplyError` (``endpoint``, ``status``, what was wrong) for a body
@@ -275,6 +277,8 @@ def reply_from_response(
             if not _hosted(item, offered):
                 turn.add(item)
     finish = "tool_calls" if turn.calls else "stop"
+    if state is None:  # no status: finished or cut off, not told
+        finish = NO_FINISH_REASON
     if state == "incomplete":
         details = response.get("incomplete_details")
         reason = details.get("reason") if isinstance(details, dict) else None
@@ -316,7 +320,8 @@ class ResponsesWire:
 
     def request(self, exchange: Exchange, history: History) -> ModelRequest:
         """The request's whole conversation (the stored one it continues, its prompt
-        template's turn, then its input); ``tools_offered`` when ``tools`` is non-empty;
+        template's turn, then its input); ``tools_offered`` when ``tools`` is non-empty and
+        ``tool_choice`` is not ``"none"``;
         ``streamed`` when ``"stream": true``."""
         body = exchange.request_body
         earlier = history.get(_continued(body) or "", ())
@@ -329,7 +334,7 @@ class ResponsesWire:
             messages.insert(0, {"role": "system", "content": instructions})
         return ModelRequest(
             messages=tuple(messages),
-            tools_offered=bool(body.get("tools")),
+            tools_offered=bool(body.get("tools")) and not calls_forbidden(body),
             streamed=body.get("stream") is True,
         )
 
