@@ -20,6 +20,7 @@ from toolreplay.cli.common import (
     fail,
     load_suite,
     out,
+    terminate_as_interrupt,
     worker_count,
 )
 from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
@@ -80,7 +81,8 @@ def mutate(
     """Score an eval file by mutation: would it notice a worse agent?
 
     Every passing episode is mutated offline (tool results, answer, trajectory) and judged
-    again: the score is killed / (killed + surviving). See docs/mutation.md."""
+    again: the score is killed / (killed + surviving). Ctrl-C or SIGTERM stops it and its
+    workers (exit 130, nothing written). See docs/mutation.md."""
     from toolreplay.cli.run import (
         check_cassettes_folder,
         parse_selection,
@@ -133,14 +135,19 @@ def mutate(
         source = SuiteCassettes(folder)
     else:
         source = ReplayedSet(cassettes / set_name, workers=n_workers)
+    from toolreplay.runs.pool import WorkerDied
+
     try:
-        result = mutate_set(
-            source, whole, selection, seed=seed or 0, budget=budget, workers=n_workers
-        )
+        with terminate_as_interrupt():  # SIGTERM as Ctrl-C: the workers end with the command
+            result = mutate_set(
+                source, whole, selection, seed=seed or 0, budget=budget, workers=n_workers
+            )
     except SelectionError as exc:
         raise fail(str(exc), 2) from None
-    except SourceError as exc:
+    except (SourceError, WorkerDied) as exc:
         raise fail(str(exc)) from None
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: no worker's traceback, nothing written
+        raise fail("interrupted; nothing was written", 130) from None
     from toolreplay.mutation.console import print_run
 
     print_run(result, out, show)

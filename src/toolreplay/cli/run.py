@@ -350,9 +350,16 @@ def evaluate_and_publish(
         from toolreplay.mutation.record import mutation_record
         from toolreplay.mutation.run import mutate_collected
 
-        mutation = mutate_collected(
-            evaluation.collected, seed=mutate_seed, budget=mutate_budget, workers=mutate_workers
-        )
+        try:
+            with terminate_as_interrupt():
+                mutation = mutate_collected(
+                    evaluation.collected, seed=mutate_seed, budget=mutate_budget,
+                    workers=mutate_workers,
+                )  # fmt: skip
+        except WorkerDied as exc:
+            raise fail(str(exc)) from None
+        except KeyboardInterrupt:
+            raise fail("interrupted; nothing was written", 130) from None
         results = results.model_copy(update={"mutation": mutation_record(mutation)})
     from toolreplay.runs.replay import collector_frozen
 
