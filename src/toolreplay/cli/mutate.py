@@ -19,6 +19,7 @@ from toolreplay.cli.common import (
     cannot_write,
     fail,
     load_suite,
+    not_stdout,
     out,
     terminate_as_interrupt,
     worker_count,
@@ -62,8 +63,9 @@ def mutate(
         Path | None,
         typer.Option(
             "--json",
-            help="Also write scores and mutants as JSON here.",
+            help="Also write scores and mutants as JSON here (a file, not -).",
             show_default=False,
+            callback=not_stdout("--json", "the JSON file (the tables are printed there)"),
         ),
     ] = None,
     fail_under: Annotated[

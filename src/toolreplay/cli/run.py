@@ -23,6 +23,7 @@ from toolreplay.cli.common import (
     check_output_folder,
     fail,
     load_suite,
+    not_stdout,
     out,
     progress,
     rare_full_collections,
@@ -53,8 +54,9 @@ def run(
         Path | None,
         typer.Option(
             "--out",
-            help="Output folder \\[default: reports/ or reports/SET/]",
+            help="Output folder, not - \\[default: reports/ or reports/SET/]",
             show_default=False,
+            callback=not_stdout("--out", "an output folder"),
         ),
     ] = None,
     configurations: Annotated[

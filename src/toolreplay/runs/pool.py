@@ -159,7 +159,8 @@ def _died(
     if not dead:
         during = f" while {doing} one of {', '.join(sorted(set(held.values())))}" if held else ""
         return WorkerDied(
-            f"a {_WORKER[doing]} ended abruptly{during}; the run was stopped and nothing was written"
+            f"a {_WORKER[doing]} ended abruptly{during}; the run was stopped and nothing was "
+            "written"
         )
     p = dead[0]
     key = held.get(p.pid)
