@@ -10,7 +10,6 @@ import typer
 
 from toolreplay.cli.app import app
 from toolreplay.cli.common import (
-    FOLDER_TODO,
     CassettesOrSuiteOpt,
     MutationBudgetOpt,
     MutationSeedOpt,
@@ -18,13 +17,11 @@ from toolreplay.cli.common import (
     WorkersOpt,
     cannot_write,
     fail,
-    load_suite,
     not_stdout,
     out,
     terminate_as_interrupt,
     worker_count,
 )
-from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
 
 
 @app.command()
@@ -85,19 +82,14 @@ def mutate(
     Every passing episode is mutated offline (tool results, answer, trajectory) and judged
     again: the score is killed / (killed + surviving). Ctrl-C or SIGTERM stops it and its
     workers (exit 130, nothing written). See docs/mutation.md."""
-    from toolreplay.cli.run import (
-        check_cassettes_folder,
-        parse_selection,
-        recorded_by_tests,
-        suite_of_folder,
-    )
+    from toolreplay.cli.run import parse_selection
+    from toolreplay.cli.sources import episodes_input
     from toolreplay.evaluation import (
         EpisodeSource,
         ReplayedSet,
         SelectionError,
         SourceError,
         SuiteCassettes,
-        cassettes_folder,
     )
     from toolreplay.mutation.run import mutate as mutate_set
 
@@ -116,24 +108,9 @@ def mutate(
             check_writable(json_path.parent)
         except OSError as exc:
             raise fail(cannot_write(json_path, exc, "--json")) from None
-    cassettes = cassettes_given if cassettes_given is not None else DEFAULT_CASSETTES
-    if cassettes_given is not None:
-        check_cassettes_folder(cassettes_given, set_name)
-    by_tests = recorded_by_tests(cassettes, set_name)
-    if by_tests and eval_path is None:
-        whole = suite_of_folder(cassettes)
-    else:
-        whole = load_suite(eval_path or DEFAULT_EVAL)
+    whole, folder, cassettes = episodes_input(eval_path, cassettes_given, set_name)
     source: EpisodeSource
-    if whole.reads_cassettes or by_tests:
-        named = whole.cassettes is not None and cassettes_given is None
-        try:
-            folder = cassettes_folder(whole, None if named else cassettes)
-        except SourceError as exc:
-            raise fail(str(exc), 2) from None
-        if not folder.is_dir():
-            what = "does not exist" if not folder.exists() else "is not a folder"
-            raise fail(f"cassette folder {folder} {what}; {FOLDER_TODO}", 2)
+    if folder is not None:  # a test suite's folder: episodes from the wire
         source = SuiteCassettes(folder)
     else:
         source = ReplayedSet(cassettes / set_name, workers=n_workers)
