@@ -37,6 +37,7 @@ def publish_run(out_dir: Path, results: "Results", audit: "Audit", errors: tuple
     from toolreplay.folders import LockedError
     from toolreplay.outputs import OutputPathError
     from toolreplay.report.console import (
+        expectation_lines,
         interval_lines,
         rates_lines,
         summary_table,
@@ -54,7 +55,7 @@ def publish_run(out_dir: Path, results: "Results", audit: "Audit", errors: tuple
         raise fail(cannot_write(out_dir, exc, "--out")) from None
     out.print(summary_table(results, out.width))
     out.print(trials_table(results, out.width))
-    for line in [*interval_lines(results), *rates_lines(results)]:
+    for line in [*interval_lines(results), *rates_lines(results), *expectation_lines(results)]:
         out.print(line, highlight=False, markup=False, soft_wrap=True)
     _print_audit_summary(audit)
     out.print(f"wrote {out_dir / 'results.json'}", highlight=False, soft_wrap=True)
