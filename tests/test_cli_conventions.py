@@ -126,3 +126,37 @@ def test_printed_text_with_brackets_is_shown_as_it_is(capsys) -> None:
         assert text in got.out, text
     assert "error: cannot read cassettes/[bold]/x.yaml" in got.err
     assert "note: see [link=x]here[/link]" in got.err
+
+
+_ONE = ["--configurations", "single+oneshot", "--questions", "beijing", "--workers", "1"]
+_SET = ["--eval", str(REPO / "evals" / "weather.yaml"), "--cassettes", str(REPO / "cassettes")]
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["run", *_SET, *_ONE, "--out", "-"], "--out"),
+        (["merge", "shard-1-of-2.json", "--out", "-"], "--out"),
+        (["convert", "CASSETTE", "--out", "-"], "--out"),
+        (["mutate", *_SET, *_ONE, "--json", "-"], "--json"),
+        (["record", "--model-source", "stand-in", "--set", "s", "--cassettes", "-"], "--cassettes"),
+    ],
+    ids=["run", "merge", "convert", "mutate", "record"],
+)
+def test_dash_is_never_a_folder_or_file_written(tmp_path, monkeypatch, args, option) -> None:
+    """``-`` names standard output; where a command writes a folder (or, for mutate's
+    --json, a file beside the tables printed on standard output) it is a usage error, the same
+    check for every command (cli.common.not_stdout), and nothing called ``-`` is made (it used
+    to be: ``run --out -`` wrote ``-/results.json``). report --out - writes its page there."""
+    cassette = REPO / "cassettes" / "reference" / "single+oneshot" / "beijing" / "trial-1.yaml"
+    (tmp_path / "c.yaml").write_bytes(cassette.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    args = [str(tmp_path / "c.yaml") if a == "CASSETTE" else a for a in args]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.replace("│", " ").split())
+    assert f"'{option}': - (standard output) cannot take" in text
+    assert "nothing was written" in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert (tmp_path / "c.yaml").read_bytes() == cassette.read_bytes()

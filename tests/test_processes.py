@@ -134,3 +134,69 @@ def test_the_parent_answers_signals_while_workers_hang(tmp_path, sig):
         "error: interrupted; nothing was written"
     ]
     assert not (tmp_path / "out" / "results.json").exists()
+
+
+MUTATE_HANG = """
+import os
+import time
+
+import toolreplay.mutation.run as m
+
+
+def _one(job):
+    open(os.path.join(os.environ["READY_DIR"], str(os.getpid())), "w").close()
+    time.sleep(600)  # a mutation worker busy with its first episode
+
+
+m._one = _one
+"""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["mutate", "--workers", "2"], ["run", "--mutate", "--workers", "2", "--out", "OUT"]],
+    ids=["mutate", "run--mutate"],
+)
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_mutation_workers_end_with_the_command_on_a_signal(tmp_path, sig, command):
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) or SIGTERM while the
+    mutation workers judge: exit 130, one line, no worker's traceback, nothing written, no
+    worker left (mutate used to hang, then print every worker's KeyboardInterrupt)."""
+    (tmp_path / "hook").mkdir()
+    (tmp_path / "hook" / "sitecustomize.py").write_text(MUTATE_HANG, encoding="utf-8")
+    ready = tmp_path / "ready"
+    ready.mkdir()
+    env = {
+        **os.environ,
+        "READY_DIR": str(ready),
+        "PYTHONPATH": os.pathsep.join([str(tmp_path / "hook"), str(REPO / "src")]),
+    }
+    argv = [str(tmp_path / "out") if a == "OUT" else a for a in command]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolreplay", *argv], cwd=REPO, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while len(list(ready.iterdir())) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)  # until both workers are inside an episode
+    workers = [int(p.name) for p in ready.iterdir()]
+    assert len(workers) == 2, proc.communicate()
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, sig)  # Ctrl-C: the parent and its workers all get it
+    else:
+        proc.send_signal(sig)
+    try:
+        _, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+        pytest.fail(f"the command did not answer the signal:\n{err}")
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip().splitlines() == [
+        "error: interrupted; nothing was written"
+    ]
+    assert not (tmp_path / "out").exists()
+    deadline = time.monotonic() + 5
+    while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]

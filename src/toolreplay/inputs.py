@@ -149,6 +149,18 @@ def _where(mark: Any) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}"
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML syntax error in one line, placed by line and column of the file (not PyYAML's
+    ``in "<unicode string>"``): ``line 14, column 11: did not find expected ',' or ']' (while
+    parsing a flow sequence at line 13, column 10)``; any other error's own words."""
+    mark = getattr(exc, "problem_mark", None)
+    if not isinstance(exc, yaml.MarkedYAMLError) or mark is None or not exc.problem:
+        return str(exc)
+    context, at = exc.context, exc.context_mark
+    within = f" ({context} at {_where(at)})" if context and at is not None else ""
+    return f"{_where(mark)}: {exc.problem}{within}"
+
+
 def _refuse_shared_nodes(root: yaml.Node) -> None:
     """Walk the composed node graph; an alias makes a node reachable twice (or a cycle), so
     the first node seen again is refused (:class:`AliasError` naming where it is anchored).
@@ -419,7 +431,7 @@ def parse_checked(
         try:
             return load_yaml(text, aliases=aliases)
         except yaml.YAMLError as exc:
-            raise InputFileError(f"{path}: not valid YAML: {exc}") from None
+            raise InputFileError(f"{path}: not valid YAML: {_yaml_problem(exc)}") from None
     if parse == "json":
         try:
             value = load_json(text)

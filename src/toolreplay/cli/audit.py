@@ -4,6 +4,7 @@
 # Annotations are evaluated at import (no `from __future__ import annotations`): typer reads
 # the command's signature, see toolreplay.cli.main.
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -11,29 +12,24 @@ from rich.markup import escape
 
 from toolreplay.cli.app import app
 from toolreplay.cli.common import (
-    CassettesOpt,
-    EvalOpt,
+    CassettesOrSuiteOpt,
     SetOpt,
     WorkersOpt,
     cannot_write,
     fail,
-    load_suite,
     out,
     progress,
     terminate_as_interrupt,
     worker_count,
     write_outputs,
 )
-from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from toolreplay.audit.tables import Audit
     from toolreplay.results.format import Results
 
 
-def publish_run(out_dir: "Path", results: "Results", audit: "Audit", errors: tuple = ()) -> None:
+def publish_run(out_dir: Path, results: "Results", audit: "Audit", errors: tuple = ()) -> None:
     """Write ``results.json`` and the report into ``out_dir``, then print the run's tables,
     the audit's summary and what was written: shared by ``run`` on a recorded set and on a
     test suite's set. Exit 2 on an output path refused, 1 on a write that failed (or one of
@@ -41,6 +37,7 @@ def publish_run(out_dir: "Path", results: "Results", audit: "Audit", errors: tup
     from toolreplay.folders import LockedError
     from toolreplay.outputs import OutputPathError
     from toolreplay.report.console import (
+        expectation_lines,
         interval_lines,
         rates_lines,
         summary_table,
@@ -58,7 +55,7 @@ def publish_run(out_dir: "Path", results: "Results", audit: "Audit", errors: tup
         raise fail(cannot_write(out_dir, exc, "--out")) from None
     out.print(summary_table(results, out.width))
     out.print(trials_table(results, out.width))
-    for line in [*interval_lines(results), *rates_lines(results)]:
+    for line in [*interval_lines(results), *rates_lines(results), *expectation_lines(results)]:
         out.print(line, highlight=False, markup=False, soft_wrap=True)
     _print_audit_summary(audit)
     out.print(f"wrote {out_dir / 'results.json'}", highlight=False, soft_wrap=True)
@@ -126,8 +123,15 @@ def _print_audit(audit: "Audit") -> None:
 
 @app.command()
 def audit(
-    eval_path: EvalOpt = DEFAULT_EVAL,
-    cassettes: CassettesOpt = DEFAULT_CASSETTES,
+    eval_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--eval",
+            help="Eval file \\[default: evals/weather.yaml]",
+            show_default=False,
+        ),
+    ] = None,
+    cassettes_given: CassettesOrSuiteOpt = None,
     set_name: SetOpt = "reference",
     narrow_judge: Annotated[
         bool, typer.Option(help="Audit with the narrow (°C only) judge.", show_default=False)
@@ -137,23 +141,23 @@ def audit(
     """Prove the comparison is fair (the fidelity audit).
 
     Baseline heuristics present and exercised, ablations, judge breadth, near misses, arm
-    parity, completeness. Exits 1 when a check fails."""
+    parity, completeness. Exits 1 when a check fails. Takes what run takes: a folder your
+    tests recorded (`--cassettes DIR`) is audited without an eval file too."""
     from toolreplay.audit.run import run_audit
     from toolreplay.cassettes.errors import CassetteError
+    from toolreplay.cli.sources import episodes_input
     from toolreplay.judging.verdicts import FULL_JUDGE, NARROW_JUDGE
     from toolreplay.runs.configuration import ablation_configurations, study_configurations
     from toolreplay.runs.pool import WorkerDied
 
-    suite = load_suite(eval_path)
+    suite, folder, cassettes = episodes_input(eval_path, cassettes_given, set_name)
     set_dir = cassettes / set_name
-    if suite.reads_cassettes:  # a set recorded by the pytest plugin
-        from toolreplay.evaluation import SourceError, cassettes_folder
+    if folder is not None:  # a set recorded by the pytest plugin
         from toolreplay.runs.suite_folder import SuiteFolderError
 
         try:
-            folder = cassettes_folder(suite, None if cassettes == DEFAULT_CASSETTES else cassettes)
             result = run_audit(folder, suite, NARROW_JUDGE if narrow_judge else FULL_JUDGE)
-        except (SourceError, SuiteFolderError, CassetteError) as exc:
+        except (SuiteFolderError, CassetteError) as exc:
             raise fail(str(exc)) from None
         _print_audit(result)
         if not result.passed:

@@ -85,6 +85,24 @@ err = Console(stderr=True, width=_width(sys.stderr), markup=False)
 EvalOpt = Annotated[Path, typer.Option("--eval", help="Eval file.")]
 
 
+def not_stdout(option: str, what: str = "a folder") -> Any:
+    """The callback of an option naming where files are written (``--out`` of run, merge and
+    convert, ``--json`` of mutate, ``--cassettes`` of record): ``-``, the usual name of standard
+    output, is a usage error (exit 2, before anything is read or written) rather than a folder
+    or file called ``-`` made where the user did not ask. ``what`` says what the option names.
+    (``report --out -`` writes its one page to standard output instead.)"""
+
+    def check(value: Path | None) -> Path | None:
+        if value is not None and str(value) == "-":
+            raise typer.BadParameter(
+                f"- (standard output) cannot take {what}: give a path (nothing was written)",
+                param_hint=f"'{option}'",
+            )
+        return value
+
+    return check
+
+
 CassettesOpt = Annotated[Path, typer.Option(help="Folder of cassette sets.")]
 
 

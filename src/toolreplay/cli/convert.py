@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import cannot_write, err, fail, out
+from toolreplay.cli.common import cannot_write, err, fail, not_stdout, out
 
 
 @app.command()
@@ -27,8 +27,9 @@ def convert(
         Path | None,
         typer.Option(
             "--out",
-            help="Write them under this folder \\[default: in place]",
+            help="Write them under this folder, not - \\[default: in place]",
             show_default=False,
+            callback=not_stdout("--out", "a folder of cassettes"),
         ),
     ] = None,
 ) -> None:

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from toolreplay.cli.app import app
-from toolreplay.cli.common import check_output_folder, fail, load_suite
+from toolreplay.cli.common import check_output_folder, fail, load_suite, not_stdout
 from toolreplay.cli.run import evaluate_and_publish, parse_selection, replay_jobs
 
 
@@ -28,8 +28,9 @@ def merge(
         Path | None,
         typer.Option(
             "--out",
-            help="Output folder \\[default: the first shard's]",
+            help="Output folder, not - \\[default: the first shard's]",
             show_default=False,
+            callback=not_stdout("--out", "an output folder"),
         ),
     ] = None,
 ) -> None:

@@ -10,7 +10,6 @@ import typer
 
 from toolreplay.cli.app import app
 from toolreplay.cli.common import (
-    FOLDER_TODO,
     CassettesOrSuiteOpt,
     MutationBudgetOpt,
     MutationSeedOpt,
@@ -18,11 +17,11 @@ from toolreplay.cli.common import (
     WorkersOpt,
     cannot_write,
     fail,
-    load_suite,
+    not_stdout,
     out,
+    terminate_as_interrupt,
     worker_count,
 )
-from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
 
 
 @app.command()
@@ -61,8 +60,9 @@ def mutate(
         Path | None,
         typer.Option(
             "--json",
-            help="Also write scores and mutants as JSON here.",
+            help="Also write scores and mutants as JSON here (a file, not -).",
             show_default=False,
+            callback=not_stdout("--json", "the JSON file (the tables are printed there)"),
         ),
     ] = None,
     fail_under: Annotated[
@@ -80,20 +80,16 @@ def mutate(
     """Score an eval file by mutation: would it notice a worse agent?
 
     Every passing episode is mutated offline (tool results, answer, trajectory) and judged
-    again: the score is killed / (killed + surviving). See docs/mutation.md."""
-    from toolreplay.cli.run import (
-        check_cassettes_folder,
-        parse_selection,
-        recorded_by_tests,
-        suite_of_folder,
-    )
+    again: the score is killed / (killed + surviving). Ctrl-C or SIGTERM stops it and its
+    workers (exit 130, nothing written). See docs/mutation.md."""
+    from toolreplay.cli.run import parse_selection
+    from toolreplay.cli.sources import episodes_input
     from toolreplay.evaluation import (
         EpisodeSource,
         ReplayedSet,
         SelectionError,
         SourceError,
         SuiteCassettes,
-        cassettes_folder,
     )
     from toolreplay.mutation.run import mutate as mutate_set
 
@@ -112,35 +108,25 @@ def mutate(
             check_writable(json_path.parent)
         except OSError as exc:
             raise fail(cannot_write(json_path, exc, "--json")) from None
-    cassettes = cassettes_given if cassettes_given is not None else DEFAULT_CASSETTES
-    if cassettes_given is not None:
-        check_cassettes_folder(cassettes_given, set_name)
-    by_tests = recorded_by_tests(cassettes, set_name)
-    if by_tests and eval_path is None:
-        whole = suite_of_folder(cassettes)
-    else:
-        whole = load_suite(eval_path or DEFAULT_EVAL)
+    whole, folder, cassettes = episodes_input(eval_path, cassettes_given, set_name)
     source: EpisodeSource
-    if whole.reads_cassettes or by_tests:
-        named = whole.cassettes is not None and cassettes_given is None
-        try:
-            folder = cassettes_folder(whole, None if named else cassettes)
-        except SourceError as exc:
-            raise fail(str(exc), 2) from None
-        if not folder.is_dir():
-            what = "does not exist" if not folder.exists() else "is not a folder"
-            raise fail(f"cassette folder {folder} {what}; {FOLDER_TODO}", 2)
+    if folder is not None:  # a test suite's folder: episodes from the wire
         source = SuiteCassettes(folder)
     else:
         source = ReplayedSet(cassettes / set_name, workers=n_workers)
+    from toolreplay.runs.pool import WorkerDied
+
     try:
-        result = mutate_set(
-            source, whole, selection, seed=seed or 0, budget=budget, workers=n_workers
-        )
+        with terminate_as_interrupt():  # SIGTERM as Ctrl-C: the workers end with the command
+            result = mutate_set(
+                source, whole, selection, seed=seed or 0, budget=budget, workers=n_workers
+            )
     except SelectionError as exc:
         raise fail(str(exc), 2) from None
-    except SourceError as exc:
+    except (SourceError, WorkerDied) as exc:
         raise fail(str(exc)) from None
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: no worker's traceback, nothing written
+        raise fail("interrupted; nothing was written", 130) from None
     from toolreplay.mutation.console import print_run
 
     print_run(result, out, show)

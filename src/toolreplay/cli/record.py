@@ -12,13 +12,13 @@ import typer
 
 from toolreplay.cli.app import app
 from toolreplay.cli.common import (
-    CassettesOpt,
     EvalOpt,
     ModelSource,
     check_set_name_option,
     err,
     fail,
     load_suite,
+    not_stdout,
     out,
     progress,
     terminate_as_interrupt,
@@ -53,7 +53,13 @@ def record(
         ),
     ] = None,
     eval_path: EvalOpt = DEFAULT_EVAL,
-    cassettes: CassettesOpt = DEFAULT_CASSETTES,
+    cassettes: Annotated[
+        Path,
+        typer.Option(
+            help="Folder of cassette sets (not -).",
+            callback=not_stdout("--cassettes", "a folder of cassette sets"),
+        ),
+    ] = DEFAULT_CASSETTES,
     set_name: Annotated[
         str | None,
         typer.Option(

@@ -13,7 +13,6 @@ import typer
 from toolreplay.cli.app import app
 from toolreplay.cli.audit import publish_run
 from toolreplay.cli.common import (
-    FOLDER_TODO,
     CassettesOrSuiteOpt,
     MutationBudgetOpt,
     MutationSeedOpt,
@@ -22,7 +21,7 @@ from toolreplay.cli.common import (
     cannot_write,
     check_output_folder,
     fail,
-    load_suite,
+    not_stdout,
     out,
     progress,
     rare_full_collections,
@@ -30,7 +29,7 @@ from toolreplay.cli.common import (
     terminate_as_interrupt,
     worker_count,
 )
-from toolreplay.defaults import DEFAULT_CASSETTES, DEFAULT_EVAL
+from toolreplay.defaults import DEFAULT_EVAL
 
 if TYPE_CHECKING:
     from toolreplay.evals import EvalSuite
@@ -53,8 +52,9 @@ def run(
         Path | None,
         typer.Option(
             "--out",
-            help="Output folder \\[default: reports/ or reports/SET/]",
+            help="Output folder, not - \\[default: reports/ or reports/SET/]",
             show_default=False,
+            callback=not_stdout("--out", "an output folder"),
         ),
     ] = None,
     configurations: Annotated[
@@ -98,7 +98,8 @@ def run(
     Offline, every configuration and trial: judges, audits, prints the table, writes
     results.json and index.html; exits 1 when an episode does not replay or the audit fails.
     A folder your tests recorded (`--cassettes DIR`) is judged the same way."""
-    from toolreplay.evaluation import ReplayedSet, SuiteCassettes, cassettes_folder
+    from toolreplay.cli.sources import episodes_input
+    from toolreplay.evaluation import ReplayedSet, SuiteCassettes
     from toolreplay.runs.pool import WorkerDied
     from toolreplay.runs.replay import parse_shard
     from toolreplay.runs.replay import shard as shard_of
@@ -114,32 +115,9 @@ def run(
         raise typer.BadParameter(str(exc), param_hint="'--shard'") from None
     n_workers = worker_count(workers)
     selection = parse_selection(configurations, questions)
-    cassettes = cassettes_given if cassettes_given is not None else DEFAULT_CASSETTES
-    if cassettes_given is not None:
-        check_cassettes_folder(cassettes_given, set_name)
-    by_tests = recorded_by_tests(cassettes, set_name)
-    if by_tests and eval_path is None:  # a test suite's folder judged without an eval file
-        whole = suite_of_folder(cassettes)
-    elif cassettes_given is not None and eval_path is None and holds_nothing(cassettes, set_name):
-        raise fail(
-            f"no cassettes in {cassettes}: neither cassettes your tests recorded (*.yaml in it "
-            f"or its subfolders) nor a recorded set ({cassettes}/{set_name}/manifest.json)"
-        )
-    else:
-        whole = load_suite(eval_path or DEFAULT_EVAL)
+    whole, folder, cassettes = episodes_input(eval_path, cassettes_given, set_name)
     source: EpisodeSource
-    if whole.reads_cassettes or by_tests:
-        # a set recorded by the pytest plugin: episodes from the wire
-        from toolreplay.evaluation import SourceError
-
-        named = whole.cassettes is not None and cassettes_given is None
-        try:
-            folder = cassettes_folder(whole, None if named else cassettes)
-        except SourceError as exc:
-            raise fail(str(exc), 2) from None
-        if not folder.is_dir():  # before the output folder is made: nothing written
-            what = "does not exist" if not folder.exists() else "is not a folder"
-            raise fail(f"cassette folder {folder} {what}; {FOLDER_TODO}", 2)
+    if folder is not None:  # a set recorded by the pytest plugin: episodes from the wire
         if part is not None:
             raise typer.BadParameter(
                 "a folder your tests recorded is read, not replayed: run it whole",
@@ -237,74 +215,6 @@ def replay_jobs(
         raise fail(str(exc)) from None
 
 
-def suite_of_folder(folder: Path) -> "EvalSuite":
-    """One question per test id of a test suite's folder (no eval file given)."""
-    from toolreplay.evaluation import SourceError, suite_from_tests
-    from toolreplay.evaluation.wire import folder_cassettes
-
-    try:
-        return suite_from_tests(folder_cassettes(folder), name=folder.name)
-    except SourceError as exc:
-        raise fail(str(exc), 2) from None
-
-
-def written_for_tests(manifest: Path) -> bool:
-    from toolreplay.evaluation.folder import written_for_tests as for_tests
-
-    return for_tests(manifest)
-
-
-def check_cassettes_folder(folder: Path, set_name: str) -> None:
-    """``--cassettes`` as given: exit 2 when it is not a folder, or when it is a cassette set
-    itself (its parent holds the sets: ``--cassettes PARENT --set NAME``)."""
-    if not folder.is_dir():
-        what = "does not exist" if not folder.exists() else "is not a folder"
-        raise fail(
-            f"cassette folder {folder} {what}: give --cassettes the folder holding the cassettes",
-            2,
-        )
-    own = folder / "manifest.json"
-    if own.is_file() and not written_for_tests(own) and not (folder / set_name).exists():
-        from toolreplay.cassettes import CassetteError
-        from toolreplay.cassettes.manifest import read_manifest
-
-        try:  # a damaged manifest says what is wrong with it, not that the folder is a set
-            read_manifest(folder, check=False)
-        except CassetteError as exc:
-            raise fail(str(exc)) from None
-        raise fail(
-            f"--cassettes {folder}: is a cassette set itself; give the folder holding it: "
-            f"--cassettes {folder.parent} --set {folder.name}",
-            2,
-        )
-
-
-#: What a test suite's cassette may be called, compressed ones included (read or not, they
-#: make ``--cassettes DIR`` a test suite's folder, so what is wrong with them is said).
-CASSETTE_LIKE = (".yaml", ".yml", ".yaml.gz", ".yml.gz")
-
-
-def holds_nothing(cassettes: Path, set_name: str) -> bool:
-    """Whether ``--cassettes DIR`` holds neither a test's cassette nor any recorded set (no
-    ``DIR/SET`` and no ``DIR/*/manifest.json``): nothing a run could read."""
-    if (cassettes / set_name).exists() or any(cassettes.glob("*/manifest.json")):
-        return False
-    return not any(any(cassettes.rglob(f"*{suffix}")) for suffix in CASSETTE_LIKE)
-
-
-def recorded_by_tests(cassettes: Path, set_name: str) -> bool:
-    """Whether ``--cassettes DIR`` is a folder of cassettes a test suite recorded, for an eval
-    file that does not name it with ``cassettes:``: YAML files (compressed too), and no set of
-    ``toolreplay record`` (``DIR/SET``, or a ``DIR/*/manifest.json`` of another provenance
-    than ``pytest``: the manifest a run writes into a test module's folder does not make its
-    parent a set of sets) in it."""
-    if (cassettes / set_name).exists() or not cassettes.is_dir():
-        return False
-    if any(not written_for_tests(m) for m in cassettes.glob("*/manifest.json")):
-        return False
-    return any(any(cassettes.rglob(f"*{suffix}")) for suffix in CASSETTE_LIKE)
-
-
 def evaluate_and_publish(
     source: "EpisodeSource",
     whole: "EvalSuite",
@@ -350,9 +260,16 @@ def evaluate_and_publish(
         from toolreplay.mutation.record import mutation_record
         from toolreplay.mutation.run import mutate_collected
 
-        mutation = mutate_collected(
-            evaluation.collected, seed=mutate_seed, budget=mutate_budget, workers=mutate_workers
-        )
+        try:
+            with terminate_as_interrupt():
+                mutation = mutate_collected(
+                    evaluation.collected, seed=mutate_seed, budget=mutate_budget,
+                    workers=mutate_workers,
+                )  # fmt: skip
+        except WorkerDied as exc:
+            raise fail(str(exc)) from None
+        except KeyboardInterrupt:
+            raise fail("interrupted; nothing was written", 130) from None
         results = results.model_copy(update={"mutation": mutation_record(mutation)})
     from toolreplay.runs.replay import collector_frozen
 

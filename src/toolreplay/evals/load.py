@@ -65,8 +65,9 @@ def load_eval(path: str | Path) -> EvalSuite:
     except ValidationError as exc:
         lines = [
             f"  {'.'.join(str(x) for x in err['loc'])}: "
-            + _SAID.get(err["type"], err["msg"])
+            + _said(err)
             + (NO_PROMPT_HINT if err["loc"] == ("system_prompt",) else "")
+            + _in_question(err["loc"], raw.get("questions"))
             for err in exc.errors()
         ]
         if len(lines) > 8:  # not an eval file at all, most likely: the first few say so
@@ -94,24 +95,25 @@ def load_eval(path: str | Path) -> EvalSuite:
     declared, default_expect, expects = _declarations(p, model, study_measures)
     measures = [*study_measures, *(d.name for d in declared), NO_MEASURE, ANY_MEASURE]
     problems += [  # a study's measure is of places or entities (a declared one may be of none)
-        f"  questions.{i}: a {q.measure} question needs at least one place"
+        f"  questions.{i}: a {q.measure} question needs at least one place; in question {q.id!r}"
         for i, q in enumerate(model.questions)
         if not q.places and not q.entities and q.measure in study_measures
     ]
     problems += [
-        f"  questions.{i}: a place without a region (unknown place) needs measure: none"
+        f"  questions.{i}: a place without a region (unknown place) needs measure: none; in "
+        f"question {q.id!r}"
         for i, q in enumerate(model.questions)
         if any(p.region is None for p in q.places) and q.measure in study_measures
     ]
     problems += [
         f"  questions.{i}.measure: unknown measure {q.measure!r} (the {study.name} study "
-        f"has: {', '.join(measures)})"
+        f"has: {', '.join(measures)}); in question {q.id!r}"
         for i, q in enumerate(model.questions)
         if q.measure not in measures
     ]
     problems += [
         f"  questions.{i}.day: unknown day {q.day!r} (the {study.name} study has: "
-        f"{', '.join(days) or 'none'})"
+        f"{', '.join(days) or 'none'}); in question {q.id!r}"
         for i, q in enumerate(model.questions)
         if q.day is not None and q.day not in days
     ]
@@ -166,6 +168,43 @@ def load_eval(path: str | Path) -> EvalSuite:
         cassettes=model.cassettes,
         arms=tuple(model.arms),
     )
+
+
+def _said(err: Any) -> str:
+    """A schema error in an eval file's author's words: pydantic's, without the model's class
+    name (``or instance of PlaceModel``), and with what was found instead, when it is not a
+    missing or unknown field (``found 'six'``, ``found a list``)."""
+    import re
+
+    if err["type"] in _SAID:
+        return _SAID[err["type"]]
+    said = re.sub(r" or instance of \w+", "", err["msg"])
+    if err["type"] == "value_error":  # our own validators' words say what is wrong
+        return said.removeprefix("Value error, ")
+    found = err.get("input")
+    if found is None:
+        return f"{said} (found nothing)"
+    if isinstance(found, Mapping | list):
+        return f"{said} (found a {'mapping' if isinstance(found, Mapping) else 'list'})"
+    shown = repr(found)
+    return f"{said} (found {shown[:60]}{'...' if len(shown) > 60 else ''})"
+
+
+def _in_question(loc: tuple[Any, ...], questions: Any) -> str:
+    """``; in question 'ID'`` for an error inside ``questions.N`` (``N`` counts from 0), or,
+    for a question without an id, ``; in the 2nd question ('its text...')``; else ``""``."""
+    if len(loc) < 2 or loc[0] != "questions" or not isinstance(loc[1], int):
+        return ""
+    n = loc[1]
+    q = questions[n] if isinstance(questions, list) and 0 <= n < len(questions) else None
+    qid = q.get("id") if isinstance(q, Mapping) else None
+    if isinstance(qid, str | int) and not isinstance(qid, bool):
+        return f"; in question {str(qid)!r}"
+    last = (n + 1) % 10 if (n + 1) % 100 not in (11, 12, 13) else 0
+    nth = {1: "st", 2: "nd", 3: "rd"}.get(last, "th")
+    text = q.get("text") if isinstance(q, Mapping) else None
+    told = f" ({str(text)[:40]!r})" if isinstance(text, str) else ""
+    return f"; in the {n + 1}{nth} question{told}"
 
 
 def _read(p: Path) -> dict[str, Any]:

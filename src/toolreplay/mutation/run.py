@@ -340,19 +340,49 @@ def _one(job: _Job) -> list[MutantOutcome]:
 
 
 def _run_jobs(jobs: list[_Job], workers: int) -> list[list[MutantOutcome]]:
-    """Each job's outcomes, in job order: in this process, or in ``workers`` processes (fork
-    where the platform has it) in chunks of episodes."""
+    """Each job's outcomes, in job order: in this process, or in ``workers`` processes in
+    chunks of episodes, watched as the replay's are (:func:`toolreplay.runs.pool.watched_map`:
+    Ctrl-C or SIGTERM in the parent stops every worker at once, with no worker's traceback,
+    and a worker that dies is named with the episode it held)."""
     if workers <= 1 or len(jobs) < 2:
         return [_one(j) for j in jobs]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    import contextlib
 
-    methods = multiprocessing.get_all_start_methods()
-    mp = multiprocessing.get_context("fork" if "fork" in methods else None)
+    from toolreplay.runs.pool import watched_map
+
     n = min(workers, len(jobs))
-    chunk = max(1, len(jobs) // (4 * n))
-    with ProcessPoolExecutor(n, mp_context=mp) as pool:
-        return list(pool.map(_one, jobs, chunksize=chunk))
+    size = max(1, len(jobs) // (4 * n))
+    chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+    found: list[list[MutantOutcome]] = []
+    # closed however the loop ends: an error or an interrupt stops the workers now
+    with contextlib.closing(
+        watched_map(_run_chunk, chunks, n, _init_worker, (), doing="mutating")
+    ) as parts:
+        for part in parts:
+            found += part
+    return found
+
+
+_tell: list[Any] = []  # a worker's queue for (its pid, the episode it takes)
+
+
+def _init_worker(tell: Any = None) -> None:
+    from toolreplay.runs.pool import end_with_parent
+
+    end_with_parent()
+    _tell[:] = [tell] if tell is not None else []
+
+
+def _run_chunk(jobs: list[_Job]) -> list[list[MutantOutcome]]:
+    import os
+
+    done: list[list[MutantOutcome]] = []
+    for job in jobs:
+        if _tell:
+            e = job[0]
+            _tell[0].put((os.getpid(), f"{e.configuration}/{e.question_id}/trial-{e.trial}"))
+        done.append(_one(job))
+    return done
 
 
 def summary_rows(run: MutationRun, key: str) -> Sequence[tuple[str, Score]]:

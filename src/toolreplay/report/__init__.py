@@ -10,6 +10,7 @@ from toolreplay.lazy import lazy_exports
 #: on first use so importing the package stays cheap.
 _EXPORTS: dict[str, str] = {
     "ReportError": "render",
+    "expectation_lines": "console",
     "interval_lines": "console",
     "rates_lines": "console",
     "relative_href": "downloads",

@@ -1,7 +1,7 @@
 """The results on a terminal: the summary table (trial 1, the study's 2×2 as rows), the table
-of consistency over trials with pass^1's and pass^n's 95% intervals under it, and the
-failure-mode rates over trials, as ``rich`` renderables or lines read from the typed
-:class:`~toolreplay.results.format.Results`.
+of consistency over trials with pass^1's and pass^n's 95% intervals under it, the
+failure-mode rates over trials and the failed expectations (the first few, named), as
+``rich`` renderables or lines read from the typed :class:`~toolreplay.results.format.Results`.
 
 Each fits 80 columns without cutting a word; below 80 (``width``) only the essential columns
 are kept (the page and results.json have the rest). Deterministic: a function of the results
@@ -18,7 +18,9 @@ from toolreplay.results.format import Results, as_results
 if TYPE_CHECKING:  # rich is imported when a table is built, not when this module is
     from rich.table import Table
 
-__all__ = ["interval_lines", "rates_lines", "summary_table", "trials_table"]
+__all__ = [
+    "expectation_lines", "interval_lines", "rates_lines", "summary_table", "trials_table",
+]  # fmt: skip
 
 
 def summary_table(results: Results | Mapping[str, Any], width: int = 80) -> Table:
@@ -146,3 +148,51 @@ def rates_lines(results: Results | Mapping[str, Any]) -> list[str]:
             shown = ", ".join(f"{m} {v:.0%}" for m, v in c.failure_mode_rates.items())
             lines.append(f"  {c.name}: {shown}")
     return ["failure-mode rates over trials:", *lines] if lines else []
+
+
+#: Failed expectations listed on the terminal at most (the rest are counted).
+EXPECTATIONS_SHOWN = 10
+
+#: An explanation longer than this is cut on the terminal (results.json has it whole).
+_EXPLANATION_CHARS = 160
+
+
+def expectation_lines(
+    results: Results | Mapping[str, Any], limit: int = EXPECTATIONS_SHOWN
+) -> list[str]:
+    """The expectations of the eval file (``expect:``) that episodes failed, named, at most
+    ``limit`` of them: ``["failed expectations (3):", "  test_agent / stock-and-price:
+    max_rounds: expected at most 2 rounds — 3 rounds, more than 2; round 3 is over the
+    limit", ..., "  and 5 more (every one in results.json and the report)"]``, in the order of
+    the configurations, then of the questions, then of the trials (``trial N`` said when the
+    run has more than one); ``[]`` when none failed (the reference run's output is unchanged).
+    """
+    doc = as_results(results)
+    many = (doc.trials or 1) > 1
+    episodes = [*doc.episodes, *(doc.trial_episodes or [])]
+    configs = {c.name: i for i, c in enumerate(doc.configurations)}
+    questions: dict[str, int] = {}
+    for e in episodes:
+        questions.setdefault(e.question_id, len(questions))
+    failed = sorted(  # an episode's expectations stay in the eval file's order
+        (
+            (configs.get(e.configuration, len(configs)), questions[e.question_id], e.trial or 1,
+             i, e, x)
+            for e in episodes
+            for i, x in enumerate(e.expectations or ())
+            if not x.passed
+        ),
+        key=lambda f: f[:4],
+    )  # fmt: skip
+    if not failed:
+        return []
+    lines = [f"failed expectations ({len(failed)}):"]
+    for *_, e, x in failed[:limit]:
+        where = f"{e.configuration} / {e.question_id}" + (f" trial {e.trial or 1}" if many else "")
+        why = " ".join(x.explanation.split())
+        if len(why) > _EXPLANATION_CHARS:
+            why = why[: _EXPLANATION_CHARS - 1] + "…"
+        lines.append(f"  {where}: {x.kind}: expected {x.expected} — {why}")
+    if len(failed) > limit:
+        lines.append(f"  and {len(failed) - limit} more (every one in results.json and the report)")
+    return lines

@@ -24,6 +24,8 @@ _EXPORTS: dict[str, str] = {
     "SuiteFolder": "suite_folder",
     "SuiteFolderError": "suite_folder",
     "WorkerDied": "pool",
+    "end_with_parent": "pool",
+    "watched_map": "pool",
     "ablation_configurations": "configuration",
     "build_manifest": "suite_folder",
     "changed_cassettes": "suite_folder",

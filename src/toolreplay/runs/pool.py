@@ -53,6 +53,7 @@ def watched_map(
     initializer: Callable[..., object],
     initargs: tuple[Any, ...],
     meanwhile: Callable[[], object] | None = None,
+    doing: str = "replaying",
 ) -> Generator[_R, None, None]:
     """``run(chunk)`` of each chunk, in order, from a pool of ``workers`` processes (each
     started by ``initializer(*initargs, tell)``: ``tell``, a queue on which a worker puts
@@ -60,7 +61,8 @@ def watched_map(
     have their work (their results wait in the pipe). The parent never blocks for long (it waits
     :data:`POLL_S` at a time, so Ctrl-C and SIGTERM are answered at once) and watches its
     workers: one that dies raises :class:`WorkerDied` naming the episode it held, and the
-    others are stopped; nothing is left running."""
+    others are stopped; nothing is left running. ``doing``: what the workers do to an episode,
+    in that message (``"replaying"``, ``"mutating"``)."""
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures import TimeoutError as FutureTimeout
     from concurrent.futures.process import BrokenProcessPool
@@ -87,7 +89,7 @@ def watched_map(
                     procs.update(getattr(pool, "_processes", None) or {})
                     dead = [p for p in procs.values() if p.exitcode is not None]
                     if dead:
-                        raise _died(tell, held, dead) from None
+                        raise _died(tell, held, dead, doing) from None
                 except BrokenProcessPool:
                     procs.update(getattr(pool, "_processes", None) or {})
                     deadline = time.monotonic() + 2.0
@@ -96,7 +98,7 @@ def watched_map(
                         if dead or time.monotonic() > deadline:
                             break
                         time.sleep(0.05)
-                    raise _died(tell, held, dead) from None
+                    raise _died(tell, held, dead, doing) from None
             yield result
         clean = True
     finally:
@@ -120,6 +122,27 @@ def watched_map(
             tell.close()
 
 
+#: What a worker is called in :class:`WorkerDied`'s message, by what it does.
+_WORKER = {"replaying": "replay worker", "mutating": "mutation worker"}
+
+
+def end_with_parent() -> None:
+    """In a worker process, as it starts: SIGTERM ends it (the default action, not the
+    parent's handler it inherited by fork), and on Linux so does its parent's end, however
+    the parent ends (SIGKILL included: the parent-death signal); elsewhere the pool's own
+    shutdown ends it."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform == "linux":
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+
 def _drain(tell: Any, held: dict[int, str]) -> None:
     """Read the workers' notes (pid, episode key) into ``held``: the last episode of each."""
     with contextlib.suppress(Exception):
@@ -128,21 +151,24 @@ def _drain(tell: Any, held: dict[int, str]) -> None:
             held[pid] = key
 
 
-def _died(tell: Any, held: dict[int, str], dead: list[Any]) -> WorkerDied:
+def _died(
+    tell: Any, held: dict[int, str], dead: list[Any], doing: str = "replaying"
+) -> WorkerDied:
     """The error for workers ``dead``: which episode each held (from the workers' notes)."""
     _drain(tell, held)
     if not dead:
-        during = f" while replaying one of {', '.join(sorted(set(held.values())))}" if held else ""
+        during = f" while {doing} one of {', '.join(sorted(set(held.values())))}" if held else ""
         return WorkerDied(
-            f"a replay worker ended abruptly{during}; the run was stopped and nothing was written"
+            f"a {_WORKER[doing]} ended abruptly{during}; the run was stopped and nothing was "
+            "written"
         )
     p = dead[0]
     key = held.get(p.pid)
-    episode = f"while replaying episode {key}" if key else "before it took an episode"
+    episode = f"while {doing} episode {key}" if key else "before it took an episode"
     return WorkerDied(
-        f"a replay worker (pid {p.pid}) {_how(p.exitcode)} {episode}; the run was stopped "
+        f"a {_WORKER[doing]} (pid {p.pid}) {_how(p.exitcode)} {episode}; the run was stopped "
         "and nothing was written (replay it alone with --workers 1 to see if it fails again)"
     )
 
 
-__all__ = ["POLL_S", "WorkerDied", "watched_map"]
+__all__ = ["POLL_S", "WorkerDied", "end_with_parent", "watched_map"]

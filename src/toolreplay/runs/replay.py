@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +27,7 @@ from toolreplay.cassettes.transport import Player
 from toolreplay.cassettes.vcr import RecordMode
 from toolreplay.evals import EvalSuite
 from toolreplay.runs.episode import replay_episode
-from toolreplay.runs.pool import watched_map
+from toolreplay.runs.pool import end_with_parent, watched_map
 from toolreplay.wire.episode import Episode
 
 _T = TypeVar("_T")
@@ -159,18 +158,7 @@ def _outcome(
 
 
 def _init_worker(ctx: _Context, tell: Any = None) -> None:
-    import signal
-
-    # A worker ends with its parent, however the parent ends (SIGKILL included): Linux's
-    # parent-death signal; elsewhere the pool's own shutdown.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    if sys.platform == "linux":
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
+    end_with_parent()  # however the parent ends
     _worker["ctx"] = ctx
     _worker["player"] = Player()
     _worker["tell"] = tell
