@@ -16,6 +16,7 @@ import yaml
 from toolreplay.evals import Place, Question
 from toolreplay.judging.failures import classify
 from toolreplay.judging.toolvalues import tool_values
+from toolreplay.judging.values import scan
 from toolreplay.judging.verdicts import GROUNDED_JUDGE
 from toolreplay.wire.episode import Episode, ModelReply, Round, ToolCall, ToolResult, Usage
 
@@ -81,7 +82,7 @@ def test_the_corpus_is_real_and_graded() -> None:
     assert len(cases()) >= 40
     for case in cases():
         assert case["source"] and case["expect"] in ("pass", "fail"), case["id"]
-    assert sum("known_gap" not in c for c in cases()) >= 36
+    assert sum("known_gap" not in c for c in cases()) >= 39
 
 
 AGREED = [c for c in cases() if "known_gap" not in c]
@@ -116,7 +117,10 @@ def values(result: Any, args: dict[str, Any] | None = None) -> list[tuple[float,
 
 def test_a_result_without_a_place_object_is_about_the_place_its_call_names() -> None:
     assert values("24℃", {"location": "Hangzhou"}) == [(24.0, "℃", "Hangzhou")]
-    assert values({"temperature": 7}, {"city": "北京", "unit": "celsius"}) == [(7.0, "°C", "北京")]
+    # the call's unit argument is the unit of the result's bare numbers, as a sibling field's is
+    assert values({"temperature": 7}, {"city": "北京", "unit": "celsius"}) == [
+        (7.0, "celsius", "北京"),
+    ]  # fmt: skip
     # the result's own field first (OpenWeatherMap's top-level ``name``)
     assert values({"name": "London", "temperature": 9}, {"q": "Londres"}) == [(9.0, "°C", "London")]
     # two places named: none is the place
@@ -190,3 +194,124 @@ def test_a_place_only_asked_for_never_makes_a_quoted_value_fabricated() -> None:
         ],
     }  # fmt: skip
     assert judged(paris)[:2] == (True, set())
+
+
+# ---- bare degrees, wttr.in's unit-named keys, OpenWeatherMap's kelvin ---------------------
+
+BODIES = Path(__file__).parent / "data" / "judge" / "weather-api-bodies.yaml"
+
+
+@cache
+def body(name: str) -> Any:
+    entry = yaml.safe_load(BODIES.read_text(encoding="utf-8"))["bodies"][name]
+    assert entry["source"]
+    return entry["body"]
+
+
+def asked(place: str, region: str, answer: str, result: Any, args: dict[str, Any],
+          measure: str = "temperature") -> dict[str, Any]:  # fmt: skip
+    return {
+        "id": "t", "question": f"What's the weather in {place}?", "measure": measure,
+        "places": [{"query": place, "region": region}], "answer": answer,
+        "tools": [{"name": "get_weather", "args": args, "result": result}],
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "read", "coordinates"),
+    [
+        ("It is 73 degrees and sunny.", [(73.0, "degrees")], 0),
+        ("Day 75°. Night 59°.", [(75.0, "°"), (59.0, "°")], 0),
+        ("Highs 75°/60°", [(75.0, "°"), (60.0, "°")], 0),
+        ("New York is at 40.7°N, 74.0°W.", [], 2),
+        ("lat 40.7°, lon -74.0°", [], 2),
+        ("New York (40.7°, -74.0°) is 73 degrees.", [(73.0, "degrees")], 2),
+        ("北京 116度", [], 1),  # 度 is Celsius: 116 度 is no temperature
+        ("It is 282° there.", [], 1),  # no temperature in °C or °F
+        ("It is 284.67 K (11.5°C); 10K people ran.", [(284.67, "K"), (11.5, "°C")], 0),
+    ],
+)
+def test_bare_degrees_are_a_temperature_unless_they_read_like_a_coordinate(
+    text: str, read: list[tuple[float, str]], coordinates: int
+) -> None:
+    found = scan(text)
+    assert [(v.value, v.unit) for v in found.values] == read
+    assert len(found.coordinates) == coordinates
+
+
+def test_bare_degrees_ground_in_the_tool_results_scale() -> None:
+    ny = {"city": "New York"}
+    said = "It is 73 degrees in New York."
+    assert judged(asked("New York", "New York", said, "73°F", ny))[:2] == (True, set())
+    assert judged(asked("New York", "New York", said, "22.8°C", ny))[:2] == (True, set())
+    assert judged(asked("New York", "New York", "It is 73°F.", "73 degrees", ny))[0]
+    assert judged(asked("New York", "New York", "It is 23°C.", "73 degrees", ny))[0]
+    passed, labels, why = judged(asked("New York", "New York", "It is 80 degrees.", "73°F", ny))
+    assert not passed and labels == {"fabricated_value"} and "80 degrees" in why
+    # 度 is Celsius only: 73度 is no temperature to ground
+    assert not judged(asked("New York", "New York", "纽约 73度。", "73°F", ny))[0]
+
+
+def test_wttr_keys_name_their_units() -> None:
+    found = values(body("wttr-london-j1"), {"location": "London"})
+    current = {(v, u) for v, u, _ in found[:9]}
+    assert current == {
+        (16.0, "C"), (60.0, "F"), (71.0, "%"), (17.0, "C"), (63.0, "F"),
+        (11.0, "km/h"), (7.0, "mph"), (0.0, "mm"), (0.0, "inches"),
+    }  # fmt: skip
+    hourly = {(v, u) for v, u, _ in found if u in ("mph", "km/h", "%", "C")}
+    assert (9.0, "C") in hourly  # WindChillC is a temperature, not a wind speed
+    assert (5.0, "mph") in hourly and (8.0, "km/h") in hourly and (11.0, "km/h") in hourly
+    units = {u for _, u, _ in found}
+    assert "°C" not in units  # pressureInches, visibilityMiles, DewPointC... no other reading
+    assert not any(u == "inches" and v == 30.0 for v, u, _ in found)  # pressureInches
+    assert not any(u == "mph" and v == 6.0 for v, u, _ in found)  # visibilityMiles
+    assert values({"chanceofrain": "80", "chanceofwindy": "5"}) == [
+        (80.0, "%", None), (5.0, "%", None),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("answer", "measure", "verdict"),
+    [
+        ("London: wind NE at 11 km/h (7 mph).", "wind", (True, set())),
+        ("London: wind NE at 11 mph.", "wind", (False, {"fabricated_value"})),
+        ("No rain in London: 0.0 mm (0.0 in).", "precipitation", (True, set())),
+        ("London is 17°C (63°F), feels like 16°C (60°F).", "temperature", (True, set())),
+        ("London is 17°C, feels like 12°C.", "temperature", (False, {"fabricated_value"})),
+    ],
+)
+def test_answers_quoting_wttr_values(answer: str, measure: str, verdict: tuple) -> None:
+    c = asked("London", "England", answer, body("wttr-london-j1"), {"location": "London"},
+              measure)  # fmt: skip
+    assert judged(c)[:2] == verdict
+
+
+def test_openweathermap_kelvin_is_read_as_kelvin() -> None:
+    mv = body("owm-mountain-view-kelvin")
+    assert values(mv, {"q": "Mountain View"})[:4] == [
+        (284.67, "K", "Mountain View"), (283.5, "K", "Mountain View"),
+        (280.74, "K", "Mountain View"), (288.43, "K", "Mountain View"),
+    ]  # fmt: skip
+    # the call's units decide: metric °C, imperial °F, standard K (whatever the number)
+    small = {"main": {"temp": 13.1}}
+    assert values(small, {"q": "Paris", "units": "metric"}) == [(13.1, "°C", "Paris")]
+    assert values(small, {"q": "Paris", "units": "imperial"}) == [(13.1, "°F", "Paris")]
+    assert values(small, {"q": "Paris", "units": "standard"}) == [(13.1, "K", "Paris")]
+    assert values(small, {"q": "Paris"}) == [(13.1, "°C", "Paris")]  # plausible °C: stays
+
+
+@pytest.mark.parametrize(
+    ("answer", "verdict"),
+    [
+        ("Hamburg: overcast, 10.9°C (feels like 10.3°C).", (True, set())),
+        ("Hamburg: overcast, 51.7°F.", (True, set())),
+        ("Hamburg: overcast, 284.07 K.", (True, set())),
+        ("Hamburg: overcast, 284.07°C.", (False, {"fabricated_value"})),
+        ("Hamburg: overcast, 284°.", (False, {"no_measurement"})),
+        ("Hamburg: overcast, 15°C.", (False, {"fabricated_value"})),
+    ],
+)
+def test_answers_from_an_openweathermap_kelvin_result(answer: str, verdict: tuple) -> None:
+    c = asked("Hamburg", "Hamburg", answer, body("owm-hamburg-kelvin"), {"q": "Hamburg"})
+    assert judged(c)[:2] == verdict

@@ -42,7 +42,8 @@ class UnitDeclaration:
     spellings (a regex matched right after the number, e.g. ``°\\s?(?-i:F)``),
     ``before_pattern`` the before-spellings; ``kind`` puts the unit in another kind than the
     measure's own (a percentage answering precipitation); ``explicit=False`` marks a unit that
-    can also be a coordinate's degrees (a bare ``°``)."""
+    can also be a coordinate's degrees (a bare ``°``), ``readings`` the names of the other
+    units a number in it may be in (a bare ``degrees`` may be °F)."""
 
     name: str
     spellings: tuple[str, ...] = ()
@@ -54,6 +55,7 @@ class UnitDeclaration:
     kind: str | None = None
     explicit: bool = True
     fields: tuple[str, ...] = ()
+    readings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -109,22 +109,68 @@ def _level(v: float, unit: str, units: Sequence[Unit]) -> float | None:
 
 
 def _canonical_span(
-    v: MeasuredValue, units: Sequence[Unit], upto: MeasuredValue | None
+    v: MeasuredValue, units: Sequence[Unit], upto: MeasuredValue | None, read: Unit | None = None
 ) -> tuple[float, float] | None:
-    """The canonical interval ``v`` (with ``upto``, a range) states at the precision written."""
-    mine = unit_named(v.unit, units)
+    """The canonical interval ``v`` (with ``upto``, a range) states at the precision written,
+    its numbers read in ``read`` (None: the unit written)."""
+    mine = read or unit_named(v.unit, units)
     if mine is None:
         return None
     slack = (0.5 * 10.0**-v.decimals + 1e-9) * abs(mine.scale)
     lo = mine.to_canonical(v.value)
     hi = lo
     if upto is not None:
-        other = unit_named(upto.unit, units)
+        other = mine if read is not None and upto.unit == v.unit else unit_named(upto.unit, units)
         if other is None or other.kind != mine.kind:
             return None
         hi = other.to_canonical(upto.value)
         lo, hi = min(lo, hi), max(lo, hi)
     return lo - slack, hi + slack
+
+
+def _readings(v: MeasuredValue, tv: ToolValue, units: Sequence[Unit]) -> list[tuple[Unit, Unit]]:
+    """The ways ``v`` and ``tv`` may be read, ``(answer's unit, tool value's unit)``: as
+    written, then in each unit's ``readings`` (``73 degrees`` as 73 °F), of one kind."""
+    mine, theirs = unit_named(v.unit, units), unit_named(tv.unit, units)
+    if mine is None or theirs is None:
+        return []
+
+    def ways(u: Unit) -> list[Unit]:
+        return [u, *(r for r in (unit_named(n, units) for n in u.readings) if r is not None)]
+
+    return [(m, t) for m in ways(mine) for t in ways(theirs) if m.kind == t.kind]
+
+
+def _holds_as(
+    v: MeasuredValue, tv: ToolValue, units: Sequence[Unit], bound: str | None,
+    upto: MeasuredValue | None, mine: Unit, theirs: Unit,
+) -> tuple[float, float, float] | None:  # fmt: skip
+    """``(low, high, level)``: the span ``v`` states and ``tv``'s level, canonical, when the
+    statement is true of ``tv`` read in ``mine`` and ``theirs``; None when it is not."""
+    span = _canonical_span(v, units, upto, mine)
+    if span is None:
+        return None
+    level = theirs.to_canonical(tv.value)
+    if bound == AT_LEAST:
+        true = level >= span[0]
+    elif bound == AT_MOST:
+        true = level <= span[1]
+    else:
+        true = span[0] <= level <= span[1]
+    return (span[0], span[1], level) if true else None
+
+
+def _reading(
+    v: MeasuredValue, tv: ToolValue, units: Sequence[Unit], bound: str | None,
+    upto: MeasuredValue | None,
+) -> tuple[Unit, tuple[float, float, float]] | None:  # fmt: skip
+    """The first reading (:func:`_readings`) under which ``v`` is true of ``tv``: the answer's
+    unit, and the span and level; None when there is none."""
+    for mine, theirs in _readings(v, tv, units):
+        found = _holds_as(v, tv, units, bound, upto, mine, theirs)
+        if found is not None:
+            return mine, found
+    return None
 
 
 def holds(
@@ -135,18 +181,9 @@ def holds(
     upto: MeasuredValue | None = None,
 ) -> bool:
     """Whether the statement ``v`` makes (a value at the precision written, a ``bound``, or with
-    ``upto`` the range from ``v`` to it) is true of tool value ``tv``."""
-    theirs = unit_named(tv.unit, units)
-    mine = unit_named(v.unit, units)
-    span = _canonical_span(v, units, upto)
-    if theirs is None or mine is None or span is None or theirs.kind != mine.kind:
-        return False
-    level = theirs.to_canonical(tv.value)
-    if bound == AT_LEAST:
-        return level >= span[0]
-    if bound == AT_MOST:
-        return level <= span[1]
-    return span[0] <= level <= span[1]
+    ``upto`` the range from ``v`` to it) is true of tool value ``tv``, in the units written or
+    in their readings (a bare ``73 degrees`` is true of 73 °F and of 22.8 °C)."""
+    return _reading(v, tv, units, bound, upto) is not None
 
 
 def allowed_width(vocabulary: Vocabulary, kind: str, level: float) -> float:
@@ -171,17 +208,15 @@ def pins(
     of it, a range no wider than the allowed width (a value written plainly always does)."""
     if bound is None:
         return True
-    theirs = unit_named(tv.unit, units)
-    span = _canonical_span(v, units, upto)
-    if theirs is None or span is None:
+    found = _reading(v, tv, units, bound, upto)
+    if found is None:
         return False
-    level = theirs.to_canonical(tv.value)
+    mine, (low, high, level) = found
     width = allowed_width(vocabulary, tv.kind, level)
     if bound == BETWEEN:  # the width written (25–35: 10), not widened by the precision
-        mine = unit_named(v.unit, units)
-        slack = (0.5 * 10.0**-v.decimals + 1e-9) * abs(mine.scale) if mine else 0.0
-        return span[1] - span[0] - 2 * slack <= width + 1e-9
-    edge = (span[0] + span[1]) / 2
+        slack = (0.5 * 10.0**-v.decimals + 1e-9) * abs(mine.scale)
+        return high - low - 2 * slack <= width + 1e-9
+    edge = (low + high) / 2
     return abs(level - edge) <= width / 2 + 1e-9
 
 

@@ -61,6 +61,7 @@ def declared_units(declaration: MeasureDeclaration) -> tuple[Unit, ...]:
             u.scale,
             u.offset,
             u.explicit,
+            u.readings,
         )
         for u in declaration.units
     )

@@ -168,14 +168,14 @@ def _walk(
         if _is_number(value) and isinstance(unit, str):
             yield float(value), unit, path, day
             return
-        units = _sibling_units(node, vocab)
+        units = {**(beside or {}), **_sibling_units(node, vocab)}  # the nearest unit field
         for k, v in node.items():
             child = f"{path}.{k}"
             yield from _walk(v, str(k), child, vocab.day_keys.get(child, day), vocab, units)
     elif isinstance(node, list):
         for n, item in enumerate(node):
             d = n if (path in vocab.day_lists and day is None) else day
-            yield from _walk(item, key, f"{path}[{n}]", d, vocab)
+            yield from _walk(item, key, f"{path}[{n}]", d, vocab, beside)
     elif isinstance(node, str) and any(c.isdigit() for c in node):
         k = key.lower()
         if k in vocab.ignored_keys or k.endswith(vocab.ignored_suffixes):
@@ -183,7 +183,7 @@ def _walk(
         if node.lstrip()[:1] in ("{", "["):  # JSON (or a Python literal) inside a string
             nested = read_tool_result(node)
             if isinstance(nested, Mapping | list):
-                yield from _walk(nested, key, path, day, vocab)
+                yield from _walk(nested, key, path, day, vocab, beside)
                 return
         if _BARE_NUMBER.fullmatch(node):  # {"temperature": "75"}: a number kept as a string
             number = float(node.strip().replace("\u2212", "-"))
@@ -208,10 +208,13 @@ def _bare(
     vocab: Vocabulary,
     beside: Mapping[str, str] | None,
 ) -> Iterator[tuple[float, str, str, int | None]]:
-    """A bare number's unit: the vocabulary's ``path_units``, else its key's ``key_units``
-    (or ``key_tokens``), in the unit a sibling ``unit`` field or a unit letter of the key
-    names when it is of the same kind (``{"temperature": 65, "unit": "fahrenheit"}``,
-    ``temp_F``, ``tempC``)."""
+    """A bare number's unit: the vocabulary's ``path_units``, else the unit its key names
+    (``key_units``, then ``key_tokens``), in the unit a word of the key (a unit letter,
+    ``key_unit_words``) or a ``unit`` field beside it or above it (``beside``) names when it
+    is of a kind the key names (``{"temperature": 65, "unit": "fahrenheit"}``, ``temp_F``,
+    ``tempC``, ``windspeedMiles``, ``WindChillC``, ``units=imperial``); with none named, a
+    number beyond the key unit's ``bare_above`` level is in the unit it gives (282.55 under
+    ``temp``: kelvin)."""
     declared = _path_unit(path, vocab)
     if declared is not None:
         yield number, declared, path, day
@@ -219,21 +222,29 @@ def _bare(
     k = key.lower()
     if k in vocab.ignored_keys or k.endswith(vocab.ignored_suffixes):
         return
-    unit = next((u for word, u in vocab.key_units if word in k), None)
     tokens = _key_tokens(key)
-    if unit is None:
-        unit = next((u for t in tokens for word, u in vocab.key_tokens if t.endswith(word)), None)
-    if unit is None:
+    if vocab.ignored_words.intersection(tokens):
         return
-    kind = unit_named(unit, vocab.units)
-    if kind is not None:
-        lettered = [t.upper() if len(t) == 1 else t for t in tokens[1:]]
-        for said in (*lettered, *(beside or {}).values()):
-            found = unit_named(said, vocab.units)
-            if found is not None and found.kind == kind.kind:
-                unit = said
-                break
-    yield number, unit, path, day
+    named = [u for word, u in vocab.key_units if word in k]
+    named += [u for t in tokens for word, u in vocab.key_tokens if t.endswith(word)]
+    if not named:
+        return
+    unit = named[0]
+    kinds = {found.kind for found in (unit_named(u, vocab.units) for u in named) if found}
+    spelt = dict(vocab.key_unit_words)
+    lettered = [t.upper() if len(t) == 1 else spelt.get(t, t) for t in tokens[1:]]
+    for said in (*lettered, *(beside or {}).values()):
+        found = unit_named(said, vocab.units)
+        if found is not None and found.kind in kinds:
+            yield number, said, path, day
+            return
+    yield number, _beyond(number, unit, vocab), path, day
+
+
+def _beyond(number: float, unit: str, vocab: Vocabulary) -> str:
+    """``unit``, or the unit :attr:`Vocabulary.bare_above` gives a number above its level."""
+    above = (u for named, level, u in vocab.bare_above if named == unit and number > level)
+    return next(above, unit)
 
 
 def _key_tokens(key: str) -> list[str]:
@@ -243,14 +254,17 @@ def _key_tokens(key: str) -> list[str]:
 
 def _sibling_units(node: Mapping[str, Any], vocab: Vocabulary) -> dict[str, str]:
     """The units an object's ``unit``-named string fields give its bare numbers (``{"unit":
-    "fahrenheit"}``; ``temperature_unit``, ``units``): key → unit text; empty for none."""
+    "fahrenheit"}``; ``temperature_unit``, ``units``; a system of units, ``"metric"``, as
+    the vocabulary's ``unit_systems`` read it): key → unit text; empty for none."""
     _, unit_key = vocab.value_keys
+    systems = dict(vocab.unit_systems)
     out = {}
     for k, v in node.items():
         name = str(k).lower()
         if isinstance(v, str) and (name.endswith(unit_key) or name.endswith(unit_key + "s")):
-            if unit_named(v, vocab.units) is not None:
-                out[name] = v
+            said = systems.get(v.strip().lower(), v)
+            if unit_named(said, vocab.units) is not None:
+                out[name] = said
     return out
 
 
@@ -384,7 +398,8 @@ def _tool_values(
                 vocab.place_context if region_key else (),
             )
         )  # fmt: skip
-        for value, unit_text, path, day in _walk(payload, "", "$", None, vocab):
+        asked = _sibling_units(args, vocab) if isinstance(args, Mapping) else None
+        for value, unit_text, path, day in _walk(payload, "", "$", None, vocab, asked):
             unit = unit_named(unit_text, vocab.units)
             if unit is None:
                 continue

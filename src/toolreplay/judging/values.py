@@ -266,7 +266,6 @@ def scan_plain(
     vocab = resolve(vocabulary)
     if units is None:
         units = vocab.units
-    low, high = vocab.implicit_range
     toks = list(_lex(text, units, _grammar(vocab)))
     values: list[MeasuredValue] = []
     coords: list[tuple[int, int]] = []
@@ -345,6 +344,7 @@ def scan_plain(
         if shared is not None and shared is not free:
             free = None  # a number with a unit of its own starts a new context
         indices: list[int] = []
+        pair = _coordinate_pair(text, run, toks, vocab)
         for n, s, negative in run:
             if prefixed:
                 unit = prefix
@@ -354,7 +354,7 @@ def scan_plain(
             implausible = (
                 unit is not None
                 and not unit.explicit
-                and (n.decimals >= 3 or not low <= n.value <= high)
+                and (n.decimals >= 3 or pair or not _plausible(n.value, unit, vocab))
             )
             if n.coordinate or implausible or (in_context and (unit is None or not unit.explicit)):
                 coords.append((s, n.unit_end))
@@ -383,6 +383,41 @@ def scan_plain(
             ranges.append((indices[0], indices[1]))
         i = j
     return Scan(tuple(values), tuple(coords), tuple(respective), tuple(lists), tuple(ranges))
+
+
+def _plausible(value: float, unit: Unit, vocab: Vocabulary) -> bool:
+    """Whether ``value`` in ``unit`` (one of no ``explicit`` spelling: a bare ``°``) lies within
+    the vocabulary's ``implicit_range`` read in the unit or one of its ``readings`` (``73
+    degrees``: 73 °F; ``116 度`` is none: 度 is Celsius)."""
+    low, high = vocab.implicit_range
+    if low <= value <= high:
+        return True
+    for name in unit.readings:
+        other = unit_named(name, vocab.units)
+        if other is not None and low <= unit.from_canonical(other.to_canonical(value)) <= high:
+            return True
+    return False
+
+
+def _coordinate_pair(
+    text: str, run: Sequence[tuple[_Tok, int, bool]], toks: Sequence[_Tok], vocab: Vocabulary
+) -> bool:
+    """Whether a run of numbers is a latitude and a longitude written in bare degrees: two
+    numbers, each with its own degree sign and decimals, joined by a comma or a slash, the
+    first within ±90 and the second within ±180, one of them beyond the vocabulary's
+    ``implicit_range`` (``39.9°, 116.4°``; not ``75°/60°``, a high and a low)."""
+    if len(run) != 2:
+        return False
+    (a, _, _), (b, _, _) = run
+    if not all(n.unit is not None and not n.unit.explicit for n in (a, b)):
+        return False
+    if not (a.decimals and b.decimals and abs(a.value) <= 90 and abs(b.value) <= 180):
+        return False
+    joint = text[a.unit_end : b.start]
+    low, high = vocab.implicit_range
+    return bool(re.fullmatch(r"\s*[,，/]\s*-?", joint)) and not (
+        low <= a.value <= high and low <= b.value <= high
+    )
 
 
 #: The words that make ``A and B`` a range: ``between A and B``, 介于 A 和 B, A 和 B 之间.

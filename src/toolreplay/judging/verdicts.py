@@ -17,9 +17,11 @@ study's. A small grammar over the tokens then gives the quantities:
 
 * coordinates first: a number after 北纬/东经/纬度/经度/坐标/latitude/longitude (same clause,
   at most two numbers), a number followed by a hemisphere letter (``39.9°N``, ``116.4 E``),
-  degrees–minutes (``39°54′``, ``39度54分``), and a bare ``°``/``度`` number (a unit that is
-  not ``explicit``) that cannot be a value (three or more decimals, or beyond the
-  vocabulary's ``implicit_range``, −90…60 for weather) are coordinates, never measured values;
+  degrees–minutes (``39°54′``, ``39度54分``), a pair of bare ``°`` numbers with decimals
+  (``39.9°, 116.4°``), and a bare ``°``/``度`` number (a unit that is not ``explicit``) that
+  cannot be a value (three or more decimals, or beyond the vocabulary's ``implicit_range``,
+  −90…60 °C for weather, in the unit and in each of its ``readings``: ``73 degrees`` is a
+  temperature, 73 °F, and ``116度`` a coordinate) are coordinates, never measured values;
 * ``sign? number unit`` — signs ``-``, ``−``, ``+``, 零下, 负, minus;
 * ``prefix sign? number unit?`` — a unit named before the number (摄氏, 华氏, 百分之,
   ``Fahrenheit``, ``(°C)``/``（℃）：``) is the number's unit (华氏79度 is 79 °F);
@@ -30,8 +32,8 @@ study's. A small grammar over the tokens then gives the quantities:
 =============  ==============================================================
 kind           the weather study's units (canonical unit first)
 =============  ==============================================================
-temperature    °C, ℃, C after a number, 度, 摄氏度, degrees Celsius, bare °, degrees;
-               °F, ℉, F, 华氏度, Fahrenheit (converted)
+temperature    °C, ℃, C after a number, 度, 摄氏度, degrees Celsius, bare °, degrees
+               (either °C or °F); °F, ℉, F, 华氏度, Fahrenheit; K, kelvin (converted)
 precipitation  mm, 毫米, millimetres; cm, 厘米; inch, inches, 英寸 (converted)
 percent        %, ％, percent, 百分之…
 wind           km/h, 公里/小时; m/s, 米/秒; mph; knots

@@ -39,7 +39,11 @@ class Unit:
     and the conversion to the kind's canonical unit (°C, mm, %, km/h in the weather study):
     ``canonical = value * scale + offset``. ``explicit`` is False for a unit that can also be
     a coordinate's degrees (a bare ``°``/``度``/``degrees``): such a value outside the
-    vocabulary's ``implicit_range``, or in a coordinate's context, is read as a coordinate."""
+    vocabulary's ``implicit_range`` in every one of its readings, or in a coordinate's
+    context, is read as a coordinate. ``readings``: the names of the other units a number in
+    this unit may be in (a bare ``degrees`` may be °F: ``73 degrees``); a value in it is true
+    of a tool value when it is in any of them, or in the tool value's unit when that unit has
+    readings of its own (``73 degrees`` in a tool result grounds ``73°F``)."""
 
     name: str
     pattern: str
@@ -47,6 +51,7 @@ class Unit:
     scale: float = 1.0
     offset: float = 0.0
     explicit: bool = True
+    readings: tuple[str, ...] = ()
 
     def to_canonical(self, value: float) -> float:
         return value * self.scale + self.offset
@@ -184,10 +189,25 @@ class Vocabulary:
       ``F``) or a sibling field named ``unit`` (``{"temperature": 65, "unit": "fahrenheit"}``;
       ``temperature_unit``, ``units``) naming a unit of the same kind is the number's unit;
       a number written as a string (``{"temperature": "75"}``) counts as the number;
+      ``key_unit_words``: ``(word of a key, unit name)`` for the unit words keys spell that no
+      unit's pattern reads (wttr.in's ``windspeedMiles``: ``miles`` → mph; ``kmph`` → km/h):
+      like a unit letter, such a word names the number's unit when its kind is one the key
+      names (``WindChillC`` is a temperature, ``windspeedKmph`` a wind speed,
+      ``pressureInches`` nothing); ``unit_systems``: ``(word, unit name)`` for the systems
+      a ``units`` field or call argument names (OpenWeatherMap's ``units=metric``: °C,
+      ``imperial``: °F, ``standard``: K); a sibling field, or a field of an enclosing object,
+      or an argument of the call naming a unit, gives the unit of the kind it names;
+      ``bare_above``: ``(unit, level, unit read)``: a bare number the key reads in the first
+      unit, with no unit stated for it, above ``level`` is in the second (the weather study's
+      ``("°C", 150, "K")``: no air temperature in °C or °F is above 150, a kelvin one always
+      is: OpenWeatherMap's default ``units=standard``);
       ``path_units``: ``(regex, unit name)`` for a bare number whose whole JSON path
       (``$.items[0].on_hand``) the regex matches, before ``key_units`` and the ignored keys
       (a declared measure's fields, :mod:`toolreplay.judging.measures`);
-      ``ignored_keys`` and ``ignored_suffixes``: keys whose numbers never count.
+      ``ignored_keys`` and ``ignored_suffixes``: keys whose numbers never count, and
+      ``ignored_words``: words of a key (:func:`~toolreplay.judging.toolvalues.tool_values`
+      splits ``winddirDegree`` into ``winddir`` and ``degree``) that make its numbers never
+      count (a wind's direction, not its speed: ``wind_direction_10m``, ``wind_deg``).
     - ``day_keys``: JSON path → the day of every value under it (``{"$.current": 0}``);
       ``day_lists``: paths of lists whose i-th item is about day i (``("$.daily",)``).
     - ``place_key``: a top-level key naming the result's place (an object); ``candidates_key``:
@@ -235,9 +255,13 @@ class Vocabulary:
     value_keys: tuple[str, str] = ("value", "unit")
     key_units: tuple[tuple[str, str], ...] = ()
     key_tokens: tuple[tuple[str, str], ...] = ()
+    key_unit_words: tuple[tuple[str, str], ...] = ()
+    unit_systems: tuple[tuple[str, str], ...] = ()
+    bare_above: tuple[tuple[str, float, str], ...] = ()
     path_units: tuple[tuple[str, str], ...] = ()
     ignored_keys: frozenset[str] = frozenset()
     ignored_suffixes: tuple[str, ...] = ()
+    ignored_words: frozenset[str] = frozenset()
     day_keys: Mapping[str, int] = field(default_factory=dict)
     day_lists: tuple[str, ...] = ()
     place_key: str | None = None

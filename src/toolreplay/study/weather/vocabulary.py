@@ -52,9 +52,19 @@ TEMPERATURE_UNITS: tuple[UnitDeclaration, ...] = (
     ),
     UnitDeclaration("Celsius", pattern=r"(?:celsius|centigrade)\b", before_pattern=r"celsius"),
     UnitDeclaration("C", pattern=r"(?-i:C)(?![a-zA-Z])"),
+    # kelvin (OpenWeatherMap's default units=standard): the word, °K, or a K set apart from
+    # the number (282.55 K; never 10K, ten thousand)
+    UnitDeclaration(
+        "K",
+        pattern=r"kelvins?\b|°\s?(?-i:K)(?![a-zA-Z])|(?<=\s)(?-i:K)(?![a-zA-Z0-9])",
+        before_pattern=r"kelvin",
+        offset=-273.15,
+    ),
+    # a bare degree sign or word: °C, or °F as English writes it (Day 75°, 73 degrees and
+    # sunny); 度 is always Celsius
     UnitDeclaration("度", pattern=r"度(?![数數过過达達])", explicit=False),
-    UnitDeclaration("°", pattern=r"°(?![\d′'])", explicit=False),
-    UnitDeclaration("degrees", pattern=r"degrees?\b", explicit=False),
+    UnitDeclaration("°", pattern=r"°(?![\d′'])", explicit=False, readings=("°F",)),
+    UnitDeclaration("degrees", pattern=r"degrees?\b", explicit=False, readings=("°F",)),
 )
 
 
@@ -140,7 +150,8 @@ MEASURES: tuple[MeasureDeclaration, ...] = (
         "precipitation",
         PRECIPITATION_UNITS,
         context={"percent": RAIN_CONTEXT},
-        value_fields={"percent": "probab"},  # a percentage answers rain only as a probability
+        # a percentage answers rain only as a probability (wttr.in: chanceofrain)
+        value_fields={"percent": "probab|chanceofrain"},
         plausible={"precipitation": (0, 200), "percent": (0, 100)},
     ),
     MeasureDeclaration("comparison", (), kinds=("temperature",), compare=HOTTEST),
@@ -160,6 +171,7 @@ IGNORED_KEYS = frozenset(
 
 #: A bare number (no unit beside it) counts only when its key says what it measures.
 KEY_UNITS: tuple[tuple[str, str], ...] = (
+    ("chance", "%"),  # wttr.in's chanceofrain, chanceofwindy: a probability, not rain or wind
     ("probability", "%"), ("humidity", "%"), ("temperature", "°C"), ("precipitation", "mm"),
     ("rain", "mm"), ("wind", "km/h"),
 )  # fmt: skip
@@ -207,9 +219,15 @@ WEATHER_WORDS = Vocabulary(
     difference_after=r"warmer|cooler|colder|hotter|higher|lower|more|less|below|above",
     value_keys=("value", "unit"),
     key_units=KEY_UNITS,
-    key_tokens=(("temp", "°C"),),  # tempC, temp_max, maxtempF (wttr.in, OpenWeatherMap)
+    # tempC, temp_max, maxtempF, FeelsLikeF, WindChillC, precipMM (wttr.in, OpenWeatherMap)
+    key_tokens=(("temp", "°C"), ("feels", "°C"), ("chill", "°C"), ("precip", "mm")),
+    key_unit_words=(("kmph", "km/h"), ("miles", "mph"), ("mph", "mph")),
+    unit_systems=(("metric", "°C"), ("imperial", "°F"), ("standard", "K")),
+    bare_above=(("°C", 150.0, "K"),),
     ignored_keys=IGNORED_KEYS,
     ignored_suffixes=("_id", "_code"),
+    # a wind's direction in degrees, not its speed (winddirDegree, wind_deg, wind_direction_10m)
+    ignored_words=frozenset({"direction", "winddirection", "winddir", "deg", "degree"}),
     day_keys={"$.current": 0},
     day_lists=("$.daily",),
     place_key="place",
