@@ -19,10 +19,12 @@ from typing import Any
 
 from toolreplay.judging.expectations import ExpectationResult, check_expectation
 from toolreplay.judging.failures import (
+    DECLINED,
     EMPTY_ANSWER,
     ERROR,
     FABRICATED_VALUE,
     REFUSAL,
+    TRUNCATED,
     UNFULFILLED_PROMISE,
     FailureMode,
     classify,
@@ -32,11 +34,14 @@ from toolreplay.judging.verdicts import FULL_JUDGE, Judge, Verdict
 from toolreplay.wire.episode import Episode
 
 #: Failure modes that fail an episode whatever its verdict: a value no tool result holds, no
-#: answer, a promise the host never let the model keep, a refusal, an API error. For a question
-#: that measures nothing (a test-suite question without an eval file) the verdict passes any
-#: answer, so these are what fail it. ``no_measurement`` and ``wrong_place`` are the verdict's
-#: own reasons and never accompany a passing verdict of a measured question.
-FAILING_MODES = (FABRICATED_VALUE, EMPTY_ANSWER, UNFULFILLED_PROMISE, REFUSAL, ERROR)
+#: answer, a promise the host never let the model keep, an answer that only declines though a
+#: tool returned a result, a refusal, an answer the token limit cut off, an API error. For a
+#: question that measures nothing (a test-suite question without an eval file) the verdict
+#: passes any answer, so these are what fail it. ``no_measurement`` and ``wrong_place`` are
+#: the verdict's own reasons and never accompany a passing verdict of a measured question.
+FAILING_MODES = (
+    FABRICATED_VALUE, EMPTY_ANSWER, UNFULFILLED_PROMISE, DECLINED, REFUSAL, TRUNCATED, ERROR,
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,11 @@ mode                     when
                          text announces a look-up still to be taken (the intent grammar of
                          :func:`find_promise`: 我将重新查询, 让我再查一下, 這就幫您查詢, I'll
                          look that up, one moment while I check, 稍后给您结果, I'm looking
-                         that up now, 正在为您查询...) and holds no measured value.
+                         that up now, 正在为您查询...) and holds no measured value. For a
+                         question that asks for no measured value (``any``, ``none``) a
+                         promise that a later sentence of the same answer keeps by saying
+                         something is no label
+                         (:func:`toolreplay.judging.answered.find_unkept_promise`).
 ``fabricated_value``     a value in the answer that no tool result of the episode holds for
                          the day, field and place the answer states it for, after unit
                          conversion and rounding to the answer's precision (one label per
@@ -35,8 +39,20 @@ mode                     when
 ``no_measurement``       a non-empty answer with no measured value and no promise (an offer
                          conditional on the user: 等您需要时我可以再查, if you like I can...,
                          到时..., a question, a statement that nothing was found).
+``declined``             a question with no measure declared (``any``): the answer only
+                         declines ("I'm sorry, but I don't have that information", I can't
+                         help with that, 抱歉，我无法提供相关信息) and says nothing else, though
+                         a tool of the episode returned a result
+                         (:func:`toolreplay.judging.answered.find_decline`); evidence quotes
+                         the sentence and names the call whose result it passed over.
 ``refusal``              the final reply carries the model's ``refusal`` text (the OpenAI
                          refusal field or a refusal content part); evidence quotes it.
+``truncated``            the episode ended because the model hit its output token limit
+                         (stop reason ``truncated``: finish reason ``length``, as Anthropic's
+                         ``max_tokens`` and Gemini's ``MAX_TOKENS`` read); evidence quotes the
+                         answer's last sentence. Beside ``empty_answer`` when no text came. Not
+                         given when the question's expectations accept that stop reason
+                         (``stop_reason: truncated``).
 =======================  ==================================================================
 
 Structure comes first (an error that ended the episode, pending tool calls), then the text.
@@ -63,13 +79,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from toolreplay.evals import ANY_MEASURE
+from toolreplay.evals import ANY_MEASURE, StopReason
+from toolreplay.judging.answered import find_decline, find_unkept_promise
 from toolreplay.judging.episode_errors import EpisodeError
 from toolreplay.judging.grounding import Target, ground_answer
 from toolreplay.judging.intent import find_promise, sentences
 from toolreplay.judging.toolvalues import ToolValue, tool_values
 from toolreplay.judging.values import relevant_values
 from toolreplay.judging.verdicts import FULL_JUDGE, NO_VALUE, FormatJudge, wrong_place
+from toolreplay.wire import hands_off
 from toolreplay.wire.episode import Episode, ToolCall
 
 if TYPE_CHECKING:
@@ -94,13 +112,19 @@ WRONG_PLACE = "wrong_place"
 NO_MEASUREMENT = "no_measurement"
 
 
+DECLINED = "declined"
+
+
 REFUSAL = "refusal"
+
+
+TRUNCATED = "truncated"
 
 
 #: Every mode, in the order labels are given and counted.
 FAILURE_MODES = (
-    EMPTY_ANSWER, UNFULFILLED_PROMISE, FABRICATED_VALUE, WRONG_PLACE, NO_MEASUREMENT, REFUSAL,
-    ERROR,
+    EMPTY_ANSWER, UNFULFILLED_PROMISE, FABRICATED_VALUE, WRONG_PLACE, NO_MEASUREMENT, DECLINED,
+    REFUSAL, TRUNCATED, ERROR,
 )  # fmt: skip
 
 
@@ -125,37 +149,6 @@ class FailureMode:
     mode: str
     explanation: str
     evidence: Evidence
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def final_index(episode: Episode) -> int | None:
@@ -214,6 +207,51 @@ def _error(episode: Episode) -> FailureMode:
     return FailureMode(ERROR, why, Evidence(None, None, err.message, None))
 
 
+def _truncated(episode: Episode, index: int | None, measure: object) -> tuple[FailureMode, ...]:
+    """The ``truncated`` label of an episode the model's token limit ended, unless the
+    question's expectations accept that stop reason (``stop_reason: truncated``)."""
+    if episode.stop_reason != "truncated":
+        return ()
+    if any(
+        isinstance(e, StopReason) and "truncated" in e.reasons
+        for e in getattr(measure, "expect", ())
+    ):
+        return ()
+    answer = episode.answer
+    last = sentences(answer)[-1] if answer.strip() else None
+    finish = episode.rounds[-1].reply.finish_reason if episode.rounds else None
+    cut = (
+        f"the answer stops after {len(answer)} characters, mid-reply"
+        if last is not None
+        else "the reply has no text"
+    )
+    return (
+        FailureMode(
+            TRUNCATED,
+            f"the model hit its output token limit (finish reason {finish}, stop reason "
+            f"truncated): {cut}",
+            Evidence(
+                index,
+                last,
+                answer[last[0] : last[1]] if last is not None else None,
+                episode.pending_tool_calls[0] if episode.pending_tool_calls else None,
+            ),
+        ),
+    )
+
+
+def _answered_call(episode: Episode) -> ToolCall | None:
+    """The first call a tool answered with a result (no error, not empty; a handoff to
+    another agent is no result), or None."""
+    for r in episode.rounds:
+        for result in r.results:
+            text = result.content.strip()
+            if result.error is None and text not in ("", "null", "{}", "[]", '""'):
+                if not hands_off(result.call):
+                    return result.call
+    return None
+
+
 def classify(
     episode: Episode,
     judge: FormatJudge = FULL_JUDGE,
@@ -227,11 +265,15 @@ def classify(
     never executed is the strongest
     signal (no text: ``empty_answer``; text without a measured value: ``unfulfilled_promise``,
     whatever the text says, e.g. "retrying now"). Then the text: a promise by the intent grammar
-    (:func:`find_promise`), else ``no_measurement``. ``judge`` supplies the units (so with the
-    narrow judge "26度" is no measurement); ``measure`` is the question (or just its measure
-    name) whose values count as answering it, and whose day and places each value is grounded
-    against (:func:`toolreplay.judging.grounding.ground_answer`). Never raises for a well-formed
-    episode."""
+    (:func:`find_promise`; for a question with no measure, one no later sentence keeps,
+    :func:`find_unkept_promise`), else ``no_measurement`` (with no measure: ``declined`` for an
+    answer that only declines though a tool returned a result). An episode the token limit
+    ended is also ``truncated``, unless the question's expectations accept that stop reason.
+    ``judge`` supplies the units (so with the narrow judge "26度" is no measurement);
+    ``measure`` is the question (or just its measure name) whose values count as answering it,
+    whose day and places each value is grounded against
+    (:func:`toolreplay.judging.grounding.ground_answer`), and whose ``expect`` may accept a
+    stop reason. Never raises for a well-formed episode."""
     if episode.stop_reason == "error":
         return (_error(episode),)
     expect = Target.of(measure)
@@ -246,10 +288,11 @@ def classify(
             f"the model refused (stop reason {episode.stop_reason}){said}",
             Evidence(index, None, refusal, None),
         )
-        if not answer.strip():
-            return (refused,)
+    cut = _truncated(episode, index, measure)
+    if refusal is not None and not answer.strip():
+        return (refused, *cut)
     if not answer.strip():
-        return (_empty(episode, index),)
+        return (_empty(episode, index), *cut)
     vocab = judge.resolved_vocabulary()
     expect = expect.in_vocabulary(vocab)
     grounding = ground_answer(answer, episode.transcript, expect, judge.resolved_units(), vocab)
@@ -262,7 +305,10 @@ def classify(
     labels: list[FailureMode] = []
     of = f" of {expect.measure}" if expect.measure not in (None, NO_VALUE, ANY_MEASURE) else ""
     if not relevant:
-        promise = find_promise(answer)
+        unmeasured = expect.measure in (NO_VALUE, ANY_MEASURE)  # an answer need say something
+        promise = find_unkept_promise(answer) if unmeasured else find_promise(answer)
+        decline = find_decline(answer) if expect.measure == ANY_MEASURE else None
+        passed_over = _answered_call(episode) if decline is not None else None
         if pending:
             calls = ", ".join(_call_text(c) for c in pending)
             span = promise or (0, len(answer))
@@ -295,7 +341,17 @@ def classify(
                     Evidence(index, c.span, c.text, None),
                 )
             )
-        elif expect.measure not in (NO_VALUE, ANY_MEASURE):  # they need no measured value
+        elif decline is not None and passed_over is not None:
+            start, end = decline
+            labels.append(
+                FailureMode(
+                    DECLINED,
+                    "the answer declines to answer and says nothing else, though "
+                    f"{_call_text(passed_over)} returned a result",
+                    Evidence(index, decline, answer[start:end], passed_over),
+                )
+            )
+        elif not unmeasured:  # they need no measured value
             labels.append(
                 FailureMode(
                     NO_MEASUREMENT,
@@ -329,13 +385,13 @@ def classify(
         )
     if refusal:
         labels.append(refused)
-    return tuple(labels)
+    return (*labels, *cut)
 
 
 __all__ = [
-    "EMPTY_ANSWER", "ERROR", "FABRICATED_VALUE", "FAILURE_MODES", "NO_MEASUREMENT",
-    "UNFULFILLED_PROMISE", "WRONG_PLACE", "EpisodeError", "Evidence", "FailureMode", "ToolValue",
-    "classify", "final_index",
+    "DECLINED", "EMPTY_ANSWER", "ERROR", "FABRICATED_VALUE", "FAILURE_MODES", "NO_MEASUREMENT",
+    "REFUSAL", "TRUNCATED", "UNFULFILLED_PROMISE", "WRONG_PLACE", "EpisodeError", "Evidence",
+    "FailureMode", "ToolValue", "classify", "final_index",
     "find_promise", "mode_counts", "sentences", "tool_values",
 ]  # fmt: skip
 

@@ -105,8 +105,8 @@ _PARTS: tuple[tuple[str, str], ...] = (
             r"get(?:ting)?", r"retriev(?:e|ing)", r"find(?:ing)?", r"call(?:ing)?",
             r"verif(?:y|ying)", r"confirm(?:ing)?", r"pull(?:ing)?", r"grab(?:bing)?",
             r"gather(?:ing)?", r"obtain(?:ing)?", r"consult(?:ing)?", r"dig(?:ging)?",
-            r"look(?:ing)?(?=\s+(?:up|it up|that up|this up|them up|into|for))",
-            r"see(?=\s+(?:if|whether))",
+            r"look(?:ing)?(?=\s+(?:up|it up|that up|this up|them up|into|for)(?![A-Za-z]))",
+            r"see(?=\s+(?:if|whether)(?![A-Za-z]))",
         ),
     ),
     # Markers of intent and aspect: future (将, will, 'll), immediacy (马上, now), sequence
@@ -138,15 +138,54 @@ _CLAUSE_BREAK = re.compile(r"[，,；;：:]")
 #: What may open a clause before an announcing -ing verb ("Fetching...", "— Checking now").
 _OPENING = " \t\"'“”‘’*-–—…>#"
 
+#: Finite verbs (forms of be, have and do, modals, and the commonest verbs in the past or the
+#: third person) that make an English clause a statement: after an -ing verb that opens its
+#: clause, that verb is their subject ("Getting the s'mores right took finesse", "Finding a
+#: balance is key"), not an announcement; a clause holding one makes a later -ing clause of
+#: its sentence a participle of it ("People could populate it, getting a second opinion").
+_FINITE = re.compile(
+    _en(
+        "is", "are", "was", "were", "has", "have", "had", "does", "did", "can", "could",
+        "will", "would", "shall", "should", "may", "might", "must", "took", "takes", "made",
+        "makes", "gave", "gives", "went", "goes", "became", "becomes", "seems", "means",
+        "meant", "requires", "helps", "remains", "needs", "keeps", "kept", "brought",
+        "brings", "felt", "feels", "proves", "began", "begins", "allows", "involves",
+        "depends", "matters", "works", "costs", "saves", "leads", "led", "gets", "got",
+        "came", "comes", r"[a-z]+n[’']t",
+    ),
+    re.IGNORECASE,
+)
+
+#: Markers of the progressive: intent only beside an -ing verb ("I'm checking").
+_ASPECT = ("am", "are", "'m", "'re")
+
+#: Words that open a relative clause: a finite verb right after one is the relative clause's
+#: ("Fetching the data that is needed"), not the clause's own.
+_RELATIVE = ("that", "which", "who", "whom", "whose", "where", "when", "what")
+
+
+def _finite_in(text: str) -> bool:
+    """Whether ``text`` holds a finite verb of :data:`_FINITE` outside a relative clause."""
+    for m in _FINITE.finditer(text):
+        before = re.findall(r"[A-Za-z]+", text[: m.start()])
+        if not before or before[-1].lower() not in _RELATIVE:
+            return True
+    return False
+
 
 def _read_clause(clause: str, after_past: bool = False) -> tuple[int | None, bool, bool]:
-    """``(offset, conditional, past)`` for one clause: the offset of the look-up verb (or
+    """``(offset, conditional, finite)`` for one clause: the offset of the look-up verb (or
     waiting form) that makes it a promise, or None; whether it states a condition on the user
-    (which makes its whole sentence an offer, not a promise); and whether it is a finite past
-    with no mark of intent. ``after_past``: an earlier clause of the sentence was such a past,
-    so a clause opening with an -ing verb goes on in that past ("The searches were run,
-    querying the release notes"), not an announcement."""
-    subject_me = addressed = blocked = intent = gerund = past = temporal = False
+    (which makes its whole sentence an offer, not a promise); and whether it is a finite
+    statement (a past, or a finite verb of :data:`_FINITE`) with no mark of intent.
+    ``after_past``: an earlier clause of the sentence was such a statement, so a clause
+    opening with an -ing verb goes on in it ("The searches were run, querying the release
+    notes"; "People could populate it, getting a second opinion"), not an announcement. A
+    clause opening with an -ing verb that a finite verb follows is that verb's subject
+    ("Getting the s'mores right took finesse"), never an announcement."""
+    subject_me = addressed = blocked = intent = gerund = past = temporal = aspect = False
+    gerund_end = 0
+    progressive = False
     verb_at: int | None = None
     wait_at: int | None = None
     previous: re.Match[str] | None = None
@@ -175,6 +214,8 @@ def _read_clause(clause: str, after_past: bool = False) -> tuple[int | None, boo
             blocked = True
         elif kind == "me":
             subject_me = True
+        elif kind == "marker" and m.group().lower().replace("’", "'") in _ASPECT:
+            aspect = True  # the progressive only with an -ing verb: not "ideas that are to try"
         elif kind in ("letme", "marker"):
             intent = True
         elif kind == "past":
@@ -182,23 +223,28 @@ def _read_clause(clause: str, after_past: bool = False) -> tuple[int | None, boo
         elif kind in ("verb", "back") and verb_at is None:
             verb_at = m.start()
             word = m.group().lower()
-            if word.isascii() and word.endswith("ing"):
+            progressive = word.isascii() and word.endswith("ing")
+            if progressive:
                 if not clause[: m.start()].strip(_OPENING):
                     gerund = True  # a clause that opens with it: "Fetching the forecast..."
+                    gerund_end = m.end()
             elif word.isascii() and not (subject_me or intent):
                 addressed = True  # an English imperative ("Try again later") is advice
         previous = m
-    finite_past = past and not intent and wait_at is None
+    intent = intent or (aspect and progressive)
+    finite = (past or _finite_in(clause)) and not intent and wait_at is None
     if temporal and not subject_me:
         return None, True, False
     if wait_at is not None:
         return wait_at, False, False
+    if gerund and _finite_in(clause[gerund_end:]):
+        return None, False, True  # a gerund subject: "Getting it right took finesse"
     retry = verb_at is not None and clause[verb_at : verb_at + 2].lower() == "re"
     if gerund and not past and (not after_past or retry):
         intent = True
     if verb_at is None or addressed or blocked or not intent:
-        return None, False, finite_past
-    return verb_at, False, finite_past
+        return None, False, finite
+    return verb_at, False, finite
 
 
 # A sentence ends at Chinese or English end punctuation or a line break. A full stop ends one
@@ -264,27 +310,34 @@ _FAILED = re.compile(
 )
 
 
+def promised(text: str, start: int, end: int) -> bool:
+    """Whether the sentence ``text[start:end]`` (a span of :func:`sentences`) announces a
+    look-up still to be taken (the grammar above). Questions, sentences with a clause that
+    puts a condition on the user (an offer), and the items of a list introduced as advice to
+    the user (``I recommend:``, ``you would need to:``) never do."""
+    sentence = text[start:end]
+    if sentence.rstrip().endswith(("?", "？")) or _advice_item(text, start):
+        return False
+    found = after_past = False
+    for part in _CLAUSE_BREAK.split(sentence):
+        at, conditional, past = _read_clause(part, after_past)
+        if conditional:
+            return False
+        found = found or at is not None
+        after_past = after_past or (past and not _FAILED.search(part))
+    return found
+
+
+def offers(sentence: str) -> bool:
+    """Whether ``sentence`` has a clause that puts a condition on the user (an offer: "If you
+    like, I can check again", "Let me know which city")."""
+    return any(_read_clause(part)[1] for part in _CLAUSE_BREAK.split(sentence))
+
+
 def find_promise(text: str) -> tuple[int, int] | None:
     """The span of the first sentence of ``text`` that announces a look-up still to be taken
-    (the grammar above), or None. Questions, sentences with a clause that puts a condition
-    on the user (an offer), and the items of a list introduced as advice to the user
-    (``I recommend:``, ``you would need to:``) are never promises."""
+    (:func:`promised`), or None."""
     for start, end in sentences(text):
-        sentence = text[start:end]
-        if sentence.rstrip().endswith(("?", "？")) or _advice_item(text, start):
-            continue
-        promised = after_past = False
-        for part in _CLAUSE_BREAK.split(sentence):
-            at, conditional, past = _read_clause(part, after_past)
-            if conditional:
-                promised = False
-                break
-            promised = promised or at is not None
-            after_past = after_past or (past and not _FAILED.search(part))
-        if promised:
+        if promised(text, start, end):
             return start, end
     return None
-
-
-
-

@@ -10,7 +10,9 @@ FAILURE_MODES: dict[str, str] = {
     "unfulfilled_promise": "Unfulfilled promise",
     "fabricated_value": "Fabricated value",
     "no_measurement": "No measurement",
+    "declined": "Declined",
     "refusal": "Refusal",
+    "truncated": "Truncated",
 }
 
 

@@ -113,8 +113,8 @@ class FailureModeRecord(RecordModel):
     """One label from the failure classifier (:mod:`toolreplay.judging.failures`)."""
 
     mode: str = Field(
-        description="empty_answer, unfulfilled_promise, fabricated_value, no_measurement, "
-        "refusal, error, ..."
+        description="empty_answer, unfulfilled_promise, fabricated_value, wrong_place, "
+        "no_measurement, declined, refusal, truncated, error"
     )
     explanation: str | None = Field(None, description="One sentence: why the label applies.")
     evidence: Evidence | None = Field(None, description="Where it shows; null when nowhere.")

@@ -38,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "WireRound": "interactions",
     "episode_from_interactions": "reader",
     "episodes_from_interactions": "reader",
+    "hands_off": "reader",
     "event_chunks": "stream",
     "model_endpoint": "reader",
     "SentSettings": "request_settings",

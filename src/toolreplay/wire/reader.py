@@ -251,7 +251,7 @@ HANDOFF_PREFIX = "transfer_to"
 ADK_HANDOFF = "transfer_to_agent"
 
 
-def _hands_off(call: ToolCall) -> bool:
+def hands_off(call: ToolCall) -> bool:
     """Whether a tool call is a handoff to another agent: named :data:`HANDOFF_PREFIX`… with
     no arguments (``{}``), or ADK's :data:`ADK_HANDOFF`; a ``transfer_to_savings(amount=…)``
     of a banking agent's is an ordinary tool."""
@@ -277,7 +277,7 @@ def _stop_reason(rounds: Sequence[Round], replies_ok: bool, handed_off: bool = F
     or ``filtered`` (its finish reason), ``converged`` (no tool calls, tools offered),
     ``converged`` also when no request offered tools at all (a plain chat) and when the last
     request came from another agent (``handed_off``: the round before called a handoff tool,
-    :func:`_hands_off`, and the system prompt or instructions changed: an agent with no
+    :func:`hands_off`, and the system prompt or instructions changed: an agent with no
     tools answered), ``repeated``
     (tools withheld after a round repeating the calls of one of the two before it),
     ``max_rounds`` otherwise (calls left unanswered, or tools withheld from the same agent).
@@ -343,7 +343,7 @@ def _episode(
         transcript.append(final.to_message())
     handed_off = (
         len(rounds) > 1
-        and any(_hands_off(c) for c in rounds[-2].reply.tool_calls)
+        and any(hands_off(c) for c in rounds[-2].reply.tool_calls)
         and _system(read[asked[-1]].request.messages) != _system(read[asked[-2]].request.messages)
     )
     stop = _stop_reason(rounds, error is None, handed_off)
@@ -472,6 +472,7 @@ __all__ = [
     "PROTOCOLS",
     "episode_from_interactions",
     "episodes_from_interactions",
+    "hands_off",
     "model_endpoint",
     "no_episode_error",
     "protocol_of",
