@@ -200,3 +200,62 @@ def test_mutation_workers_end_with_the_command_on_a_signal(tmp_path, sig, comman
     while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
+
+
+MUTATE_HANG_ONE = """
+import os
+import time
+
+import toolreplay.mutation.run as m
+
+_real = m._one
+
+
+def _one(job):
+    episode = job[0]
+    if (episode.configuration, episode.question_id, episode.trial) == (
+        "single+oneshot", "ningde", 1
+    ):
+        open(os.path.join(os.environ["READY_DIR"], str(os.getpid())), "w").close()
+        time.sleep(600)  # one worker busy; the other ends its work and waits, idle
+    return _real(job)
+
+
+m._one = _one
+"""
+
+
+def test_ctrl_c_with_an_idle_mutation_worker_prints_no_traceback(tmp_path):
+    """Ctrl-C while one worker is busy and the other waits for work: a waiting worker used to
+    raise KeyboardInterrupt in the pool's queue and print its traceback (workers now leave
+    SIGINT to the parent, which stops them)."""
+    (tmp_path / "hook").mkdir()
+    (tmp_path / "hook" / "sitecustomize.py").write_text(MUTATE_HANG_ONE, encoding="utf-8")
+    ready = tmp_path / "ready"
+    ready.mkdir()
+    env = {
+        **os.environ,
+        "READY_DIR": str(ready),
+        "PYTHONPATH": os.pathsep.join([str(tmp_path / "hook"), str(REPO / "src")]),
+    }
+    argv = ["mutate", "--workers", "2", "--questions", "ningde,beijing"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolreplay", *argv], cwd=REPO, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not list(ready.iterdir()) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    assert list(ready.iterdir()), proc.communicate()
+    time.sleep(3)  # the other worker finishes every other episode and waits
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
+        pytest.fail(f"the command did not answer the signal:\n{err}")
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip().splitlines() == [
+        "error: interrupted; nothing was written"
+    ]

@@ -118,3 +118,59 @@ def test_conversation_questions_by_text_then_in_order():
         "B?": b, "Z?": a, "C?": other,
     }  # fmt: skip
     assert conversation_questions(suite, "test_y", ["A?", "Q?"]) == {"A?": a, "Q?": None}
+
+
+def _prefixed(folder: Path, module: str, stem: str, prefix: str, *names: str) -> Path:
+    """A cassette of ``names`` whose user messages start with ``prefix`` (a prompt template
+    that differs per repeat or per arm)."""
+    interactions = [i for name in names for i in _load(name)]
+    for interaction in interactions:
+        body = interaction["request"].get("parsed_body") or {}
+        for message in body.get("messages", []):
+            if message.get("role") == "user" and isinstance(message.get("content"), str):
+                message["content"] = prefix + message["content"]
+    (folder / module).mkdir(exist_ok=True)
+    path = folder / module / f"{stem}.yaml"
+    path.write_text(yaml.safe_dump({"interactions": interactions}), encoding="utf-8")
+    return path
+
+
+def test_repeats_whose_prompt_carries_a_timestamp_stay_trials_of_one_question(tmp_path):
+    paths = [
+        _prefixed(tmp_path, "test_agent", f"test_w[{n}]", f"[now: 2025-01-0{n + 1}] ", TOOL_CALL)
+        for n in range(3)
+    ]
+    suite = suite_from_tests(paths)
+    assert [q.id for q in suite.questions] == ["test_w"]
+    found = read_suite_folder(tmp_path, suite)
+    assert [(e.question_id, e.trial) for e in found.episodes] == [
+        ("test_w", 1), ("test_w", 2), ("test_w", 3),
+    ]  # fmt: skip
+    assert found.trials == 3
+
+
+def test_the_same_test_in_two_arms_with_different_templates_answers_one_question(tmp_path):
+    paths = [
+        _prefixed(tmp_path, "test_baseline", "test_w", "", TOOL_CALL),
+        _prefixed(tmp_path, "test_candidate", "test_w", "Answer briefly. ", TOOL_CALL),
+    ]
+    suite = suite_from_tests(paths)
+    assert [q.id for q in suite.questions] == ["test_w"]
+    found = read_suite_folder(tmp_path, suite)
+    assert [(e.configuration, e.question_id) for e in found.episodes] == [
+        ("test_baseline", "test_w"), ("test_candidate", "test_w"),
+    ]  # fmt: skip
+
+
+def test_varied_repeats_of_two_conversations_map_by_position(tmp_path):
+    paths = [
+        _prefixed(tmp_path, "test_agent", f"test_two[{n}]", f"run {n}: ", TOOL_CALL, STREAM)
+        for n in range(2)
+    ]
+    suite = suite_from_tests(paths)
+    assert [q.id for q in suite.questions] == ["test_two", "test_two~2"]
+    found = read_suite_folder(tmp_path, suite)
+    assert sorted((e.question_id, e.trial, e.question[:6]) for e in found.episodes) == [
+        ("test_two", 1, "run 0:"), ("test_two", 2, "run 1:"),
+        ("test_two~2", 1, "run 0:"), ("test_two~2", 2, "run 1:"),
+    ]  # fmt: skip

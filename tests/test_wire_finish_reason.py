@@ -161,3 +161,15 @@ def test_the_hosts_do_not_call_an_unnamed_stop_converged():
     for run in (run_loop, run_single):
         assert run(ScriptedModel([unnamed]), toolset, messages).stop_reason == "unknown"
         assert run(ScriptedModel([named]), toolset, messages).stop_reason == "converged"
+
+
+@pytest.mark.parametrize("finish", [None, "", "absent"])
+def test_an_in_process_reply_without_finish_reason_reads_unknown_as_over_http(finish):
+    from toolreplay.models.inprocess import reply_from_completion
+
+    choice: dict = {"index": 0, "message": {"role": "assistant", "content": "Sunny."}}
+    if finish != "absent":
+        choice["finish_reason"] = finish
+    assert reply_from_completion({"choices": [choice]}).finish_reason == "unknown"
+    choice["finish_reason"] = "length"
+    assert reply_from_completion({"choices": [choice]}).finish_reason == "length"

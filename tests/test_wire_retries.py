@@ -14,6 +14,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from toolreplay.evaluation.wire import suite_from_tests
@@ -123,3 +124,24 @@ def test_a_retried_request_is_one_trial_of_its_test(tmp_path):
     (episode,) = found.episodes
     assert episode.trial == 1 and episode.stop_reason == "converged"
     assert found.trials == 1 and len(episode.faults) == 2
+
+
+@pytest.mark.parametrize("code", [400, 401, 403, 404, 422])
+def test_the_same_request_after_a_client_error_is_another_episode(code):
+    """No SDK retries a 400, 401, 403, 404 or 422: the same conversation sent again is the
+    test asking anew (a trial that failed, then one that did not), two episodes."""
+    recorded = _load("pydantic-ai-openai-tool-call.yaml")
+    invalid = {"error": {"message": "Invalid 'tools[0]'", "type": "invalid_request_error"}}
+    wires = read_wire_episodes([_failed(recorded[0], code, invalid), *recorded])
+    assert [w.episode.stop_reason for w in wires] == ["error", "converged"]
+    assert str(code) in (wires[0].episode.error or "")
+    assert not wires[1].episode.faults
+
+
+@pytest.mark.parametrize("code", [408, 409, 429, 500, 502, 503, 504, 529])
+def test_every_status_an_sdk_retries_keeps_the_retry_in_its_episode(code):
+    recorded = _load("pydantic-ai-openai-tool-call.yaml")
+    (wire,) = read_wire_episodes([_failed(recorded[0], code, UNAVAILABLE), *recorded])
+    assert wire.episode.stop_reason == "converged"
+    (fault,) = wire.episode.faults
+    assert str(code) in fault

@@ -155,3 +155,39 @@ def test_a_real_chat_completions_run_whose_last_round_forbids_calls():
     assert [r.tools_offered for r in after.episode.rounds] == [True, False]
     assert after.episode.stop_reason == "max_rounds"
     assert after.episode.answer == before.episode.answer
+
+
+@pytest.mark.parametrize(
+    ("legacy", "mode"), [("none", "none"), ("auto", "auto"), ({"name": "weather"}, "named")]
+)
+def test_chat_completions_legacy_function_call_reads_as_a_tool_choice(legacy, mode):
+    """The legacy ``functions`` + ``function_call`` form: the reader, the sent settings the
+    audit compares and the mode agree on whether the tools were offered."""
+    body = {
+        "model": "gpt-3.5-turbo",
+        "messages": [{"role": "user", "content": "Weather in Paris?"}],
+        "functions": [{"name": "weather", "parameters": _SCHEMA}],
+        "function_call": legacy,
+    }
+    reply = {"choices": [{"index": 0, "finish_reason": "stop",
+                          "message": {"role": "assistant", "content": "Sunny."}}]}  # fmt: skip
+    (exchange,) = read_exchanges(
+        [_interaction("https://api.openai.com/v1/chat/completions", body, reply)]
+    )
+    assert tool_choice_mode(exchange.request_body) == mode
+    request = protocol_of(exchange).request(exchange, {})
+    settings = sent_settings(exchange)
+    assert request.tools_offered is (mode != "none")
+    assert settings.tools_offered is request.tools_offered
+
+
+@pytest.mark.parametrize("provider", ["chat-completions", "responses", "anthropic"])
+def test_the_stand_in_gets_no_tool_when_the_choice_is_none(provider):
+    """The stand-in (serving Chat Completions, Responses and Anthropic requests) hands the
+    tools to its policy only when they may be called, in every protocol's form of none."""
+    from toolreplay.runs.standin_protocols import chat_body
+
+    build, none, auto, _ = PROVIDERS[provider]
+    for choice, offered in ((none, False), (auto, True)):
+        body = json.loads(build(choice)["request"]["body"])
+        assert ("tools" in chat_body(body)) is offered, (provider, choice)

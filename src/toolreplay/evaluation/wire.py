@@ -90,17 +90,21 @@ def suite_from_tests(
     expectations: Mapping[str, Sequence[Any]] | None = None,
     name: str = "pytest-session",
 ) -> EvalSuite:
-    """An eval file for test-recorded cassettes without one: one question per conversation of
-    each test id (see :func:`test_question`): per distinct first user message of its
-    cassettes' episodes, in order, the first named as the test (``test_x``), the next
-    ``test_x~2``, ``test_x~3``..., its text that message (the test id when no cassette of
-    the test can be read), so that two different conversations of one test are never
-    trials of one question (:func:`toolreplay.runs.suite_folder.conversation_questions`
-    gives each its own); nothing to measure (so an answer passes unless a failure mode
-    fails it: an empty answer, an unfulfilled promise, a fabricated value...), its
-    expectations from ``expectations`` (keyed by test function name or by question, in the
-    eval file's ``expect:`` forms, e.g. a test's ``@pytest.mark.toolreplay_expect``
-    marker). :class:`SourceError` for a cassette that cannot be read."""
+    """An eval file for test-recorded cassettes without one: one question per conversation of each
+    test id (see :func:`test_question`): as many as the most different conversations (first user
+    messages) any one cassette of the test holds, the first named as the test (``test_x``), the
+    next ``test_x~2``, ``test_x~3``..., the n-th one's text the n-th conversation of the first
+    cassette holding n (the test id when no cassette of the test can be read). Two different
+    conversations of one cassette are never trials of one question; the cassettes of one test id
+    (its repeats, and the same test in other configurations) are trials of the same questions by
+    position even when their prompts differ (a timestamp, a template per arm):
+    :func:`toolreplay.runs.suite_folder.conversation_questions` maps each conversation by text,
+    else to the first question not yet taken in its cassette; nothing to measure (so an answer
+    passes unless a failure mode fails it: an empty answer, an unfulfilled promise, a fabricated
+    value...), its expectations from ``expectations`` (keyed by test function name or by
+    question, in the eval file's ``expect:`` forms, e.g. a test's
+    ``@pytest.mark.toolreplay_expect`` marker). :class:`SourceError` for a cassette that cannot
+    be read."""
     from toolreplay.cassettes import load_recorded
     from toolreplay.evals import parse_expectations
     from toolreplay.wire.reader import read_wire_episodes
@@ -110,13 +114,14 @@ def suite_from_tests(
         by_question.setdefault(test_question(path.stem), []).append(path)
     questions = []
     for question, paths in by_question.items():
-        texts: dict[str, None] = {}  # the test's conversations, by question, in order
+        texts: list[str] = []  # the n-th conversation of the first cassette holding n
         for path in paths:
             try:
                 wire = read_wire_episodes(load_recorded(path))
             except (CassetteError, ValueError):
                 wire = []
-            texts.update(dict.fromkeys(w.episode.question for w in wire))
+            mine = list(dict.fromkeys(w.episode.question for w in wire))
+            texts.extend(mine[len(texts) :])
         function = question.split("[", 1)[0]
         expect = (expectations or {}).get(question) or (expectations or {}).get(function) or ()
         for n, text in enumerate(texts or [question], start=1):

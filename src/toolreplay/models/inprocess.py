@@ -19,7 +19,7 @@ from typing import Any
 
 from toolreplay.evals import EvalSuite
 from toolreplay.models.scripted import ScriptedModel
-from toolreplay.wire.episode import Message, ModelReply, ToolCall, Usage
+from toolreplay.wire.episode import NO_FINISH_REASON, Message, ModelReply, ToolCall, Usage
 
 __all__ = ["ScriptedModel", "StandinModel", "reply_from_completion"]
 
@@ -28,7 +28,9 @@ def reply_from_completion(body: Mapping[str, Any]) -> ModelReply:
     """The first choice of a chat-completions response body as a :class:`ModelReply`.
 
     Tool calls keep their ``id`` and their ``arguments`` string (a dict is JSON-encoded); a
-    missing ``usage`` counts as zero tokens. Raises :class:`ValueError` when the body has no
+    missing ``usage`` counts as zero tokens; a missing or null ``finish_reason`` reads
+    :data:`~toolreplay.wire.episode.NO_FINISH_REASON` (``unknown``), as over HTTP. Raises
+    :class:`ValueError` when the body has no
     choice."""
     choices = body.get("choices") or []
     if not choices:
@@ -48,7 +50,7 @@ def reply_from_completion(body: Mapping[str, Any]) -> ModelReply:
     return ModelReply(
         message.get("content"),
         tuple(calls),
-        choice.get("finish_reason") or "stop",
+        choice.get("finish_reason") or NO_FINISH_REASON,
         Usage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))),
     )
 

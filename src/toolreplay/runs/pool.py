@@ -130,10 +130,13 @@ def end_with_parent() -> None:
     """In a worker process, as it starts: SIGTERM ends it (the default action, not the
     parent's handler it inherited by fork), and on Linux so does its parent's end, however
     the parent ends (SIGKILL included: the parent-death signal); elsewhere the pool's own
-    shutdown ends it."""
+    shutdown ends it. SIGINT (Ctrl-C, sent to the whole process group) is ignored: the
+    parent answers it and stops every worker (:func:`watched_map`), so no worker, busy or
+    waiting for work, prints a traceback of its own."""
     import signal
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform == "linux":
         try:
             import ctypes
@@ -167,8 +170,13 @@ def _died(
     episode = f"while {doing} episode {key}" if key else "before it took an episode"
     return WorkerDied(
         f"a {_WORKER[doing]} (pid {p.pid}) {_how(p.exitcode)} {episode}; the run was stopped "
-        "and nothing was written (replay it alone with --workers 1 to see if it fails again)"
+        f"and nothing was written ({_AGAIN[doing]} it alone with --workers 1 to see if it "
+        "fails again)"
     )
+
+
+#: How to try a worker's episode again, by what the workers did.
+_AGAIN = {"replaying": "replay", "mutating": "mutate"}
 
 
 __all__ = ["POLL_S", "WorkerDied", "end_with_parent", "watched_map"]

@@ -38,6 +38,7 @@ from typing import Any
 
 from toolreplay.doubles import Script, conversation, scripted_chat_server
 from toolreplay.studies import ChatPolicy
+from toolreplay.wire import calls_forbidden
 
 
 class StandinReplyError(ValueError):
@@ -70,11 +71,10 @@ def chat_tool(tool: Any) -> dict[str, Any] | None:
 
 
 def _tools_offered(body: Mapping[str, Any]) -> bool:
-    """Whether the request lets the model call a tool: tools given, and not Anthropic's
-    ``tool_choice: {"type": "none"}`` (tools declared, none callable)."""
-    choice = body.get("tool_choice")
-    withheld = isinstance(choice, Mapping) and choice.get("type") == "none"
-    return bool(body.get("tools")) and not withheld
+    """Whether the request lets the model call a tool: tools given, and no tool choice
+    ``none`` in its protocol's form (tools declared, none callable:
+    :func:`~toolreplay.wire.calls_forbidden`)."""
+    return bool(body.get("tools")) and not calls_forbidden(body)
 
 
 def chat_body(body: Mapping[str, Any]) -> dict[str, Any]:

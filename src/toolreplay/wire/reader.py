@@ -106,12 +106,22 @@ def _continues(previous: Sequence[Any], current: Sequence[Any]) -> bool:
 
 def _retries(previous: _Read, current: _Read) -> bool:
     """Whether ``current`` is the program sending ``previous`` again because its reply was
-    unusable (an error status such as 429, 500 or 503, a stream cut off...): the same
-    conversation, re-sent after a reply that is a fault. An SDK's retry, not a new
-    episode."""
-    return isinstance(previous.reply, ModelReplyError) and (
-        current.request.messages == previous.request.messages
-    )
+    unusable in a way worth retrying (a status SDKs retry: 408, 409, 429, 5xx; no
+    response; a stream cut off or a body that could not be read): the same conversation,
+    re-sent after such a fault. An SDK's retry, not a new episode. After any other client
+    error (400, 401, 403, 404, 422...) no SDK retries, so the same conversation sent again
+    is a new episode (a test that caught the error and asked again)."""
+    if not isinstance(previous.reply, ModelReplyError):
+        return False
+    status = previous.reply.status
+    if status is not None and 400 <= status < 500 and status not in _RETRIED_CLIENT_ERRORS:
+        return False
+    return current.request.messages == previous.request.messages
+
+
+#: The 4xx statuses the model SDKs retry (openai, anthropic, google-genai: timeout,
+#: conflict, rate limit); every 5xx is retried as well.
+_RETRIED_CLIENT_ERRORS = frozenset({408, 409, 429})
 
 
 def _read(exchanges: Sequence[Exchange]) -> tuple[dict[int, _Read], set[int]]:

@@ -61,7 +61,11 @@ def sent_settings(exchange: Exchange) -> SentSettings:
             m.get("content") for m in messages if m.get("role") in ("system", "developer")
         )
     config = body.get("toolConfig")
-    tools = body.get("tools") or (config.get("tools") if isinstance(config, dict) else None)
+    tools = (
+        body.get("tools")
+        or body.get("functions")  # Chat Completions' legacy function declarations
+        or (config.get("tools") if isinstance(config, dict) else None)
+    )
     return SentSettings(
         model_endpoint(exchange)[1],
         _temperature(body),

@@ -13,7 +13,9 @@ The forms read:
 ============================  =========================================================
 Chat Completions, Responses    ``tool_choice``: ``"none"``, ``"auto"``, ``"required"``, or
                                a named function (``{"type": "function", ...}``); the
-                               Responses ``{"type": "allowed_tools", "mode": ...}``
+                               Responses ``{"type": "allowed_tools", "mode": ...}``;
+                               Chat Completions' legacy ``function_call``: ``"none"``,
+                               ``"auto"``, ``{"name": ...}``
 Anthropic Messages             ``tool_choice``: ``{"type": "none" | "auto" | "any" |
                                "tool"}``
 Gemini                         ``toolConfig.functionCallingConfig.mode`` (or
@@ -72,6 +74,10 @@ def tool_choice_mode(body: Any) -> ToolChoiceMode | None:
     if not isinstance(body, Mapping):
         return None
     choice = body.get("tool_choice")
+    if choice is None:  # Chat Completions' legacy form: "none", "auto" or {"name": ...}
+        choice = body.get("function_call")
+        if isinstance(choice, Mapping) and "name" in choice:
+            return "named"
     if isinstance(choice, str):
         return _word(choice)
     if isinstance(choice, Mapping):
