@@ -54,10 +54,14 @@ def _rows(
     found: SuiteFolder, suite: EvalSuite, judge: Judge, passed: Mapping[str, bool]
 ) -> AuditTable:
     """One row per configuration (test module) over the questions its tests asked, as the
-    scorecard counts them: a question another module's tests ask is not missing from it."""
+    scorecard counts them: a question another module's tests ask is not missing from it. A
+    module no episode was read for has no row (a 0/0 would read as a result): the completeness
+    check names its cassettes not read."""
     rows = []
     for name in found.configurations:
         eps = [e for e in found.episodes if e.trial == 1 and e.configuration == name]
+        if not eps:
+            continue
         by_q = {e.question_id: e for e in eps}
         asked = [q for q in suite.questions if q.id in by_q]
         rows.append(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from toolreplay.report.summary import without_empty
 from toolreplay.results.format import Results, as_results
 
 if TYPE_CHECKING:  # rich is imported when a table is built, not when this module is
@@ -23,18 +24,31 @@ __all__ = [
 ]  # fmt: skip
 
 
+def _read(results: Results | Mapping[str, Any]) -> tuple[Results, list[str]]:
+    """The results without the configurations no episode was read for, and their names (a
+    test module whose cassettes all failed to be read): named under the table, as the report
+    does (:func:`toolreplay.report.summary.without_empty`), not a 0/0 row."""
+    return without_empty(as_results(results))
+
+
 def summary_table(results: Results | Mapping[str, Any], width: int = 80) -> Table:
     """One row per configuration: passed/total, average rounds and tool calls, stop reasons
     and failure modes (one per line, no vertical rules). ``width``: the terminal's columns;
-    under 80 only configuration, passed and rounds are shown. Raises
+    under 80 only configuration, passed and rounds are shown. A configuration no episode was
+    read for has no row: the caption names it. Raises
     :class:`~toolreplay.results.format.ResultsError` when a mapping does not validate."""
     from rich import box
     from rich.table import Table
 
-    doc = as_results(results)
+    doc, empty = _read(results)
     prov = doc.provenance
     table = Table(
         title=f"cassette set: {doc.cassette_set} ({prov.provenance}, model {prov.model})",
+        caption=f"no row for {', '.join(empty)}: no episode was read from "
+        f"{'its' if len(empty) == 1 else 'their'} cassettes"
+        if empty
+        else None,
+        caption_justify="left",
         box=box.SIMPLE_HEAD,
         show_edge=False,
         pad_edge=False,
@@ -73,7 +87,7 @@ def trials_table(results: Results | Mapping[str, Any], width: int = 80) -> Table
     from rich import box
     from rich.table import Table
 
-    doc = as_results(results)
+    doc = _read(results)[0]
     n = 1 if doc.trials is None else doc.trials
     uneven = any((n if c.trials is None else c.trials) < n for c in doc.configurations)
     title = f"consistency over {n} trial(s) per configuration × question"
@@ -114,7 +128,7 @@ def interval_lines(results: Results | Mapping[str, Any]) -> list[str]:
     configuration has the same, else at the end of each line; ``[]`` when no configuration has
     an interval (results of an older run)."""
     rows: list[tuple[str, list[tuple[str, float, Any]]]] = []
-    for c in as_results(results).configurations:
+    for c in _read(results)[0].configurations:
         hat, spans = c.pass_hat_k or {}, c.pass_hat_k_interval or {}
         ks = sorted((k for k in hat if k in spans), key=int)
         if ks:  # 1 and n, once when n is 1

@@ -7,11 +7,12 @@ links from each failed transcript to the previous and next failed one.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from toolreplay.report.summary import question_trials
 from toolreplay.results.format import EpisodeResult, Results
 
 
@@ -91,7 +92,9 @@ def _set_folder(cassette: str, cassette_set: str) -> tuple[str | None, str]:
     return None, cassette_set
 
 
-def replay_command(record: EpisodeResult, results: Results) -> dict[str, str] | None:
+def replay_command(
+    record: EpisodeResult, results: Results, counts: Mapping[tuple[str, str], int] | None = None
+) -> dict[str, str] | None:
     """The command that replays just this episode, ``{"command", "note"}``: for a test
     suite's episode whose test is known as a node id, ``pytest <test id>``; else
     ``toolreplay run`` selecting its configuration and question (``--configurations``,
@@ -119,22 +122,38 @@ def replay_command(record: EpisodeResult, results: Results) -> dict[str, str] | 
         "--questions", record.question_id,
         "--out", "reports/replay",
     ]  # fmt: skip
-    trials = max(results.trials or 1, 1)
+    trials = _trials_of(record, results, counts)
     note = "replays this configuration × question"
     if trials > 1:
         note += f" (all {trials} trials: toolreplay run has no option for one trial)"
     return {"command": shlex.join(words), "note": note}
 
 
-def origin_view(t: Transcript, results: Results) -> dict[str, Any]:
-    """A transcript's heading facts: ``{"trial", "trials" (the set's trial count), "streamed"
-    (its replies were streamed), "test_id", "cassette", "replay"}`` (:func:`replay_command`;
-    None when unknown)."""
+def _trials_of(
+    record: EpisodeResult, results: Results, counts: Mapping[tuple[str, str], int] | None
+) -> int:
+    """Trials of the record's configuration × question (a suite's questions need not have
+    the same count); the set's count when results do not say."""
+    if counts is None:
+        counts = question_trials(results)
+    found = counts.get((record.configuration, record.question_id))
+    return found if found else max(results.trials or 1, 1)
+
+
+def origin_view(
+    t: Transcript, results: Results, counts: Mapping[tuple[str, str], int] | None = None
+) -> dict[str, Any]:
+    """A transcript's heading facts: ``{"trial", "trials" (its configuration × question's
+    trial count), "streamed" (its replies were streamed), "test_id", "cassette", "replay"}``
+    (:func:`replay_command`; None when unknown). ``counts``:
+    :func:`~toolreplay.report.summary.question_trials`, worked out once by the caller."""
+    if counts is None:
+        counts = question_trials(results)
     return {
         "trial": t.trial,
-        "trials": max(results.trials or 1, 1),
+        "trials": _trials_of(t.record, results, counts),
         "streamed": t.record.streamed is True,
         "test_id": t.record.test_id,
         "cassette": t.record.cassette,
-        "replay": replay_command(t.record, results),
+        "replay": replay_command(t.record, results, counts),
     }

@@ -26,9 +26,9 @@ Guarantees:
 
 * **Self-contained**: inline CSS and one small inline script (sorting, search and filters with
   their state in the URL fragment, expand/collapse, opening a linked transcript, expanding
-  everything for printing; the page reads fully without it);
-  no CDN, no external fonts or images. A Content-Security-Policy ``<meta>`` allows only those two
-  inline blocks (by hash), so even text that slipped through escaping could not run or load.
+  everything for printing; the page reads fully without it); no CDN, no external fonts or
+  images. A Content-Security-Policy ``<meta>`` allows only those two inline blocks (by hash),
+  so even text that slipped through escaping could not run or load.
 * **Escaped**: the Jinja2 environment autoescapes everything; model output, tool output and
   cassette content only ever reach the page as escaped text. No JSON is embedded in a script.
 * **Deterministic**: the page is a function of the results only (no clock, no random ids, input
@@ -54,9 +54,8 @@ reported as *not run* when absent (never as a pass):
 * ``results.mutation`` (``toolreplay run --mutate``): the eval file's mutation score, its
   tables per configuration and per check, and the surviving mutants linked to their
   transcripts, in a "Mutation score" section (left out when absent).
-* ``results.fidelity``: its ``checks`` (name, passed, not_applicable, explanation,
-  evidence lines), ``tables`` by key (title, rows of name, passed, total) and ``ablations``
-  (heuristic, configuration, passed, total, flips of question_id, from, to).
+* ``results.fidelity``: its ``checks``, ``tables`` and ``ablations``
+  (:mod:`toolreplay.report.fidelity`).
 """
 
 from __future__ import annotations
@@ -100,6 +99,7 @@ from toolreplay.report.summary import (
     over_trials_view,
     trial_count_of,
     verdict_view,
+    without_empty,
 )
 from toolreplay.report.table import LARGE_RUN, episode_rows, gallery, matrix
 from toolreplay.report.templating import page_environment
@@ -430,19 +430,18 @@ def build_page(
     validate): ``{"title", "header", "verdict", "scorecard" (the first screen,
     :mod:`toolreplay.report.scorecard`), "grid", "metrics", "charts", "charts_more"
     (:mod:`toolreplay.report.charts`), "episodes" (the episode table), "matrix" (questions ×
-    configurations), "gallery", "fidelity",
-    "transcripts" (every trial's that results keep), "transcript_count",
+    configurations), "gallery", "fidelity", "transcripts" (every trial's), "transcript_count",
     "trial_transcripts" (whether later trials have theirs), "trials", "filters", "compare",
-    "mutation" (:mod:`toolreplay.report.mutation`, None without results' ``mutation``),
-    "large", "lean", "system", "tx"}`` (plain dicts and lists; an episode's expectations as
-    their models). ``compare`` is an earlier run to compare with (None: no comparison
-    section). A run of more than :data:`~toolreplay.report.table.LARGE_RUN` episodes is
-    ``large`` (a compact matrix); one of more than that many transcripts is ``lean``
-    (:func:`splits_transcripts`: lean transcripts, the set's shared system prompt shown
-    once, and on a page of their own when written to a file). ``table`` False leaves the
-    episode table and the matrix out (``episodes`` empty, ``matrix`` None: a page that does not
-    show them); ``table`` is the file name of the page holding them, set by the caller ("")."""
-    results = as_results(results)
+    "mutation" (:mod:`toolreplay.report.mutation`, None without results' ``mutation``), "large",
+    "empty" (configurations without an episode, named, not in the tables), "lean", "system",
+    "tx"}`` (plain dicts and lists; expectations as their models). ``compare``: an earlier run
+    to compare with (None: no comparison section). A run of more than
+    :data:`~toolreplay.report.table.LARGE_RUN` episodes is ``large`` (a compact matrix); one of
+    more than that many transcripts is ``lean`` (:func:`splits_transcripts`: lean transcripts,
+    the set's shared system prompt shown once, and on a page of their own when written to a
+    file). ``table`` False leaves the episode table and the matrix out (``episodes`` empty,
+    ``matrix`` None); ``table`` is the file name of the page holding them (the caller's)."""
+    results, empty = without_empty(as_results(results))  # empty: named, not a 0/0 row
     episodes = list(results.episodes)
     anchors = episode_anchors(episodes)
     kept = kept_trials(episodes, anchors, results.trial_episodes or [])
@@ -495,6 +494,7 @@ def build_page(
         # "Mutation score" (mutation.py); only when results carry one (run --mutate)
         "mutation": mutation_view(results, episodes, anchors, kept),
         "large": large,
+        "empty": empty,  # configurations no episode was read for
         "tx": "",  # the transcripts page's file name when they are not in this page
         "table": "",  # the episodes page's file name when the table is not in this page
     }

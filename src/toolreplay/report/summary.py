@@ -83,12 +83,56 @@ def header_view(results: Results) -> dict[str, Any]:
         "episodes": len(results.episodes),
         "configurations": len(results.configurations),
         "trials": trial_count_of(results),
+        # "3" when every configuration × question has 3 trials, else "1–3": the wording of a
+        # set whose questions were recorded a different number of times
+        "trials_text": trials_text(results),
+        "trials_uniform": trial_range(results)[0] == trial_range(results)[1],
     }
 
 
+def without_empty(results: Results) -> tuple[Results, list[str]]:
+    """``results`` without the configurations no episode was read for (a test module whose
+    cassettes all failed to be read), and their names. The report leaves them out of its
+    tables and charts, where a 0/0 row would read as a result, and names them instead."""
+    empty = [c.name for c in results.configurations if c.total == 0]
+    if not empty:
+        return results, []
+    kept = [c for c in results.configurations if c.total > 0]
+    return results.model_copy(update={"configurations": kept}), empty
+
+
 def trial_count_of(results: Results) -> int:
-    """Trials per episode (1 for results without trial fields)."""
+    """Trials per episode (1 for results without trial fields); the most any question has."""
     return max(results.trials or 1, 1)
+
+
+def question_trials(results: Results) -> dict[tuple[str, str], int]:
+    """Trials each configuration × question has, from the configurations' ``questions``, else
+    counted from ``trial_outcomes``; empty for results without trial fields."""
+    out = {
+        (c.name, q.question_id): q.trials for c in results.configurations for q in c.questions or []
+    }
+    if not out:
+        for o in results.trial_outcomes or []:
+            key = (o.configuration, o.question_id)
+            out[key] = out.get(key, 0) + 1
+    return out
+
+
+def trial_range(results: Results) -> tuple[int, int]:
+    """Fewest and most trials of a configuration × question. A suite's cassette may hold one
+    conversation twice and another once, so the counts need not agree: the report says "each
+    recorded N times" only when they do."""
+    most = trial_count_of(results)
+    counts = [n for n in question_trials(results).values() if n > 0]
+    return (min(counts), max(max(counts), most)) if counts else (most, most)
+
+
+def trials_text(results: Results) -> str:
+    """The trial count as the report words it: ``"3"`` when every configuration × question has
+    3 trials, ``"1–3"`` when they differ."""
+    low, high = trial_range(results)
+    return str(high) if low == high else f"{low}–{high}"
 
 
 def _percent_interval(c: ConfigurationSummary) -> str | None:

@@ -20,7 +20,7 @@ from toolreplay.report.evidence import cited_fields, judge_citations, judge_valu
 from toolreplay.report.labels import FAILURE_MODES
 from toolreplay.report.origins import Transcript, failure_links, in_page_order, origin_view
 from toolreplay.report.reasons import unmet_views
-from toolreplay.report.summary import mode_label, ordered_names, stop_view
+from toolreplay.report.summary import mode_label, ordered_names, question_trials, stop_view
 from toolreplay.report.text import CLIP_AT, CLIP_JSON, Segment, plural_of, text_view
 from toolreplay.results.format import (
     ConfigurationSummary,
@@ -298,11 +298,12 @@ def transcripts_view(
         for name in names
     }
     nav = failure_links([t for name in names for t in members_of[name]])
+    counts = None if results is None else question_trials(results)
 
     def make(t: Transcript) -> dict[str, Any]:
         view = _transcript(t.record, t.anchor, lean, system)
         view["trial"] = t.trial
-        view["origin"] = None if results is None else origin_view(t, results)
+        view["origin"] = None if results is None else origin_view(t, results, counts)
         view["nav"] = nav.get(t.anchor)
         return view
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolreplay.report.summary import trial_range
 from toolreplay.results.format import ConfigurationSummary, Results, Selection, SpreadRecord
 
 #: Line colours per configuration, in results order (presentation attributes, not CSS).
@@ -86,7 +87,9 @@ def _interval(c: ConfigurationSummary, k: int) -> str | None:
 
 
 def trials_view(results: Results) -> dict[str, Any] | None:
-    """``{"trials", "selection", "rows", "questions", "chart", "ks"}`` or None."""
+    """``{"trials", "uniform", "text", "selection", "rows", "questions", "chart", "ks"}`` or
+    None. ``trials`` is the most trials a configuration × question has; ``uniform`` whether
+    every one has that many, ``text`` the count as worded (``"3"``, or ``"1–3"`` when not)."""
     configurations = [c for c in results.configurations if c.pass_hat_k is not None]
     if not configurations:
         return None
@@ -120,8 +123,11 @@ def trials_view(results: Results) -> dict[str, Any] | None:
         for qid in qids
     ]
     sel = results.selection or Selection.model_validate({})
+    low, high = trial_range(results)
     return {
         "trials": n,
+        "uniform": low == high == n,
+        "text": str(n) if low == high == n else f"{low}–{max(high, n)}",
         "ks": ks,
         "names": [c.name for c in configurations],
         "rows": rows,

@@ -52,7 +52,8 @@ from toolreplay.cassettes.manifest import (
 from toolreplay.evals import EvalSuite, Question
 from toolreplay.wire.episode import Episode
 from toolreplay.wire.interactions import WireEpisodeError, WireRecord
-from toolreplay.wire.reader import model_endpoint, no_episode_error, read_wire_episodes
+from toolreplay.wire.reader import model_endpoint, read_wire_episodes
+from toolreplay.wire.unread import no_episode_error
 
 #: The provenance of a set recorded by the pytest plugin (its manifest written afterwards).
 PYTEST: Literal["pytest"] = "pytest"

@@ -46,7 +46,7 @@ _EXPORTS: dict[str, str] = {
     "ToolChoiceMode": "tool_choice",
     "calls_forbidden": "tool_choice",
     "tool_choice_mode": "tool_choice",
-    "no_episode_error": "reader",
+    "no_episode_error": "unread",
     "parse_chat_reply": "replies",
     "read_exchanges": "interactions",
     "read_tool_result": "tool_results",

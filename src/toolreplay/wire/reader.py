@@ -64,6 +64,7 @@ from toolreplay.wire.interactions import (
 from toolreplay.wire.protocol import ModelRequest, WireProtocol
 from toolreplay.wire.replies import ModelReplyError
 from toolreplay.wire.responses import RESPONSES
+from toolreplay.wire.unread import no_episode_error
 
 #: The protocols read, in the order they are tried on an interaction.
 PROTOCOLS: tuple[WireProtocol, ...] = (
@@ -415,17 +416,6 @@ def model_endpoint(exchange: Exchange) -> tuple[str, str]:
     return exchange.uri[:start], model
 
 
-def no_episode_error(interactions: Sequence[Mapping[str, Any]]) -> WireEpisodeError:
-    """The error for interactions that hold no model request: it names the protocols read
-    and the POST requests seen (the likely model requests; at most three)."""
-    names = ", ".join(p.name for p in PROTOCOLS)
-    posts = [x for x in read_exchanges(list(interactions)) if x.method.upper() == "POST"]
-    seen = "; ".join(f"interaction {x.number}: POST {x.path}" for x in posts[:3])
-    more = f" and {len(posts) - 3} more" if len(posts) > 3 else ""
-    told = f" (requests seen: {seen}{more})" if posts else " (no POST request in it)"
-    return WireEpisodeError(f"no model request of a protocol read here ({names}){told}")
-
-
 def episodes_from_interactions(
     interactions: Iterable[Mapping[str, Any]], configuration: str = "", question_id: str = ""
 ) -> list[Episode]:
@@ -455,8 +445,10 @@ def episodes_from_interactions(
     - ``streamed``: whether any of its requests asked for a streamed reply;
     - ``configuration``/``question_id``: as given; ``wall_time_s``: 0.
 
-    An episode with no rounds is never returned: :class:`WireEpisodeError`, naming the
-    protocols read and the requests seen, when the interactions hold no model request."""
+    An episode with no rounds is never returned: :class:`WireEpisodeError` when the
+    interactions hold no model request (:func:`toolreplay.wire.unread.no_episode_error`:
+    a request to a protocol's endpoint whose body was not recorded or is not the protocol's
+    is named so, else the protocols read and the requests seen)."""
     items = list(interactions)
     found = read_wire_episodes(items, configuration, question_id)
     if not found:
