@@ -341,11 +341,25 @@ def test_wind_speed_converted_between_units() -> None:
     assert modes(classify(answered("风速约 5 m/s。"))) == [FABRICATED_VALUE]
 
 
-def test_each_fabricated_value_is_its_own_label_in_order() -> None:
+def test_an_answer_has_one_fabricated_value_label_naming_each_value_in_order() -> None:
+    """One label per answer, as for every other mode: its explanation names each value no tool
+    result holds, in order; its evidence is the first."""
     episode = answered("北京 26°C，上海 40°C，广州 50度。")
-    labels = classify(episode)
-    assert modes(labels) == [FABRICATED_VALUE, FABRICATED_VALUE]
-    assert [quoted(episode, f) for f in labels] == ["40°C", "50度"]
+    [label] = classify(episode)
+    assert label.mode == FABRICATED_VALUE
+    assert quoted(episode, label) == "40°C"
+    assert label.explanation.startswith("the answer states 2 values no tool result holds")
+    assert label.explanation.index("40°C (") < label.explanation.index("50度 (")
+
+
+def test_a_value_written_again_and_a_range_are_named_once() -> None:
+    """A hosted-search answer of the kind that gave 63 labels for 3 episodes: a value written
+    twice is named once (×2), a range's two ends once, as the range."""
+    episode = answered("北京今天 40°C，风速 6 mph，阵风 6 mph，明天 3–4 °C。")
+    [label] = classify(episode)
+    assert "6 mph ×2 (" in label.explanation
+    assert "3–4 °C (no tool value lies within 3–4 °C" in label.explanation
+    assert "the answer states 4 values" in label.explanation
 
 
 def test_plain_text_tool_result_grounds_values() -> None:

@@ -140,7 +140,7 @@ def _strict(
     kinds = {k for m in e.measures for k in vocab.kinds(m)} if e.measures else None
     g = ground_answer(
         episode.answer, episode.transcript, replace(expect, measure=None),
-        judge.resolved_units(), vocab,
+        judge.resolved_units(), vocab, episode.hosted_tools,
     )  # fmt: skip
     checks = [c for c in g.checks if kinds is None or c.value.kind in kinds]
     of = f" of {', '.join(e.measures)}" if e.measures else ""
@@ -148,7 +148,7 @@ def _strict(
         if not c.grounded and not c.vacuous:  # a bound that pins nothing is no fabrication
             return (
                 False,
-                f"fabricated value: {c.reason}",
+                c.reason if not c.checkable else f"fabricated value: {c.reason}",
                 Evidence(final_index(episode), c.span, c.text),
             )
     if not checks:

@@ -29,8 +29,12 @@ mode                     when
                          (:func:`toolreplay.judging.answered.find_unkept_promise`).
 ``fabricated_value``     a value in the answer that no tool result of the episode holds for
                          the day, field and place the answer states it for, after unit
-                         conversion and rounding to the answer's precision (one label per
-                         such value; :func:`toolreplay.judging.grounding.ground_answer`).
+                         conversion and rounding to the answer's precision
+                         (:func:`toolreplay.judging.grounding.ground_answer`); one label per
+                         answer, naming each such value (a range once, a value written
+                         again once); a value the episode holds nothing to check against
+                         (a hosted tool's, or no tool result under an ``any`` question:
+                         :mod:`toolreplay.judging.checkable`) is not checkable, not this.
 ``wrong_place``          the answer is about another place than the question asks: its
                          values are tool values of a place it names that the question does not
                          ask about, and none is a value of an asked place
@@ -81,8 +85,9 @@ from typing import TYPE_CHECKING
 
 from toolreplay.evals import ANY_MEASURE, StopReason
 from toolreplay.judging.answered import find_decline, find_unkept_promise
+from toolreplay.judging.bounds import BETWEEN
 from toolreplay.judging.episode_errors import EpisodeError
-from toolreplay.judging.grounding import Target, ground_answer
+from toolreplay.judging.grounding import Target, ValueCheck, ground_answer
 from toolreplay.judging.intent import find_promise, sentences
 from toolreplay.judging.toolvalues import ToolValue, tool_values
 from toolreplay.judging.values import relevant_values
@@ -252,6 +257,45 @@ def _answered_call(episode: Episode) -> ToolCall | None:
     return None
 
 
+#: How many of an answer's fabricated values one label's explanation names.
+SHOWN_VALUES = 6
+
+
+def _fabricated(checks: list[ValueCheck], answer: str, index: int | None) -> FailureMode:
+    """The one ``fabricated_value`` label of an answer: its values no tool result holds, a
+    range's two ends as one statement (``3–4 cm``), a value written again with the same
+    reason once (``6 mph ×2``); the evidence is the first."""
+    items: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    n = 0
+    while n < len(checks):
+        c, nxt = checks[n], checks[n + 1] if n + 1 < len(checks) else None
+        span, n = c.span, n + 1
+        if c.bound == BETWEEN and nxt is not None and nxt.bound == BETWEEN:
+            if nxt.reason == c.reason:  # the two ends of one range
+                span, n = (c.span[0], nxt.span[1]), n + 1
+        items.setdefault((answer[span[0] : span[1]], c.reason), []).append(span)
+    (text, reason), spans = next(iter(items.items()))
+    evidence = Evidence(index, spans[0], text, None)
+    if len(items) == 1 and len(spans) == 1:
+        why = (
+            f"the answer states {text}, which no tool result holds for what it is stated for "
+            f"(after unit conversion and rounding): {reason}"
+        )
+        return FailureMode(FABRICATED_VALUE, why, evidence)
+    shown = [
+        f"{t}{f' ×{len(s)}' if len(s) > 1 else ''} ({r})"
+        for (t, r), s in list(items.items())[:SHOWN_VALUES]
+    ]
+    more = len(items) - SHOWN_VALUES
+    count = sum(len(s) for s in items.values())
+    why = (
+        f"the answer states {count} values no tool result holds for what they are stated for "
+        f"(after unit conversion and rounding): {'; '.join(shown)}"
+        + (f"; and {_plural(more, 'other value')}" if more > 0 else "")
+    )
+    return FailureMode(FABRICATED_VALUE, why, evidence)
+
+
 def classify(
     episode: Episode,
     judge: FormatJudge = FULL_JUDGE,
@@ -295,7 +339,9 @@ def classify(
         return (_empty(episode, index), *cut)
     vocab = judge.resolved_vocabulary()
     expect = expect.in_vocabulary(vocab)
-    grounding = ground_answer(answer, episode.transcript, expect, judge.resolved_units(), vocab)
+    grounding = ground_answer(
+        answer, episode.transcript, expect, judge.resolved_units(), vocab, episode.hosted_tools
+    )
     values = tuple(c.value for c in grounding.checks)
     vacuous = {id(c.value): c for c in grounding.checks if c.vacuous}  # bounds.py: pins nothing
     relevant = relevant_values(answer, values, expect.measure, vocab)
@@ -361,17 +407,9 @@ def classify(
                     Evidence(index, (0, len(answer)), answer, None),
                 )
             )
-    for check in grounding.checks:
-        if check.grounded or check.vacuous:
-            continue
-        labels.append(
-            FailureMode(
-                FABRICATED_VALUE,
-                f"the answer states {check.text}, which no tool result holds for what it is "
-                f"stated for (after unit conversion and rounding): {check.reason}",
-                Evidence(index, check.span, check.text, None),
-            )
-        )
+    made_up = [c for c in grounding.checks if c.fabricated]  # not checkable: not made up
+    if made_up:
+        labels.append(_fabricated(made_up, answer, index))
     answering = {id(v) for v in relevant}
     elsewhere = wrong_place([c for c in grounding.checks if id(c.value) in answering], expect)
     if elsewhere is not None:

@@ -21,13 +21,9 @@ from toolreplay.judging.bounds import (
     statement,
     vacuous_reason,
 )
+from toolreplay.judging.checkable import unchecked
 from toolreplay.judging.mentions import answer_places
-from toolreplay.judging.places import (
-    CLAUSE,
-    SENTENCE,
-    PlaceSpec,
-    attribute,
-)
+from toolreplay.judging.places import CLAUSE, SENTENCE, PlaceSpec, attribute
 from toolreplay.judging.presentation import plain
 from toolreplay.judging.shared import made_once
 from toolreplay.judging.toolvalues import DAY_WORDS as _DAY_WORDS
@@ -87,12 +83,6 @@ def fits_field(tag: str, tv: ToolValue, vocabulary: Vocabulary | None = None) ->
     return True
 
 
-_SENTENCE = SENTENCE
-
-
-_CLAUSE = CLAUSE
-
-
 def _last_before(patterns: Sequence[tuple[Any, re.Pattern[str]]], text: str) -> Any:
     best: tuple[int, Any] | None = None
     for tag, p in patterns:
@@ -117,7 +107,7 @@ def _stated(
     A word tagged in ``local`` holds only in its own clause and until a word of ``resets``
     (现在 26°C，下午升到 29°C; 现在 30.9°C / 今天 20.5–31.1°C)."""
     rest = text[v.end :]
-    cut = _CLAUSE.search(rest)
+    cut = CLAUSE.search(rest)
     after = rest[: cut.start()] if cut else rest
     if "°" not in after[:1]:
         tag = _last_before(patterns, after[:12])
@@ -125,11 +115,11 @@ def _stated(
             return tag
     before = text[: v.start]
     if not carry:
-        starts = [m.end() for m in _SENTENCE.finditer(before)]
+        starts = [m.end() for m in SENTENCE.finditer(before)]
         before = before[starts[-1] :] if starts else before
         # 最高/最低 carry over a sentence's clauses (今天最高气温：北京 31°C，上海 29°C);
         # "now" (a tag in ``local``) only holds in its own clause (现在 26°C，下午升到 29°C)
-        own = _CLAUSE.split(before)[-1]
+        own = CLAUSE.split(before)[-1]
         tag = _last_before(patterns, before)
         if tag in local:
             ends = [m.end() for t, p in patterns if t == tag for m in p.finditer(own)]
@@ -186,9 +176,9 @@ class ValueCheck:
     ``bound`` (``at least``: 30°C 以上, over 30°C; ``at most``; ``between``: an end of a range,
     25–35°C) is grounded by a tool value it is true of and pins
     (:mod:`toolreplay.judging.bounds`); ``vacuous`` when it is true of one but pins none
-    (``above 0°C``): neither grounded nor a fabrication.
-    ``place_span``: where the answer names ``place`` (None: not named, or by position in a
-    list)."""
+    (``above 0°C``): neither grounded nor a fabrication; not ``checkable`` when the episode
+    holds nothing to check it against (:mod:`toolreplay.judging.checkable`): neither either.
+    ``place_span``: where the answer names ``place`` (None: not named, or by position)."""
 
     value: MeasuredValue
     text: str
@@ -202,6 +192,7 @@ class ValueCheck:
     place_span: tuple[int, int] | None = None
     bound: str | None = None  # "at least" (30°C 以上), "at most", "between"; None: a value
     vacuous: bool = False  # a bound or range true of a tool value that pins none
+    checkable: bool = True  # False: no tool result it could be checked against (checkable.py)
 
     @property
     def places(self) -> tuple[PlaceSpec, ...]:
@@ -218,6 +209,11 @@ class ValueCheck:
         return self.match is not None
 
     @property
+    def fabricated(self) -> bool:
+        """Stated, checkable, and held by no tool value (a vacuous bound is not)."""
+        return self.match is None and not self.vacuous and self.checkable
+
+    @property
     def span(self) -> tuple[int, int]:
         return (self.value.start, self.value.end)
 
@@ -230,7 +226,7 @@ class ValueCheck:
             "stated_day": _DAY_WORDS.get(self.day) if self.day is not None else None,
             "stated_field": self.field,
             "stated_place": self.place.query if self.place else None,
-            "grounded": self.grounded,
+            "grounded": self.grounded if self.checkable else None,
             "tool_message_index": m.message_index if m else None,
             "tool_field": m.path if m else None,
             "tool_value": m.text if m else None,
@@ -247,7 +243,7 @@ def _field_ok(field_word: str | None, tv: ToolValue, vocab: Vocabulary) -> bool:
 
 def _is_difference(text: str, v: MeasuredValue, vocab: Vocabulary) -> bool:
     w = _words(vocab)
-    before = _CLAUSE.split(text[: v.start])[-1]
+    before = CLAUSE.split(text[: v.start])[-1]
     return bool(w.difference_before.search(before) or w.difference_after.match(text, v.end))
 
 
@@ -436,15 +432,19 @@ def ground_answer(
     question: Question | str | Target | None = None,
     units: Sequence[Unit] | None = None,
     vocabulary: Vocabulary | None = None,
+    hosted: Sequence[str] = (),
 ) -> Grounding:
     """Check every value ``answer`` states (read with ``units``; None: all of the
     vocabulary's) against the tool values of ``transcript`` (OpenAI chat-format dicts), with
-    ``vocabulary`` (None: the default study's). The answer is read in its plain form
+    ``vocabulary`` (None: the default study's); ``hosted``: the tools the provider ran whose
+    results the transcript lacks (:attr:`~toolreplay.wire.episode.Episode.hosted_tools`): a
+    value no tool value holds is then not checkable (:mod:`~toolreplay.judging.checkable`),
+    as it is under an ``any`` question with no tool result. The answer is read in its plain form
     (:func:`~toolreplay.judging.presentation.plain`) and each value is stated for the place
     :func:`~toolreplay.judging.places.attribute` gives it; spans are spans of ``answer``.
     Inside :func:`toolreplay.judging.shared.sharing`, the same call twice grounds once."""
-    key = (answer, id(transcript), question, units if units is None else tuple(units), vocabulary)
-    args = (answer, transcript, question, units, vocabulary)
+    key = (answer, id(transcript), question, units and tuple(units), vocabulary, tuple(hosted))
+    args = (answer, transcript, question, units, vocabulary, tuple(hosted))
     return made_once(key, transcript, lambda: _ground(*args))
 
 
@@ -454,6 +454,7 @@ def _ground(
     question: Question | str | Target | None,
     units: Sequence[Unit] | None,
     vocabulary: Vocabulary | None,
+    hosted: tuple[str, ...],
 ) -> Grounding:
     vocab = resolve(vocabulary)
     expect = Target.of(question).in_vocabulary(vocab)
@@ -486,7 +487,7 @@ def _ground(
         at = remap(p, c.value)
         checks.append(
             replace(
-                c,
+                unchecked(c, expect.measure, returned, hosted),
                 value=at,
                 text=answer[at.start : at.end],
                 place_span=p.span(*st.span) if st.span else None,

@@ -41,6 +41,27 @@ _GROUPED = (
     r"|[0-9]+,[0-9]{1,2}(?![0-9])"
 )
 
+#: A fraction read as one number, as recipes and imperial lengths write it: ``1/4`` (0.25),
+#: ``3/8``, ``1 1/2`` (1.5), ``¼``, ``1½``: proper fractions of halves to sixty-fourths only,
+#: so ``28/20°C`` (a high and a low) and ``9/17`` stay what they were.
+_VULGAR = dict(zip("½¼¾⅓⅔⅛⅜⅝⅞", (.5, .25, .75, 1 / 3, 2 / 3, .125, .375, .625, .875), strict=True))
+_FRACTION = (
+    r"(?<![0-9/.])(?:[0-9]+ )?(?:1/[234]|2/3|3/4|[1357]/8|(?:[1-9]|1[0-5])/16"
+    r"|(?:[1-9]|[12][0-9]|3[01])/32|(?:[1-9]|[1-5][0-9]|6[0-3])/64)(?![0-9/])"
+    r"|(?<![0-9/.])[0-9]*[" + "".join(_VULGAR) + "]"
+)
+
+
+def _fraction(text: str) -> tuple[float, int] | None:
+    """A :data:`_FRACTION`'s value and the decimals it is read to (0.25: 2; a third: 2)."""
+    whole, _, part = text.rpartition(" ") if "/" in text else ("", "", text)
+    if "/" not in part and part[-1:] not in _VULGAR:
+        return None
+    top, _, bottom = part.partition("/")
+    frac = int(top) / int(bottom) if bottom else _VULGAR[part[-1]]
+    value = float((whole if bottom else part[:-1]) or 0) + frac
+    return value, next((d for d in range(4) if round(value, d) == value), 2)
+
 
 def _digits(text: str) -> str:
     """A number's text as Python reads it: group separators dropped, a decimal comma made a
@@ -69,7 +90,7 @@ def _grammar(vocabulary: Vocabulary) -> _Grammar:
         + r")(?![a-z])\s*[:：]?)"
         r"|(?P<date>[0-9]{4}[-/.][0-9]{1,2}[-/.][0-9]{1,2}(?:[T ][0-9]{1,2}:[0-9]{2})?"
         r"|[0-9]{1,2}:[0-9]{2}|[0-9]{1,2}月[0-9]{1,2}[日号]?)"
-        r"|(?P<num>" + _GROUPED + r"|[0-9０-９]+(?:,[0-9]{3})*(?:\.[0-9０-９]+)?"
+        r"|(?P<num>" + _FRACTION + "|" + _GROUPED + r"|[0-9０-９]+(?:,[0-9]{3})*(?:\.[0-9０-９]+)?"
         r"|" + CHINESE + r"|" + ENGLISH + r")"
         r"|(?P<dash>[-−])"
         r"|(?P<range>[~～〜–—至到]|(?<![a-z])to(?![a-z]))"
@@ -91,8 +112,6 @@ def _grammar(vocabulary: Vocabulary) -> _Grammar:
 
 
 _HEMISPHERE = re.compile(r"\s?(?:°|度)?\s?(?-i:[NSEW])(?![a-zA-Z])")
-
-
 _DMS = re.compile(r"\s?(?:°|度)\s?[0-9]+(?:\.[0-9]+)?\s?(?:[′']|分)")
 
 
@@ -120,6 +139,8 @@ def parse_chinese_number(text: str) -> float:
 
 def _number(text: str) -> tuple[float, int] | None:
     """A number token's value and decimals written; None for words that are not one number."""
+    if (read := _fraction(text)) is not None:
+        return read
     if re.match(r"[0-9０-９]", text):
         t = _digits(text)
         return float(t), len(t.split(".", 1)[1]) if "." in t else 0

@@ -82,13 +82,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from toolreplay.evals import ANY_MEASURE, MeasureDeclaration
+from toolreplay.judging.checkable import unchecked_summary
 from toolreplay.judging.comparisons import Conclusion, check_conclusion
-from toolreplay.judging.grounding import (
-    PlaceSpec,
-    Target,
-    ValueCheck,
-    ground_answer,
-)
+from toolreplay.judging.grounding import Grounding, PlaceSpec, Target, ValueCheck, ground_answer
 from toolreplay.judging.measures import declared_vocabulary
 from toolreplay.judging.toolvalues import DAY_WORDS, ToolValue
 from toolreplay.judging.units import Unit
@@ -268,10 +264,19 @@ def judge_no_value(judge: FormatJudge, answer: str) -> Verdict:
     return Verdict(True, "no value needed, none stated", judge=judge.name)
 
 
-def any_answer(judge: FormatJudge) -> Verdict:
+def any_answer(
+    judge: FormatJudge, g: Grounding | None = None, hosted: Sequence[str] = ()
+) -> Verdict:
     """The verdict for an ``any`` question (no measure declared): a non-empty answer passes,
-    whatever it states; what fails such an episode is a failure mode or an expectation."""
-    return Verdict(True, "an answer (no measure declared to judge it by)", judge=judge.name)
+    whatever it states; what fails such an episode is a failure mode or an expectation. With
+    the answer's grounding ``g``, its values are the evidence, and those not checkable
+    (:mod:`~toolreplay.judging.checkable`) are said so."""
+    why = "an answer (no measure declared to judge it by)"
+    if g is None or not g.checks:
+        return Verdict(True, why, judge=judge.name)
+    note = unchecked_summary(g.checks, hosted)
+    values = tuple(c.value for c in g.checks)
+    return Verdict(True, why + (f"; {note}" if note else ""), values, g.checks, judge=judge.name)
 
 
 @dataclass(frozen=True)
@@ -305,13 +310,16 @@ class GroundedJudge(FormatJudge):
             return Verdict(False, "empty answer", judge=j)
         if expect.measure == NO_VALUE:
             return judge_no_value(self, answer)
+        hosted = () if isinstance(episode, str) else episode.hosted_tools
+        vocab = self.resolved_vocabulary()
         if expect.measure == ANY_MEASURE:
-            return any_answer(self)
+            ground = expect.in_vocabulary(vocab)
+            g = ground_answer(answer, transcript, ground, self.resolved_units(), vocab, hosted)
+            return any_answer(self, g, hosted)
         if expect.measure is not None and not self.accepts(expect.measure):
             return Verdict(False, f"the {j} judge accepts no unit for {expect.measure}", judge=j)
-        vocab = self.resolved_vocabulary()
         expect = expect.in_vocabulary(vocab)
-        g = ground_answer(answer, transcript, expect, self.resolved_units(), vocab)
+        g = ground_answer(answer, transcript, expect, self.resolved_units(), vocab, hosted)
         values = tuple(c.value for c in g.checks)
         relevant = set(id(v) for v in relevant_values(answer, values, expect.measure, vocab))
         rel = [c for c in g.checks if id(c.value) in relevant]
@@ -323,10 +331,13 @@ class GroundedJudge(FormatJudge):
         def fail(why: str, conclusion: Conclusion | None = None) -> Verdict:
             return Verdict(False, why, values, g.checks, conclusion, j)
 
-        ungrounded = [c for c in g.checks if not c.grounded and not c.vacuous]
+        ungrounded = [c for c in g.checks if c.fabricated]
         if ungrounded:
             c = ungrounded[0]
             return fail(f"fabricated value: {c.reason}")
+        if rel and not any(c.grounded for c in rel) and (note := unchecked_summary(rel, hosted)):
+            return fail(note)
+        rel = [c for c in rel if c.checkable]
         what = expect.measure or "measured"  # "no measured value", never "value value"
         vacuous = [c for c in rel if c.vacuous]  # a bound or range that pins nothing (bounds.py)
         rel = [c for c in rel if not c.vacuous]

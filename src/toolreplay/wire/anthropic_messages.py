@@ -21,7 +21,8 @@ https://docs.anthropic.com/en/docs/build-with-claude/streaming; the anthropic SD
   an assistant turn's ``text`` → ``content``, ``tool_use`` → ``tool_calls`` (the block's
   ``id``; ``input`` serialised as the arguments), ``thinking``/``redacted_thinking`` →
   ``reasoning_details``; server tool blocks (``server_tool_use``, ``web_search_tool_result``,
-  ``mcp_tool_use``...) run on Anthropic's side and are skipped; tools are offered when
+  ``mcp_tool_use``...) run on Anthropic's side and are skipped (a reply keeps their names,
+  :mod:`~toolreplay.wire.hosted`); tools are offered when
   ``tools`` is non-empty and ``tool_choice`` is not ``{"type": "none"}``;
 - its **reply** (:func:`message_reply`) is the ``Message`` object, or the event stream of a
   streamed request assembled into one
@@ -46,6 +47,7 @@ from toolreplay.wire.anthropic_stream import (
     snippet,
 )
 from toolreplay.wire.episode import NO_FINISH_REASON, Message, ModelReply, ToolCall, Usage
+from toolreplay.wire.hosted import anthropic_hosted
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
@@ -266,6 +268,7 @@ def message_reply(message: Mapping[str, Any]) -> ModelReply:
         reasoning={"reasoning_details": [dict(i) for i in turn.reasoning]}
         if turn.reasoning
         else {},
+        hosted_tools=anthropic_hosted(message.get("content")),
     )
 
 

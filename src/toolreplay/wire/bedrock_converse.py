@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolreplay.wire.episode import NO_FINISH_REASON, Message, ModelReply, ToolCall, Usage
+from toolreplay.wire.hosted import bedrock_hosted
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
@@ -353,6 +354,7 @@ class BedrockConverseWire(RequestCarriesAll):
             finish,
             Usage(_count(usage, "inputTokens"), _count(usage, "outputTokens")),
             reasoning={"reasoning_details": reasoning} if reasoning else {},
+            hosted_tools=bedrock_hosted(message.get("content")),
         )
 
 

@@ -148,6 +148,10 @@ class ModelReply:
     usage: Usage = field(default_factory=Usage)
     refusal: str | None = None
     reasoning: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    #: The tools the provider ran on its side for this reply (``web_search``,
+    #: ``google_search``, ``code_execution``...; :mod:`toolreplay.wire.hosted`): their calls
+    #: and results are not in the conversation, and never sent back as messages.
+    hosted_tools: tuple[str, ...] = ()
 
     @property
     def reasoning_text(self) -> str | None:
@@ -234,6 +238,12 @@ class Episode:
     def tool_chain(self) -> list[str]:
         """Names of the executed tool calls, in order (e.g. ``["geocode_city", ...]``)."""
         return [c.name for c in self.tool_calls]
+
+    @property
+    def hosted_tools(self) -> tuple[str, ...]:
+        """The tools the provider ran on its side in any round (each once, in order): their
+        results are not in the transcript."""
+        return tuple(dict.fromkeys(n for rnd in self.rounds for n in rnd.reply.hosted_tools))
 
     @property
     def pending_tool_calls(self) -> tuple[ToolCall, ...]:

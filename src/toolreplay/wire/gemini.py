@@ -75,6 +75,7 @@ from toolreplay.wire.episode import NO_FINISH_REASON, Message, ModelReply, ToolC
 from toolreplay.wire.gemini_enums import Api, EnumError, api_of, enum_name
 from toolreplay.wire.gemini_partial_args import PartialArgsError, joined_calls
 from toolreplay.wire.gemini_partial_args import field_of as _field
+from toolreplay.wire.hosted import distinct, gemini_hosted
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest, RequestCarriesAll
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
@@ -283,6 +284,7 @@ class _Merged:
     usage: Any = None
     blocked: str | None = None
     candidates: bool = False
+    hosted: list[str] = field(default_factory=list)  # tools the server ran (hosted.py)
 
 
 def _merged(exchange: Exchange) -> _Merged:
@@ -298,6 +300,7 @@ def _merged(exchange: Exchange) -> _Merged:
         first = _candidate_zero(chunk.get("candidates"))
         if isinstance(first, Mapping):
             merged.candidates = True
+            merged.hosted.extend(gemini_hosted(first))
             parts = _field(_field(first, "content"), "parts")
             merged.parts.extend(parts if isinstance(parts, list) else ())
             reason = _enum(exchange, where, "finishReason", _field(first, "finishReason"), api)
@@ -409,6 +412,7 @@ class GeminiWire(RequestCarriesAll):
             _finish_reason(merged.finish, bool(calls)),
             usage,
             reasoning=reasoning,
+            hosted_tools=distinct(merged.hosted),
         )
 
 

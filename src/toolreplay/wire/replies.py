@@ -17,6 +17,7 @@ from toolreplay.wire.episode import (
     ToolCall,
     Usage,
 )
+from toolreplay.wire.hosted import chat_hosted
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.stream import (
     StreamError,
@@ -395,4 +396,5 @@ def parse_chat_reply(response: httpx.Response) -> ModelReply:
         Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0),
         refusal=refusal,
         reasoning=reasoning,
+        hosted_tools=chat_hosted(body),
     )

@@ -49,6 +49,7 @@ from typing import Any
 import httpx
 
 from toolreplay.wire.episode import NO_FINISH_REASON, Message, ModelReply, Usage
+from toolreplay.wire.hosted import distinct, responses_hosted
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.protocol import History, ModelRequest
 from toolreplay.wire.replies import ModelReplyError, exchange_status_error
@@ -271,11 +272,14 @@ def reply_from_response(
             endpoint, status, "'output' is missing or not a list: the body holds no reply"
         )
     turn = Turn()
+    server: list[str] = []  # the hosted tools' names (hosted.py), xAI's server-side calls too
     for item in output:
         is_message = isinstance(item, dict) and item.get("type") == "message"
         if isinstance(item, dict) and (item.get("type") in _MODEL_ITEMS or is_message):
             if not _hosted(item, offered):
                 turn.add(item)
+            else:
+                server.append(str(item.get("name") or ""))
     finish = "tool_calls" if turn.calls else "stop"
     if state is None:  # no status: finished or cut off, not told
         finish = NO_FINISH_REASON
@@ -294,6 +298,7 @@ def reply_from_response(
         Usage(counts[0], counts[1]),
         refusal=turn.refusal,
         reasoning=turn.reasoning,
+        hosted_tools=distinct([*responses_hosted(output), *server]),
     )
 
 

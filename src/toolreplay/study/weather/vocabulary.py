@@ -21,6 +21,17 @@ from toolreplay.judging.vocabulary import Comparison, FieldWord, Vocabulary, wor
 
 _F = (5 / 9, -160 / 9)
 
+# a lower-case ``f``/``c`` is the scale only where nothing else can be meant: right after the
+# number's digits (``73f``, ``22c``: not after a letter, ``0x7f``, nor before a letter or
+# digit), or set apart from it only at the end of a clause (``73 f``, ``73 f,``; never ``2 c
+# flour``, cups, nor ``1 c. sugar``).
+def _lower(letter: str) -> str:
+    return (
+        rf"|(?<=[0-9])(?<![a-zA-Z#][0-9])(?<![a-zA-Z#][0-9]{{2}})(?<![a-zA-Z#][0-9]{{3}})"
+        rf"(?-i:{letter})(?![a-zA-Z0-9])"
+        rf"|(?<=[0-9]\s)(?-i:{letter})(?=[ \t]*(?:[,;:)）\]!?，。；\n]|\.?$))"
+    )
+
 
 #: Temperature as written after a number, longest spellings first; canonical °C. The words
 #: before a number (摄氏, 华氏, fahrenheit, celsius) name the unit the number is in.
@@ -44,14 +55,16 @@ TEMPERATURE_UNITS: tuple[UnitDeclaration, ...] = (
         scale=_F[0],
         offset=_F[1],
     ),
-    UnitDeclaration("F", pattern=r"(?-i:F)(?![a-zA-Z])", scale=_F[0], offset=_F[1]),
+    UnitDeclaration(
+        "F", pattern=r"(?-i:F)(?![a-zA-Z])" + _lower("f"), scale=_F[0], offset=_F[1]
+    ),
     UnitDeclaration("°C", pattern=r"°\s?(?-i:C)(?![a-zA-Z])"),
     UnitDeclaration("℃", pattern=r"℃"),
     UnitDeclaration(
         "degrees Celsius", pattern=r"degrees?\s+(?:celsius|centigrade|(?-i:C)(?![a-zA-Z]))"
     ),
     UnitDeclaration("Celsius", pattern=r"(?:celsius|centigrade)\b", before_pattern=r"celsius"),
-    UnitDeclaration("C", pattern=r"(?-i:C)(?![a-zA-Z])"),
+    UnitDeclaration("C", pattern=r"(?-i:C)(?![a-zA-Z])" + _lower("c")),
     # kelvin (OpenWeatherMap's default units=standard): the word, °K, or a K set apart from
     # the number (282.55 K; never 10K, ten thousand)
     UnitDeclaration(
