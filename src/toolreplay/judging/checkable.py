@@ -22,12 +22,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Any, Protocol, TypeVar, cast
 
 from toolreplay.evals import ANY_MEASURE
 
-if TYPE_CHECKING:
-    from toolreplay.judging.grounding import ValueCheck
+
+class _Check(Protocol):
+    """What is read of a :class:`~toolreplay.judging.grounding.ValueCheck` here (the
+    grounding module imports this one, not the other way round)."""
+
+    @property
+    def match(self) -> Any: ...
+    @property
+    def vacuous(self) -> bool: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def checkable(self) -> bool: ...
+
+
+ValueCheck = TypeVar("ValueCheck", bound=_Check)
 
 
 def hosted_words(hosted: Sequence[str]) -> str:
@@ -58,10 +72,10 @@ def unchecked(
         )
     else:
         return check
-    return replace(check, checkable=False, reason=why)
+    return replace(cast(Any, check), checkable=False, reason=why)
 
 
-def unchecked_summary(checks: Sequence[ValueCheck], hosted: Sequence[str]) -> str | None:
+def unchecked_summary(checks: Sequence[_Check], hosted: Sequence[str]) -> str | None:
     """One line on the values of ``checks`` that are not checkable (None: there are none):
     ``12 values not checkable (59°F, 15°C, ...): the hosted tool web_search ran on the
     provider's side, and its results are not in the recording``."""
