@@ -291,3 +291,22 @@ def test_the_new_modes_are_in_the_vocabulary_and_serialise() -> None:
     record = json.loads(json.dumps(failure_mode_record(label).model_dump()))
     assert record["mode"] == "truncated"
     assert record["evidence"]["text"] == "XYZ-2: 0 units on hand."  # the last sentence
+
+
+@pytest.mark.parametrize(
+    ("finish", "limit"),
+    [
+        ("model_context_window_exceeded", "its context window"),  # Anthropic's, Bedrock's
+        ("length", "its output token limit"),
+        ("max_tokens", "its output token limit"),
+        ("MAX_TOKENS", "its output token limit"),
+    ],
+)
+def test_the_truncated_label_names_the_limit_the_model_hit(finish: str, limit: str) -> None:
+    ep = stock_episode(CORRECT, stop_reason="truncated")  # type: ignore[arg-type]
+    last = ep.rounds[-1]
+    cut = dataclasses.replace(last, reply=dataclasses.replace(last.reply, finish_reason=finish))
+    ep = dataclasses.replace(ep, rounds=(*ep.rounds[:-1], cut))
+    [label] = classify(ep, measure=STOCK_ASKED)
+    assert label.mode == TRUNCATED
+    assert label.explanation.startswith(f"the model hit {limit} (finish reason {finish},")

@@ -75,9 +75,9 @@ def test_a_vertex_request_recorded_without_its_body_is_named_as_such() -> None:
     said = _error(VERTEX_NO_BODY)
     assert said == (
         "no model request could be read: interaction 1: POST /v1/projects/test-project/"
-        "locations/us-central1/publishers/google/models/gemini-1.5-pro:generateContent is a "
-        "Gemini request but has no request body (was the cassette recorded without request "
-        "bodies?)"
+        "locations/us-central1/publishers/google/models/gemini-1.5-pro:generateContent was "
+        "sent to a path of Gemini but has no request body (was the cassette recorded without "
+        "request bodies?)"
     )
     assert "of a protocol read here" not in said
 
@@ -111,12 +111,12 @@ def test_every_protocols_endpoint_with_a_body_it_cannot_read(
 ) -> None:
     said = _error(_interaction(uri, body))
     assert said.startswith("no model request could be read: interaction 1: POST ")
-    assert f"is a {protocol} request but {fault}" in said
+    assert f"was sent to a path of {protocol} but {fault}" in said
 
 
 def test_at_most_three_are_named_and_the_rest_counted() -> None:
     said = _error(*[VERTEX_NO_BODY] * 5)
-    assert said.count("is a Gemini request") == 3 and said.endswith(" and 2 more")
+    assert said.count("was sent to a path of Gemini") == 3 and said.endswith(" and 2 more")
 
 
 def test_requests_to_no_protocols_endpoint_keep_the_old_words() -> None:
@@ -159,7 +159,7 @@ def test_run_names_the_unread_cassette_and_gives_the_module_no_row(folder_run) -
     assert result.exit_code == 1, result.output  # the audit's completeness fails
     text = " ".join(result.output.split())
     assert "not read: test_vertex/test_score.yaml: no model request could be read" in text
-    assert "is a Gemini request but has no request body" in text
+    assert "was sent to a path of Gemini but has no request body" in text
     assert "no row for test_vertex: no episode was read from its cassettes" in text
     assert not re.search(r"test_vertex\s+0/0", result.output)
     assert re.search(r"test_ok\s+\d/1 ", result.output)

@@ -225,6 +225,9 @@ def _truncated(episode: Episode, index: int | None, measure: object) -> tuple[Fa
     answer = episode.answer
     last = sentences(answer)[-1] if answer.strip() else None
     finish = episode.rounds[-1].reply.finish_reason if episode.rounds else None
+    limit = (  # Anthropic's and Bedrock's model_context_window_exceeded
+        "its context window" if "context" in str(finish).lower() else "its output token limit"
+    )
     cut = (
         f"the answer stops after {len(answer)} characters, mid-reply"
         if last is not None
@@ -233,8 +236,7 @@ def _truncated(episode: Episode, index: int | None, measure: object) -> tuple[Fa
     return (
         FailureMode(
             TRUNCATED,
-            f"the model hit its output token limit (finish reason {finish}, stop reason "
-            f"truncated): {cut}",
+            f"the model hit {limit} (finish reason {finish}, stop reason truncated): {cut}",
             Evidence(
                 index,
                 last,

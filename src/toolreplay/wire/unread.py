@@ -75,7 +75,10 @@ def body_fault(body: Any, field: str) -> str:
     if field not in body:
         keys = ", ".join(sorted(str(k) for k in body)[:5])
         more = ", ..." if len(body) > 5 else ""
-        return f"has a request body without {field!r} (its fields: {keys}{more})"
+        return (
+            f"has a request body without {field!r} (its fields: {keys}{more}), so it is "
+            "no such request, or not one this reader knows"
+        )
     return f"has a request body whose {field!r} is not what the protocol sends"
 
 
@@ -88,7 +91,7 @@ def no_episode_error(interactions: Sequence[Mapping[str, Any]]) -> WireEpisodeEr
     unread = [(x, found) for x in exchanges if (found := endpoint_protocol(x)) is not None]
     if unread:
         said = "; ".join(
-            f"interaction {x.number}: POST {x.path} is a {p.name} request but "
+            f"interaction {x.number}: POST {x.path} was sent to a path of {p.name} but "
             + body_fault(x.request_body, field)
             for x, (p, field) in unread[:NAMED]
         )
