@@ -9,7 +9,18 @@ Two cases leave nothing to check a value against, and such a value is *not check
   ``server_tool_use`` and ``web_search_tool_result``, Gemini's ``groundingMetadata`` of
   ``google_search``...; :mod:`toolreplay.wire.hosted`): its results are not in the recorded
   traffic, or only as citations, so a value no tool result of the transcript holds may come
-  from them;
+  from them. Only a hosted tool whose results hold data an answer could quote counts
+  (:func:`quotable`): a web or file search, Gemini's ``google_search`` and ``url_context``, a
+  fetch, an MCP server's tool, code execution (its output may compute values)... every one but
+  those of :data:`NO_DATA` (``image_generation``: it makes an image, no text) and a tool search
+  (it finds the program's own tools). And a hosted tool spares only the values it may hold:
+  a value the function tools' results **contradict** stays checkable (fabricated when it
+  disagrees): one whose answer states it for a day, a place and, for a measure with fields
+  (``max``, ``current``...), a field, of which a tool result of the transcript holds a value of
+  its kind that does not equal it (:func:`contradicted`; 今天最高 35°C beside get_weather's
+  28.6°C maximum of the day). A value the results hold nothing of that kind for (下午可能到
+  35°C: no field said; tomorrow's maximum beside today's forecast; another city) may be the
+  hosted tool's;
 - the question declares **no measure** (``any``: a test's question without an eval file) and
   **no tool result** came back in the episode: the judge knows neither what the answer should
   state nor anything it could be checked against (a recipe's ``180°C``, ``1/4 inch``).
@@ -20,17 +31,38 @@ result for its value: an answer that states one with no tool result at all made 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol, TypeVar, cast
 
 from toolreplay.evals import ANY_MEASURE
+from toolreplay.judging.bounds import BETWEEN, holds
+from toolreplay.judging.toolvalues import ToolValue
+from toolreplay.judging.values import MeasuredValue
+from toolreplay.judging.vocabulary import Vocabulary
+
+#: Hosted tools whose results hold no data an answer could quote (an image); with a tool
+#: search (``tool_search*``: it finds the program's own tools), the hosted tools that leave
+#: every value checkable.
+NO_DATA = frozenset({"image_generation"})
 
 
 class _Check(Protocol):
     """What is read of a :class:`~toolreplay.judging.grounding.ValueCheck` here (the
     grounding module imports this one, not the other way round)."""
 
+    @property
+    def value(self) -> MeasuredValue: ...
+    @property
+    def day(self) -> int | None: ...
+    @property
+    def field(self) -> str | None: ...
+    @property
+    def places(self) -> tuple[Any, ...]: ...
+    @property
+    def also(self) -> tuple[Any, ...]: ...
+    @property
+    def bound(self) -> str | None: ...
     @property
     def match(self) -> Any: ...
     @property
@@ -51,14 +83,69 @@ def hosted_words(hosted: Sequence[str]) -> str:
     return f"the hosted tool{'s' if len(names) > 1 else ''} {joined}"
 
 
+def quotable(hosted: Sequence[str]) -> tuple[str, ...]:
+    """The hosted tools of ``hosted`` whose results an answer could quote a value from: all but
+    those of :data:`NO_DATA` and tool searches."""
+    return tuple(n for n in hosted if n not in NO_DATA and not n.startswith("tool_search"))
+
+
+#: Whether a tool value is the field a field word's tag names (grounding's ``fits_field``).
+FieldFits = Callable[[str, ToolValue, Vocabulary], bool]
+
+
+def contradicted(
+    check: _Check, pool: Sequence[ToolValue], vocab: Vocabulary, fits: FieldFits
+) -> bool:
+    """Whether the tool values ``pool`` hold, for a place ``check`` is stated for, a value of
+    its kind, day and (for a kind with fields) stated field that does not bear it out: then the
+    function tools answered what it says, and a hosted tool does not make it uncheckable. A
+    value with no field said (of a kind with fields), no day, or no place is never contradicted
+    here: the hosted tool may hold what the function tools do not (an hour's temperature)."""
+    v = check.value
+    if check.field == "difference" or check.day is None or not check.places:
+        return False
+    if v.kind in vocab.field_kinds and check.field is None:
+        return False
+
+    def rivals(p: Any) -> list[ToolValue]:
+        return [
+            tv
+            for tv in pool
+            if tv.kind == v.kind
+            and tv.day == check.day
+            and (v.kind not in vocab.field_kinds or fits(cast(str, check.field), tv, vocab))
+            and (tv.place is None or tv.place.weak or p.named(tv.place))
+        ]
+
+    if not check.also:  # ungrounded: no rival bears it out
+        return bool(rivals(check.places[0]))
+    bound = None if check.bound == BETWEEN else check.bound
+    return any(
+        (found := rivals(p)) and not any(holds(v, tv, vocab.units, bound) for tv in found)
+        for p in check.places
+    )
+
+
 def unchecked(
-    check: ValueCheck, measure: str | None, returned: bool, hosted: Sequence[str]
+    check: ValueCheck,
+    measure: str | None,
+    returned: bool,
+    hosted: Sequence[str],
+    pool: Sequence[ToolValue] = (),
+    vocab: Vocabulary | None = None,
+    fits: FieldFits | None = None,
 ) -> ValueCheck:
     """``check``, or, when it is neither grounded nor vacuous and the episode holds nothing to
-    check it against (the module docstring), the same marked not checkable with the reason."""
+    check it against (the module docstring), the same marked not checkable with the reason.
+    ``pool``, ``vocab``, ``fits``: the tool values and how their fields are read, to tell a
+    value the function tools contradict (:func:`contradicted`)."""
     if check.match is not None or check.vacuous:
         return check
     said = check.text
+    hosted = quotable(hosted)
+    if hosted and vocab is not None and fits is not None:
+        if contradicted(check, pool, vocab, fits):
+            return check
     if hosted:
         why = (
             f"not checkable: no tool result in the recording holds {said}, and the answer may "
@@ -82,6 +169,7 @@ def unchecked_summary(checks: Sequence[_Check], hosted: Sequence[str]) -> str | 
     unsure = [c for c in checks if not c.checkable]
     if not unsure:
         return None
+    hosted = quotable(hosted)
     shown = ", ".join(dict.fromkeys(c.text for c in unsure[:4]))
     shown += ", ..." if len(unsure) > 4 else ""
     why = (
@@ -94,4 +182,6 @@ def unchecked_summary(checks: Sequence[_Check], hosted: Sequence[str]) -> str | 
     return f"{n} value{'s' if n > 1 else ''} not checkable ({shown}): {why}"
 
 
-__all__ = ["hosted_words", "unchecked", "unchecked_summary"]
+__all__ = [
+    "NO_DATA", "contradicted", "hosted_words", "quotable", "unchecked", "unchecked_summary",
+]  # fmt: skip

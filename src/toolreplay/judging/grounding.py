@@ -487,7 +487,7 @@ def _ground(
         at = remap(p, c.value)
         checks.append(
             replace(
-                unchecked(c, expect.measure, returned, hosted),
+                unchecked(c, expect.measure, returned, hosted, pool, vocab, fits_field),
                 value=at,
                 text=answer[at.start : at.end],
                 place_span=p.span(*st.span) if st.span else None,

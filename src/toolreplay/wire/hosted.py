@@ -6,7 +6,8 @@ and the host never executes them); what a reply keeps of them is their names,
 :attr:`~toolreplay.wire.episode.ModelReply.hosted_tools`, so the judge can tell that an
 answer may draw on results the recording does not give it (a web search's pages are not in
 the traffic, or only as citations): such values cannot be checked, and are not called made
-up. Read per protocol:
+up (the judge counts only the tools whose results hold data an answer could quote:
+:func:`toolreplay.judging.checkable.quotable`). Read per protocol:
 
 - Responses API ``output`` items: ``web_search_call`` → ``web_search``, ``file_search_call``,
   ``code_interpreter_call``, ``image_generation_call`` (:data:`RESPONSES_ITEMS`; a
@@ -120,14 +121,29 @@ def bedrock_hosted(content: Any) -> tuple[str, ...]:
     return distinct(found)
 
 
+def choice_zero(choices: Any) -> int | None:
+    """The position in ``choices`` (a Chat Completions body's) of choice 0: the choice whose
+    ``index`` is 0, or when a choice has no ``index`` the one at position 0 (``n`` > 1 may
+    send them in any order); None when there is none."""
+    for position, choice in enumerate(choices if isinstance(choices, list) else ()):
+        index = choice.get("index", position) if isinstance(choice, Mapping) else position
+        if index == 0 and not isinstance(index, bool):
+            return position
+    return None
+
+
 def chat_hosted(body: Any) -> tuple[str, ...]:
-    """The hosted tools a Chat Completions body shows (choice 0's message, and the body's
-    own search fields)."""
+    """The hosted tools a Chat Completions body shows (choice 0's message, picked by its
+    ``index`` as the reply's text is (:func:`choice_zero`), and the body's own search
+    fields). A streamed reply shows them once assembled
+    (:func:`toolreplay.wire.stream.assemble_chat_stream` keeps ``annotations``,
+    ``executed_tools`` and the top-level ``citations``/``search_results``)."""
     if not isinstance(body, Mapping):
         return ()
     found: list[Any] = []
     choices = body.get("choices")
-    first = choices[0] if isinstance(choices, list) and choices else None
+    at = choice_zero(choices)
+    first = choices[at] if at is not None and isinstance(choices, list) else None
     message = first.get("message") if isinstance(first, Mapping) else None
     if isinstance(message, Mapping):
         notes = message.get("annotations")
@@ -146,6 +162,6 @@ def chat_hosted(body: Any) -> tuple[str, ...]:
 
 
 __all__ = [
-    "RESPONSES_ITEMS", "anthropic_hosted", "bedrock_hosted", "chat_hosted", "distinct",
-    "gemini_hosted", "responses_hosted",
+    "RESPONSES_ITEMS", "anthropic_hosted", "bedrock_hosted", "chat_hosted", "choice_zero",
+    "distinct", "gemini_hosted", "responses_hosted",
 ]  # fmt: skip

@@ -17,7 +17,7 @@ from toolreplay.wire.episode import (
     ToolCall,
     Usage,
 )
-from toolreplay.wire.hosted import chat_hosted
+from toolreplay.wire.hosted import chat_hosted, choice_zero
 from toolreplay.wire.interactions import Exchange
 from toolreplay.wire.stream import (
     StreamError,
@@ -292,18 +292,15 @@ def _streamed_body(response: httpx.Response, endpoint: str) -> Any:
 
 
 def _choice_zero_first(body: Any) -> Any:
-    """``body`` with its choice 0 first: the choice whose ``index`` is 0, or when a choice
-    has no ``index`` the one at position 0 (``n`` > 1 may send them in any order); as sent
-    when none is."""
+    """``body`` with its choice 0 first (:func:`~toolreplay.wire.hosted.choice_zero`: by its
+    ``index``, by position when it has none); as sent when none is."""
     choices = body.get("choices") if isinstance(body, dict) else None
-    if not isinstance(choices, list):
+    position = choice_zero(choices)
+    if not position:  # None or 0
         return body
-    for position, choice in enumerate(choices):
-        index = choice.get("index", position) if isinstance(choice, dict) else position
-        if index == 0 and not isinstance(index, bool):
-            rest = choices[:position] + choices[position + 1 :]
-            return {**body, "choices": [choice, *rest]} if position else body
-    return body
+    assert isinstance(choices, list)
+    rest = choices[:position] + choices[position + 1 :]
+    return {**body, "choices": [choices[position], *rest]}
 
 
 def _filtered_without_message(body: Any) -> Any:

@@ -32,6 +32,13 @@ DONE = "[DONE]"
 
 #: Delta fields that are text pieces to join (the reasoning fields among them).
 _TEXT_FIELDS = ("content", "refusal", "reasoning_content", "reasoning")
+#: A delta's list fields whose items accumulate: ``annotations`` (``url_citation``\ s of
+#: OpenAI's search models) and ``executed_tools`` (Groq's compound models), the hosted
+#: tools' traces (:mod:`toolreplay.wire.hosted`).
+_LIST_FIELDS = ("annotations", "executed_tools")
+#: A chunk's top-level fields kept from the last chunk that sends them non-empty (Perplexity's
+#: search results).
+_SEARCH_FIELDS = ("citations", "search_results")
 
 
 class StreamError(ValueError):
@@ -279,6 +286,7 @@ class _Choice:
         self.calls: list[dict[str, Any]] = []
         self.function_call: dict[str, Any] | None = None
         self.finish_reason: str | None = None
+        self.lists: dict[str, list[Any]] = {}  # annotations, executed_tools: items appended
 
     def add(self, choice: dict[str, Any], chunk: int) -> None:
         delta = choice.get("delta")
@@ -306,6 +314,9 @@ class _Choice:
             calls = delta.get("tool_calls")
             if isinstance(calls, list):
                 _merge_tool_calls(self.calls, calls, chunk)
+            for name in _LIST_FIELDS:
+                if isinstance(items := delta.get(name), list):
+                    self.lists.setdefault(name, []).extend(items)
             legacy = delta.get("function_call")
             if isinstance(legacy, dict):
                 held = self.function_call = self.function_call or {"name": "", "arguments": ""}
@@ -329,7 +340,7 @@ class _Choice:
             ]
         if self.function_call is not None:
             msg["function_call"] = self.function_call
-        return msg
+        return msg | self.lists
 
 
 def _chunk_usage(chunk: dict[str, Any]) -> Any:
@@ -351,7 +362,10 @@ def assemble_chat_stream(body: str | bytes | Iterable[StreamEvent]) -> dict[str,
       first chunk that sends them, ``function.arguments`` pieces joined;
     - ``finish_reason`` is the last one sent for each choice; ``usage`` the last one sent
       (the ``stream_options.include_usage`` chunk with empty ``choices``, or Groq's
-      ``x_groq.usage``); ``id``, ``model``, ``created`` from the first chunk that has them.
+      ``x_groq.usage``); ``id``, ``model``, ``created`` from the first chunk that has them;
+    - a delta's ``annotations`` and ``executed_tools`` items are appended, and a chunk's
+      top-level ``citations`` and ``search_results`` (Perplexity) kept from the last chunk
+      that sends them non-empty: the traces of hosted tools (:mod:`toolreplay.wire.hosted`).
 
     A stream that ends without ``data: [DONE]`` is complete when every choice it opened has
     its ``finish_reason`` (the HuggingFace router sends none after its last chunk, which holds
@@ -390,6 +404,7 @@ def assemble_chat_stream(body: str | bytes | Iterable[StreamEvent]) -> dict[str,
         for key in ("id", "model", "created", "system_fingerprint"):
             if key not in top and chunk.get(key) is not None:
                 top[key] = chunk[key]
+        top |= {key: chunk[key] for key in _SEARCH_FIELDS if chunk.get(key)}
         if (chunk_usage := _chunk_usage(chunk)) is not None:
             usage = chunk_usage
         for choice in chunk.get("choices") or []:
@@ -417,8 +432,9 @@ def assemble_chat_stream(body: str | bytes | Iterable[StreamEvent]) -> dict[str,
             for c in sorted(choices.values(), key=lambda c: c.index)
         ],
     }
-    if "system_fingerprint" in top:
-        completion["system_fingerprint"] = top["system_fingerprint"]
+    for key in ("system_fingerprint", *_SEARCH_FIELDS):
+        if key in top:
+            completion[key] = top[key]
     if usage is not None:
         completion["usage"] = usage
     return completion
