@@ -84,7 +84,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from toolreplay.evals import ANY_MEASURE, StopReason
-from toolreplay.judging.answered import find_decline, find_unkept_promise
+from toolreplay.judging.answered import find_decline, find_unkept_promise, holds_content
 from toolreplay.judging.bounds import BETWEEN
 from toolreplay.judging.episode_errors import EpisodeError
 from toolreplay.judging.grounding import Target, ValueCheck, ground_answer
@@ -248,12 +248,12 @@ def _truncated(episode: Episode, index: int | None, measure: object) -> tuple[Fa
 
 
 def _answered_call(episode: Episode) -> ToolCall | None:
-    """The first call a tool answered with a result (no error, not empty; a handoff to
-    another agent is no result), or None."""
+    """The first call a tool answered with a result (no error, holding some content, see
+    :func:`~toolreplay.judging.answered.holds_content`; a handoff to another agent is no
+    result), or None."""
     for r in episode.rounds:
         for result in r.results:
-            text = result.content.strip()
-            if result.error is None and text not in ("", "null", "{}", "[]", '""'):
+            if result.error is None and holds_content(result.content):
                 if not hands_off(result.call):
                     return result.call
     return None

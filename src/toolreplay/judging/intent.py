@@ -164,6 +164,12 @@ _ASPECT = ("am", "are", "'m", "'re")
 _RELATIVE = ("that", "which", "who", "whom", "whose", "where", "when", "what")
 
 
+#: Where the predicate of an -ing subject can no longer be: a dash or an opening bracket
+#: starts a new clause ("Searching for the forecast — this will take a moment", "Pulling the
+#: data (it could take a few seconds)"), whose "this will" is not the -ing verb's predicate.
+_GERUND_BREAK = re.compile(r"\s*[—–(]|\s-\s")
+
+
 def _finite_in(text: str) -> bool:
     """Whether ``text`` holds a finite verb of :data:`_FINITE` outside a relative clause."""
     for m in _FINITE.finditer(text):
@@ -189,7 +195,10 @@ def _read_clause(clause: str, after_past: bool = False) -> tuple[int | None, boo
     verb_at: int | None = None
     wait_at: int | None = None
     previous: re.Match[str] | None = None
+    gerund_stop = len(clause)
     for m in _INTENT.finditer(clause):
+        if m.start() >= gerund_stop:
+            break  # a new clause after the -ing opening's dash: "— this could take a minute"
         kind = m.lastgroup
         if (
             kind == "cond"
@@ -228,6 +237,8 @@ def _read_clause(clause: str, after_past: bool = False) -> tuple[int | None, boo
                 if not clause[: m.start()].strip(_OPENING):
                     gerund = True  # a clause that opens with it: "Fetching the forecast..."
                     gerund_end = m.end()
+                    cut = _GERUND_BREAK.search(clause, gerund_end)
+                    gerund_stop = cut.start() if cut else gerund_stop
             elif word.isascii() and not (subject_me or intent):
                 addressed = True  # an English imperative ("Try again later") is advice
         previous = m
@@ -237,7 +248,7 @@ def _read_clause(clause: str, after_past: bool = False) -> tuple[int | None, boo
         return None, True, False
     if wait_at is not None:
         return wait_at, False, False
-    if gerund and _finite_in(clause[gerund_end:]):
+    if gerund and _finite_in(clause[gerund_end:gerund_stop]):
         return None, False, True  # a gerund subject: "Getting it right took finesse"
     retry = verb_at is not None and clause[verb_at : verb_at + 2].lower() == "re"
     if gerund and not past and (not after_past or retry):
