@@ -371,7 +371,7 @@ def _tool_values(
             continue
         payload = read_tool_result(content)  # JSON, a Python literal, key: value lines
         name, args = calls.get(str(message.get("tool_call_id")), ("", None))
-        if _is_number(payload):  # a bare number: '20.0' from get_temperature
+        if _is_number(payload) and _path_unit("$", vocab) is None:  # '20.0': get_temperature
             named = _named_place(None, args, vocab)
             found += (ToolValue(float(payload), u, k, index, "$", None, named, True)
                       for u, k in _scalar_units(name, vocab))  # fmt: skip
@@ -423,7 +423,8 @@ def _tool_values(
 def _scalar_units(tool: str, vocab: Vocabulary) -> list[tuple[str, str]]:
     """``(unit, kind)`` a call's result that is one number with no unit may be in: every
     scale of the kind the tool's name names (``get_temperature``: °C, °F, K), or of every
-    kind when it names none; each scale once, by its first explicit unit not spelt in CJK."""
+    kind when it names none; each scale once, by its first explicit unit not spelt in CJK.
+    (A declared measure's field ``$`` gives such a result its unit instead.)"""
     named = [u for _, u, _, _ in _bare(0.0, tool, "$", None, vocab, None)]
     kinds = {found.kind for found in (unit_named(u, vocab.units) for u in named) if found}
     seen: set[tuple[str, float, float]] = set()
