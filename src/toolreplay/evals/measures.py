@@ -43,7 +43,9 @@ class UnitDeclaration:
     ``before_pattern`` the before-spellings; ``kind`` puts the unit in another kind than the
     measure's own (a percentage answering precipitation); ``explicit=False`` marks a unit that
     can also be a coordinate's degrees (a bare ``°``), ``readings`` the names of the other
-    units a number in it may be in (a bare ``degrees`` may be °F)."""
+    units a number in it may be in (a bare ``degrees`` may be °F), ``plausible`` the numbers
+    its spelling can state (:class:`toolreplay.judging.vocabulary.Unit`: a ``K`` set apart
+    is kelvin only from 150 to 350)."""
 
     name: str
     spellings: tuple[str, ...] = ()
@@ -56,6 +58,7 @@ class UnitDeclaration:
     explicit: bool = True
     fields: tuple[str, ...] = ()
     readings: tuple[str, ...] = ()
+    plausible: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ import math
 import re
 from collections.abc import Sequence
 
+from toolreplay.judging.degrees import readings
 from toolreplay.judging.measures import plausible
 from toolreplay.judging.toolvalues import ToolValue
 from toolreplay.judging.units import Unit, unit_named
@@ -130,15 +131,18 @@ def _canonical_span(
 
 def _readings(v: MeasuredValue, tv: ToolValue, units: Sequence[Unit]) -> list[tuple[Unit, Unit]]:
     """The ways ``v`` and ``tv`` may be read, ``(answer's unit, tool value's unit)``: as
-    written, then in each unit's ``readings`` (``73 degrees`` as 73 °F), of one kind."""
+    written, then in each unit's ``readings`` where the number is plausible in it
+    (:func:`~toolreplay.judging.degrees.readings`: ``73 degrees`` as 73 °F, never 73 °C, so
+    a tool's bare ``73 degrees`` grounds ``73°F`` and ``23°C`` but not ``73°C``), of one kind."""
     mine, theirs = unit_named(v.unit, units), unit_named(tv.unit, units)
     if mine is None or theirs is None:
         return []
-
-    def ways(u: Unit) -> list[Unit]:
-        return [u, *(r for r in (unit_named(n, units) for n in u.readings) if r is not None)]
-
-    return [(m, t) for m in ways(mine) for t in ways(theirs) if m.kind == t.kind]
+    return [
+        (m, t)
+        for m in readings(v.value, mine, units)
+        for t in readings(tv.value, theirs, units)
+        if m.kind == t.kind
+    ]
 
 
 def _holds_as(

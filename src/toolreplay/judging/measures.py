@@ -62,6 +62,7 @@ def declared_units(declaration: MeasureDeclaration) -> tuple[Unit, ...]:
             u.offset,
             u.explicit,
             u.readings,
+            u.plausible,
         )
         for u in declaration.units
     )

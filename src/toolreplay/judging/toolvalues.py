@@ -124,6 +124,7 @@ class ToolValue:
     path: str
     day: int | None = None
     place: ToolPlace | None = None
+    unitless: bool = False  # a call's whole result, a number with no unit: read in each
 
     @property
     def text(self) -> str:
@@ -143,7 +144,10 @@ class ToolValue:
         """``30.9°C at $.current.temperature_2m of tool message 3 (北京 (北京市), today)``."""
         bits = [b for b in (self.place_text, DAY_WORDS.get(self.day)) if b]
         where = f" ({', '.join(bits)})" if bits else ""
-        return f"{self.text} at {self.path} of tool message {self.message_index}{where}"
+        said = self.text
+        if self.unitless:
+            said = f"{self.value:g} (no unit given, read as {self.unit})"
+        return f"{said} at {self.path} of tool message {self.message_index}{where}"
 
 
 #: Words for a forecast day offset (0 is today), as explanations and evidence name the day.
@@ -223,22 +227,26 @@ def _bare(
     if k in vocab.ignored_keys or k.endswith(vocab.ignored_suffixes):
         return
     tokens = _key_tokens(key)
-    if vocab.ignored_words.intersection(tokens):
-        return
     named = [u for word, u in vocab.key_units if word in k]
     named += [u for t in tokens for word, u in vocab.key_tokens if t.endswith(word)]
-    if not named:
+    first = unit_named(named[0], vocab.units) if named else None
+    if first is None:
         return
-    unit = named[0]
-    kinds = {found.kind for found in (unit_named(u, vocab.units) for u in named) if found}
+    if vocab.ignored_words.intersection(tokens) and (
+        not vocab.ignored_words_kinds or first.kind in vocab.ignored_words_kinds
+    ):
+        return  # wind_deg, winddirDegree: a direction; temp_deg_c stays a temperature
     spelt = dict(vocab.key_unit_words)
     lettered = [t.upper() if len(t) == 1 else spelt.get(t, t) for t in tokens[1:]]
-    for said in (*lettered, *(beside or {}).values()):
-        found = unit_named(said, vocab.units)
-        if found is not None and found.kind in kinds:
-            yield number, said, path, day
-            return
-    yield number, _beyond(number, unit, vocab), path, day
+    said_units = [(said, unit_named(said, vocab.units)) for said in lettered]
+    said_units += [(said, unit_named(said, vocab.units)) for said in (beside or {}).values()]
+    # the unit of the key's own kind (the first it names: windchill is a temperature), an
+    # explicit one before a bare degree (tempDegreeF: °F)
+    fits = [(said, u) for said, u in said_units if u is not None and u.kind == first.kind]
+    for said, _ in sorted(fits, key=lambda f: not f[1].explicit):
+        yield number, said, path, day
+        return
+    yield number, _beyond(number, named[0], vocab), path, day
 
 
 def _beyond(number: float, unit: str, vocab: Vocabulary) -> str:
@@ -362,7 +370,12 @@ def _tool_values(
         if not isinstance(content, str):
             continue
         payload = read_tool_result(content)  # JSON, a Python literal, key: value lines
-        _, args = calls.get(str(message.get("tool_call_id")), ("", None))
+        name, args = calls.get(str(message.get("tool_call_id")), ("", None))
+        if _is_number(payload) and _path_unit("$", vocab) is None:  # '20.0': get_temperature
+            named = _named_place(None, args, vocab)
+            found += (ToolValue(float(payload), u, k, index, "$", None, named, True)
+                      for u, k in _scalar_units(name, vocab))  # fmt: skip
+            continue
         if payload is None:
             named = _named_place(None, args, vocab)
             for mv in find_measured_values(content, vocabulary=vocab):
@@ -405,6 +418,26 @@ def _tool_values(
                 continue
             found.append(ToolValue(value, unit_text, unit.kind, index, path, day, place))
     return tuple(found)
+
+
+def _scalar_units(tool: str, vocab: Vocabulary) -> list[tuple[str, str]]:
+    """``(unit, kind)`` a call's result that is one number with no unit may be in: every
+    scale of the kind the tool's name names (``get_temperature``: °C, °F, K), or of every
+    kind when it names none; each scale once, by its first explicit unit not spelt in CJK.
+    (A declared measure's field ``$`` gives such a result its unit instead.)"""
+    named = [u for _, u, _, _ in _bare(0.0, tool, "$", None, vocab, None)]
+    kinds = {found.kind for found in (unit_named(u, vocab.units) for u in named) if found}
+    seen: set[tuple[str, float, float]] = set()
+    out = []
+    for u in vocab.units:
+        scale = (u.kind, round(u.scale, 9), round(u.offset, 9))
+        if (kinds and u.kind not in kinds) or not u.explicit or scale in seen:
+            continue
+        if re.match(r"[\u3000-\u9fff]", u.name):
+            continue
+        seen.add(scale)
+        out.append((u.name, u.kind))
+    return out
 
 
 def _place_names(node: Any, pattern: str) -> list[str]:

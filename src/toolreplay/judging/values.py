@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
+from toolreplay.judging.degrees import bearing, coordinate_pair, readings
 from toolreplay.judging.number_words import CHINESE, ENGLISH, word_number
 from toolreplay.judging.presentation import Plain, plain
 from toolreplay.judging.units import Unit, unit_named
@@ -147,12 +148,20 @@ def _number(text: str) -> tuple[float, int] | None:
     return word_number(text)
 
 
-def _unit_after(text: str, pos: int, units: Sequence[Unit]) -> tuple[Unit, int] | None:
+def _unit_after(
+    text: str, pos: int, units: Sequence[Unit], value: float
+) -> tuple[Unit, int] | None:
+    """The unit written at ``pos``, right after ``value``: not an explicit unit whose
+    ``plausible`` range ``value`` is outside (a ``5 K race`` is no kelvin)."""
     for u in units:
         m = re.compile(r"\s?(?:" + u.pattern + ")", re.IGNORECASE).match(text, pos)
-        if m:
+        if m and (u.plausible is None or not u.explicit or _within(value, u.plausible)):
             return u, m.end()
     return None
+
+
+def _within(value: float, span: tuple[float, float]) -> bool:
+    return span[0] <= value <= span[1]
 
 
 def _lex(text: str, units: Sequence[Unit], grammar: _Grammar) -> Iterator[_Tok]:
@@ -195,7 +204,7 @@ def _lex(text: str, units: Sequence[Unit], grammar: _Grammar) -> Iterator[_Tok]:
             value, decimals = read
             end = m.end()
             coordinate = bool(_DMS.match(text, end) or _HEMISPHERE.match(text, end))
-            found = None if coordinate else _unit_after(text, end, units)
+            found = None if coordinate else _unit_after(text, end, units, value)
             yield _Tok(
                 "num", m.start(), end, value, decimals,
                 found[0] if found else None, found[1] if found else end, coordinate,
@@ -365,18 +374,23 @@ def scan_plain(
         if shared is not None and shared is not free:
             free = None  # a number with a unit of its own starts a new context
         indices: list[int] = []
-        pair = _coordinate_pair(text, run, toks, vocab)
+        pair = len(run) == 2 and coordinate_pair(
+            (run[0][0].value, run[0][0].decimals, run[0][0].unit),
+            (run[1][0].value, run[1][0].decimals, run[1][0].unit),
+            text[run[0][0].unit_end : run[1][0].start], vocab.implicit_range,
+        )  # fmt: skip
         for n, s, negative in run:
-            if prefixed:
-                unit = prefix
-            else:
-                unit = n.unit or shared or free
+            unit = prefix if prefixed else (n.unit or shared or free)
             in_context = coord_budget > 0
-            implausible = (
+            implausible = (  # a coordinate, a bearing (wind from 120 degrees)
                 unit is not None
                 and not unit.explicit
-                and (n.decimals >= 3 or pair or not _plausible(n.value, unit, vocab))
-            )
+                and (
+                    n.decimals >= 3 or pair
+                    or not readings(n.value, unit, vocab.units, vocab.implicit_range)
+                    or bearing(text, s, max(n.unit_end, n.end))
+                )
+            )  # fmt: skip
             if n.coordinate or implausible or (in_context and (unit is None or not unit.explicit)):
                 coords.append((s, n.unit_end))
                 coord_budget = max(0, coord_budget - 1)
@@ -404,41 +418,6 @@ def scan_plain(
             ranges.append((indices[0], indices[1]))
         i = j
     return Scan(tuple(values), tuple(coords), tuple(respective), tuple(lists), tuple(ranges))
-
-
-def _plausible(value: float, unit: Unit, vocab: Vocabulary) -> bool:
-    """Whether ``value`` in ``unit`` (one of no ``explicit`` spelling: a bare ``°``) lies within
-    the vocabulary's ``implicit_range`` read in the unit or one of its ``readings`` (``73
-    degrees``: 73 °F; ``116 度`` is none: 度 is Celsius)."""
-    low, high = vocab.implicit_range
-    if low <= value <= high:
-        return True
-    for name in unit.readings:
-        other = unit_named(name, vocab.units)
-        if other is not None and low <= unit.from_canonical(other.to_canonical(value)) <= high:
-            return True
-    return False
-
-
-def _coordinate_pair(
-    text: str, run: Sequence[tuple[_Tok, int, bool]], toks: Sequence[_Tok], vocab: Vocabulary
-) -> bool:
-    """Whether a run of numbers is a latitude and a longitude written in bare degrees: two
-    numbers, each with its own degree sign and decimals, joined by a comma or a slash, the
-    first within ±90 and the second within ±180, one of them beyond the vocabulary's
-    ``implicit_range`` (``39.9°, 116.4°``; not ``75°/60°``, a high and a low)."""
-    if len(run) != 2:
-        return False
-    (a, _, _), (b, _, _) = run
-    if not all(n.unit is not None and not n.unit.explicit for n in (a, b)):
-        return False
-    if not (a.decimals and b.decimals and abs(a.value) <= 90 and abs(b.value) <= 180):
-        return False
-    joint = text[a.unit_end : b.start]
-    low, high = vocab.implicit_range
-    return bool(re.fullmatch(r"\s*[,，/]\s*-?", joint)) and not (
-        low <= a.value <= high and low <= b.value <= high
-    )
 
 
 #: The words that make ``A and B`` a range: ``between A and B``, 介于 A 和 B, A 和 B 之间.

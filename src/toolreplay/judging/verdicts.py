@@ -20,8 +20,8 @@ study's. A small grammar over the tokens then gives the quantities:
   degrees–minutes (``39°54′``, ``39度54分``), a pair of bare ``°`` numbers with decimals
   (``39.9°, 116.4°``), and a bare ``°``/``度`` number (a unit that is not ``explicit``) that
   cannot be a value (three or more decimals, or beyond the vocabulary's ``implicit_range``,
-  −90…60 °C for weather, in the unit and in each of its ``readings``: ``73 degrees`` is a
-  temperature, 73 °F, and ``116度`` a coordinate) are coordinates, never measured values;
+  −90…60 °C for weather, in the unit and in each of its ``readings``: ``73 degrees`` is 73 °F,
+  ``116度`` a coordinate; or a bearing: :mod:`~toolreplay.judging.degrees`) are not values;
 * ``sign? number unit`` — signs ``-``, ``−``, ``+``, 零下, 负, minus;
 * ``prefix sign? number unit?`` — a unit named before the number (摄氏, 华氏, 百分之,
   ``Fahrenheit``, ``(°C)``/``（℃）：``) is the number's unit (华氏79度 is 79 °F);

@@ -6,7 +6,8 @@ measures, tool-result fields and words that grammar is about.
 Shapes::
 
     Vocabulary(name, units: tuple[Unit, ...], measures: tuple[Measure, ...], ...)  # see below
-    Unit(name, pattern: regex, kind, scale=1.0, offset=0.0, explicit=True)
+    Unit(name, pattern: regex, kind, scale=1.0, offset=0.0, explicit=True, readings=(),
+         plausible=None)
     Measure(name, kinds: frozenset[str], context: {kind: regex}, fields: {kind: regex},
             compare: Comparison | None)
     Comparison(kind, fields: tuple[str, ...], superlative: regex, before: regex,
@@ -43,7 +44,12 @@ class Unit:
     context, is read as a coordinate. ``readings``: the names of the other units a number in
     this unit may be in (a bare ``degrees`` may be °F: ``73 degrees``); a value in it is true
     of a tool value when it is in any of them, or in the tool value's unit when that unit has
-    readings of its own (``73 degrees`` in a tool result grounds ``73°F``)."""
+    readings of its own (``73 degrees`` in a tool result grounds ``73°F``). ``plausible``:
+    ``(low, high)``, the numbers this spelling can state, in the unit's own numbers (None:
+    any): a number outside it is not in this unit at all when the unit is ``explicit`` (a
+    ``K`` set apart: ``295 K`` is kelvin, ``5 K race`` nothing), and, for a unit that is not,
+    a reading (the unit or one of its ``readings``) is one only when the number read in it
+    lies within the range once converted back (``73 degrees``: 73 °F, never 73 °C)."""
 
     name: str
     pattern: str
@@ -52,6 +58,7 @@ class Unit:
     offset: float = 0.0
     explicit: bool = True
     readings: tuple[str, ...] = ()
+    plausible: tuple[float, float] | None = None
 
     def to_canonical(self, value: float) -> float:
         return value * self.scale + self.offset
@@ -207,7 +214,9 @@ class Vocabulary:
       ``ignored_keys`` and ``ignored_suffixes``: keys whose numbers never count, and
       ``ignored_words``: words of a key (:func:`~toolreplay.judging.toolvalues.tool_values`
       splits ``winddirDegree`` into ``winddir`` and ``degree``) that make its numbers never
-      count (a wind's direction, not its speed: ``wind_direction_10m``, ``wind_deg``).
+      count (a wind's direction, not its speed: ``wind_direction_10m``, ``wind_deg``), and
+      ``ignored_words_kinds`` the kinds they apply to (empty: every kind): the weather
+      study's apply to a key read as a wind speed only, so ``temp_deg_c`` is a temperature.
     - ``day_keys``: JSON path → the day of every value under it (``{"$.current": 0}``);
       ``day_lists``: paths of lists whose i-th item is about day i (``("$.daily",)``).
     - ``place_key``: a top-level key naming the result's place (an object); ``candidates_key``:
@@ -262,6 +271,7 @@ class Vocabulary:
     ignored_keys: frozenset[str] = frozenset()
     ignored_suffixes: tuple[str, ...] = ()
     ignored_words: frozenset[str] = frozenset()
+    ignored_words_kinds: frozenset[str] = frozenset()
     day_keys: Mapping[str, int] = field(default_factory=dict)
     day_lists: tuple[str, ...] = ()
     place_key: str | None = None

@@ -21,6 +21,9 @@ from toolreplay.judging.vocabulary import Comparison, FieldWord, Vocabulary, wor
 
 _F = (5 / 9, -160 / 9)
 
+#: The air temperatures a bare degree can state, °C: the records are −89.2 °C and 56.7 °C.
+_AIR = (-90.0, 60.0)
+
 # a lower-case ``f``/``c`` is the scale only where nothing else can be meant: right after the
 # number's digits (``73f``, ``22c``: not after a letter, ``0x7f``, nor before a letter or
 # digit), or set apart from it only at the end of a clause (``73 f``, ``73 f,``; never ``2 c
@@ -65,19 +68,31 @@ TEMPERATURE_UNITS: tuple[UnitDeclaration, ...] = (
     ),
     UnitDeclaration("Celsius", pattern=r"(?:celsius|centigrade)\b", before_pattern=r"celsius"),
     UnitDeclaration("C", pattern=r"(?-i:C)(?![a-zA-Z])" + _lower("c")),
-    # kelvin (OpenWeatherMap's default units=standard): the word, °K, or a K set apart from
-    # the number (282.55 K; never 10K, ten thousand)
+    # kelvin (OpenWeatherMap's default units=standard): a K set apart from the number only
+    # where an air temperature can be (282.55 K; never 10K, ten thousand, nor a 5 K race),
+    # the word or °K always
     UnitDeclaration(
         "K",
-        pattern=r"kelvins?\b|°\s?(?-i:K)(?![a-zA-Z])|(?<=\s)(?-i:K)(?![a-zA-Z0-9])",
+        pattern=r"(?<=\s)(?-i:K)(?![a-zA-Z0-9])",
+        offset=-273.15,
+        plausible=(150.0, 350.0),
+    ),
+    UnitDeclaration(
+        "kelvin",
+        pattern=r"kelvins?\b|°\s?(?-i:K)(?![a-zA-Z])",
         before_pattern=r"kelvin",
         offset=-273.15,
     ),
     # a bare degree sign or word: °C, or °F as English writes it (Day 75°, 73 degrees and
-    # sunny); 度 is always Celsius
-    UnitDeclaration("度", pattern=r"度(?![数數过過达達])", explicit=False),
-    UnitDeclaration("°", pattern=r"°(?![\d′'])", explicit=False, readings=("°F",)),
-    UnitDeclaration("degrees", pattern=r"degrees?\b", explicit=False, readings=("°F",)),
+    # sunny), in the scale where it is an air temperature (73 degrees: °F, never °C; 30
+    # degrees: either); 度 is always Celsius
+    UnitDeclaration("度", pattern=r"度(?![数數过過达達])", explicit=False, plausible=_AIR),
+    UnitDeclaration(
+        "°", pattern=r"°(?![\d′'])", explicit=False, readings=("°F",), plausible=_AIR
+    ),
+    UnitDeclaration(
+        "degrees", pattern=r"degrees?\b", explicit=False, readings=("°F",), plausible=_AIR
+    ),
 )
 
 
@@ -186,7 +201,9 @@ IGNORED_KEYS = frozenset(
 KEY_UNITS: tuple[tuple[str, str], ...] = (
     ("chance", "%"),  # wttr.in's chanceofrain, chanceofwindy: a probability, not rain or wind
     ("probability", "%"), ("humidity", "%"), ("temperature", "°C"), ("precipitation", "mm"),
-    ("rain", "mm"), ("wind", "km/h"),
+    # a wind chill and a felt temperature are temperatures, not wind speeds (wind_chill,
+    # windchill, WindChillC, feels_like)
+    ("chill", "°C"), ("feels", "°C"), ("rain", "mm"), ("wind", "km/h"),
 )  # fmt: skip
 
 
@@ -239,8 +256,12 @@ WEATHER_WORDS = Vocabulary(
     bare_above=(("°C", 150.0, "K"),),
     ignored_keys=IGNORED_KEYS,
     ignored_suffixes=("_id", "_code"),
-    # a wind's direction in degrees, not its speed (winddirDegree, wind_deg, wind_direction_10m)
-    ignored_words=frozenset({"direction", "winddirection", "winddir", "deg", "degree"}),
+    # a wind's direction in degrees, not its speed (winddirDegree, wind_deg, wind_direction_10m,
+    # wind_bearing); a temperature's key may say degrees (temp_deg_c, tempDegreeF)
+    ignored_words=frozenset(
+        {"direction", "dir", "winddirection", "winddir", "deg", "degree", "degrees", "bearing"}
+    ),
+    ignored_words_kinds=frozenset({"wind"}),
     day_keys={"$.current": 0},
     day_lists=("$.daily",),
     place_key="place",
