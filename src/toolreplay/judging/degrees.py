@@ -97,6 +97,25 @@ def bearing(text: str, start: int, end: int) -> bool:
     return bool(words) and _TEMPERATURE.search(clause, words[-1].end()) is None
 
 
+#: Words right before a number that make it a label's number (``floor 4f``, ``bin 7c``,
+#: ``Section 5C``, ``vitamin 12c``): a letter after it is part of that label, not a unit.
+_LABEL_RIGHT_BEFORE = re.compile(
+    r"(?<![a-z])(?:floors?|rooms?|levels?|sections?|apartments?|apt\.?|suites?|units?|bins?"
+    r"|gates?|seats?|rows?|aisles?|platforms?|terminals?|blocks?|buildings?|flats?|lots?"
+    r"|lockers?|boxes|box|cells?|columns?|pages?|chapters?|steps?|vitamins?|grades?|class"
+    r"|size|model|version|item|part|no\.?|number|#)\s*$",
+    re.IGNORECASE,
+)
+
+
+def label_letter(text: str, start: int, unit: Unit) -> bool:
+    """Whether the number at ``text[start:]`` written with a one-letter unit (``F``, ``c``:
+    no degree sign, no word) is a label's (room, floor, section, bin... right before it):
+    the letter is then part of the label (``room 412 on floor 4f``), not a temperature."""
+    before = text[max(0, start - 20) : start]
+    return len(unit.name) == 1 and _LABEL_RIGHT_BEFORE.search(before) is not None
+
+
 def coordinate_pair(
     first: tuple[float, int, Unit | None],
     second: tuple[float, int, Unit | None],

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from toolreplay.judging.degrees import bearing, coordinate_pair, readings
+from toolreplay.judging.degrees import bearing, coordinate_pair, label_letter, readings
 from toolreplay.judging.number_words import CHINESE, ENGLISH, word_number
 from toolreplay.judging.presentation import Plain, plain
 from toolreplay.judging.units import Unit, unit_named
@@ -382,14 +382,16 @@ def scan_plain(
         for n, s, negative in run:
             unit = prefix if prefixed else (n.unit or shared or free)
             in_context = coord_budget > 0
-            implausible = (  # a coordinate, a bearing (wind from 120 degrees)
-                unit is not None
-                and not unit.explicit
-                and (
-                    n.decimals >= 3 or pair
-                    or not readings(n.value, unit, vocab.units, vocab.implicit_range)
-                    or bearing(text, s, max(n.unit_end, n.end))
+            implausible = unit is not None and (  # a coordinate, a bearing, a label
+                (
+                    not unit.explicit
+                    and (
+                        n.decimals >= 3 or pair
+                        or not readings(n.value, unit, vocab.units, vocab.implicit_range)
+                        or bearing(text, s, max(n.unit_end, n.end))
+                    )
                 )
+                or (unit is n.unit and label_letter(text, s, unit))  # floor 4f, bin 7c
             )  # fmt: skip
             if n.coordinate or implausible or (in_context and (unit is None or not unit.explicit)):
                 coords.append((s, n.unit_end))
