@@ -223,6 +223,10 @@ def test_lower_case_tool_units_ground_answers(result: str, answer: str) -> None:
         ("cut ¾ inch thick", 0.75, "¾ inch"),
         ("1½ inches of rain", 1.5, "1½ inches"),
         ("3/8 inch", 0.375, "3/8 inch"),
+        ("2-1/2 inches of snow", 2.5, "2-1/2 inches"),  # the US way of writing 2½
+        ("Snow on Dec 3 1/4 inch deep", 0.25, "1/4 inch"),  # 3 is the day, not 3¼
+        ("On March 12 3/4 inch fell", 0.75, "3/4 inch"),
+        ("On Sept. 5 1/2 inch fell", 0.5, "1/2 inch"),
     ],
 )
 def test_a_fraction_is_one_value(text: str, value: float, written: str) -> None:

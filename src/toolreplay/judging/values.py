@@ -46,8 +46,15 @@ _GROUPED = (
 #: ``3/8``, ``1 1/2`` (1.5), ``¼``, ``1½``: proper fractions of halves to sixty-fourths only,
 #: so ``28/20°C`` (a high and a low) and ``9/17`` stay what they were.
 _VULGAR = dict(zip("½¼¾⅓⅔⅛⅜⅝⅞", (.5, .25, .75, 1 / 3, 2 / 3, .125, .375, .625, .875), strict=True))
+#: Month names a day's number follows (``Dec 3 1/4 inch``: 3 is the day, not a whole part).
+_MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+).split()
+_NOT_A_DAY = "".join(rf"(?<!{m} )(?<!{m}\. )" for m in _MONTHS)
 _FRACTION = (
-    r"(?<![0-9/.])(?:[0-9]+ )?(?:1/[234]|2/3|3/4|[1357]/8|(?:[1-9]|1[0-5])/16"
+    r"(?<![0-9/.])(?:" + _NOT_A_DAY + r"[0-9]+[ -])?"
+    r"(?:1/[234]|2/3|3/4|[1357]/8|(?:[1-9]|1[0-5])/16"
     r"|(?:[1-9]|[12][0-9]|3[01])/32|(?:[1-9]|[1-5][0-9]|6[0-3])/64)(?![0-9/])"
     r"|(?<![0-9/.])[0-9]*[" + "".join(_VULGAR) + "]"
 )
@@ -55,7 +62,10 @@ _FRACTION = (
 
 def _fraction(text: str) -> tuple[float, int] | None:
     """A :data:`_FRACTION`'s value and the decimals it is read to (0.25: 2; a third: 2)."""
-    whole, _, part = text.rpartition(" ") if "/" in text else ("", "", text)
+    if "/" in text:  # 1/4, 3 1/4, 2-1/2 (a whole part and its fraction)
+        whole, _, part = text.rpartition(" ") if " " in text else text.rpartition("-")
+    else:
+        whole, part = "", text
     if "/" not in part and part[-1:] not in _VULGAR:
         return None
     top, _, bottom = part.partition("/")
