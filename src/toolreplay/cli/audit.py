@@ -13,6 +13,7 @@ from rich.markup import escape
 from toolreplay.cli.app import app
 from toolreplay.cli.common import (
     CassettesOrSuiteOpt,
+    EvalOrDefaultOpt,
     SetOpt,
     WorkersOpt,
     cannot_write,
@@ -123,14 +124,7 @@ def _print_audit(audit: "Audit") -> None:
 
 @app.command()
 def audit(
-    eval_path: Annotated[
-        Path | None,
-        typer.Option(
-            "--eval",
-            help="Eval file \\[default: evals/weather.yaml]",
-            show_default=False,
-        ),
-    ] = None,
+    eval_path: EvalOrDefaultOpt = None,
     cassettes_given: CassettesOrSuiteOpt = None,
     set_name: SetOpt = "reference",
     narrow_judge: Annotated[

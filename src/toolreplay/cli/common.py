@@ -128,6 +128,15 @@ SetOpt = Annotated[
 
 
 #: ``--cassettes`` of the commands that replay a set or a test suite's folder (run, mutate).
+EvalOrDefaultOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--eval",
+        help="Eval file \\[default: evals/weather.yaml]",
+        show_default=False,
+    ),
+]
+
 CassettesOrSuiteOpt = Annotated[
     Path | None,
     typer.Option(

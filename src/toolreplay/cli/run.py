@@ -14,6 +14,7 @@ from toolreplay.cli.app import app
 from toolreplay.cli.audit import publish_run
 from toolreplay.cli.common import (
     CassettesOrSuiteOpt,
+    EvalOrDefaultOpt,
     MutationBudgetOpt,
     MutationSeedOpt,
     SetOpt,
@@ -38,14 +39,7 @@ if TYPE_CHECKING:
 
 @app.command()
 def run(
-    eval_path: Annotated[
-        Path | None,
-        typer.Option(
-            "--eval",
-            help="Eval file \\[default: evals/weather.yaml]",
-            show_default=False,
-        ),
-    ] = None,
+    eval_path: EvalOrDefaultOpt = None,
     cassettes_given: CassettesOrSuiteOpt = None,
     set_name: SetOpt = "reference",
     out_dir: Annotated[
